@@ -1,0 +1,541 @@
+//! Run configuration: the command line (clap) and the validated [`RunConfig`] built from it.
+//!
+//! Every parameter is checked here, once, before any work starts; an invalid one produces a
+//! [`ConfigError`] naming the parameter, the value given and the allowed range. Nothing past this
+//! point panics on user input.
+
+use crate::exec::ExecConfig;
+use crate::protocol::{LockWait, ProtocolKind, ProtocolOptions, TicTocOptions, UnknownProtocol};
+use crate::workload::ycsb::{MIN_CHECK_PAYLOAD, YcsbConfig};
+use clap::{Args, Parser, Subcommand, ValueEnum};
+use serde::Serialize;
+use std::time::Duration;
+
+/// The `txbench` command line.
+#[derive(Debug, Parser)]
+#[command(
+    name = "txbench",
+    version,
+    about = "In-memory transaction engine and concurrency-control testbed"
+)]
+pub struct Cli {
+    /// What to do.
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// Subcommands.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Run a workload on one or more protocols and print a comparison.
+    Run(Box<RunArgs>),
+    /// List protocols, workloads, presets and options.
+    List,
+}
+
+/// Output format.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Format {
+    /// A human-readable table.
+    Table,
+    /// One JSON object per run per line.
+    Json,
+    /// CSV with a header row.
+    Csv,
+}
+
+/// Lock waiting policy as a flag value.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum LockWaitArg {
+    /// Abort when a lock is busy.
+    NoWait,
+    /// Wait for a busy lock.
+    Wait,
+}
+
+/// Flags of `txbench run`. Unset workload flags take the preset's value (or YCSB-A's).
+#[derive(Debug, Args)]
+pub struct RunArgs {
+    /// Protocols: one name, a comma-separated list, or `all` (which includes `nocc` as the ceiling).
+    #[arg(long, short = 'p', default_value = "all")]
+    pub protocol: String,
+    /// Workload (ycsb).
+    #[arg(long, short = 'w', default_value = "ycsb")]
+    pub workload: String,
+    /// Workload preset: ycsb-a, ycsb-b, ycsb-c, ycsb-f, ycsb-a-bimodal.
+    #[arg(long)]
+    pub preset: Option<String>,
+    /// Number of records (cardinality).
+    #[arg(long)]
+    pub records: Option<u64>,
+    /// Payload bytes per record.
+    #[arg(long)]
+    pub payload: Option<usize>,
+    /// Operations per transaction (per short transaction with bimodal sizes).
+    #[arg(long)]
+    pub ops: Option<usize>,
+    /// Operations per long transaction (bimodal sizes).
+    #[arg(long)]
+    pub long_ops: Option<usize>,
+    /// Share of long transactions, 0..1 (0 = one size only).
+    #[arg(long, allow_negative_numbers = true)]
+    pub long_share: Option<f64>,
+    /// Probability that an operation reads, 0..1.
+    #[arg(long, allow_negative_numbers = true)]
+    pub read_ratio: Option<f64>,
+    /// Writes are read-modify-writes.
+    #[arg(long, conflicts_with = "blind")]
+    pub rmw: bool,
+    /// Writes are blind writes.
+    #[arg(long)]
+    pub blind: bool,
+    /// Zipfian skew, 0 <= theta < 1 (0 = uniform).
+    #[arg(long, allow_negative_numbers = true)]
+    pub theta: Option<f64>,
+    /// Worker threads (default: the number of cores).
+    #[arg(long, short = 't')]
+    pub threads: Option<usize>,
+    /// Measured seconds per protocol.
+    #[arg(
+        long,
+        short = 'd',
+        default_value_t = 2.0,
+        allow_negative_numbers = true
+    )]
+    pub duration: f64,
+    /// Warm-up seconds before measuring (not counted).
+    #[arg(long, default_value_t = 0.5, allow_negative_numbers = true)]
+    pub warmup: f64,
+    /// Seed: the same seed gives each worker the same transaction stream.
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    /// Record the history and run the serializability checker after each run.
+    #[arg(long)]
+    pub check: bool,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = Format::Table)]
+    pub format: Format,
+    /// NoWait or Wait when an optimistic protocol finds a write lock busy at commit (Silo, TicToc).
+    #[arg(long, value_enum, default_value_t = LockWaitArg::NoWait)]
+    pub lock_wait: LockWaitArg,
+    /// AdaptiveBackoff: random delay before retrying, maximum tuned by throughput (all protocols).
+    #[arg(long)]
+    pub backoff: bool,
+    /// ReadPhaseExtension: artificial delay at the end of the read phase, in ns (all protocols).
+    #[arg(long, default_value_t = 0)]
+    pub read_phase_extension: u64,
+    /// TicToc NoWaitTT: on a busy lock in validation, release all locks, pause and retry.
+    #[arg(long)]
+    pub tictoc_nowait_tt: bool,
+    /// TicToc PreemptiveAbort: abort before locking when a read cannot validate.
+    #[arg(long)]
+    pub tictoc_preemptive_abort: bool,
+    /// TicToc TimestampHistory: keep the previous write timestamp for validation.
+    #[arg(long)]
+    pub tictoc_timestamp_history: bool,
+    /// Silo epoch length in milliseconds.
+    #[arg(long, default_value_t = 40)]
+    pub silo_epoch_ms: u64,
+    /// Do not pin worker threads to cores.
+    #[arg(long)]
+    pub no_pin: bool,
+}
+
+/// A parameter the user gave that txbench cannot run with.
+#[derive(Debug, Clone, thiserror::Error, PartialEq)]
+pub enum ConfigError {
+    /// A value outside its allowed range.
+    #[error("invalid value '{value}' for --{param}: allowed {allowed}")]
+    OutOfRange {
+        /// Flag name without dashes.
+        param: &'static str,
+        /// What was given.
+        value: String,
+        /// The allowed range, in words.
+        allowed: String,
+    },
+    /// A protocol name txbench does not know.
+    #[error("invalid value for --protocol: {0}")]
+    UnknownProtocol(String),
+    /// A name not in a fixed set (workload, preset).
+    #[error("invalid value '{value}' for --{param}: allowed one of {allowed}")]
+    UnknownName {
+        /// Flag name without dashes.
+        param: &'static str,
+        /// What was given.
+        value: String,
+        /// The allowed names.
+        allowed: String,
+    },
+}
+
+impl From<UnknownProtocol> for ConfigError {
+    fn from(e: UnknownProtocol) -> Self {
+        ConfigError::UnknownProtocol(e.to_string())
+    }
+}
+
+/// The workload presets, with one line each for `txbench list`.
+pub const PRESETS: &[(&str, &str)] = &[
+    ("ycsb-a", "50% reads / 50% blind writes, theta 0.99, 16 ops"),
+    ("ycsb-b", "95% reads / 5% blind writes, theta 0.5, 16 ops"),
+    ("ycsb-c", "read-only, theta 0.99, 16 ops"),
+    (
+        "ycsb-f",
+        "50% reads / 50% read-modify-writes, theta 0.99, 16 ops",
+    ),
+    (
+        "ycsb-a-bimodal",
+        "PLOR's YCSB-A: 50% writes, theta 0.99, 90% of txns with 4 ops and 10% with 16",
+    ),
+];
+
+/// The YCSB configuration of a preset.
+pub fn preset(name: &str) -> Result<YcsbConfig, ConfigError> {
+    let base = YcsbConfig::default();
+    let cfg = match name {
+        "ycsb-a" => YcsbConfig {
+            read_ratio: 0.5,
+            theta: 0.99,
+            rmw: false,
+            ..base
+        },
+        "ycsb-b" => YcsbConfig {
+            read_ratio: 0.95,
+            theta: 0.5,
+            rmw: false,
+            ..base
+        },
+        "ycsb-c" => YcsbConfig {
+            read_ratio: 1.0,
+            theta: 0.99,
+            rmw: false,
+            ..base
+        },
+        "ycsb-f" => YcsbConfig {
+            read_ratio: 0.5,
+            theta: 0.99,
+            rmw: true,
+            ..base
+        },
+        "ycsb-a-bimodal" => YcsbConfig {
+            read_ratio: 0.5,
+            theta: 0.99,
+            rmw: false,
+            ops: 4,
+            long_ops: 16,
+            long_share: 0.1,
+            ..base
+        },
+        _ => {
+            return Err(ConfigError::UnknownName {
+                param: "preset",
+                value: name.to_string(),
+                allowed: PRESETS
+                    .iter()
+                    .map(|(n, _)| *n)
+                    .collect::<Vec<_>>()
+                    .join(", "),
+            });
+        }
+    };
+    Ok(cfg)
+}
+
+/// The workloads, with one line each for `txbench list`.
+pub const WORKLOADS: &[(&str, &str)] = &[(
+    "ycsb",
+    "YCSB with CCBench's seven parameters; one table, dense integer keys",
+)];
+
+/// A validated run: every field within range.
+#[derive(Debug, Clone)]
+pub struct RunConfig {
+    /// Protocols to run, in order.
+    pub protocols: Vec<ProtocolKind>,
+    /// The preset the workload started from, if any.
+    pub preset: Option<String>,
+    /// YCSB parameters.
+    pub ycsb: YcsbConfig,
+    /// Executor parameters.
+    pub exec: ExecConfig,
+    /// Protocol options.
+    pub options: ProtocolOptions,
+    /// Run the checker.
+    pub check: bool,
+    /// Output format.
+    pub format: Format,
+}
+
+/// Largest thread count accepted.
+pub const MAX_THREADS: usize = 1024;
+/// Largest payload accepted, bytes.
+pub const MAX_PAYLOAD: usize = 65_536;
+/// Memory the tables may take, bytes (a guard against typos like `--records 1e12`).
+pub const MAX_TABLE_BYTES: u128 = 64 << 30;
+
+fn out_of_range(
+    param: &'static str,
+    value: impl ToString,
+    allowed: impl Into<String>,
+) -> ConfigError {
+    ConfigError::OutOfRange {
+        param,
+        value: value.to_string(),
+        allowed: allowed.into(),
+    }
+}
+
+/// Parses a protocol list: `all`, one name, or names separated by commas.
+pub fn parse_protocols(list: &str) -> Result<Vec<ProtocolKind>, ConfigError> {
+    if list.trim().eq_ignore_ascii_case("all") {
+        return Ok(ProtocolKind::ALL.to_vec());
+    }
+    let mut out = Vec::new();
+    for name in list.split(',') {
+        let p: ProtocolKind = name.parse()?;
+        if !out.contains(&p) {
+            out.push(p);
+        }
+    }
+    Ok(out)
+}
+
+fn seconds(param: &'static str, s: f64, allow_zero: bool) -> Result<Duration, ConfigError> {
+    let ok = s.is_finite() && s <= 86_400.0 && if allow_zero { s >= 0.0 } else { s > 0.0 };
+    if !ok {
+        let allowed = if allow_zero {
+            "0 <= seconds <= 86400"
+        } else {
+            "0 < seconds <= 86400"
+        };
+        return Err(out_of_range(param, s, allowed));
+    }
+    Ok(Duration::from_secs_f64(s))
+}
+
+fn unit_interval(param: &'static str, v: f64) -> Result<f64, ConfigError> {
+    if !(0.0..=1.0).contains(&v) {
+        return Err(out_of_range(param, v, "0 <= value <= 1"));
+    }
+    Ok(v)
+}
+
+impl RunArgs {
+    /// Validates the flags into a [`RunConfig`].
+    pub fn validate(&self) -> Result<RunConfig, ConfigError> {
+        let protocols = parse_protocols(&self.protocol)?;
+        if self.workload != "ycsb" {
+            return Err(ConfigError::UnknownName {
+                param: "workload",
+                value: self.workload.clone(),
+                allowed: WORKLOADS
+                    .iter()
+                    .map(|(n, _)| *n)
+                    .collect::<Vec<_>>()
+                    .join(", "),
+            });
+        }
+        let mut y = match &self.preset {
+            Some(p) => preset(p)?,
+            None => preset("ycsb-a")?,
+        };
+        if let Some(r) = self.records {
+            y.records = r;
+        }
+        if let Some(p) = self.payload {
+            y.payload = p;
+        }
+        if let Some(o) = self.ops {
+            y.ops = o;
+            if self.long_ops.is_none() && y.long_share == 0.0 {
+                y.long_ops = o;
+            }
+        }
+        if let Some(o) = self.long_ops {
+            y.long_ops = o;
+        }
+        if let Some(s) = self.long_share {
+            y.long_share = unit_interval("long-share", s)?;
+        }
+        if let Some(r) = self.read_ratio {
+            y.read_ratio = unit_interval("read-ratio", r)?;
+        }
+        if self.rmw {
+            y.rmw = true;
+        }
+        if self.blind {
+            y.rmw = false;
+        }
+        if let Some(t) = self.theta {
+            y.theta = t;
+        }
+        self.validate_ycsb(&y)?;
+
+        let threads = self.threads.unwrap_or_else(|| {
+            std::thread::available_parallelism()
+                .map(|n| n.get())
+                .unwrap_or(1)
+        });
+        if threads == 0 || threads > MAX_THREADS {
+            return Err(out_of_range(
+                "threads",
+                threads,
+                format!("1 <= threads <= {MAX_THREADS}"),
+            ));
+        }
+        let duration = seconds("duration", self.duration, false)?;
+        let warmup = seconds("warmup", self.warmup, true)?;
+        if self.read_phase_extension > 1_000_000_000 {
+            return Err(out_of_range(
+                "read-phase-extension",
+                self.read_phase_extension,
+                "0 <= ns <= 1000000000",
+            ));
+        }
+        if self.silo_epoch_ms == 0 || self.silo_epoch_ms > 10_000 {
+            return Err(out_of_range(
+                "silo-epoch-ms",
+                self.silo_epoch_ms,
+                "1 <= ms <= 10000",
+            ));
+        }
+        Ok(RunConfig {
+            protocols,
+            preset: self.preset.clone(),
+            ycsb: y,
+            exec: ExecConfig {
+                threads,
+                duration,
+                warmup,
+                seed: self.seed,
+                record_history: self.check,
+                adaptive_backoff: self.backoff,
+                read_phase_extension_ns: self.read_phase_extension,
+                pin_threads: !self.no_pin,
+            },
+            options: ProtocolOptions {
+                lock_wait: match self.lock_wait {
+                    LockWaitArg::NoWait => LockWait::NoWait,
+                    LockWaitArg::Wait => LockWait::Wait,
+                },
+                tictoc: TicTocOptions {
+                    nowait_tt: self.tictoc_nowait_tt,
+                    preemptive_abort: self.tictoc_preemptive_abort,
+                    timestamp_history: self.tictoc_timestamp_history,
+                },
+                silo_epoch_ms: self.silo_epoch_ms,
+                threads,
+            },
+            check: self.check,
+            format: self.format,
+        })
+    }
+
+    fn validate_ycsb(&self, y: &YcsbConfig) -> Result<(), ConfigError> {
+        if y.records == 0 || y.records > 1 << 40 {
+            return Err(out_of_range("records", y.records, "1 <= records <= 2^40"));
+        }
+        if y.payload == 0 || y.payload > MAX_PAYLOAD {
+            return Err(out_of_range(
+                "payload",
+                y.payload,
+                format!("1 <= bytes <= {MAX_PAYLOAD}"),
+            ));
+        }
+        if self.check && y.payload < MIN_CHECK_PAYLOAD {
+            return Err(out_of_range(
+                "payload",
+                y.payload,
+                format!("at least {MIN_CHECK_PAYLOAD} bytes with --check (the version stamp)"),
+            ));
+        }
+        let bytes = u128::from(y.records) * (64 + y.payload.div_ceil(8) as u128 * 8);
+        if bytes > MAX_TABLE_BYTES {
+            return Err(out_of_range(
+                "records",
+                y.records,
+                format!("records x (64 + payload) <= {} GiB", MAX_TABLE_BYTES >> 30),
+            ));
+        }
+        for (param, ops) in [("ops", y.ops), ("long-ops", y.long_ops)] {
+            if ops == 0 || ops as u64 > y.records || ops > 4096 {
+                return Err(out_of_range(
+                    param,
+                    ops,
+                    format!("1 <= ops <= min(records = {}, 4096)", y.records),
+                ));
+            }
+        }
+        if !(y.theta.is_finite() && y.theta >= 0.0 && y.theta < 1.0) {
+            return Err(out_of_range(
+                "theta",
+                y.theta,
+                "0 <= theta < 1 (0 is uniform)",
+            ));
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn args(extra: &[&str]) -> Result<RunConfig, ConfigError> {
+        let mut argv = vec!["txbench", "run"];
+        argv.extend_from_slice(extra);
+        let cli = Cli::try_parse_from(argv).expect("clap accepts the flags");
+        match cli.command {
+            Command::Run(a) => a.validate(),
+            Command::List => unreachable!(),
+        }
+    }
+
+    #[test]
+    fn defaults_are_ycsb_a_on_every_protocol() {
+        let c = args(&[]).unwrap();
+        assert_eq!(c.protocols, ProtocolKind::ALL.to_vec());
+        assert_eq!(c.ycsb, preset("ycsb-a").unwrap());
+    }
+
+    #[test]
+    fn flags_override_the_preset() {
+        let c = args(&[
+            "--preset",
+            "ycsb-b",
+            "--theta",
+            "0",
+            "--ops",
+            "4",
+            "-p",
+            "silo,nocc",
+        ])
+        .unwrap();
+        assert_eq!(c.ycsb.read_ratio, 0.95);
+        assert_eq!(c.ycsb.theta, 0.0);
+        assert_eq!(c.ycsb.ops, 4);
+        assert_eq!(c.protocols, vec![ProtocolKind::Silo, ProtocolKind::Nocc]);
+    }
+
+    #[test]
+    fn bad_values_name_the_parameter() {
+        let cases: &[(&[&str], &str)] = &[
+            (&["--theta", "-0.5"], "--theta"),
+            (&["--theta", "1"], "--theta"),
+            (&["--records", "0"], "--records"),
+            (&["--records", "8", "--ops", "9"], "--ops"),
+            (&["--read-ratio", "1.5"], "--read-ratio"),
+            (&["--protocol", "bogus"], "--protocol"),
+            (&["--threads", "0"], "--threads"),
+            (&["--duration", "0"], "--duration"),
+            (&["--check", "--payload", "8"], "--payload"),
+            (&["--preset", "ycsb-z"], "--preset"),
+        ];
+        for (flags, param) in cases {
+            let err = args(flags).expect_err("must be rejected").to_string();
+            assert!(err.contains(param), "{flags:?}: {err}");
+        }
+    }
+}

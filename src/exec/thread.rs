@@ -1,0 +1,239 @@
+//! The thread executor: N workers, each generating its next transaction locally and running it to
+//! commit in place (stored-procedure style), retrying after concurrency-control aborts.
+//!
+//! A run has three periods, announced through one shared word written by the coordinator:
+//! warm-up (transactions run but are not counted), measure (counted), stop (workers finish the
+//! transaction in hand and exit). A transaction counts when its first attempt starts during
+//! measure; its latency runs from that first start to its commit, retries and waits included.
+//! Retries reuse the transaction's request and tell the protocol it is a retry, so wound-wait
+//! families keep their timestamp.
+
+use super::backoff::AdaptiveBackoff;
+use super::wait::{delay, drive};
+use crate::check::history::WorkerHistory;
+use crate::metrics::{Phase, WorkerStats};
+use crate::protocol::Protocol;
+use crate::random::FastRng;
+use crate::storage::Database;
+use crate::txn::Txn;
+use crate::workload::Workload;
+use crossbeam_utils::CachePadded;
+use std::pin::pin;
+use std::sync::Barrier;
+use std::sync::atomic::{AtomicU8, Ordering};
+use std::time::{Duration, Instant};
+
+/// How the executor runs (protocol-independent options).
+#[derive(Debug, Clone)]
+pub struct ExecConfig {
+    /// Worker threads.
+    pub threads: usize,
+    /// Measured time.
+    pub duration: Duration,
+    /// Warm-up before measuring (not counted).
+    pub warmup: Duration,
+    /// Seed; worker `i` draws from `FastRng::for_worker(seed, i)`.
+    pub seed: u64,
+    /// Record histories for the serializability checker.
+    pub record_history: bool,
+    /// AdaptiveBackoff before retries.
+    pub adaptive_backoff: bool,
+    /// ReadPhaseExtension: artificial delay at the end of every read phase, ns.
+    pub read_phase_extension_ns: u64,
+    /// Pin worker `i` to core `i % cores` where the OS allows.
+    pub pin_threads: bool,
+}
+
+/// What a run produced.
+pub struct ExecOutcome {
+    /// Per-worker measurements.
+    pub workers: Vec<WorkerStats>,
+    /// Length of the measured period.
+    pub measured: Duration,
+    /// Per-worker committed histories (check mode only).
+    pub histories: Vec<WorkerHistory>,
+}
+
+const WARMUP: u8 = 0;
+const MEASURE: u8 = 1;
+const STOP: u8 = 2;
+
+/// Runs `workload` on `protocol` over `db` with `cfg.threads` workers.
+pub fn run_threads<P: Protocol, W: Workload>(
+    protocol: &P,
+    db: &Database<P::RecordMeta>,
+    workload: &W,
+    cfg: &ExecConfig,
+) -> ExecOutcome {
+    // Written by the coordinator only; read by every worker once per transaction (Acquire pairs
+    // with the coordinator's Release so a worker that sees STOP also sees everything before it).
+    let period = CachePadded::new(AtomicU8::new(if cfg.warmup.is_zero() {
+        MEASURE
+    } else {
+        WARMUP
+    }));
+    let backoff = cfg
+        .adaptive_backoff
+        .then(|| AdaptiveBackoff::new(cfg.threads));
+    let start = Barrier::new(cfg.threads + 1);
+    let cores = core_affinity::get_core_ids().unwrap_or_default();
+
+    std::thread::scope(|s| {
+        let handles: Vec<_> = (0..cfg.threads)
+            .map(|id| {
+                let (period, backoff, start, cores) = (&period, backoff.as_ref(), &start, &cores);
+                s.spawn(move || {
+                    if cfg.pin_threads && !cores.is_empty() {
+                        core_affinity::set_for_current(cores[id % cores.len()]);
+                    }
+                    let mut worker = Worker {
+                        id,
+                        workload,
+                        tx: Txn::new(protocol, db, id, cfg.record_history),
+                        rng: FastRng::for_worker(cfg.seed, id),
+                        stats: WorkerStats::new(workload.txn_types().len()),
+                        backoff,
+                        read_phase_extension_ns: cfg.read_phase_extension_ns,
+                    };
+                    start.wait();
+                    worker.run(period);
+                    let history = worker.tx.take_history().unwrap_or_default();
+                    (worker.stats, history)
+                })
+            })
+            .collect();
+
+        start.wait();
+        let mut measured_from = Instant::now();
+        if !cfg.warmup.is_zero() {
+            std::thread::sleep(cfg.warmup);
+            measured_from = Instant::now();
+            period.store(MEASURE, Ordering::Release);
+        }
+        std::thread::sleep(cfg.duration);
+        let measured = measured_from.elapsed();
+        period.store(STOP, Ordering::Release);
+
+        let mut workers = Vec::with_capacity(cfg.threads);
+        let mut histories = Vec::new();
+        for h in handles {
+            let (stats, history) = h.join().expect("worker thread panicked");
+            workers.push(stats);
+            if cfg.record_history {
+                histories.push(history);
+            }
+        }
+        ExecOutcome {
+            workers,
+            measured,
+            histories,
+        }
+    })
+}
+
+/// One worker thread's state.
+struct Worker<'db, 'w, P: Protocol, W: Workload> {
+    id: usize,
+    workload: &'w W,
+    tx: Txn<'db, P>,
+    rng: FastRng,
+    stats: WorkerStats,
+    backoff: Option<&'w AdaptiveBackoff>,
+    read_phase_extension_ns: u64,
+}
+
+impl<P: Protocol, W: Workload> Worker<'_, '_, P, W> {
+    fn run(&mut self, period: &AtomicU8) {
+        let mut req = self.workload.new_request();
+        let mut leader_clock = self
+            .backoff
+            .filter(|_| self.id == 0)
+            .map(|b| b.leader_clock());
+        let mut commits = 0u64;
+        loop {
+            let now_period = period.load(Ordering::Acquire);
+            if now_period == STOP {
+                break;
+            }
+            let counted = now_period == MEASURE;
+            self.workload.generate(&mut self.rng, &mut req);
+            let ty = self.workload.txn_type(&req);
+            let committed = self.run_to_commit(&req, ty, counted);
+            if committed {
+                commits += 1;
+                if let Some(b) = self.backoff {
+                    b.publish_commits(self.id, commits);
+                    if let Some(clock) = &mut leader_clock {
+                        b.tune(clock);
+                    }
+                }
+            }
+        }
+    }
+
+    /// Runs one transaction until it commits or aborts for a reason that is not retried.
+    /// Returns whether it committed.
+    fn run_to_commit(&mut self, req: &W::Request, ty: usize, counted: bool) -> bool {
+        let first_start = Instant::now();
+        let mut attempt_start = first_start;
+        let mut retry = false;
+        loop {
+            self.tx.begin(retry);
+            let (result, exec_wait) = drive(pin!(self.workload.run(&mut self.tx, req)));
+            let (result, commit_wait, exec_end) = match result {
+                Ok(()) => {
+                    if self.read_phase_extension_ns > 0 {
+                        delay(self.read_phase_extension_ns);
+                    }
+                    let exec_end = Instant::now();
+                    let tx = &mut self.tx;
+                    let (r, w) = drive(pin!(std::future::poll_fn(|_| tx.poll_commit())));
+                    (r, w, Some(exec_end))
+                }
+                Err(why) => (Err(why), 0, None),
+            };
+            let end = Instant::now();
+            let waited = exec_wait + commit_wait;
+            match result {
+                Ok(()) => {
+                    self.tx.committed();
+                    if counted {
+                        let exec_end = exec_end.expect("commit follows execution");
+                        let exec = nanos(exec_end - attempt_start).saturating_sub(exec_wait);
+                        let commit = nanos(end - exec_end).saturating_sub(commit_wait);
+                        self.stats.add_phase(Phase::Execute, exec);
+                        self.stats.add_phase(Phase::Commit, commit);
+                        self.stats.add_phase(Phase::Wait, waited);
+                        self.stats.commit(ty, nanos(end - first_start));
+                    }
+                    return true;
+                }
+                Err(why) => {
+                    self.tx.aborted(why);
+                    let mut abort_ns = nanos(end - attempt_start).saturating_sub(waited);
+                    if why.is_retried() {
+                        if let Some(b) = self.backoff {
+                            let d = b.delay_ns(&mut self.rng);
+                            delay(d);
+                            abort_ns += d;
+                        }
+                    }
+                    if counted {
+                        self.stats.abort(ty, why);
+                        self.stats.add_phase(Phase::Wait, waited);
+                        self.stats.add_phase(Phase::Abort, abort_ns);
+                    }
+                    if !why.is_retried() {
+                        return false;
+                    }
+                    retry = true;
+                    attempt_start = Instant::now();
+                }
+            }
+        }
+    }
+}
+
+fn nanos(d: Duration) -> u64 {
+    d.as_nanos() as u64
+}

@@ -1,0 +1,26 @@
+//! Indexes map a workload's keys to record ids.
+//!
+//! Every protocol shares the same index implementations (CCBench's fairness principle): a protocol
+//! never builds its own access method. YCSB's keys are dense integers, so its index is an array
+//! ([`ArrayIndex`]); TPC-C's composite keys need a hash index for point lookups and an ordered index
+//! for range scans, which implement the same [`Index`] trait (plus scan support) when they arrive.
+
+mod array;
+
+pub use array::ArrayIndex;
+
+use crate::storage::RecordId;
+
+/// A point-lookup index from a 64-bit key to a record id.
+pub trait Index: Send + Sync {
+    /// The record holding `key`, or `None` when the key is absent.
+    fn get(&self, key: u64) -> Option<RecordId>;
+
+    /// Number of keys indexed.
+    fn len(&self) -> u64;
+
+    /// Whether the index holds no key.
+    fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}

@@ -1,0 +1,22 @@
+//! txbench: an in-memory transaction engine and concurrency-control testbed.
+//!
+//! Protocols ([`protocol`]) plug into one shared engine: storage ([`storage`]), indexes
+//! ([`index`]), workloads ([`workload`]), executors ([`exec`]), metrics ([`metrics`]) and the
+//! serializability checker ([`check`]). Transaction programs are `async` functions over a
+//! [`Txn`] handle, written once and run by every executor. See `docs/ARCHITECTURE.md` and the
+//! design notes in the repository for the map.
+
+pub mod check;
+pub mod config;
+pub mod exec;
+pub mod index;
+pub mod metrics;
+pub mod protocol;
+pub mod random;
+pub mod runner;
+pub mod storage;
+pub mod txn;
+pub mod workload;
+
+pub use protocol::{Abort, Protocol, ProtocolKind};
+pub use txn::Txn;

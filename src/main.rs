@@ -1,0 +1,142 @@
+//! The `txbench` command line: parse, validate, dispatch, print. Nothing else lives here.
+
+use clap::Parser;
+use std::io::Write;
+use std::process::ExitCode;
+use txbench::config::{Cli, Command, Format, PRESETS, WORKLOADS};
+use txbench::metrics::report::{render_table, write_csv};
+use txbench::protocol::ProtocolKind;
+use txbench::runner::run_all;
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    match cli.command {
+        Command::List => {
+            print!("{}", list_text());
+            ExitCode::SUCCESS
+        }
+        Command::Run(args) => {
+            let cfg = match args.validate() {
+                Ok(c) => c,
+                Err(e) => {
+                    eprintln!("error: {e}");
+                    return ExitCode::from(2);
+                }
+            };
+            let format = cfg.format;
+            let reports = run_all(&cfg, |r| {
+                if format == Format::Json {
+                    println!("{}", r.to_json_line());
+                } else {
+                    eprintln!(
+                        "{}: {:.0} txn/s, abort ratio {:.3}, p99.9 {:.1} us",
+                        r.protocol, r.throughput_tps, r.abort_ratio, r.latency_us.p999
+                    );
+                }
+            });
+            match format {
+                Format::Json => {}
+                Format::Csv => {
+                    if let Err(e) = write_csv(std::io::stdout().lock(), &reports) {
+                        eprintln!("error: writing CSV: {e}");
+                        return ExitCode::FAILURE;
+                    }
+                }
+                Format::Table => {
+                    let _ = writeln!(std::io::stdout(), "{}", render_table(&reports));
+                }
+            }
+            let broken = reports
+                .iter()
+                .filter(|r| {
+                    r.serializable && r.check.as_ref().is_some_and(|c| !c.is_serializable())
+                })
+                .count();
+            if broken > 0 {
+                eprintln!("error: {broken} serializable protocol(s) failed the check");
+                return ExitCode::FAILURE;
+            }
+            ExitCode::SUCCESS
+        }
+    }
+}
+
+fn list_text() -> String {
+    let mut s = String::from("Protocols (--protocol NAME[,NAME...] or all):\n");
+    for p in ProtocolKind::ALL {
+        s += &format!("  {:<12} {}\n", p.name(), p.description());
+    }
+    s += "\nWorkloads (--workload):\n";
+    for (n, d) in WORKLOADS {
+        s += &format!("  {n:<12} {d}\n");
+    }
+    s += "\nPresets (--preset; explicit flags override them):\n";
+    for (n, d) in PRESETS {
+        s += &format!("  {n:<16} {d}\n");
+    }
+    s += "\nYCSB parameters:\n";
+    for (n, d) in [
+        ("--records N", "cardinality (default 1048576)"),
+        (
+            "--payload B",
+            "bytes per record (default 100; >= 16 with --check)",
+        ),
+        ("--ops N", "operations per transaction (default 16)"),
+        (
+            "--long-ops N",
+            "operations per long transaction (bimodal sizes)",
+        ),
+        (
+            "--long-share F",
+            "share of long transactions, 0..1 (default 0)",
+        ),
+        ("--read-ratio F", "probability an operation reads, 0..1"),
+        (
+            "--rmw | --blind",
+            "writes are read-modify-writes or blind writes",
+        ),
+        ("--theta F", "zipfian skew, 0 <= theta < 1 (0 = uniform)"),
+    ] {
+        s += &format!("  {n:<18} {d}\n");
+    }
+    s += "\nRun parameters:\n";
+    for (n, d) in [
+        ("--threads N", "worker threads (default: cores)"),
+        ("--duration S", "measured seconds per protocol (default 2)"),
+        ("--warmup S", "unmeasured seconds first (default 0.5)"),
+        ("--seed N", "same seed, same transaction stream per worker"),
+        ("--check", "record history, run the serializability checker"),
+        (
+            "--format F",
+            "table | json (one object per run per line) | csv",
+        ),
+        ("--no-pin", "do not pin workers to cores"),
+    ] {
+        s += &format!("  {n:<18} {d}\n");
+    }
+    s += "\nProtocol options (CCBench Table 1):\n";
+    for (n, d) in [
+        (
+            "--lock-wait W",
+            "no-wait | wait: busy write lock at commit (silo, tictoc)",
+        ),
+        (
+            "--backoff",
+            "AdaptiveBackoff before retries (all protocols)",
+        ),
+        (
+            "--read-phase-extension NS",
+            "delay at the end of the read phase (all protocols)",
+        ),
+        (
+            "--tictoc-nowait-tt",
+            "TicToc NoWaitTT: release locks, pause, retry validation",
+        ),
+        ("--tictoc-preemptive-abort", "TicToc PreemptiveAbort"),
+        ("--tictoc-timestamp-history", "TicToc TimestampHistory"),
+        ("--silo-epoch-ms MS", "Silo epoch length (default 40)"),
+    ] {
+        s += &format!("  {n:<28} {d}\n");
+    }
+    s
+}

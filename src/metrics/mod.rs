@@ -1,0 +1,193 @@
+//! Measurements: per-worker counters and HDR latency histograms, merged after a run.
+//!
+//! Each worker owns its [`WorkerStats`] (no shared counter on the hot path); the executor merges
+//! them into one [`RunMetrics`] when the run ends. Latency is end to end per transaction: from the
+//! start of its first attempt to its commit, retries and waits included, in nanoseconds.
+
+pub mod machine;
+pub mod report;
+
+use crate::protocol::Abort;
+use hdrhistogram::Histogram;
+use serde::Serialize;
+
+/// Where a worker's time went.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Phase {
+    /// Running the transaction program in attempts that committed (waits excluded).
+    Execute,
+    /// Waiting for another transaction (`Poll::Pending`), in any attempt.
+    Wait,
+    /// Commit processing (validation, locking, install) of attempts that committed.
+    Commit,
+    /// Attempts that aborted (their whole duration, waits excluded) plus backoff before retry.
+    Abort,
+}
+
+impl Phase {
+    /// Every phase, in report order.
+    pub const ALL: [Phase; 4] = [Phase::Execute, Phase::Wait, Phase::Commit, Phase::Abort];
+
+    /// Stable name.
+    pub fn name(self) -> &'static str {
+        match self {
+            Phase::Execute => "execute",
+            Phase::Wait => "wait",
+            Phase::Commit => "commit",
+            Phase::Abort => "abort",
+        }
+    }
+}
+
+/// Highest latency a histogram records (one hour, in ns); larger values are clamped.
+const MAX_LATENCY_NS: u64 = 3_600_000_000_000;
+
+/// A latency histogram in nanoseconds with 3 significant digits.
+pub fn new_latency_histogram() -> Histogram<u64> {
+    Histogram::new_with_bounds(1, MAX_LATENCY_NS, 3).expect("valid histogram bounds")
+}
+
+/// Counters of one transaction type.
+#[derive(Debug, Clone)]
+pub struct TypeStats {
+    /// Committed transactions.
+    pub commits: u64,
+    /// Aborted attempts, by reason ([`Abort::index`]).
+    pub aborts: [u64; Abort::COUNT],
+    /// End-to-end latency of committed transactions, ns.
+    pub latency: Histogram<u64>,
+}
+
+impl Default for TypeStats {
+    fn default() -> Self {
+        TypeStats {
+            commits: 0,
+            aborts: [0; Abort::COUNT],
+            latency: new_latency_histogram(),
+        }
+    }
+}
+
+impl TypeStats {
+    /// Adds `other` into `self`.
+    pub fn merge(&mut self, other: &TypeStats) {
+        self.commits += other.commits;
+        for (a, b) in self.aborts.iter_mut().zip(other.aborts) {
+            *a += b;
+        }
+        self.latency
+            .add(&other.latency)
+            .expect("histograms with equal bounds");
+    }
+
+    /// Total aborted attempts.
+    pub fn total_aborts(&self) -> u64 {
+        self.aborts.iter().sum()
+    }
+}
+
+/// What one worker measured.
+#[derive(Debug, Clone)]
+pub struct WorkerStats {
+    /// Per transaction type.
+    pub types: Vec<TypeStats>,
+    /// Nanoseconds per [`Phase`].
+    pub phase_ns: [u64; 4],
+}
+
+impl WorkerStats {
+    /// Empty stats for a workload with `types` transaction types.
+    pub fn new(types: usize) -> Self {
+        WorkerStats {
+            types: (0..types).map(|_| TypeStats::default()).collect(),
+            phase_ns: [0; 4],
+        }
+    }
+
+    /// Records a committed transaction of type `ty` with end-to-end latency `ns`.
+    #[inline]
+    pub fn commit(&mut self, ty: usize, ns: u64) {
+        let t = &mut self.types[ty];
+        t.commits += 1;
+        t.latency.saturating_record(ns.max(1));
+    }
+
+    /// Records an aborted attempt.
+    #[inline]
+    pub fn abort(&mut self, ty: usize, why: Abort) {
+        self.types[ty].aborts[why.index()] += 1;
+    }
+
+    /// Adds time to a phase.
+    #[inline]
+    pub fn add_phase(&mut self, phase: Phase, ns: u64) {
+        self.phase_ns[phase as usize] += ns;
+    }
+
+    /// Adds `other` into `self`.
+    pub fn merge(&mut self, other: &WorkerStats) {
+        for (a, b) in self.types.iter_mut().zip(&other.types) {
+            a.merge(b);
+        }
+        for (a, b) in self.phase_ns.iter_mut().zip(other.phase_ns) {
+            *a += b;
+        }
+    }
+}
+
+/// Latency percentiles in microseconds.
+#[derive(Debug, Clone, Copy, Default, Serialize, PartialEq)]
+pub struct LatencySummary {
+    /// Median.
+    pub p50: f64,
+    /// 90th percentile.
+    pub p90: f64,
+    /// 99th percentile.
+    pub p99: f64,
+    /// 99.9th percentile (the headline tail metric of PLOR).
+    pub p999: f64,
+    /// Maximum.
+    pub max: f64,
+}
+
+impl LatencySummary {
+    /// Summarises a nanosecond histogram in microseconds.
+    pub fn from_histogram(h: &Histogram<u64>) -> Self {
+        if h.is_empty() {
+            return LatencySummary::default();
+        }
+        let us = |ns: u64| ns as f64 / 1000.0;
+        LatencySummary {
+            p50: us(h.value_at_quantile(0.50)),
+            p90: us(h.value_at_quantile(0.90)),
+            p99: us(h.value_at_quantile(0.99)),
+            p999: us(h.value_at_quantile(0.999)),
+            max: us(h.max()),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn merge_adds_counts_and_histograms() {
+        let mut a = WorkerStats::new(1);
+        let mut b = WorkerStats::new(1);
+        for i in 1..=1000 {
+            a.commit(0, i * 1000);
+        }
+        b.commit(0, 5_000_000);
+        b.abort(0, Abort::Wounded);
+        b.add_phase(Phase::Wait, 7);
+        a.merge(&b);
+        assert_eq!(a.types[0].commits, 1001);
+        assert_eq!(a.types[0].aborts[Abort::Wounded.index()], 1);
+        assert_eq!(a.phase_ns[Phase::Wait as usize], 7);
+        let s = LatencySummary::from_histogram(&a.types[0].latency);
+        assert!((s.p50 - 500.0).abs() < 2.0, "{s:?}");
+        assert!((s.max - 5000.0).abs() < 10.0, "{s:?}");
+        assert!(s.p50 <= s.p90 && s.p90 <= s.p99 && s.p99 <= s.p999 && s.p999 <= s.max);
+    }
+}

@@ -1,0 +1,305 @@
+//! Reports: one [`RunReport`] per (protocol, workload) run, printed as a table, JSON lines or CSV.
+//!
+//! Field and column names are part of txbench's interface (scripts rely on them): `protocol`,
+//! `workload`, `threads`, `commits`, `aborts`, `throughput_tps`, `abort_ratio`, `latency_us`
+//! (`p50`, `p90`, `p99`, `p999`, `max`), `config`, `machine`, and `check` in check mode.
+
+use super::machine::MachineInfo;
+use super::{LatencySummary, Phase, TypeStats, WorkerStats};
+use crate::check::CheckReport;
+use crate::config::RunConfig;
+use crate::exec::ExecOutcome;
+use crate::protocol::{Abort, ProtocolKind};
+use crate::workload::Workload;
+use comfy_table::{Cell, CellAlignment, Table, presets};
+use serde::Serialize;
+use std::collections::BTreeMap;
+use std::io::Write;
+
+/// Results of one transaction type.
+#[derive(Debug, Clone, Serialize)]
+pub struct TypeReport {
+    /// Type name.
+    pub name: String,
+    /// Committed transactions.
+    pub commits: u64,
+    /// Aborted attempts.
+    pub aborts: u64,
+    /// Commits per second.
+    pub throughput_tps: f64,
+    /// aborts / (commits + aborts).
+    pub abort_ratio: f64,
+    /// End-to-end latency.
+    pub latency_us: LatencySummary,
+}
+
+/// Everything one run measured, with its configuration and machine.
+#[derive(Debug, Clone, Serialize)]
+pub struct RunReport {
+    /// Protocol name.
+    pub protocol: String,
+    /// Whether the protocol guarantees serializability (`nocc` does not).
+    pub serializable: bool,
+    /// Workload name.
+    pub workload: String,
+    /// Worker threads.
+    pub threads: usize,
+    /// Measured seconds.
+    pub measured_s: f64,
+    /// Committed transactions in the measured period.
+    pub commits: u64,
+    /// Aborted attempts in the measured period.
+    pub aborts: u64,
+    /// Commits per second.
+    pub throughput_tps: f64,
+    /// aborts / (commits + aborts).
+    pub abort_ratio: f64,
+    /// End-to-end latency over all types.
+    pub latency_us: LatencySummary,
+    /// Aborts by reason (reasons with zero aborts omitted).
+    pub aborts_by_reason: BTreeMap<&'static str, u64>,
+    /// Share of worker time per phase (execute, wait, commit, abort), summing to 1.
+    pub phase_share: BTreeMap<&'static str, f64>,
+    /// Per transaction type.
+    pub types: Vec<TypeReport>,
+    /// Every parameter of the run.
+    pub config: serde_json::Value,
+    /// The machine.
+    pub machine: MachineInfo,
+    /// Serializability check (with `--check`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub check: Option<CheckReport>,
+}
+
+/// The configuration as recorded in reports.
+#[derive(Serialize)]
+struct ConfigRecord<'a> {
+    workload: &'a str,
+    preset: &'a Option<String>,
+    #[serde(flatten)]
+    ycsb: &'a crate::workload::ycsb::YcsbConfig,
+    threads: usize,
+    duration_s: f64,
+    warmup_s: f64,
+    seed: u64,
+    check: bool,
+    adaptive_backoff: bool,
+    read_phase_extension_ns: u64,
+    pin_threads: bool,
+    options: &'a crate::protocol::ProtocolOptions,
+}
+
+fn ratio(aborts: u64, commits: u64) -> f64 {
+    if aborts + commits == 0 {
+        0.0
+    } else {
+        aborts as f64 / (aborts + commits) as f64
+    }
+}
+
+impl RunReport {
+    /// Summarises an executor outcome.
+    pub fn build<W: Workload>(
+        kind: ProtocolKind,
+        cfg: &RunConfig,
+        workload: &W,
+        outcome: &ExecOutcome,
+        check: Option<CheckReport>,
+        machine: &MachineInfo,
+    ) -> RunReport {
+        let names = workload.txn_types();
+        let mut merged = WorkerStats::new(names.len());
+        for w in &outcome.workers {
+            merged.merge(w);
+        }
+        let secs = outcome.measured.as_secs_f64().max(1e-9);
+        let mut total = TypeStats::default();
+        let types = merged
+            .types
+            .iter()
+            .zip(names)
+            .map(|(t, name)| {
+                total.merge(t);
+                TypeReport {
+                    name: name.to_string(),
+                    commits: t.commits,
+                    aborts: t.total_aborts(),
+                    throughput_tps: t.commits as f64 / secs,
+                    abort_ratio: ratio(t.total_aborts(), t.commits),
+                    latency_us: LatencySummary::from_histogram(&t.latency),
+                }
+            })
+            .collect();
+        let aborts_by_reason = Abort::ALL
+            .iter()
+            .filter(|a| total.aborts[a.index()] > 0)
+            .map(|a| (a.name(), total.aborts[a.index()]))
+            .collect();
+        let phase_total: u64 = merged.phase_ns.iter().sum();
+        let phase_share = Phase::ALL
+            .iter()
+            .map(|p| {
+                let share = if phase_total == 0 {
+                    0.0
+                } else {
+                    merged.phase_ns[*p as usize] as f64 / phase_total as f64
+                };
+                (p.name(), share)
+            })
+            .collect();
+        let config = ConfigRecord {
+            workload: workload.name(),
+            preset: &cfg.preset,
+            ycsb: &cfg.ycsb,
+            threads: cfg.exec.threads,
+            duration_s: cfg.exec.duration.as_secs_f64(),
+            warmup_s: cfg.exec.warmup.as_secs_f64(),
+            seed: cfg.exec.seed,
+            check: cfg.check,
+            adaptive_backoff: cfg.exec.adaptive_backoff,
+            read_phase_extension_ns: cfg.exec.read_phase_extension_ns,
+            pin_threads: cfg.exec.pin_threads,
+            options: &cfg.options,
+        };
+        let aborts = total.total_aborts();
+        RunReport {
+            protocol: kind.name().to_string(),
+            serializable: kind.is_serializable(),
+            workload: workload.name().to_string(),
+            threads: cfg.exec.threads,
+            measured_s: secs,
+            commits: total.commits,
+            aborts,
+            throughput_tps: total.commits as f64 / secs,
+            abort_ratio: ratio(aborts, total.commits),
+            latency_us: LatencySummary::from_histogram(&total.latency),
+            aborts_by_reason,
+            phase_share,
+            types,
+            config: serde_json::to_value(config).expect("config serialises"),
+            machine: machine.clone(),
+            check,
+        }
+    }
+
+    /// One JSON object on one line.
+    pub fn to_json_line(&self) -> String {
+        serde_json::to_string(self).expect("report serialises")
+    }
+}
+
+/// CSV columns, in order (stable).
+pub const CSV_COLUMNS: &[&str] = &[
+    "protocol",
+    "serializable",
+    "workload",
+    "threads",
+    "commits",
+    "aborts",
+    "throughput_tps",
+    "abort_ratio",
+    "p50_us",
+    "p90_us",
+    "p99_us",
+    "p999_us",
+    "max_us",
+    "check_transactions",
+    "check_cycles",
+    "check_anomalies",
+    "config",
+];
+
+/// Writes reports as CSV with a header row.
+pub fn write_csv(out: impl Write, reports: &[RunReport]) -> csv::Result<()> {
+    let mut w = csv::Writer::from_writer(out);
+    w.write_record(CSV_COLUMNS)?;
+    for r in reports {
+        let l = &r.latency_us;
+        let check = |f: fn(&CheckReport) -> u64| r.check.as_ref().map(f).map(|v| v.to_string());
+        w.write_record([
+            r.protocol.clone(),
+            r.serializable.to_string(),
+            r.workload.clone(),
+            r.threads.to_string(),
+            r.commits.to_string(),
+            r.aborts.to_string(),
+            format!("{:.1}", r.throughput_tps),
+            format!("{:.6}", r.abort_ratio),
+            format!("{:.2}", l.p50),
+            format!("{:.2}", l.p90),
+            format!("{:.2}", l.p99),
+            format!("{:.2}", l.p999),
+            format!("{:.2}", l.max),
+            check(|c| c.transactions).unwrap_or_default(),
+            check(|c| c.cycles).unwrap_or_default(),
+            check(|c| c.anomalies).unwrap_or_default(),
+            r.config.to_string(),
+        ])?;
+    }
+    w.flush()?;
+    Ok(())
+}
+
+/// A comparison table; throughput and p99.9 also as ratios to the `nocc` row when present.
+pub fn render_table(reports: &[RunReport]) -> String {
+    let ceiling = reports.iter().find(|r| r.protocol == "nocc");
+    let with_check = reports.iter().any(|r| r.check.is_some());
+    let mut t = Table::new();
+    t.load_preset(presets::UTF8_FULL_CONDENSED);
+    let mut header = vec![
+        "protocol",
+        "txn/s",
+        "vs nocc",
+        "abort %",
+        "p50 us",
+        "p99 us",
+        "p99.9 us",
+        "p99.9 vs nocc",
+        "max us",
+        "top abort reason",
+    ];
+    if with_check {
+        header.push("check");
+    }
+    t.set_header(header);
+    for r in reports {
+        let name = if r.serializable {
+            r.protocol.clone()
+        } else {
+            format!("{} (not serializable)", r.protocol)
+        };
+        let vs = |a: f64, b: Option<f64>| match b {
+            Some(b) if b > 0.0 => format!("{:.2}x", a / b),
+            _ => "-".to_string(),
+        };
+        let top = r
+            .aborts_by_reason
+            .iter()
+            .max_by_key(|(_, n)| **n)
+            .map(|(k, _)| k.to_string())
+            .unwrap_or_else(|| "-".to_string());
+        let mut row = vec![
+            Cell::new(name),
+            Cell::new(format!("{:.0}", r.throughput_tps)).set_alignment(CellAlignment::Right),
+            Cell::new(vs(r.throughput_tps, ceiling.map(|c| c.throughput_tps)))
+                .set_alignment(CellAlignment::Right),
+            Cell::new(format!("{:.2}", r.abort_ratio * 100.0)).set_alignment(CellAlignment::Right),
+            Cell::new(format!("{:.1}", r.latency_us.p50)).set_alignment(CellAlignment::Right),
+            Cell::new(format!("{:.1}", r.latency_us.p99)).set_alignment(CellAlignment::Right),
+            Cell::new(format!("{:.1}", r.latency_us.p999)).set_alignment(CellAlignment::Right),
+            Cell::new(vs(r.latency_us.p999, ceiling.map(|c| c.latency_us.p999)))
+                .set_alignment(CellAlignment::Right),
+            Cell::new(format!("{:.1}", r.latency_us.max)).set_alignment(CellAlignment::Right),
+            Cell::new(top),
+        ];
+        if with_check {
+            row.push(Cell::new(match &r.check {
+                Some(c) if c.is_serializable() => format!("ok ({} txns)", c.transactions),
+                Some(c) => format!("{} cycles, {} anomalies", c.cycles, c.anomalies),
+                None => "-".to_string(),
+            }));
+        }
+        t.add_row(row);
+    }
+    t.to_string()
+}

@@ -1,0 +1,98 @@
+//! Concurrency-control protocols: the [`Protocol`] trait and what every protocol shares.
+//!
+//! A protocol owns exactly two things: the metadata in each record header (`RecordMeta`) and the
+//! state of one worker (`Worker`: read/write sets, timestamps). Storage, indexes, workload
+//! generation, retry and backoff, latency measurement and reporting are shared code
+//! (`storage`, `index`, `workload`, `exec`, `metrics`), so protocols are compared on equal terms.
+//!
+//! # Waiting
+//!
+//! An operation that must wait for another transaction (a lock held by an older transaction, a
+//! record being installed) returns `Poll::Pending` instead of spinning. The executor decides what
+//! waiting means (spin then yield the CPU for worker threads; switch coroutine for SGPM) and calls
+//! the same operation again with the same arguments. Operations must therefore be safe to repeat
+//! after `Pending`: a protocol remembers in its worker state what it already did (a lock request
+//! registered, a write-set prefix already locked).
+//!
+//! # Life of a transaction attempt
+//!
+//! `begin` → any number of `read` / `read_for_update` / `write` → `commit`, or `abort` at any point
+//! after an operation or `commit` returned `Err` (the executor calls `abort` exactly once per failed
+//! attempt, with the reason). After `commit` returns `Ready(Ok)`, the attempt's effects are visible
+//! and durable in memory and the worker state is ready for the next `begin`.
+
+mod abort;
+mod access;
+pub mod nocc;
+mod options;
+
+pub use abort::Abort;
+pub use access::{ReadSet, WriteEntry, WriteSet};
+pub use options::{LockWait, ProtocolKind, ProtocolOptions, TicTocOptions, UnknownProtocol};
+
+use crate::storage::Record;
+use std::task::Poll;
+
+/// Whether a write replaces the record without reading it, or updates what the transaction read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum WriteKind {
+    /// Overwrite without a prior read in this transaction.
+    Blind,
+    /// Overwrite a record previously read with `read_for_update`.
+    ReadModifyWrite,
+}
+
+/// The outcome of one protocol operation: `Pending` to wait, then a result.
+pub type OpResult = Poll<Result<(), Abort>>;
+
+/// A concurrency-control protocol. See the module docs for the contract.
+pub trait Protocol: Send + Sync + Sized + 'static {
+    /// Per-record metadata, stored in the cache-line-aligned record header.
+    type RecordMeta: Default + Send + Sync + 'static;
+    /// Per-worker state: read/write sets, timestamps, scratch buffers. Reused across transactions.
+    type Worker<'db>: Send
+    where
+        Self: 'db;
+
+    /// Creates the state of worker `id` (ids are dense, `0..threads`).
+    fn new_worker<'db>(&'db self, id: usize) -> Self::Worker<'db>;
+
+    /// Starts an attempt. `retry` is true when the previous attempt of the same transaction
+    /// aborted: wound-wait families keep their original timestamp across retries.
+    fn begin(&self, w: &mut Self::Worker<'_>, retry: bool);
+
+    /// Copies the record's payload into `out` (`out.len()` is the payload size).
+    fn read<'db>(
+        &self,
+        w: &mut Self::Worker<'db>,
+        rec: Record<'db, Self::RecordMeta>,
+        out: &mut [u8],
+    ) -> OpResult;
+
+    /// Reads a record the transaction will write next (`WriteKind::ReadModifyWrite`). Locking
+    /// protocols take the exclusive lock here; optimistic ones read as usual.
+    fn read_for_update<'db>(
+        &self,
+        w: &mut Self::Worker<'db>,
+        rec: Record<'db, Self::RecordMeta>,
+        out: &mut [u8],
+    ) -> OpResult {
+        self.read(w, rec, out)
+    }
+
+    /// Buffers (or, for locking protocols, prepares) a write of `data` to the record.
+    fn write<'db>(
+        &self,
+        w: &mut Self::Worker<'db>,
+        rec: Record<'db, Self::RecordMeta>,
+        data: &[u8],
+        kind: WriteKind,
+    ) -> OpResult;
+
+    /// Validates and installs the attempt's writes.
+    fn commit(&self, w: &mut Self::Worker<'_>) -> OpResult;
+
+    /// Undoes the attempt (releases locks, discards buffered writes). Called once per failed
+    /// attempt, after an operation or `commit` returned `Err(why)` or the program returned one.
+    fn abort(&self, w: &mut Self::Worker<'_>, why: Abort);
+}

@@ -1,0 +1,157 @@
+//! Which protocol runs, and the options that change how it behaves.
+//!
+//! Protocols are a closed set matched once at the top of a run (`ProtocolKind`), after which the
+//! chosen protocol's code runs monomorphised. Options are plain data, validated once.
+
+use serde::Serialize;
+use std::fmt;
+use std::str::FromStr;
+
+/// Every protocol txbench implements.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ProtocolKind {
+    /// No concurrency control: the throughput ceiling, and the canary the checker must catch.
+    Nocc,
+    /// Two-phase locking; abort on any lock conflict.
+    NoWait,
+    /// Two-phase locking; an older requester waits, a younger one dies.
+    WaitDie,
+    /// Two-phase locking; an older requester wounds a younger holder, a younger one waits.
+    WoundWait,
+    /// Silo: optimistic, epoch-based commit TIDs, invisible reads.
+    Silo,
+    /// TicToc: optimistic with data-driven commit timestamps.
+    TicToc,
+}
+
+impl ProtocolKind {
+    /// Every protocol, in the order reports list them (`nocc` first: the ceiling row).
+    pub const ALL: [ProtocolKind; 6] = [
+        ProtocolKind::Nocc,
+        ProtocolKind::NoWait,
+        ProtocolKind::WaitDie,
+        ProtocolKind::WoundWait,
+        ProtocolKind::Silo,
+        ProtocolKind::TicToc,
+    ];
+
+    /// The name used on the command line and in reports.
+    pub fn name(self) -> &'static str {
+        match self {
+            ProtocolKind::Nocc => "nocc",
+            ProtocolKind::NoWait => "no_wait",
+            ProtocolKind::WaitDie => "wait_die",
+            ProtocolKind::WoundWait => "wound_wait",
+            ProtocolKind::Silo => "silo",
+            ProtocolKind::TicToc => "tictoc",
+        }
+    }
+
+    /// Whether the protocol guarantees serializable executions.
+    pub fn is_serializable(self) -> bool {
+        self != ProtocolKind::Nocc
+    }
+
+    /// One line for `txbench list`.
+    pub fn description(self) -> &'static str {
+        match self {
+            ProtocolKind::Nocc => "no concurrency control (throughput ceiling; NOT serializable)",
+            ProtocolKind::NoWait => "2PL, abort immediately on a lock conflict (PLOR 2.1)",
+            ProtocolKind::WaitDie => "2PL, older waits for younger, younger dies (PLOR 2.1)",
+            ProtocolKind::WoundWait => {
+                "2PL, older wounds younger, younger waits; locks go to the oldest waiter (PLOR 2.1)"
+            }
+            ProtocolKind::Silo => "OCC with epoch-based TIDs and invisible reads (CCBench 2)",
+            ProtocolKind::TicToc => "OCC with data-driven read/write timestamps (CCBench 2)",
+        }
+    }
+}
+
+impl fmt::Display for ProtocolKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// A protocol name that txbench does not know.
+#[derive(Debug, Clone, thiserror::Error)]
+#[error("unknown protocol '{0}' (known: {known})", known = ProtocolKind::ALL.map(|p| p.name()).join(", "))]
+pub struct UnknownProtocol(pub String);
+
+impl FromStr for ProtocolKind {
+    type Err = UnknownProtocol;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        let norm = s.trim().to_ascii_lowercase().replace('-', "_");
+        ProtocolKind::ALL
+            .into_iter()
+            .find(|p| p.name() == norm)
+            .ok_or_else(|| UnknownProtocol(s.to_string()))
+    }
+}
+
+/// What an optimistic protocol does when it finds a write lock taken during commit
+/// (CCBench's NoWait vs Wait).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum LockWait {
+    /// Abort at once and retry the transaction (CCBench's default for Silo and TicToc).
+    #[default]
+    NoWait,
+    /// Wait for the lock (locks are taken in a global order, so waiting cannot deadlock).
+    Wait,
+}
+
+/// TicToc's own optimizations (CCBench Table 1).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Default)]
+pub struct TicTocOptions {
+    /// NoWaitTT: on a busy lock in validation, release every lock, pause, and retry validation.
+    pub nowait_tt: bool,
+    /// PreemptiveAbort: abort before locking when a read is already known to fail validation.
+    pub preemptive_abort: bool,
+    /// TimestampHistory: keep the previous write timestamp so some reads validate after overwrite.
+    pub timestamp_history: bool,
+}
+
+/// Options a protocol may consult. Fields irrelevant to the chosen protocol are ignored (and
+/// `txbench list` says which protocol each applies to).
+#[derive(Debug, Clone, Serialize)]
+pub struct ProtocolOptions {
+    /// NoWait vs Wait for write locks in optimistic commit (Silo, TicToc).
+    pub lock_wait: LockWait,
+    /// TicToc optimizations.
+    pub tictoc: TicTocOptions,
+    /// Silo's epoch length in milliseconds.
+    pub silo_epoch_ms: u64,
+    /// Number of workers that will run (sizes per-worker tables).
+    pub threads: usize,
+}
+
+impl Default for ProtocolOptions {
+    fn default() -> Self {
+        ProtocolOptions {
+            lock_wait: LockWait::NoWait,
+            tictoc: TicTocOptions::default(),
+            silo_epoch_ms: 40,
+            threads: 1,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_round_trip() {
+        for p in ProtocolKind::ALL {
+            assert_eq!(p.name().parse::<ProtocolKind>().unwrap(), p);
+        }
+        assert_eq!(
+            "WAIT-DIE".parse::<ProtocolKind>().unwrap(),
+            ProtocolKind::WaitDie
+        );
+        let err = "bogus".parse::<ProtocolKind>().unwrap_err().to_string();
+        assert!(err.contains("bogus") && err.contains("silo"), "{err}");
+    }
+}

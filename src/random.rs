@@ -1,0 +1,196 @@
+//! Random numbers for workload generation: a fast per-worker generator and Gray et al.'s zipfian.
+//!
+//! Each worker owns its generator, seeded from the run's seed and the worker id, so a run with the
+//! same seed produces the same transaction stream per worker.
+
+/// xoshiro256** (Blackman and Vigna): fast, small state, good statistical quality; seeded through
+/// SplitMix64 so nearby seeds give unrelated streams.
+#[derive(Debug, Clone)]
+pub struct FastRng {
+    s: [u64; 4],
+}
+
+impl FastRng {
+    /// A generator seeded from `seed` (any value, including 0).
+    pub fn new(seed: u64) -> Self {
+        let mut sm = seed;
+        let mut next = || {
+            sm = sm.wrapping_add(0x9e37_79b9_7f4a_7c15);
+            let mut z = sm;
+            z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+            z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+            z ^ (z >> 31)
+        };
+        FastRng {
+            s: [next(), next(), next(), next()],
+        }
+    }
+
+    /// A generator for worker `worker` of a run seeded with `seed`.
+    pub fn for_worker(seed: u64, worker: usize) -> Self {
+        FastRng::new(seed ^ (worker as u64).wrapping_mul(0xd1b5_4a32_d192_ed03))
+    }
+
+    /// The next 64 random bits.
+    #[inline]
+    pub fn next_u64(&mut self) -> u64 {
+        let result = self.s[1].wrapping_mul(5).rotate_left(7).wrapping_mul(9);
+        let t = self.s[1] << 17;
+        self.s[2] ^= self.s[0];
+        self.s[3] ^= self.s[1];
+        self.s[1] ^= self.s[2];
+        self.s[0] ^= self.s[3];
+        self.s[2] ^= t;
+        self.s[3] = self.s[3].rotate_left(45);
+        result
+    }
+
+    /// Uniform in `[0, 1)` with 53 bits of precision.
+    #[inline]
+    pub fn next_f64(&mut self) -> f64 {
+        (self.next_u64() >> 11) as f64 * (1.0 / (1u64 << 53) as f64)
+    }
+
+    /// Uniform in `0..n` (Lemire's multiply-shift; the bias is below 2^-64 * n, negligible here).
+    #[inline]
+    pub fn below(&mut self, n: u64) -> u64 {
+        ((u128::from(self.next_u64()) * u128::from(n)) >> 64) as u64
+    }
+
+    /// True with probability `p`.
+    #[inline]
+    pub fn chance(&mut self, p: f64) -> bool {
+        self.next_f64() < p
+    }
+}
+
+/// Gray et al.'s zipfian generator ("Quickly generating billion-record synthetic databases",
+/// SIGMOD 1994), the one YCSB, DBx1000 and CCBench use, so skew `theta` means what it means in the
+/// papers. `zeta(n, theta)` is computed once (O(n)) at construction; a draw costs one `powf`.
+/// Key 0 is the hottest. `theta == 0` degenerates to the uniform distribution and is drawn as such.
+#[derive(Debug, Clone)]
+pub struct Zipf {
+    n: u64,
+    theta: f64,
+    alpha: f64,
+    zetan: f64,
+    eta: f64,
+    /// `1 + 0.5^theta`: the bound below which a draw is key 1 (precomputed, saves the second powf).
+    two_threshold: f64,
+}
+
+impl Zipf {
+    /// A generator over `0..n` with skew `theta` (`0 <= theta`, `theta != 1`, `n >= 1`).
+    pub fn new(n: u64, theta: f64) -> Self {
+        assert!(n >= 1, "zipf needs at least one item");
+        assert!(
+            theta >= 0.0 && (theta - 1.0).abs() > 1e-9,
+            "zipf theta must be >= 0 and != 1"
+        );
+        let zetan = zeta(n, theta);
+        let zeta2 = zeta(2.min(n), theta);
+        let alpha = 1.0 / (1.0 - theta);
+        let eta = if n > 1 {
+            (1.0 - (2.0 / n as f64).powf(1.0 - theta)) / (1.0 - zeta2 / zetan)
+        } else {
+            0.0
+        };
+        Zipf {
+            n,
+            theta,
+            alpha,
+            zetan,
+            eta,
+            two_threshold: 1.0 + 0.5f64.powf(theta),
+        }
+    }
+
+    /// Number of items.
+    pub fn n(&self) -> u64 {
+        self.n
+    }
+
+    /// Draws a key in `0..n`.
+    #[inline]
+    pub fn sample(&self, rng: &mut FastRng) -> u64 {
+        if self.theta == 0.0 {
+            return rng.below(self.n);
+        }
+        let u = rng.next_f64();
+        let uz = u * self.zetan;
+        if uz < 1.0 {
+            return 0;
+        }
+        if self.n > 1 && uz < self.two_threshold {
+            return 1;
+        }
+        let k = (self.n as f64 * (self.eta * u - self.eta + 1.0).powf(self.alpha)) as u64;
+        k.min(self.n - 1)
+    }
+}
+
+/// `sum_{i=1..n} 1 / i^theta`.
+fn zeta(n: u64, theta: f64) -> f64 {
+    (1..=n).map(|i| 1.0 / (i as f64).powf(theta)).sum()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn same_seed_same_stream() {
+        let mut a = FastRng::for_worker(7, 3);
+        let mut b = FastRng::for_worker(7, 3);
+        let mut c = FastRng::for_worker(7, 4);
+        let va: Vec<u64> = (0..8).map(|_| a.next_u64()).collect();
+        let vb: Vec<u64> = (0..8).map(|_| b.next_u64()).collect();
+        let vc: Vec<u64> = (0..8).map(|_| c.next_u64()).collect();
+        assert_eq!(va, vb);
+        assert_ne!(va, vc);
+    }
+
+    #[test]
+    fn below_stays_in_range_and_covers_it() {
+        let mut r = FastRng::new(1);
+        let mut seen = [false; 10];
+        for _ in 0..10_000 {
+            let x = r.below(10);
+            seen[x as usize] = true;
+        }
+        assert!(seen.iter().all(|&s| s));
+    }
+
+    #[test]
+    fn zipf_matches_expected_head_frequency() {
+        // P(key 0) = 1 / zeta(n, theta).
+        let n = 1000;
+        let z = Zipf::new(n, 0.99);
+        let mut r = FastRng::new(42);
+        let draws = 200_000;
+        let mut hits0 = 0;
+        for _ in 0..draws {
+            let k = z.sample(&mut r);
+            assert!(k < n);
+            if k == 0 {
+                hits0 += 1;
+            }
+        }
+        let expected = 1.0 / zeta(n, 0.99);
+        let got = hits0 as f64 / draws as f64;
+        assert!((got - expected).abs() < 0.01, "p0 {got} vs {expected}");
+    }
+
+    #[test]
+    fn zipf_theta_zero_is_uniform() {
+        let z = Zipf::new(4, 0.0);
+        let mut r = FastRng::new(5);
+        let mut counts = [0u32; 4];
+        for _ in 0..40_000 {
+            counts[z.sample(&mut r) as usize] += 1;
+        }
+        for c in counts {
+            assert!((9_000..11_000).contains(&c), "{counts:?}");
+        }
+    }
+}

@@ -1,0 +1,61 @@
+//! Runs one configured experiment: for each protocol, build the database, run the executor,
+//! check if asked, and summarise. The protocol is chosen here, once per run, by matching the
+//! closed [`ProtocolKind`] set; everything below is monomorphised for that protocol.
+
+use crate::check;
+use crate::config::RunConfig;
+use crate::exec::run_threads;
+use crate::metrics::machine::MachineInfo;
+use crate::metrics::report::RunReport;
+use crate::protocol::nocc::Nocc;
+use crate::protocol::{Protocol, ProtocolKind, ProtocolOptions};
+use crate::storage::Database;
+use crate::workload::Workload;
+use crate::workload::ycsb::Ycsb;
+
+/// Runs every protocol of `cfg` in order, calling `on_report` after each.
+pub fn run_all(cfg: &RunConfig, mut on_report: impl FnMut(&RunReport)) -> Vec<RunReport> {
+    let machine = MachineInfo::detect();
+    let workload = Ycsb::new(cfg.ycsb.clone());
+    let mut reports = Vec::with_capacity(cfg.protocols.len());
+    for &kind in &cfg.protocols {
+        let report = run_protocol(kind, cfg, &workload, &machine);
+        on_report(&report);
+        reports.push(report);
+    }
+    reports
+}
+
+/// Runs `workload` once on protocol `kind`.
+pub fn run_protocol<W: Workload>(
+    kind: ProtocolKind,
+    cfg: &RunConfig,
+    workload: &W,
+    machine: &MachineInfo,
+) -> RunReport {
+    let opts = &cfg.options;
+    match kind {
+        ProtocolKind::Nocc => run_with(kind, Nocc, cfg, workload, machine),
+        _ => unimplemented_protocol(kind, opts),
+    }
+}
+
+fn unimplemented_protocol(kind: ProtocolKind, _opts: &ProtocolOptions) -> RunReport {
+    panic!("protocol {kind} is not wired in yet")
+}
+
+/// Runs `workload` on `protocol` with the executor and builds the report.
+pub fn run_with<P: Protocol, W: Workload>(
+    kind: ProtocolKind,
+    protocol: P,
+    cfg: &RunConfig,
+    workload: &W,
+    machine: &MachineInfo,
+) -> RunReport {
+    let db: Database<P::RecordMeta> = Database::new(&workload.tables());
+    workload.load(&db);
+    let outcome = run_threads(&protocol, &db, workload, &cfg.exec);
+    let check = cfg.check.then(|| check::check(&outcome.histories));
+    drop(protocol);
+    RunReport::build(kind, cfg, workload, &outcome, check, machine)
+}

@@ -1,0 +1,98 @@
+//! A record's payload: bytes stored in 64-bit atomic words (see the module docs of `storage` for
+//! why atomics). Copies go word by word with `Relaxed` ordering; the caller's protocol supplies the
+//! ordering around the copy (a TID word read with `Acquire` before, a fence and re-read after).
+
+use std::sync::atomic::{AtomicU64, Ordering};
+
+/// A view of one record's payload.
+#[derive(Clone, Copy)]
+pub struct Payload<'a> {
+    words: &'a [AtomicU64],
+    bytes: usize,
+}
+
+impl<'a> Payload<'a> {
+    pub(super) fn new(words: &'a [AtomicU64], bytes: usize) -> Self {
+        debug_assert_eq!(words.len(), bytes.div_ceil(8));
+        Payload { words, bytes }
+    }
+
+    /// Payload size in bytes.
+    #[inline]
+    pub fn len(&self) -> usize {
+        self.bytes
+    }
+
+    /// Whether the payload is empty (never, for tables built by `Table::new`).
+    #[inline]
+    pub fn is_empty(&self) -> bool {
+        self.bytes == 0
+    }
+
+    /// Copies the payload into `out` (which must be exactly `len()` bytes).
+    #[inline]
+    pub fn load(&self, out: &mut [u8]) {
+        assert_eq!(out.len(), self.bytes, "payload buffer size");
+        let mut chunks = out.chunks_exact_mut(8);
+        let mut words = self.words.iter();
+        for (chunk, word) in (&mut chunks).zip(&mut words) {
+            // Relaxed: ordering is the protocol's business (module docs).
+            chunk.copy_from_slice(&word.load(Ordering::Relaxed).to_le_bytes());
+        }
+        let tail = chunks.into_remainder();
+        if !tail.is_empty() {
+            let w = words
+                .next()
+                .expect("tail word")
+                .load(Ordering::Relaxed)
+                .to_le_bytes();
+            tail.copy_from_slice(&w[..tail.len()]);
+        }
+    }
+
+    /// Overwrites the payload with `src` (which must be exactly `len()` bytes).
+    #[inline]
+    pub fn store(&self, src: &[u8]) {
+        assert_eq!(src.len(), self.bytes, "payload buffer size");
+        let mut chunks = src.chunks_exact(8);
+        let mut words = self.words.iter();
+        for (chunk, word) in (&mut chunks).zip(&mut words) {
+            let v = u64::from_le_bytes(chunk.try_into().expect("8-byte chunk"));
+            // Relaxed: the protocol publishes the new payload with a Release on its own word.
+            word.store(v, Ordering::Relaxed);
+        }
+        let tail = chunks.remainder();
+        if !tail.is_empty() {
+            let mut w = [0u8; 8];
+            w[..tail.len()].copy_from_slice(tail);
+            words
+                .next()
+                .expect("tail word")
+                .store(u64::from_le_bytes(w), Ordering::Relaxed);
+        }
+    }
+
+    /// Reads the `i`-th 64-bit little-endian word (used by loaders and the checker's version stamp).
+    #[inline]
+    pub fn word(&self, i: usize) -> u64 {
+        self.words[i].load(Ordering::Relaxed)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn round_trips_odd_sizes() {
+        for bytes in [1usize, 4, 8, 12, 100, 4096] {
+            let words: Vec<AtomicU64> = (0..bytes.div_ceil(8)).map(|_| AtomicU64::new(0)).collect();
+            let p = Payload::new(&words, bytes);
+            let src: Vec<u8> = (0..bytes).map(|i| (i * 7 + 1) as u8).collect();
+            p.store(&src);
+            let mut out = vec![0u8; bytes];
+            p.load(&mut out);
+            assert_eq!(src, out);
+        }
+    }
+}

@@ -1,0 +1,48 @@
+//! Workloads: what tables exist, how they are loaded, and which transactions run against them.
+//!
+//! A workload generates each worker's next request locally (no shared generator, no pre-generated
+//! query list) and runs it as an `async` program over the [`Txn`] handle, which is all it ever sees
+//! of the engine: it cannot reach into storage or protocol metadata (unlike DBx1000's YCSB, which
+//! writes shared rows directly for every protocol).
+
+pub mod ycsb;
+
+use crate::protocol::{Abort, Protocol};
+use crate::random::FastRng;
+use crate::storage::{Database, TableSpec};
+use crate::txn::Txn;
+use std::future::Future;
+
+/// A benchmark workload.
+pub trait Workload: Sync {
+    /// One transaction's parameters, generated before it runs and kept across its retries.
+    type Request: Send;
+
+    /// Short name for reports (`ycsb`, `tpcc`).
+    fn name(&self) -> &'static str;
+
+    /// The tables this workload needs.
+    fn tables(&self) -> Vec<TableSpec>;
+
+    /// Populates the tables (called once, before any worker starts).
+    fn load<M: Sync>(&self, db: &Database<M>);
+
+    /// An empty request to be filled by [`Workload::generate`] (allocated once per worker).
+    fn new_request(&self) -> Self::Request;
+
+    /// Fills `req` with the next transaction of a worker.
+    fn generate(&self, rng: &mut FastRng, req: &mut Self::Request);
+
+    /// Names of the transaction types this workload reports separately (at least one).
+    fn txn_types(&self) -> &'static [&'static str];
+
+    /// Which of [`Workload::txn_types`] `req` is.
+    fn txn_type(&self, req: &Self::Request) -> usize;
+
+    /// Runs `req` as one transaction attempt (the executor commits or aborts afterwards).
+    fn run<'a, 'db, P: Protocol>(
+        &'a self,
+        tx: &'a mut Txn<'db, P>,
+        req: &'a Self::Request,
+    ) -> impl Future<Output = Result<(), Abort>> + 'a;
+}

@@ -1,0 +1,316 @@
+//! YCSB with CCBench's seven parameters (CCBench 3.1): cardinality (`records`), payload size,
+//! operations per transaction, read ratio, read-modify-write or blind write, skew and threads
+//! (the last belongs to the executor). Keys are drawn with Gray et al.'s zipfian ([`Zipf`]) and are
+//! distinct within a transaction. PLOR's bimodal sizes are a second transaction length drawn with a
+//! configurable share (PLOR 6.1: 90% with 4 operations, 10% with 16).
+//!
+//! In check mode, every write stamps the payload with a [`Version`] (the writer's transaction id
+//! and a per-record sequence number) and every read reports the version it saw, so the checker can
+//! rebuild the serialization graph from data alone.
+
+use super::Workload;
+use crate::check::history::{STAMP_BYTES, Version};
+use crate::protocol::{Abort, Protocol};
+use crate::random::{FastRng, Zipf};
+use crate::storage::{Database, RecordId, TableId, TableSpec};
+use crate::txn::Txn;
+use serde::Serialize;
+use std::future::Future;
+
+/// The YCSB table's id (the only table).
+pub const TABLE: TableId = TableId(0);
+
+/// YCSB parameters (validated by `config`).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct YcsbConfig {
+    /// Number of records (cardinality).
+    pub records: u64,
+    /// Payload bytes per record.
+    pub payload: usize,
+    /// Operations per (short) transaction.
+    pub ops: usize,
+    /// Operations per long transaction (bimodal sizes); used when `long_share > 0`.
+    pub long_ops: usize,
+    /// Share of transactions that are long, in `[0, 1]`.
+    pub long_share: f64,
+    /// Probability that an operation is a read, in `[0, 1]`.
+    pub read_ratio: f64,
+    /// Writes are read-modify-writes (true) or blind writes (false).
+    pub rmw: bool,
+    /// Zipfian skew; 0 is uniform.
+    pub theta: f64,
+}
+
+impl Default for YcsbConfig {
+    fn default() -> Self {
+        YcsbConfig {
+            records: 1 << 20,
+            payload: 100,
+            ops: 16,
+            long_ops: 16,
+            long_share: 0.0,
+            read_ratio: 0.5,
+            rmw: true,
+            theta: 0.99,
+        }
+    }
+}
+
+/// The YCSB workload, ready to generate.
+pub struct Ycsb {
+    config: YcsbConfig,
+    zipf: Zipf,
+}
+
+/// What one YCSB operation does.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum YcsbOpKind {
+    /// Read the record.
+    Read,
+    /// Write the record (read-modify-write or blind, per the configuration).
+    Write,
+}
+
+/// One operation of a YCSB transaction.
+#[derive(Debug, Clone, Copy)]
+pub struct YcsbOp {
+    /// The key (also the record id: YCSB uses the dense array index).
+    pub key: u64,
+    /// Read or write.
+    pub kind: YcsbOpKind,
+}
+
+/// One YCSB transaction: its operations, in order.
+#[derive(Debug, Clone, Default)]
+pub struct YcsbRequest {
+    /// The operations, keys distinct.
+    pub ops: Vec<YcsbOp>,
+    long: bool,
+}
+
+impl Ycsb {
+    /// A workload for a validated configuration (zeta is computed here, O(records)).
+    pub fn new(config: YcsbConfig) -> Self {
+        let zipf = Zipf::new(config.records, config.theta);
+        Ycsb { config, zipf }
+    }
+
+    /// The configuration.
+    pub fn config(&self) -> &YcsbConfig {
+        &self.config
+    }
+}
+
+const TYPES: &[&str] = &["short", "long"];
+
+impl Workload for Ycsb {
+    type Request = YcsbRequest;
+
+    fn name(&self) -> &'static str {
+        "ycsb"
+    }
+
+    fn tables(&self) -> Vec<TableSpec> {
+        vec![TableSpec {
+            name: "usertable".into(),
+            records: self.config.records,
+            payload_bytes: self.config.payload,
+        }]
+    }
+
+    fn load<M: Sync>(&self, _db: &Database<M>) {
+        // Tables start zeroed, which is exactly the initial version stamp (writer 0, seq 0) in
+        // the first 16 bytes; there is nothing else to load.
+    }
+
+    fn new_request(&self) -> YcsbRequest {
+        YcsbRequest {
+            ops: Vec::with_capacity(self.config.ops.max(self.config.long_ops)),
+            long: false,
+        }
+    }
+
+    #[inline]
+    fn generate(&self, rng: &mut FastRng, req: &mut YcsbRequest) {
+        let c = &self.config;
+        req.long = c.long_share > 0.0 && rng.chance(c.long_share);
+        let n = if req.long { c.long_ops } else { c.ops };
+        req.ops.clear();
+        for _ in 0..n {
+            let key = loop {
+                let k = self.zipf.sample(rng);
+                if !req.ops.iter().any(|o| o.key == k) {
+                    break k;
+                }
+            };
+            let kind = if rng.chance(c.read_ratio) {
+                YcsbOpKind::Read
+            } else {
+                YcsbOpKind::Write
+            };
+            req.ops.push(YcsbOp { key, kind });
+        }
+    }
+
+    fn txn_types(&self) -> &'static [&'static str] {
+        if self.config.long_share > 0.0 {
+            TYPES
+        } else {
+            &TYPES[..1]
+        }
+    }
+
+    fn txn_type(&self, req: &YcsbRequest) -> usize {
+        usize::from(req.long)
+    }
+
+    fn run<'a, 'db, P: Protocol>(
+        &'a self,
+        tx: &'a mut Txn<'db, P>,
+        req: &'a YcsbRequest,
+    ) -> impl Future<Output = Result<(), Abort>> + 'a {
+        run_ycsb(self.config.rmw, tx, req)
+    }
+}
+
+async fn run_ycsb<P: Protocol>(
+    rmw: bool,
+    tx: &mut Txn<'_, P>,
+    req: &YcsbRequest,
+) -> Result<(), Abort> {
+    let recording = tx.is_recording();
+    for op in &req.ops {
+        let rid = RecordId(op.key);
+        match (op.kind, rmw) {
+            (YcsbOpKind::Read, _) => {
+                let data = tx.read(TABLE, rid).await?;
+                if recording {
+                    let seen = Version::decode(data);
+                    tx.record_read(TABLE, rid, seen);
+                }
+            }
+            (YcsbOpKind::Write, true) => {
+                let id = tx.id();
+                let seen = tx
+                    .update(TABLE, rid, |data| {
+                        if recording {
+                            let seen = Version::decode(data);
+                            Version {
+                                writer: id,
+                                seq: seen.seq + 1,
+                            }
+                            .encode(data);
+                            seen
+                        } else {
+                            // Touch the value the way an update would (DBx1000 copies a field).
+                            let last = data.len() - 1;
+                            data[last] = data[last].wrapping_add(1);
+                            Version { writer: 0, seq: 0 }
+                        }
+                    })
+                    .await?;
+                if recording {
+                    tx.record_read(TABLE, rid, seen);
+                    tx.record_write(
+                        TABLE,
+                        rid,
+                        Version {
+                            writer: id,
+                            seq: seen.seq + 1,
+                        },
+                    );
+                }
+            }
+            (YcsbOpKind::Write, false) => {
+                let id = tx.id();
+                tx.write_with(TABLE, rid, |data| {
+                    data.fill(id as u8);
+                    if recording {
+                        Version {
+                            writer: id,
+                            seq: Version::UNKNOWN_SEQ,
+                        }
+                        .encode(data);
+                    }
+                })
+                .await?;
+                if recording {
+                    tx.record_write(
+                        TABLE,
+                        rid,
+                        Version {
+                            writer: id,
+                            seq: Version::UNKNOWN_SEQ,
+                        },
+                    );
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Minimum payload for check mode (the version stamp).
+pub const MIN_CHECK_PAYLOAD: usize = STAMP_BYTES;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn keys_are_distinct_and_in_range() {
+        let y = Ycsb::new(YcsbConfig {
+            records: 20,
+            ops: 16,
+            theta: 0.99,
+            ..Default::default()
+        });
+        let mut rng = FastRng::new(3);
+        let mut req = y.new_request();
+        for _ in 0..1000 {
+            y.generate(&mut rng, &mut req);
+            assert_eq!(req.ops.len(), 16);
+            let mut keys: Vec<u64> = req.ops.iter().map(|o| o.key).collect();
+            keys.sort_unstable();
+            keys.dedup();
+            assert_eq!(keys.len(), 16);
+            assert!(keys.iter().all(|&k| k < 20));
+        }
+    }
+
+    #[test]
+    fn bimodal_share_and_read_ratio_hold() {
+        let y = Ycsb::new(YcsbConfig {
+            records: 10_000,
+            ops: 4,
+            long_ops: 16,
+            long_share: 0.1,
+            read_ratio: 0.95,
+            theta: 0.5,
+            ..Default::default()
+        });
+        let mut rng = FastRng::new(9);
+        let mut req = y.new_request();
+        let (mut long, mut reads, mut ops) = (0, 0, 0);
+        let n = 20_000;
+        for _ in 0..n {
+            y.generate(&mut rng, &mut req);
+            if y.txn_type(&req) == 1 {
+                long += 1;
+                assert_eq!(req.ops.len(), 16);
+            } else {
+                assert_eq!(req.ops.len(), 4);
+            }
+            ops += req.ops.len();
+            reads += req
+                .ops
+                .iter()
+                .filter(|o| o.kind == YcsbOpKind::Read)
+                .count();
+        }
+        let long_share = long as f64 / n as f64;
+        assert!((long_share - 0.1).abs() < 0.01, "{long_share}");
+        let read_share = reads as f64 / ops as f64;
+        assert!((read_share - 0.95).abs() < 0.01, "{read_share}");
+    }
+}
