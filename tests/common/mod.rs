@@ -1,0 +1,89 @@
+//! Shared helpers for integration tests: run a protocol under high contention in check mode and
+//! judge the result.
+
+#![allow(dead_code)]
+
+use std::collections::HashMap;
+use std::time::Duration;
+use txbench::check::history::{HistOp, Version, WorkerHistory};
+use txbench::check::{CheckReport, check};
+use txbench::exec::{ExecConfig, run_threads};
+use txbench::protocol::Protocol;
+use txbench::storage::{Database, RecordId};
+use txbench::workload::Workload;
+use txbench::workload::ycsb::{TABLE, Ycsb, YcsbConfig};
+
+/// The high-contention workload: 64 records, theta 0.99, 50% RMW, 8 ops per transaction.
+pub fn contended_ycsb() -> YcsbConfig {
+    YcsbConfig {
+        records: 64,
+        payload: 16,
+        ops: 8,
+        long_ops: 8,
+        long_share: 0.0,
+        read_ratio: 0.5,
+        rmw: true,
+        theta: 0.99,
+    }
+}
+
+/// Executor settings for a short checked run with `threads` workers (more than the 2 cores).
+pub fn checked_exec(threads: usize, millis: u64) -> ExecConfig {
+    ExecConfig {
+        threads,
+        duration: Duration::from_millis(millis),
+        warmup: Duration::ZERO,
+        seed: 7,
+        record_history: true,
+        adaptive_backoff: false,
+        read_phase_extension_ns: 0,
+        pin_threads: false,
+    }
+}
+
+/// What a checked run produced.
+pub struct Checked {
+    /// The serializability checker's verdict.
+    pub report: CheckReport,
+    /// Committed transactions, all workers.
+    pub committed: usize,
+    /// Keys whose final version number differs from the number of committed writes to them
+    /// (a lost update); only meaningful when every write is a read-modify-write.
+    pub lost_update_keys: usize,
+}
+
+/// Runs `ycsb` on `protocol` with `exec` and checks the history and the final table state.
+pub fn run_checked<P: Protocol>(protocol: P, ycsb: YcsbConfig, exec: &ExecConfig) -> Checked {
+    let workload = Ycsb::new(ycsb.clone());
+    let db: Database<P::RecordMeta> = Database::new(&workload.tables());
+    workload.load(&db);
+    let out = run_threads(&protocol, &db, &workload, exec);
+    let report = check(&out.histories);
+    let committed = out.histories.iter().map(WorkerHistory::len).sum();
+    let lost_update_keys = if ycsb.rmw { lost_updates(&db, &out.histories, ycsb.records) } else { 0 };
+    Checked { report, committed, lost_update_keys }
+}
+
+fn lost_updates<M>(db: &Database<M>, histories: &[WorkerHistory], records: u64) -> usize {
+    let mut writes: HashMap<u64, u64> = HashMap::new();
+    for h in histories {
+        for t in h.txns() {
+            for op in h.ops(t) {
+                if let HistOp::Write { key, .. } = op {
+                    *writes.entry(*key).or_default() += 1;
+                }
+            }
+        }
+    }
+    let table = db.table(TABLE);
+    (0..records)
+        .filter(|&k| {
+            let rec = table.get(RecordId(k)).expect("record");
+            let mut buf = vec![0u8; rec.payload.len()];
+            rec.payload.load(&mut buf);
+            let final_seq = Version::decode(&buf).seq;
+            let key = txbench::check::history::history_key(TABLE.0, k);
+            final_seq != writes.get(&key).copied().unwrap_or(0)
+        })
+        .count()
+}
