@@ -1,0 +1,333 @@
+//! Tests of the serializability checker (split from graph.rs to keep that file one idea).
+use super::*;
+
+fn version(writer: u64, seq: u64) -> Version {
+    Version { writer, seq }
+}
+
+fn read(key: u64, writer: u64, seq: u64) -> HistOp {
+    HistOp::Read {
+        key,
+        version: version(writer, seq),
+    }
+}
+
+fn write(key: u64, writer: u64, seq: u64) -> HistOp {
+    HistOp::Write {
+        key,
+        version: version(writer, seq),
+    }
+}
+
+fn history(txns: &[(u64, &[HistOp])]) -> WorkerHistory {
+    let mut history = WorkerHistory::default();
+    for (id, ops) in txns {
+        history.commit(*id, ops);
+    }
+    history
+}
+
+fn assert_clean(report: &CheckReport) {
+    assert_eq!(report.cycles, 0, "{report:?}");
+    assert_eq!(report.anomalies, 0, "{report:?}");
+    assert!(report.anomaly_counts.is_empty(), "{report:?}");
+    assert!(report.is_serializable());
+}
+
+fn count(report: &CheckReport, kind: &str) -> u64 {
+    report.anomaly_counts.get(kind).copied().unwrap_or(0)
+}
+
+#[test]
+fn serial_history_is_serializable() {
+    let report = check(&[history(&[
+        (1, &[read(1, 0, 0), write(1, 1, 1)]),
+        (2, &[read(1, 1, 1), write(1, 2, 2)]),
+    ])]);
+    assert_eq!(report.transactions, 2);
+    assert_clean(&report);
+    assert!(report.examples.is_empty());
+}
+
+#[test]
+fn lost_update_is_a_cycle_and_an_anomaly() {
+    let report = check(&[history(&[
+        (1, &[read(1, 0, 0), write(1, 1, 1)]),
+        (2, &[read(1, 0, 0), write(1, 2, 1)]),
+    ])]);
+    assert!(report.cycles >= 1, "{report:?}");
+    assert_eq!(count(&report, LOST_UPDATE), 1);
+    assert_eq!(report.anomalies, 1);
+    assert!(!report.is_serializable());
+    assert!(
+        report.examples.iter().any(|e| e.contains("rw")),
+        "{:?}",
+        report.examples
+    );
+    assert!(
+        report.examples.iter().any(|e| e.starts_with(LOST_UPDATE)),
+        "{:?}",
+        report.examples
+    );
+}
+
+#[test]
+fn write_skew_is_one_cycle_without_anomalies() {
+    let (x, y) = (1, 2);
+    let report = check(&[history(&[
+        (1, &[read(x, 0, 0), read(y, 0, 0), write(y, 1, 1)]),
+        (2, &[read(y, 0, 0), read(x, 0, 0), write(x, 2, 1)]),
+    ])]);
+    assert_eq!(report.cycles, 1, "{report:?}");
+    assert_eq!(report.anomalies, 0, "{report:?}");
+    assert_eq!(report.examples.len(), 1);
+    let example = &report.examples[0];
+    assert!(
+        example.contains("txn 1 -rw-> txn 2 -rw-> txn 1"),
+        "{example}"
+    );
+}
+
+#[test]
+fn read_of_uncommitted_writer_is_aborted_read() {
+    let report = check(&[history(&[(1, &[read(5, 999, 1)])])]);
+    assert_eq!(count(&report, ABORTED_READ), 1, "{report:?}");
+    assert_eq!(report.anomalies, 1);
+    assert_eq!(report.cycles, 0);
+    assert!(report.examples[0].contains("999"), "{:?}", report.examples);
+}
+
+#[test]
+fn read_of_unwritten_version_is_unknown_version() {
+    let report = check(&[history(&[
+        (1, &[read(1, 0, 0), write(1, 1, 1)]),
+        (2, &[read(1, 1, 7)]), // txn 1 wrote seq 1, not 7
+        (3, &[read(2, 1, 1)]), // txn 1 never wrote key 2
+        (4, &[read(3, 0, 4)]), // the loader wrote only seq 0
+    ])]);
+    assert_eq!(count(&report, UNKNOWN_VERSION), 3, "{report:?}");
+    assert_eq!(report.anomalies, 3);
+}
+
+#[test]
+fn duplicate_and_reserved_ids_are_anomalies() {
+    let report = check(&[
+        history(&[(1, &[read(1, 0, 0)]), (0, &[read(1, 0, 0)])]),
+        history(&[(1, &[read(2, 0, 0)])]),
+    ]);
+    assert_eq!(report.transactions, 3);
+    assert_eq!(count(&report, DUPLICATE_TXN_ID), 1, "{report:?}");
+    assert_eq!(count(&report, RESERVED_TXN_ID), 1, "{report:?}");
+}
+
+#[test]
+fn workers_are_merged() {
+    // The serial history split across two workers: reads resolve writers in the other one.
+    let serial = check(&[
+        history(&[(1, &[read(1, 0, 0), write(1, 1, 1)]), (3, &[read(1, 2, 2)])]),
+        history(&[(2, &[read(1, 1, 1), write(1, 2, 2)])]),
+    ]);
+    assert_eq!(serial.transactions, 3);
+    assert_clean(&serial);
+
+    // Write skew split across two workers is still one cycle.
+    let (x, y) = (1, 2);
+    let skew = check(&[
+        history(&[(1, &[read(x, 0, 0), read(y, 0, 0), write(y, 1, 1)])]),
+        history(&[(2, &[read(y, 0, 0), read(x, 0, 0), write(x, 2, 1)])]),
+    ]);
+    assert_eq!(skew.cycles, 1, "{skew:?}");
+    assert_eq!(skew.anomalies, 0, "{skew:?}");
+}
+
+#[test]
+fn blind_writes_give_wr_edges() {
+    let unknown = Version::UNKNOWN_SEQ;
+    // Txn 1 blind-writes x, which txn 2 reads; txn 2 blind-writes y, which txn 1 reads.
+    let cycle = check(&[history(&[
+        (1, &[write(1, 1, unknown), read(2, 2, unknown)]),
+        (2, &[read(1, 1, unknown), write(2, 2, unknown)]),
+    ])]);
+    assert_eq!(cycle.anomalies, 0, "{cycle:?}");
+    assert_eq!(cycle.cycles, 1, "{cycle:?}");
+    assert!(cycle.examples[0].contains("-wr->"), "{:?}", cycle.examples);
+
+    let chain = check(&[history(&[
+        (1, &[write(1, 1, unknown)]),
+        (2, &[read(1, 1, unknown), write(1, 2, unknown)]),
+    ])]);
+    assert_clean(&chain);
+}
+
+#[test]
+fn reading_own_writes_is_not_a_conflict() {
+    let report = check(&[history(&[(
+        1,
+        &[read(1, 0, 0), write(1, 1, 1), read(1, 1, 1)],
+    )])]);
+    assert_clean(&report);
+}
+
+/// Txn 1 and txn 2 both overwrite key 1's seq 0 (a lost update), then txns 3..=n form a chain
+/// of read-modify-writes after txn 2.
+fn lost_update_then_chain(n: u64) -> WorkerHistory {
+    let mut history = WorkerHistory::default();
+    history.commit(1, &[read(1, 0, 0), write(1, 1, 1)]);
+    history.commit(2, &[read(1, 0, 0), write(1, 2, 1)]);
+    history.commit(3, &[read(1, 2, 1), write(1, 3, 2)]);
+    for id in 4..=n {
+        history.commit(id, &[read(1, id - 1, id - 2), write(1, id, id - 1)]);
+    }
+    history
+}
+
+#[test]
+fn long_chains_do_not_overflow_the_stack() {
+    // Acyclic: removed entirely by the topological peel.
+    let mut serial = WorkerHistory::default();
+    for id in 1..=300_000u64 {
+        serial.commit(id, &[read(1, id - 1, id - 1), write(1, id, id)]);
+    }
+    let report = check(&[serial]);
+    assert_eq!(report.transactions, 300_000);
+    assert_clean(&report);
+
+    // Downstream of a cycle: the whole chain reaches the strongly connected components pass.
+    let report = check(&[lost_update_then_chain(300_000)]);
+    assert_eq!(report.transactions, 300_000);
+    assert_eq!(report.cycles, 1, "{report:?}");
+    assert_eq!(count(&report, LOST_UPDATE), 1, "{report:?}");
+}
+
+/// xorshift64*: deterministic randomness without a dependency.
+struct Rng(u64);
+
+impl Rng {
+    fn below(&mut self, bound: u64) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d) % bound
+    }
+}
+
+/// Transactions (id, ops) executed one at a time over `keys` keys: reads, read-modify-writes,
+/// and re-reads of the transaction's own writes.
+fn serial_transactions(
+    txns: u64,
+    keys: u64,
+    ops_per_txn: u64,
+    seed: u64,
+) -> Vec<(u64, Vec<HistOp>)> {
+    let mut rng = Rng(seed);
+    let mut current = vec![version(0, 0); keys as usize];
+    let mut result = Vec::with_capacity(txns as usize);
+    for id in 1..=txns {
+        let mut ops = Vec::new();
+        let mut touched = Vec::new();
+        for _ in 0..ops_per_txn {
+            let key = rng.below(keys);
+            if touched.contains(&key) {
+                continue; // at most one access per key and transaction
+            }
+            touched.push(key);
+            let seen = current[key as usize];
+            ops.push(read(key, seen.writer, seen.seq));
+            if rng.below(2) == 0 {
+                let new = version(id, seen.seq + 1);
+                ops.push(write(key, new.writer, new.seq));
+                current[key as usize] = new;
+                if rng.below(4) == 0 {
+                    ops.push(read(key, new.writer, new.seq));
+                }
+            }
+        }
+        result.push((id, ops));
+    }
+    result
+}
+
+fn spread(txns: &[(u64, Vec<HistOp>)], workers: usize) -> Vec<WorkerHistory> {
+    let mut histories = vec![WorkerHistory::default(); workers];
+    for (position, (id, ops)) in txns.iter().enumerate() {
+        histories[position % workers].commit(*id, ops);
+    }
+    histories
+}
+
+/// The writer of `key`'s version `seq` in a history from `serial_transactions`.
+fn writer_of(txns: &[(u64, Vec<HistOp>)], key: u64, seq: u64) -> u64 {
+    if seq == 0 {
+        return Version::INITIAL_WRITER;
+    }
+    txns.iter()
+        .flat_map(|(_, ops)| ops)
+        .find_map(|op| match *op {
+            HistOp::Write { key: k, version } if k == key && version.seq == seq => {
+                Some(version.writer)
+            }
+            _ => None,
+        })
+        .expect("every seq was written")
+}
+
+#[test]
+fn random_serial_history_is_serializable_until_corrupted() {
+    let mut txns = serial_transactions(10_000, 50, 4, 0x5eed);
+    let report = check(&spread(&txns, 4));
+    assert_eq!(report.transactions, 10_000);
+    assert_clean(&report);
+
+    // Make one read-modify-write read the version before the one it overwrote.
+    let (txn, op) = txns
+        .iter()
+        .enumerate()
+        .find_map(|(txn, (_, ops))| {
+            ops.windows(2)
+                .position(|pair| {
+                    matches!(pair, [HistOp::Read { key, version }, HistOp::Write { key: k, .. }]
+                    if key == k && version.seq >= 2)
+                })
+                .map(|op| (txn, op))
+        })
+        .expect("some read-modify-write overwrote seq 2 or later");
+    let HistOp::Read { key, version: seen } = txns[txn].1[op] else {
+        unreachable!("found a read")
+    };
+    let older = version(writer_of(&txns, key, seen.seq - 1), seen.seq - 1);
+    txns[txn].1[op] = HistOp::Read {
+        key,
+        version: older,
+    };
+
+    let report = check(&spread(&txns, 4));
+    assert!(!report.is_serializable(), "{report:?}");
+    assert!(report.cycles >= 1, "{report:?}");
+}
+
+/// Run with `cargo test --release -- --ignored --nocapture` to time a large check.
+#[test]
+#[ignore = "timing run"]
+fn million_transactions_time() {
+    let txns = serial_transactions(1_000_000, 100_000, 5, 7);
+    let histories = spread(&txns, 16);
+    let ops: usize = txns.iter().map(|(_, ops)| ops.len()).sum();
+    let started = std::time::Instant::now();
+    let report = check(&histories);
+    println!(
+        "serial: {} txns, {ops} ops in {:?}",
+        report.transactions,
+        started.elapsed()
+    );
+    assert_clean(&report);
+
+    let cyclic = lost_update_then_chain(1_000_000);
+    let started = std::time::Instant::now();
+    let report = check(&[cyclic]);
+    println!(
+        "cyclic core of {} txns in {:?}",
+        report.transactions,
+        started.elapsed()
+    );
+    assert_eq!(report.cycles, 1);
+}
