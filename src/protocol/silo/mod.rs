@@ -237,11 +237,15 @@ mod tests {
         let mut buf = [0u8; 8];
         silo.begin(&mut a, false);
         assert_eq!(silo.read(&mut a, x, &mut buf), Poll::Ready(Ok(())));
-        silo.write(&mut a, y, &[1; 8], WriteKind::Blind)
-            .map(|r| r.unwrap());
+        assert_eq!(
+            silo.write(&mut a, y, &[1; 8], WriteKind::Blind),
+            Poll::Ready(Ok(()))
+        );
         silo.begin(&mut b, false);
-        silo.write(&mut b, x, &[2; 8], WriteKind::Blind)
-            .map(|r| r.unwrap());
+        assert_eq!(
+            silo.write(&mut b, x, &[2; 8], WriteKind::Blind),
+            Poll::Ready(Ok(()))
+        );
         assert_eq!(silo.commit(&mut b), Poll::Ready(Ok(())));
         assert_eq!(silo.commit(&mut a), Poll::Ready(Err(Abort::ReadValidation)));
         silo.abort(&mut a, Abort::ReadValidation);
@@ -263,8 +267,10 @@ mod tests {
         silo.begin(&mut a, false);
         assert_eq!(silo.read(&mut a, x, &mut buf), Poll::Pending);
         silo.begin(&mut b, false);
-        silo.write(&mut b, x, &[3; 8], WriteKind::Blind)
-            .map(|r| r.unwrap());
+        assert_eq!(
+            silo.write(&mut b, x, &[3; 8], WriteKind::Blind),
+            Poll::Ready(Ok(()))
+        );
         assert_eq!(silo.commit(&mut b), Poll::Ready(Err(Abort::LockConflict)));
         silo.abort(&mut b, Abort::LockConflict);
         x.meta().store(seen);
@@ -282,8 +288,10 @@ mod tests {
             silo.begin(&mut a, false);
             assert_eq!(silo.read(&mut a, x, &mut buf), Poll::Ready(Ok(())));
             assert_eq!(buf, [i; 8]);
-            silo.write(&mut a, x, &[i + 1; 8], WriteKind::ReadModifyWrite)
-                .map(|r| r.unwrap());
+            assert_eq!(
+                silo.write(&mut a, x, &[i + 1; 8], WriteKind::ReadModifyWrite),
+                Poll::Ready(Ok(()))
+            );
             assert_eq!(silo.commit(&mut a), Poll::Ready(Ok(())));
             let tid = x.meta().load().tid();
             assert!(tid > last);
