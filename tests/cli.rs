@@ -1,0 +1,95 @@
+//! The command line: bad input is rejected before any work with exit status 2 and a message
+//! naming the parameter; good input produces the documented JSON and CSV fields.
+
+use std::process::{Command, Output};
+
+fn txbench(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_txbench")).args(args).output().expect("run txbench")
+}
+
+#[test]
+fn invalid_input_exits_2_naming_the_parameter() {
+    let cases: &[(&[&str], &str)] = &[
+        (&["run", "--theta", "-1"], "--theta"),
+        (&["run", "--records", "0"], "--records"),
+        (&["run", "--records", "10", "--ops", "11"], "--ops"),
+        (&["run", "--read-ratio", "2"], "--read-ratio"),
+        (&["run", "--protocol", "silo,nope"], "--protocol"),
+        (&["run", "--threads", "0"], "--threads"),
+        (&["run", "--duration", "0"], "--duration"),
+        (&["run", "--check", "--payload", "4"], "--payload"),
+        (&["run", "--workload", "tpcx"], "--workload"),
+        (&["run", "--theta", "abc"], "--theta"),
+    ];
+    for (args, param) in cases {
+        let out = txbench(args);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
+        assert!(stderr.contains(param), "{args:?}: {stderr}");
+        assert!(!stderr.contains("panicked"), "{args:?}: {stderr}");
+        assert!(out.stdout.is_empty(), "{args:?} started work");
+    }
+}
+
+#[test]
+fn list_names_every_protocol_and_preset() {
+    let out = txbench(&["list"]);
+    assert!(out.status.success());
+    let text = String::from_utf8_lossy(&out.stdout);
+    for p in txbench::ProtocolKind::ALL {
+        assert!(text.contains(p.name()), "missing {p}");
+    }
+    for (preset, _) in txbench::config::PRESETS {
+        assert!(text.contains(preset), "missing {preset}");
+    }
+}
+
+#[test]
+fn json_has_the_documented_fields_and_check_passes() {
+    let out = txbench(&[
+        "run", "--protocol", "all", "--records", "64", "--ops", "8", "--payload", "16", "--threads",
+        "4", "--duration", "0.2", "--warmup", "0", "--check", "--format", "json", "--rmw",
+    ]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let lines: Vec<&str> = stdout.lines().collect();
+    assert_eq!(lines.len(), txbench::ProtocolKind::ALL.len(), "{stdout}");
+    for line in lines {
+        let v: serde_json::Value = serde_json::from_str(line).expect("one JSON object per line");
+        for field in [
+            "protocol", "workload", "threads", "commits", "aborts", "throughput_tps", "abort_ratio",
+            "latency_us", "config", "machine", "check",
+        ] {
+            assert!(v.get(field).is_some(), "missing {field} in {line}");
+        }
+        for p in ["p50", "p90", "p99", "p999", "max"] {
+            assert!(v["latency_us"].get(p).is_some(), "missing latency_us.{p}");
+        }
+        for f in ["transactions", "cycles", "anomalies"] {
+            assert!(v["check"].get(f).is_some(), "missing check.{f}");
+        }
+        assert!(v["machine"]["cores"].as_u64().unwrap() >= 1);
+        assert_eq!(v["config"]["records"], 64);
+        assert!(v["commits"].as_u64().unwrap() > 0, "{line}");
+        if v["serializable"] == true {
+            assert_eq!(v["check"]["cycles"], 0, "{line}");
+            assert_eq!(v["check"]["anomalies"], 0, "{line}");
+        }
+    }
+    // A serializable protocol failing the check would make the exit status non-zero.
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+}
+
+#[test]
+fn csv_has_a_header_and_one_row_per_protocol() {
+    let out = txbench(&[
+        "run", "-p", "nocc,silo", "--records", "1000", "--duration", "0.1", "--warmup", "0",
+        "--threads", "2", "--format", "csv",
+    ]);
+    assert!(out.status.success());
+    let text = String::from_utf8_lossy(&out.stdout);
+    let mut rows = csv::Reader::from_reader(text.as_bytes());
+    let header = rows.headers().unwrap().clone();
+    assert_eq!(&header[0], "protocol");
+    assert!(header.iter().any(|h| h == "p999_us"));
+    assert_eq!(rows.records().count(), 2);
+}
