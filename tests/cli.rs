@@ -4,7 +4,10 @@
 use std::process::{Command, Output};
 
 fn txbench(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_txbench")).args(args).output().expect("run txbench")
+    Command::new(env!("CARGO_BIN_EXE_txbench"))
+        .args(args)
+        .output()
+        .expect("run txbench")
 }
 
 #[test]
@@ -47,8 +50,25 @@ fn list_names_every_protocol_and_preset() {
 #[test]
 fn json_has_the_documented_fields_and_check_passes() {
     let out = txbench(&[
-        "run", "--protocol", "all", "--records", "64", "--ops", "8", "--payload", "16", "--threads",
-        "4", "--duration", "0.2", "--warmup", "0", "--check", "--format", "json", "--rmw",
+        "run",
+        "--protocol",
+        "all",
+        "--records",
+        "64",
+        "--ops",
+        "8",
+        "--payload",
+        "16",
+        "--threads",
+        "4",
+        "--duration",
+        "0.2",
+        "--warmup",
+        "0",
+        "--check",
+        "--format",
+        "json",
+        "--rmw",
     ]);
     let stdout = String::from_utf8_lossy(&out.stdout);
     let lines: Vec<&str> = stdout.lines().collect();
@@ -56,8 +76,17 @@ fn json_has_the_documented_fields_and_check_passes() {
     for line in lines {
         let v: serde_json::Value = serde_json::from_str(line).expect("one JSON object per line");
         for field in [
-            "protocol", "workload", "threads", "commits", "aborts", "throughput_tps", "abort_ratio",
-            "latency_us", "config", "machine", "check",
+            "protocol",
+            "workload",
+            "threads",
+            "commits",
+            "aborts",
+            "throughput_tps",
+            "abort_ratio",
+            "latency_us",
+            "config",
+            "machine",
+            "check",
         ] {
             assert!(v.get(field).is_some(), "missing {field} in {line}");
         }
@@ -76,14 +105,29 @@ fn json_has_the_documented_fields_and_check_passes() {
         }
     }
     // A serializable protocol failing the check would make the exit status non-zero.
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
 }
 
 #[test]
 fn csv_has_a_header_and_one_row_per_protocol() {
     let out = txbench(&[
-        "run", "-p", "nocc,silo", "--records", "1000", "--duration", "0.1", "--warmup", "0",
-        "--threads", "2", "--format", "csv",
+        "run",
+        "-p",
+        "nocc,silo",
+        "--records",
+        "1000",
+        "--duration",
+        "0.1",
+        "--warmup",
+        "0",
+        "--threads",
+        "2",
+        "--format",
+        "csv",
     ]);
     assert!(out.status.success());
     let text = String::from_utf8_lossy(&out.stdout);

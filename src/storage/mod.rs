@@ -1,10 +1,21 @@
 //! Storage: tables of fixed-size records, preallocated once.
 //!
-//! A table is two parallel arrays indexed by [`RecordId`]:
-//! - headers: one `#[repr(align(64))]` [`RecordHeader`] per record, holding the protocol's
-//!   per-record metadata (`Protocol::RecordMeta`: a TID word, a lock word, timestamps...). Aligning
-//!   each header to a cache line keeps two records' lock words from false sharing.
-//! - payloads: `payload_bytes` per record, stored as 64-bit words ([`Payload`]).
+//! A table is one zeroed, 64-byte-aligned allocation of `records x stride` bytes. Record `i`
+//! starts at `i * stride`, a cache-line boundary, and holds the protocol's metadata followed by
+//! the payload:
+//!
+//! ```text
+//!  record i (stride = a multiple of 64 bytes)
+//! +----------------------+-------------------------------------+---------+
+//! | RecordHeader<M>      | payload: ceil(bytes / 8) x AtomicU64 | padding |
+//! | (protocol metadata)  |                                     |         |
+//! +----------------------+-------------------------------------+---------+
+//! ^ 64-byte aligned       ^ 8-byte aligned
+//! ```
+//!
+//! Keeping the metadata word (a TID, a lock word) in the same cache line as the start of the
+//! payload means a read costs one miss, not two; aligning every record to a line keeps two
+//! records' lock words from false sharing.
 //!
 //! Payload words are `AtomicU64` accessed with `Relaxed` loads and stores. Optimistic protocols
 //! (Silo, TicToc) read a payload while a writer may be installing it and detect the race afterwards
@@ -20,6 +31,9 @@ mod payload;
 
 pub use payload::Payload;
 
+use std::alloc::{Layout, alloc_zeroed, dealloc, handle_alloc_error};
+use std::marker::PhantomData;
+use std::ptr::NonNull;
 use std::sync::atomic::AtomicU64;
 
 /// Index of a table within a [`Database`].
@@ -33,8 +47,11 @@ pub struct RecordId(pub u64);
 /// Largest payload a table accepts, in bytes.
 pub const MAX_PAYLOAD_BYTES: usize = 1 << 20;
 
-/// The cache-line-aligned header of one record: the protocol's metadata and nothing else.
-#[repr(C, align(64))]
+/// Records start on cache-line boundaries.
+const RECORD_ALIGN: usize = 64;
+
+/// The header of one record: the protocol's metadata and nothing else.
+#[repr(transparent)]
 #[derive(Default)]
 pub struct RecordHeader<M> {
     /// Protocol-owned metadata (lock word, TID, timestamps).
@@ -55,27 +72,82 @@ pub struct TableSpec {
 /// A table of fixed-size records whose headers carry metadata of type `M`.
 pub struct Table<M> {
     spec: TableSpec,
-    headers: Box<[RecordHeader<M>]>,
+    /// Start of the allocation (`layout`), `len * stride` bytes.
+    base: NonNull<u8>,
+    layout: Layout,
+    len: usize,
+    stride: usize,
+    /// Offset of the payload within a record.
+    payload_offset: usize,
     words_per_record: usize,
-    payloads: Box<[AtomicU64]>,
+    _meta: PhantomData<M>,
 }
 
+// SAFETY: a table owns `M` values and `AtomicU64` words; sharing it across threads shares `&M`
+// and `&AtomicU64`, which is sound when `M: Sync` (atomics are `Sync`). Sending it moves the `M`
+// values, which needs `M: Send`.
+unsafe impl<M: Send> Send for Table<M> {}
+// SAFETY: see `Send` above; `&Table` only hands out shared references.
+unsafe impl<M: Sync> Sync for Table<M> {}
+
 impl<M: Default> Table<M> {
-    /// Allocates every record of `spec`, zeroed payloads and default metadata.
+    /// Allocates every record of `spec`: zeroed payloads and default metadata.
     pub fn new(spec: TableSpec) -> Self {
         assert!(spec.payload_bytes >= 1 && spec.payload_bytes <= MAX_PAYLOAD_BYTES);
-        let n = usize::try_from(spec.records).expect("record count fits in usize");
+        assert!(
+            std::mem::align_of::<M>() <= RECORD_ALIGN,
+            "metadata alignment above 64"
+        );
+        let len = usize::try_from(spec.records).expect("record count fits in usize");
         let words_per_record = spec.payload_bytes.div_ceil(8);
-        let headers = (0..n).map(|_| RecordHeader::default()).collect();
-        let payloads = (0..n * words_per_record)
-            .map(|_| AtomicU64::new(0))
-            .collect();
+        let payload_offset = std::mem::size_of::<M>().next_multiple_of(8);
+        let stride = (payload_offset + words_per_record * 8).next_multiple_of(RECORD_ALIGN);
+        let size = len
+            .checked_mul(stride)
+            .expect("table size fits in usize")
+            .max(RECORD_ALIGN);
+        let layout = Layout::from_size_align(size, RECORD_ALIGN).expect("valid table layout");
+        // SAFETY: `layout` has a non-zero size (at least one cache line).
+        let raw = unsafe { alloc_zeroed(layout) };
+        let base = NonNull::new(raw).unwrap_or_else(|| handle_alloc_error(layout));
+        for i in 0..len {
+            // SAFETY: record `i` lies within the allocation (`i < len`), starts 64-byte aligned
+            // (base and stride are multiples of 64, and `M` needs at most 64), and nothing
+            // references it yet; writing initialises the metadata in place. The zeroed payload
+            // words are valid `AtomicU64`s already.
+            unsafe {
+                base.as_ptr()
+                    .add(i * stride)
+                    .cast::<M>()
+                    .write(M::default())
+            };
+        }
         Table {
             spec,
-            headers,
+            base,
+            layout,
+            len,
+            stride,
+            payload_offset,
             words_per_record,
-            payloads,
+            _meta: PhantomData,
         }
+    }
+}
+
+impl<M> Drop for Table<M> {
+    fn drop(&mut self) {
+        if std::mem::needs_drop::<M>() {
+            for i in 0..self.len {
+                // SAFETY: every record's metadata was initialised in `new` and is dropped once,
+                // here; `&mut self` proves no reference to it is alive.
+                unsafe {
+                    std::ptr::drop_in_place(self.base.as_ptr().add(i * self.stride).cast::<M>())
+                };
+            }
+        }
+        // SAFETY: `base` came from `alloc_zeroed(self.layout)` and is freed once.
+        unsafe { dealloc(self.base.as_ptr(), self.layout) };
     }
 }
 
@@ -100,18 +172,33 @@ impl<M> Table<M> {
         self.spec.payload_bytes
     }
 
+    /// Bytes one record occupies (metadata, payload and padding to a cache line).
+    pub fn stride(&self) -> usize {
+        self.stride
+    }
+
     /// The record at `rid`, or `None` past the end.
     #[inline]
     pub fn get(&self, rid: RecordId) -> Option<Record<'_, M>> {
-        let i = usize::try_from(rid.0).ok()?;
-        let header = self.headers.get(i)?;
-        let start = i * self.words_per_record;
-        let words = &self.payloads[start..start + self.words_per_record];
-        Some(Record {
-            rid,
-            header,
-            payload: Payload::new(words, self.spec.payload_bytes),
-        })
+        let i = usize::try_from(rid.0).ok().filter(|&i| i < self.len)?;
+        // SAFETY: `i < len`, so the record lies inside the allocation; its metadata was
+        // initialised in `new` and is only ever accessed through shared references (it is
+        // `Sync`); its payload is `words_per_record` initialised (zeroed) `AtomicU64`s at an
+        // 8-byte-aligned offset. The references live as long as `&self`, and the allocation
+        // never moves or shrinks while the table exists.
+        unsafe {
+            let start = self.base.as_ptr().add(i * self.stride);
+            let header = &*start.cast::<RecordHeader<M>>();
+            let words = std::slice::from_raw_parts(
+                start.add(self.payload_offset).cast::<AtomicU64>(),
+                self.words_per_record,
+            );
+            Some(Record {
+                rid,
+                header,
+                payload: Payload::new(words, self.spec.payload_bytes),
+            })
+        }
     }
 }
 
@@ -139,7 +226,7 @@ impl<'a, M> Record<'a, M> {
         &self.header.meta
     }
 
-    /// Address of the header, a total order over all records of all tables used to lock write
+    /// Address of the record, a total order over all records of all tables used to lock write
     /// sets in one global order (deadlock freedom for Silo, TicToc and friends).
     #[inline]
     pub fn order_key(&self) -> usize {
@@ -173,14 +260,9 @@ impl<M> Database<M> {
         &self.tables
     }
 
-    /// Bytes held by record headers and payloads (what a table costs in memory).
+    /// Bytes held by records (metadata, payloads, padding): what the tables cost in memory.
     pub fn memory_bytes(&self) -> usize {
-        self.tables
-            .iter()
-            .map(|t| {
-                t.headers.len() * std::mem::size_of::<RecordHeader<M>>() + t.payloads.len() * 8
-            })
-            .sum()
+        self.tables.iter().map(|t| t.len * t.stride).sum()
     }
 }
 
@@ -201,6 +283,38 @@ mod tests {
             assert_eq!(r.payload.len(), 100);
         }
         assert!(t.get(RecordId(3)).is_none());
+    }
+
+    #[test]
+    fn metadata_and_payload_share_a_cache_aligned_stride() {
+        let t: Table<[u64; 3]> = Table::new(TableSpec {
+            name: "t".into(),
+            records: 5,
+            payload_bytes: 100,
+        });
+        assert_eq!(t.stride(), 128, "24 bytes of metadata + 104 of payload");
+        let r = t.get(RecordId(4)).unwrap();
+        assert_eq!(*r.meta(), [0; 3]);
+        let payload_addr = r.payload.word_addr();
+        assert_eq!(payload_addr - r.order_key(), 24);
+    }
+
+    #[test]
+    fn metadata_destructors_run_once() {
+        use std::sync::Arc;
+        let counter = Arc::new(());
+        #[derive(Default)]
+        struct Holder(Option<Arc<()>>);
+        {
+            let t: Table<Holder> = Table::new(TableSpec {
+                name: "t".into(),
+                records: 3,
+                payload_bytes: 4,
+            });
+            assert!(t.get(RecordId(0)).unwrap().meta().0.is_none());
+            let _keep = Arc::clone(&counter);
+        }
+        assert_eq!(Arc::strong_count(&counter), 1);
     }
 
     #[test]

@@ -72,6 +72,11 @@ impl<'a> Payload<'a> {
         }
     }
 
+    /// Address of the first payload word (layout tests).
+    pub fn word_addr(&self) -> usize {
+        self.words.as_ptr() as usize
+    }
+
     /// Reads the `i`-th 64-bit little-endian word (used by loaders and the checker's version stamp).
     #[inline]
     pub fn word(&self, i: usize) -> u64 {
