@@ -107,6 +107,9 @@ pub struct RunArgs {
     /// Warm-up seconds before measuring (not counted).
     #[arg(long, default_value_t = 0.5, allow_negative_numbers = true)]
     pub warmup: f64,
+    /// Runs per protocol (round-robin over protocols); the table shows medians.
+    #[arg(long, default_value_t = 1)]
+    pub repeat: usize,
     /// Seed: the same seed gives each worker the same transaction stream.
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
@@ -264,6 +267,8 @@ pub struct RunConfig {
     pub options: ProtocolOptions,
     /// Run the checker.
     pub check: bool,
+    /// Runs per protocol.
+    pub repeat: usize,
     /// Output format.
     pub format: Format,
 }
@@ -394,6 +399,9 @@ impl RunArgs {
                 "0 <= ns <= 1000000000",
             ));
         }
+        if self.repeat == 0 || self.repeat > 1000 {
+            return Err(out_of_range("repeat", self.repeat, "1 <= repeat <= 1000"));
+        }
         if self.silo_epoch_ms == 0 || self.silo_epoch_ms > 10_000 {
             return Err(out_of_range(
                 "silo-epoch-ms",
@@ -429,6 +437,7 @@ impl RunArgs {
                 threads,
             },
             check: self.check,
+            repeat: self.repeat,
             format: self.format,
         })
     }

@@ -4,7 +4,7 @@ use clap::Parser;
 use std::io::Write;
 use std::process::ExitCode;
 use txbench::config::{Cli, Command, Format, PRESETS, WORKLOADS};
-use txbench::metrics::report::{render_table, write_csv};
+use txbench::metrics::report::{medians, render_table, write_csv};
 use txbench::protocol::ProtocolKind;
 use txbench::runner::run_all;
 
@@ -43,7 +43,10 @@ fn main() -> ExitCode {
                     }
                 }
                 Format::Table => {
-                    let _ = writeln!(std::io::stdout(), "{}", render_table(&reports));
+                    if cfg.repeat > 1 {
+                        println!("medians of {} runs per protocol", cfg.repeat);
+                    }
+                    let _ = writeln!(std::io::stdout(), "{}", render_table(&medians(&reports)));
                 }
             }
             let broken = reports
@@ -105,6 +108,10 @@ fn list_text() -> String {
         ("--duration S", "measured seconds per protocol (default 2)"),
         ("--warmup S", "unmeasured seconds first (default 0.5)"),
         ("--seed N", "same seed, same transaction stream per worker"),
+        (
+            "--repeat N",
+            "runs per protocol, interleaved; the table shows medians",
+        ),
         ("--check", "record history, run the serializability checker"),
         (
             "--format F",

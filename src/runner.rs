@@ -14,15 +14,20 @@ use crate::storage::Database;
 use crate::workload::Workload;
 use crate::workload::ycsb::Ycsb;
 
-/// Runs every protocol of `cfg` in order, calling `on_report` after each.
+/// Runs every protocol of `cfg`, `cfg.repeat` rounds of all protocols in order (interleaving the
+/// protocols keeps slow drifts of a shared machine from favouring one), calling `on_report` after
+/// each run.
 pub fn run_all(cfg: &RunConfig, mut on_report: impl FnMut(&RunReport)) -> Vec<RunReport> {
     let machine = MachineInfo::detect();
     let workload = Ycsb::new(cfg.ycsb.clone());
-    let mut reports = Vec::with_capacity(cfg.protocols.len());
-    for &kind in &cfg.protocols {
-        let report = run_protocol(kind, cfg, &workload, &machine);
-        on_report(&report);
-        reports.push(report);
+    let mut reports = Vec::with_capacity(cfg.protocols.len() * cfg.repeat);
+    for round in 0..cfg.repeat {
+        for &kind in &cfg.protocols {
+            let mut report = run_protocol(kind, cfg, &workload, &machine);
+            report.round = round;
+            on_report(&report);
+            reports.push(report);
+        }
     }
     reports
 }

@@ -137,3 +137,61 @@ fn csv_has_a_header_and_one_row_per_protocol() {
     assert!(header.iter().any(|h| h == "p999_us"));
     assert_eq!(rows.records().count(), 2);
 }
+
+#[test]
+fn repeat_interleaves_rounds_and_reports_each_run() {
+    let out = txbench(&[
+        "run",
+        "-p",
+        "nocc,silo",
+        "--records",
+        "1000",
+        "--duration",
+        "0.05",
+        "--warmup",
+        "0",
+        "--threads",
+        "2",
+        "--repeat",
+        "3",
+        "--format",
+        "json",
+    ]);
+    assert!(out.status.success());
+    let rounds: Vec<(String, u64)> = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(|l| {
+            let v: serde_json::Value = serde_json::from_str(l).unwrap();
+            (
+                v["protocol"].as_str().unwrap().to_string(),
+                v["round"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    let expected: Vec<(String, u64)> = (0..3)
+        .flat_map(|r| [("nocc".to_string(), r), ("silo".to_string(), r)])
+        .collect();
+    assert_eq!(rounds, expected);
+    let table = txbench(&[
+        "run",
+        "-p",
+        "nocc,silo",
+        "--records",
+        "1000",
+        "--duration",
+        "0.05",
+        "--warmup",
+        "0",
+        "--threads",
+        "2",
+        "--repeat",
+        "3",
+    ]);
+    let text = String::from_utf8_lossy(&table.stdout);
+    assert!(text.contains("medians of 3 runs"), "{text}");
+    assert_eq!(
+        text.matches("silo").count(),
+        1,
+        "one row per protocol: {text}"
+    );
+}

@@ -44,6 +44,8 @@ pub struct RunReport {
     pub workload: String,
     /// Worker threads.
     pub threads: usize,
+    /// Which of the `--repeat` rounds this run was (0-based).
+    pub round: usize,
     /// Measured seconds.
     pub measured_s: f64,
     /// Committed transactions in the measured period.
@@ -83,6 +85,7 @@ struct ConfigRecord<'a> {
     warmup_s: f64,
     seed: u64,
     check: bool,
+    repeat: usize,
     adaptive_backoff: bool,
     read_phase_extension_ns: u64,
     pin_threads: bool,
@@ -156,6 +159,7 @@ impl RunReport {
             warmup_s: cfg.exec.warmup.as_secs_f64(),
             seed: cfg.exec.seed,
             check: cfg.check,
+            repeat: cfg.repeat,
             adaptive_backoff: cfg.exec.adaptive_backoff,
             read_phase_extension_ns: cfg.exec.read_phase_extension_ns,
             pin_threads: cfg.exec.pin_threads,
@@ -167,6 +171,7 @@ impl RunReport {
             serializable: kind.is_serializable(),
             workload: workload.name().to_string(),
             threads: cfg.exec.threads,
+            round: 0,
             measured_s: secs,
             commits: total.commits,
             aborts,
@@ -194,6 +199,7 @@ pub const CSV_COLUMNS: &[&str] = &[
     "serializable",
     "workload",
     "threads",
+    "round",
     "commits",
     "aborts",
     "throughput_tps",
@@ -221,6 +227,7 @@ pub fn write_csv(out: impl Write, reports: &[RunReport]) -> csv::Result<()> {
             r.serializable.to_string(),
             r.workload.clone(),
             r.threads.to_string(),
+            r.round.to_string(),
             r.commits.to_string(),
             r.aborts.to_string(),
             format!("{:.1}", r.throughput_tps),
@@ -240,7 +247,40 @@ pub fn write_csv(out: impl Write, reports: &[RunReport]) -> csv::Result<()> {
     Ok(())
 }
 
+/// One report per protocol (first-seen order) summarising repeated runs: the run with the median
+/// throughput, with every latency percentile replaced by its median across the runs.
+pub fn medians(reports: &[RunReport]) -> Vec<RunReport> {
+    let mut names: Vec<&str> = Vec::new();
+    for r in reports {
+        if !names.contains(&r.protocol.as_str()) {
+            names.push(&r.protocol);
+        }
+    }
+    names
+        .into_iter()
+        .map(|name| {
+            let mut runs: Vec<&RunReport> = reports.iter().filter(|r| r.protocol == name).collect();
+            runs.sort_by(|a, b| a.throughput_tps.total_cmp(&b.throughput_tps));
+            let mut out = runs[runs.len() / 2].clone();
+            let median_of = |f: fn(&LatencySummary) -> f64| {
+                let mut v: Vec<f64> = runs.iter().map(|r| f(&r.latency_us)).collect();
+                v.sort_by(f64::total_cmp);
+                v[v.len() / 2]
+            };
+            out.latency_us = LatencySummary {
+                p50: median_of(|l| l.p50),
+                p90: median_of(|l| l.p90),
+                p99: median_of(|l| l.p99),
+                p999: median_of(|l| l.p999),
+                max: median_of(|l| l.max),
+            };
+            out
+        })
+        .collect()
+}
+
 /// A comparison table; throughput and p99.9 also as ratios to the `nocc` row when present.
+/// With repeated runs, pass [`medians`] of the reports.
 pub fn render_table(reports: &[RunReport]) -> String {
     let ceiling = reports.iter().find(|r| r.protocol == "nocc");
     let with_check = reports.iter().any(|r| r.check.is_some());
