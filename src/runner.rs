@@ -8,6 +8,7 @@ use crate::exec::run_threads;
 use crate::metrics::machine::MachineInfo;
 use crate::metrics::report::RunReport;
 use crate::protocol::nocc::Nocc;
+use crate::protocol::tictoc::TicToc;
 use crate::protocol::{Protocol, ProtocolKind, ProtocolOptions};
 use crate::storage::Database;
 use crate::workload::Workload;
@@ -36,6 +37,7 @@ pub fn run_protocol<W: Workload>(
     let opts = &cfg.options;
     match kind {
         ProtocolKind::Nocc => run_with(kind, Nocc, cfg, workload, machine),
+        ProtocolKind::TicToc => run_with(kind, TicToc::new(opts), cfg, workload, machine),
         _ => unimplemented_protocol(kind, opts),
     }
 }
