@@ -9,6 +9,7 @@ use crate::metrics::machine::MachineInfo;
 use crate::metrics::report::RunReport;
 use crate::protocol::nocc::Nocc;
 use crate::protocol::silo::Silo;
+use crate::protocol::tictoc::TicToc;
 use crate::protocol::{Protocol, ProtocolKind, ProtocolOptions};
 use crate::storage::Database;
 use crate::workload::Workload;
@@ -43,6 +44,7 @@ pub fn run_protocol<W: Workload>(
     match kind {
         ProtocolKind::Nocc => run_with(kind, Nocc, cfg, workload, machine),
         ProtocolKind::Silo => run_with(kind, Silo::new(opts), cfg, workload, machine),
+        ProtocolKind::TicToc => run_with(kind, TicToc::new(opts), cfg, workload, machine),
         _ => unimplemented_protocol(kind, opts),
     }
 }

@@ -26,6 +26,7 @@ mod access;
 pub mod nocc;
 mod options;
 pub mod silo;
+pub mod tictoc;
 
 pub use abort::Abort;
 pub use access::{ReadSet, WriteEntry, WriteSet};
