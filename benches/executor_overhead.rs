@@ -1,6 +1,10 @@
 //! What driving `async` transaction programs costs: the thread executor (async program over
-//! `Txn`, polled in place, with latency histograms and phase timing) against a plain synchronous
-//! loop that calls the protocol directly with no metrics, on YCSB-C with one thread.
+//! `Txn`, polled in place, with latency histograms and phase timing) against plain synchronous
+//! loops that call the protocol directly, on YCSB-C with one thread. Two baselines:
+//! - `bare`: no measurement at all (the total cost of executor + metrics);
+//! - `timed`: the same per-transaction measurement as the executor (start, end of execution and
+//!   commit timestamps; latency into an HDR histogram), isolating the cost of the async programs
+//!   and the executor loop themselves.
 //!
 //! Run: `cargo bench --bench executor_overhead` (optionally `-- SECONDS ROUNDS`). Rounds alternate
 //! the two loops so drift on a shared machine hits both; the median ratio is reported.
@@ -8,7 +12,7 @@
 use std::task::Poll;
 use std::time::{Duration, Instant};
 use txbench::exec::{ExecConfig, run_threads};
-use txbench::metrics::WorkerStats;
+use txbench::metrics::{Phase, WorkerStats};
 use txbench::protocol::nocc::Nocc;
 use txbench::protocol::silo::Silo;
 use txbench::protocol::{Protocol, ProtocolOptions};
@@ -17,7 +21,12 @@ use txbench::storage::{Database, RecordId};
 use txbench::workload::Workload;
 use txbench::workload::ycsb::{TABLE, Ycsb, YcsbConfig, YcsbOpKind};
 
-fn sync_loop<P: Protocol>(p: &P, db: &Database<P::RecordMeta>, y: &Ycsb, secs: f64) -> f64 {
+fn sync_loop<P: Protocol, const TIMED: bool>(
+    p: &P,
+    db: &Database<P::RecordMeta>,
+    y: &Ycsb,
+    secs: f64,
+) -> f64 {
     let mut w = p.new_worker(0);
     let mut rng = FastRng::for_worker(1, 0);
     let mut req = y.new_request();
@@ -25,17 +34,26 @@ fn sync_loop<P: Protocol>(p: &P, db: &Database<P::RecordMeta>, y: &Ycsb, secs: f
     let table = db.table(TABLE);
     let deadline = Instant::now() + Duration::from_secs_f64(secs);
     let mut commits = 0u64;
+    let mut stats = WorkerStats::new(1);
     let start = Instant::now();
     while Instant::now() < deadline {
         for _ in 0..64 {
             y.generate(&mut rng, &mut req);
+            let t0 = TIMED.then(Instant::now);
             p.begin(&mut w, false);
             for op in &req.ops {
                 assert_eq!(op.kind, YcsbOpKind::Read, "YCSB-C is read-only");
                 let rec = table.get(RecordId(op.key)).expect("key in table");
                 while p.read(&mut w, rec, &mut buf) != Poll::Ready(Ok(())) {}
             }
+            let t1 = TIMED.then(Instant::now);
             while p.commit(&mut w) != Poll::Ready(Ok(())) {}
+            if let (Some(t0), Some(t1)) = (t0, t1) {
+                let t2 = Instant::now();
+                stats.commit(0, (t2 - t0).as_nanos() as u64);
+                stats.add_phase(Phase::Execute, (t1 - t0).as_nanos() as u64);
+                stats.add_phase(Phase::Commit, (t2 - t1).as_nanos() as u64);
+            }
             commits += 1;
         }
     }
@@ -65,22 +83,40 @@ fn compare<P: Protocol>(name: &str, p: &P, y: &Ycsb, secs: f64, rounds: usize) {
     let db: Database<P::RecordMeta> = Database::new(&y.tables());
     y.load(&db);
     // Warm caches and page tables once.
-    sync_loop(p, &db, y, secs / 2.0);
-    let mut ratios = Vec::new();
+    sync_loop::<P, false>(p, &db, y, secs / 2.0);
+    let (mut vs_bare, mut vs_timed) = (Vec::new(), Vec::new());
     for _ in 0..rounds {
-        let s = sync_loop(p, &db, y, secs);
+        // Every loop runs on a fresh thread, as the executor's workers do.
+        let bare = std::thread::scope(|sc| {
+            sc.spawn(|| sync_loop::<P, false>(p, &db, y, secs))
+                .join()
+                .unwrap()
+        });
+        let timed = std::thread::scope(|sc| {
+            sc.spawn(|| sync_loop::<P, true>(p, &db, y, secs))
+                .join()
+                .unwrap()
+        });
         let e = executor(p, &db, y, secs);
         println!(
-            "{name}: sync {s:.0} txn/s, executor {e:.0} txn/s, executor/sync {:.3}",
-            e / s
+            "{name}: bare {bare:.0}, timed {timed:.0}, executor {e:.0} txn/s; \
+             executor/bare {:.3}, executor/timed {:.3}",
+            e / bare,
+            e / timed
         );
-        ratios.push(e / s);
+        vs_bare.push(e / bare);
+        vs_timed.push(e / timed);
     }
-    ratios.sort_by(f64::total_cmp);
-    let median = ratios[ratios.len() / 2];
+    let median = |v: &mut Vec<f64>| {
+        v.sort_by(f64::total_cmp);
+        v[v.len() / 2]
+    };
+    let (b, t) = (median(&mut vs_bare), median(&mut vs_timed));
     println!(
-        "{name}: median executor/sync = {median:.3} (overhead {:.1}%)",
-        (1.0 - median) * 100.0
+        "{name}: median executor/bare = {b:.3} (overhead {:.1}%), executor/timed = {t:.3} \
+         (overhead {:.1}%)",
+        (1.0 - b) * 100.0,
+        (1.0 - t) * 100.0
     );
 }
 

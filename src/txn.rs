@@ -11,7 +11,9 @@
 use crate::check::history::{HistOp, Version, WorkerHistory};
 use crate::protocol::{Abort, Protocol, WriteKind};
 use crate::storage::{Database, RecordId, TableId};
-use std::future::poll_fn;
+use std::future::Future;
+use std::pin::Pin;
+use std::task::{Context, Poll};
 
 /// A running transaction attempt, bound to one worker.
 pub struct Txn<'db, P: Protocol> {
@@ -97,72 +99,76 @@ impl<'db, P: Protocol> Txn<'db, P> {
     }
 
     /// Reads a record; the returned bytes are valid until the next operation.
-    pub async fn read(&mut self, table: TableId, rid: RecordId) -> Result<&[u8], Abort> {
-        let rec = self
-            .db
-            .table(table)
-            .get(rid)
-            .expect("record id within table");
-        let n = rec.payload.len();
-        let (protocol, worker, buf) = (self.protocol, &mut self.worker, &mut self.buf[..n]);
-        poll_fn(|_| protocol.read(worker, rec, buf)).await?;
-        Ok(&self.buf[..n])
+    ///
+    /// The returned future is a small hand-written type rather than an `async fn` body: it is
+    /// moved into the program's state machine at every call, and keeping it to three words keeps
+    /// that move out of `memcpy` (measured: the `async fn` version cost YCSB-C about a third of
+    /// its throughput against a synchronous loop, see `benches/executor_overhead.rs`).
+    #[inline]
+    pub fn read(&mut self, table: TableId, rid: RecordId) -> ReadOp<'_, 'db, P> {
+        ReadOp {
+            tx: Some(self),
+            table,
+            rid,
+        }
     }
 
     /// Reads a record this transaction will write, lets `update` change the bytes, and buffers the
     /// result as a read-modify-write. `update` sees the current payload and edits it in place.
-    pub async fn update<R>(
+    #[inline]
+    pub fn update<F: FnOnce(&mut [u8]) -> R, R>(
         &mut self,
         table: TableId,
         rid: RecordId,
-        update: impl FnOnce(&mut [u8]) -> R,
-    ) -> Result<R, Abort> {
-        let rec = self
-            .db
-            .table(table)
-            .get(rid)
-            .expect("record id within table");
-        let n = rec.payload.len();
-        let (protocol, worker, buf) = (self.protocol, &mut self.worker, &mut self.buf[..n]);
-        poll_fn(|_| protocol.read_for_update(worker, rec, buf)).await?;
-        let out = update(buf);
-        poll_fn(|_| protocol.write(worker, rec, buf, WriteKind::ReadModifyWrite)).await?;
-        Ok(out)
+        update: F,
+    ) -> UpdateOp<'_, 'db, P, F, R> {
+        UpdateOp {
+            tx: self,
+            table,
+            rid,
+            update: Some(update),
+            result: None,
+        }
     }
 
     /// Overwrites a record without reading it (a blind write). `data` must be the payload size.
-    pub async fn write(&mut self, table: TableId, rid: RecordId, data: &[u8]) -> Result<(), Abort> {
-        let rec = self
-            .db
-            .table(table)
-            .get(rid)
-            .expect("record id within table");
-        assert_eq!(
-            data.len(),
-            rec.payload.len(),
-            "write size must equal the payload size"
-        );
-        let (protocol, worker) = (self.protocol, &mut self.worker);
-        poll_fn(|_| protocol.write(worker, rec, data, WriteKind::Blind)).await
+    #[inline]
+    pub fn write<'t>(
+        &'t mut self,
+        table: TableId,
+        rid: RecordId,
+        data: &'t [u8],
+    ) -> WriteOp<'t, 'db, P, impl FnOnce(&mut [u8]) + 't> {
+        WriteOp {
+            tx: self,
+            table,
+            rid,
+            fill: Some(move |buf: &mut [u8]| {
+                assert_eq!(
+                    data.len(),
+                    buf.len(),
+                    "write size must equal the payload size"
+                );
+                buf.copy_from_slice(data);
+            }),
+        }
     }
 
     /// Blind write whose bytes `fill` produces in the handle's scratch buffer (no caller buffer
     /// needed). `fill` receives a payload-sized buffer with unspecified contents.
-    pub async fn write_with(
+    #[inline]
+    pub fn write_with<F: FnOnce(&mut [u8])>(
         &mut self,
         table: TableId,
         rid: RecordId,
-        fill: impl FnOnce(&mut [u8]),
-    ) -> Result<(), Abort> {
-        let rec = self
-            .db
-            .table(table)
-            .get(rid)
-            .expect("record id within table");
-        let n = rec.payload.len();
-        let (protocol, worker, buf) = (self.protocol, &mut self.worker, &mut self.buf[..n]);
-        fill(buf);
-        poll_fn(|_| protocol.write(worker, rec, buf, WriteKind::Blind)).await
+        fill: F,
+    ) -> WriteOp<'_, 'db, P, F> {
+        WriteOp {
+            tx: self,
+            table,
+            rid,
+            fill: Some(fill),
+        }
     }
 
     // ---- executor side ----
@@ -200,5 +206,120 @@ impl<'db, P: Protocol> Txn<'db, P> {
         self.history
             .as_mut()
             .map(|h| std::mem::take(&mut h.committed))
+    }
+}
+
+/// The future of [`Txn::read`]: polls the protocol's `read` until it is ready.
+pub struct ReadOp<'t, 'db, P: Protocol> {
+    /// Taken when the read completes, so the output can borrow the handle for `'t`.
+    tx: Option<&'t mut Txn<'db, P>>,
+    table: TableId,
+    rid: RecordId,
+}
+
+impl<'t, 'db, P: Protocol> Future for ReadOp<'t, 'db, P> {
+    type Output = Result<&'t [u8], Abort>;
+
+    #[inline]
+    fn poll(mut self: Pin<&mut Self>, _cx: &mut Context<'_>) -> Poll<Self::Output> {
+        let (table, rid) = (self.table, self.rid);
+        let tx = self.tx.as_mut().expect("ReadOp polled after completion");
+        let rec = tx.db.table(table).get(rid).expect("record id within table");
+        let n = rec.payload.len();
+        match tx.protocol.read(&mut tx.worker, rec, &mut tx.buf[..n]) {
+            Poll::Pending => Poll::Pending,
+            Poll::Ready(Err(why)) => Poll::Ready(Err(why)),
+            Poll::Ready(Ok(())) => {
+                let tx = self.tx.take().expect("present until completion");
+                Poll::Ready(Ok(&tx.buf[..n]))
+            }
+        }
+    }
+}
+
+/// The future of [`Txn::update`]: `read_for_update`, apply the closure once, then `write`.
+pub struct UpdateOp<'t, 'db, P: Protocol, F: FnOnce(&mut [u8]) -> R, R> {
+    tx: &'t mut Txn<'db, P>,
+    table: TableId,
+    rid: RecordId,
+    /// Present until the read completed and the closure ran.
+    update: Option<F>,
+    /// The closure's result, held while the write waits.
+    result: Option<R>,
+}
+
+// The closure and its result are only moved, never pinned in place.
+impl<P: Protocol, F: FnOnce(&mut [u8]) -> R, R> Unpin for UpdateOp<'_, '_, P, F, R> {}
+
+impl<P: Protocol, F: FnOnce(&mut [u8]) -> R, R> Future for UpdateOp<'_, '_, P, F, R> {
+    type Output = Result<R, Abort>;
+
+    #[inline]
+    fn poll(mut self: Pin<&mut Self>, _cx: &mut Context<'_>) -> Poll<Self::Output> {
+        let this = &mut *self;
+        let tx = &mut *this.tx;
+        let rec = tx
+            .db
+            .table(this.table)
+            .get(this.rid)
+            .expect("record id within table");
+        let n = rec.payload.len();
+        let buf = &mut tx.buf[..n];
+        if let Some(update) = this.update.take() {
+            match tx.protocol.read_for_update(&mut tx.worker, rec, buf) {
+                Poll::Pending => {
+                    this.update = Some(update);
+                    return Poll::Pending;
+                }
+                Poll::Ready(Err(why)) => return Poll::Ready(Err(why)),
+                Poll::Ready(Ok(())) => this.result = Some(update(buf)),
+            }
+        }
+        // The buffer still holds the updated bytes: nothing else touches it between polls.
+        match tx
+            .protocol
+            .write(&mut tx.worker, rec, buf, WriteKind::ReadModifyWrite)
+        {
+            Poll::Pending => Poll::Pending,
+            Poll::Ready(Err(why)) => Poll::Ready(Err(why)),
+            Poll::Ready(Ok(())) => Poll::Ready(Ok(this
+                .result
+                .take()
+                .expect("closure ran before the write"))),
+        }
+    }
+}
+
+/// The future of [`Txn::write`] and [`Txn::write_with`]: fill the scratch buffer once, then poll
+/// the protocol's blind `write`.
+pub struct WriteOp<'t, 'db, P: Protocol, F: FnOnce(&mut [u8])> {
+    tx: &'t mut Txn<'db, P>,
+    table: TableId,
+    rid: RecordId,
+    /// Present until the buffer was filled.
+    fill: Option<F>,
+}
+
+// The closure is only moved, never pinned in place.
+impl<P: Protocol, F: FnOnce(&mut [u8])> Unpin for WriteOp<'_, '_, P, F> {}
+
+impl<P: Protocol, F: FnOnce(&mut [u8])> Future for WriteOp<'_, '_, P, F> {
+    type Output = Result<(), Abort>;
+
+    #[inline]
+    fn poll(mut self: Pin<&mut Self>, _cx: &mut Context<'_>) -> Poll<Self::Output> {
+        let this = &mut *self;
+        let tx = &mut *this.tx;
+        let rec = tx
+            .db
+            .table(this.table)
+            .get(this.rid)
+            .expect("record id within table");
+        let buf = &mut tx.buf[..rec.payload.len()];
+        if let Some(fill) = this.fill.take() {
+            fill(buf);
+        }
+        tx.protocol
+            .write(&mut tx.worker, rec, buf, WriteKind::Blind)
     }
 }

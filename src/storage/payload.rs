@@ -64,7 +64,9 @@ impl<'a> Payload<'a> {
         let tail = chunks.remainder();
         if !tail.is_empty() {
             let mut w = [0u8; 8];
-            w[..tail.len()].copy_from_slice(tail);
+            for (dst, src) in w.iter_mut().zip(tail) {
+                *dst = *src;
+            }
             words
                 .next()
                 .expect("tail word")
