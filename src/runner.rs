@@ -8,6 +8,7 @@ use crate::exec::run_threads;
 use crate::metrics::machine::MachineInfo;
 use crate::metrics::report::RunReport;
 use crate::protocol::nocc::Nocc;
+use crate::protocol::twopl::{ConflictRule, NoWait, TwoPl, WaitDie, WoundWait};
 use crate::protocol::{Protocol, ProtocolKind, ProtocolOptions};
 use crate::storage::Database;
 use crate::workload::Workload;
@@ -36,8 +37,23 @@ pub fn run_protocol<W: Workload>(
     let opts = &cfg.options;
     match kind {
         ProtocolKind::Nocc => run_with(kind, Nocc, cfg, workload, machine),
+        ProtocolKind::NoWait => {
+            run_with(kind, two_pl::<_>(NoWait::new(opts)), cfg, workload, machine)
+        }
+        ProtocolKind::WaitDie => run_with(kind, two_pl(WaitDie::new(opts)), cfg, workload, machine),
+        ProtocolKind::WoundWait => {
+            run_with(kind, two_pl(WoundWait::new(opts)), cfg, workload, machine)
+        }
         _ => unimplemented_protocol(kind, opts),
     }
+}
+
+/// Unwraps a 2PL constructor. Config validation rejects thread counts the 2PL locks cannot name
+/// (`twopl::MAX_WAITING_2PL_THREADS`) before a run starts; reaching the panic is a validation bug.
+fn two_pl<R: ConflictRule>(
+    protocol: Result<TwoPl<R>, crate::protocol::twopl::TooManyWorkers>,
+) -> TwoPl<R> {
+    protocol.unwrap_or_else(|e| panic!("{e} (config validation should have rejected this)"))
 }
 
 fn unimplemented_protocol(kind: ProtocolKind, _opts: &ProtocolOptions) -> RunReport {

@@ -25,6 +25,7 @@ mod abort;
 mod access;
 pub mod nocc;
 mod options;
+pub mod twopl;
 
 pub use abort::Abort;
 pub use access::{ReadSet, WriteEntry, WriteSet};

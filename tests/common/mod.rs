@@ -60,8 +60,16 @@ pub fn run_checked<P: Protocol>(protocol: P, ycsb: YcsbConfig, exec: &ExecConfig
     let out = run_threads(&protocol, &db, &workload, exec);
     let report = check(&out.histories);
     let committed = out.histories.iter().map(WorkerHistory::len).sum();
-    let lost_update_keys = if ycsb.rmw { lost_updates(&db, &out.histories, ycsb.records) } else { 0 };
-    Checked { report, committed, lost_update_keys }
+    let lost_update_keys = if ycsb.rmw {
+        lost_updates(&db, &out.histories, ycsb.records)
+    } else {
+        0
+    };
+    Checked {
+        report,
+        committed,
+        lost_update_keys,
+    }
 }
 
 fn lost_updates<M>(db: &Database<M>, histories: &[WorkerHistory], records: u64) -> usize {
