@@ -5,6 +5,7 @@
 //! point panics on user input.
 
 use crate::exec::ExecConfig;
+use crate::protocol::twopl::MAX_WAITING_2PL_THREADS;
 use crate::protocol::{LockWait, ProtocolKind, ProtocolOptions, TicTocOptions, UnknownProtocol};
 use crate::workload::ycsb::{MIN_CHECK_PAYLOAD, YcsbConfig};
 use clap::{Args, Parser, Subcommand, ValueEnum};
@@ -390,6 +391,18 @@ impl RunArgs {
                 format!("1 <= threads <= {MAX_THREADS}"),
             ));
         }
+        if threads > MAX_WAITING_2PL_THREADS {
+            if let Some(p) = protocols
+                .iter()
+                .find(|p| matches!(p, ProtocolKind::WaitDie | ProtocolKind::WoundWait))
+            {
+                return Err(out_of_range(
+                    "threads",
+                    threads,
+                    format!("1 <= threads <= {MAX_WAITING_2PL_THREADS} with protocol {p}"),
+                ));
+            }
+        }
         let duration = seconds("duration", self.duration, false)?;
         let warmup = seconds("warmup", self.warmup, true)?;
         if self.read_phase_extension > 1_000_000_000 {
@@ -538,6 +551,10 @@ mod tests {
             (&["--read-ratio", "1.5"], "--read-ratio"),
             (&["--protocol", "bogus"], "--protocol"),
             (&["--threads", "0"], "--threads"),
+            (
+                &["--protocol", "wound_wait", "--threads", "65"],
+                "--threads",
+            ),
             (&["--duration", "0"], "--duration"),
             (&["--check", "--payload", "8"], "--payload"),
             (&["--preset", "ycsb-z"], "--preset"),

@@ -10,7 +10,8 @@ use crate::metrics::report::RunReport;
 use crate::protocol::nocc::Nocc;
 use crate::protocol::silo::Silo;
 use crate::protocol::tictoc::TicToc;
-use crate::protocol::{Protocol, ProtocolKind, ProtocolOptions};
+use crate::protocol::twopl::{ConflictRule, NoWait, TwoPl, WaitDie, WoundWait};
+use crate::protocol::{Protocol, ProtocolKind};
 use crate::storage::Database;
 use crate::workload::Workload;
 use crate::workload::ycsb::Ycsb;
@@ -45,12 +46,20 @@ pub fn run_protocol<W: Workload>(
         ProtocolKind::Nocc => run_with(kind, Nocc, cfg, workload, machine),
         ProtocolKind::Silo => run_with(kind, Silo::new(opts), cfg, workload, machine),
         ProtocolKind::TicToc => run_with(kind, TicToc::new(opts), cfg, workload, machine),
-        _ => unimplemented_protocol(kind, opts),
+        ProtocolKind::NoWait => run_with(kind, two_pl(NoWait::new(opts)), cfg, workload, machine),
+        ProtocolKind::WaitDie => run_with(kind, two_pl(WaitDie::new(opts)), cfg, workload, machine),
+        ProtocolKind::WoundWait => {
+            run_with(kind, two_pl(WoundWait::new(opts)), cfg, workload, machine)
+        }
     }
 }
 
-fn unimplemented_protocol(kind: ProtocolKind, _opts: &ProtocolOptions) -> RunReport {
-    panic!("protocol {kind} is not wired in yet")
+/// Unwraps a 2PL constructor. Config validation rejects thread counts the 2PL locks cannot name
+/// (`twopl::MAX_WAITING_2PL_THREADS`) before a run starts; reaching the panic is a validation bug.
+fn two_pl<R: ConflictRule>(
+    protocol: Result<TwoPl<R>, crate::protocol::twopl::TooManyWorkers>,
+) -> TwoPl<R> {
+    protocol.unwrap_or_else(|e| panic!("{e} (config validation should have rejected this)"))
 }
 
 /// Runs `workload` on `protocol` with the executor and builds the report.

@@ -27,6 +27,7 @@ pub mod nocc;
 mod options;
 pub mod silo;
 pub mod tictoc;
+pub mod twopl;
 
 pub use abort::Abort;
 pub use access::{ReadSet, WriteEntry, WriteSet};

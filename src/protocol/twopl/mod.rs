@@ -1,0 +1,314 @@
+//! Strict two-phase locking: NO_WAIT, WAIT_DIE and WOUND_WAIT (PLOR section 2.1, DBx1000 style).
+//!
+//! # Algorithm
+//!
+//! Every access locks the record before touching it, and every lock is held until the transaction
+//! commits or aborts (strict 2PL, so the schedule is serializable and recoverable):
+//!
+//! - `read` takes a shared lock and copies the payload.
+//! - `read_for_update` takes the exclusive lock directly, so a read-modify-write never upgrades
+//!   (two RMWs of one hot record cannot deadlock on an upgrade).
+//! - `write` (blind) takes the exclusive lock, or upgrades a shared lock the transaction holds.
+//!   The new payload is buffered in the [`WriteSet`]; reads of a record the transaction wrote
+//!   return the buffered bytes.
+//! - `commit` installs the buffered payloads while holding their exclusive locks, then releases
+//!   every lock (Release ordering publishes the installs); `abort` releases and discards.
+//!
+//! The variants differ only in what a requester does when the lock is held in a conflicting mode
+//! ([`ConflictRule`], a type parameter, so the hot path has no per-operation flag):
+//!
+//! | variant     | requester older than holder | requester younger     | lock word          |
+//! |-------------|-----------------------------|-----------------------|--------------------|
+//! | NO_WAIT     | abort (`LockConflict`)      | abort (`LockConflict`)| [`CounterLock`]    |
+//! | WAIT_DIE    | wait                        | abort (`Die`)         | [`OwnedLock`]      |
+//! | WOUND_WAIT  | wound holder, wait          | wait                  | [`OwnedLock`]      |
+//!
+//! Waiting is never a spin inside an operation: the operation returns `Poll::Pending`, the
+//! executor re-polls it, and the re-poll re-checks everything (was this transaction wounded? is the
+//! wait still allowed?). A lock request is only recorded in the read/write set once granted, so
+//! repeating an operation after `Pending` is safe.
+//!
+//! # Invariants
+//!
+//! - A record is in the read set at most once, with the mode currently held; a write-set entry
+//!   either took the exclusive lock itself (`owns_exclusive`) or relies on its read-set entry's
+//!   exclusive lock. Each lock is released exactly once, at commit or abort.
+//! - WAIT_DIE and WOUND_WAIT draw a timestamp from one global counter at a transaction's first
+//!   attempt and keep it across retries, which makes them starvation-free.
+//! - Their locks name holders and waiters by one bit per worker, so they run at most
+//!   [`MAX_WAITING_2PL_THREADS`] workers; NO_WAIT's counter lock has no limit.
+
+mod context;
+mod counter_lock;
+mod owned_lock;
+mod rule;
+mod wait_die;
+mod wound_wait;
+
+#[cfg(test)]
+mod tests;
+
+pub use context::{ContextTable, ContextWord, Timestamp};
+pub use counter_lock::{CounterLock, CounterLockWord};
+pub use owned_lock::{Holders, OwnedLock};
+pub use rule::{ConflictRule, Locker, NoWaitRule};
+pub use wait_die::WaitDieRule;
+pub use wound_wait::WoundWaitRule;
+
+use super::{Abort, OpResult, Protocol, ProtocolOptions, ReadSet, WriteKind, WriteSet};
+use crate::storage::Record;
+use std::task::{Poll, ready};
+
+/// Most workers WAIT_DIE and WOUND_WAIT support (one bit per worker in each record's lock).
+pub const MAX_WAITING_2PL_THREADS: usize = 64;
+
+/// NO_WAIT: 2PL that aborts on any lock conflict.
+pub type NoWait = TwoPl<NoWaitRule>;
+/// WAIT_DIE: 2PL where an older requester waits and a younger one dies.
+pub type WaitDie = TwoPl<WaitDieRule>;
+/// WOUND_WAIT: 2PL where an older requester wounds a younger holder and a younger one waits.
+pub type WoundWait = TwoPl<WoundWaitRule>;
+
+const _: () = assert!(std::mem::size_of::<OwnedLock>() <= 64);
+const _: () = assert!(std::mem::size_of::<CounterLock>() <= 64);
+
+/// A lock mode.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LockMode {
+    /// Read lock: compatible with other shared holders.
+    Shared,
+    /// Write lock: compatible with nobody.
+    Exclusive,
+}
+
+impl LockMode {
+    /// Whether a lock held (or wanted) in `self` mode conflicts with a request in `other` mode.
+    #[inline]
+    pub fn conflicts_with(self, other: LockMode) -> bool {
+        self == LockMode::Exclusive || other == LockMode::Exclusive
+    }
+}
+
+/// The protocol cannot run with this many workers (its locks name holders by one bit each).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "protocol {protocol} supports 1 <= threads <= {max} (one bit per worker in each lock); got {threads}"
+)]
+pub struct TooManyWorkers {
+    /// The protocol's name.
+    pub protocol: &'static str,
+    /// Workers asked for.
+    pub threads: usize,
+    /// Most workers supported.
+    pub max: usize,
+}
+
+impl TooManyWorkers {
+    fn check(protocol: &'static str, threads: usize, max: usize) -> Result<(), TooManyWorkers> {
+        if threads <= max {
+            Ok(())
+        } else {
+            Err(TooManyWorkers {
+                protocol,
+                threads,
+                max,
+            })
+        }
+    }
+}
+
+/// Strict 2PL with conflict rule `R`. See the module docs.
+pub struct TwoPl<R: ConflictRule> {
+    rule: R,
+}
+
+impl<R: ConflictRule> TwoPl<R> {
+    /// A protocol instance for `opts.threads` workers; fails if the rule cannot name that many.
+    pub fn new(opts: &ProtocolOptions) -> Result<Self, TooManyWorkers> {
+        Ok(TwoPl {
+            rule: R::new(opts.threads)?,
+        })
+    }
+}
+
+/// State a write-set entry keeps.
+#[derive(Debug, Clone, Copy)]
+pub struct WriteLock {
+    /// The write took the exclusive lock itself (no read-set entry holds it), so commit and abort
+    /// release it from here.
+    owns_exclusive: bool,
+}
+
+/// A 2PL worker: its identity as a lock requester and the locks and writes of its attempt.
+pub struct TwoPlWorker<'db, R: ConflictRule> {
+    me: Locker<'db, R::Lock>,
+    /// Records locked by reads (shared, or exclusive for `read_for_update` and upgrades).
+    reads: ReadSet<'db, R::Lock, LockMode>,
+    /// Buffered writes; every entry's record is exclusively locked by this worker.
+    writes: WriteSet<'db, R::Lock, WriteLock>,
+}
+
+impl<'db, R: ConflictRule> TwoPlWorker<'db, R> {
+    /// The mode this attempt holds `rec` in through its read set.
+    fn read_lock(&self, rec: &Record<'db, R::Lock>) -> Option<LockMode> {
+        self.reads.find(rec).copied()
+    }
+
+    fn set_read_lock(&mut self, rec: &Record<'db, R::Lock>, mode: LockMode) {
+        let key = rec.order_key();
+        if let Some((_, held)) = self.reads.iter_mut().find(|(r, _)| r.order_key() == key) {
+            *held = mode;
+        }
+    }
+}
+
+impl<R: ConflictRule> TwoPl<R> {
+    /// Makes sure `w` holds `rec` exclusively, through its read set or as a new write lock.
+    /// Returns whether the write itself owns the new lock. Safe to repeat after `Pending`.
+    fn lock_exclusive<'db>(
+        &self,
+        w: &mut TwoPlWorker<'db, R>,
+        rec: Record<'db, R::Lock>,
+    ) -> Poll<Result<WriteLock, Abort>> {
+        match w.read_lock(&rec) {
+            Some(LockMode::Exclusive) => Poll::Ready(Ok(WriteLock {
+                owns_exclusive: false,
+            })),
+            Some(LockMode::Shared) => {
+                ready!(self.rule.acquire(
+                    &mut w.me,
+                    rec.meta(),
+                    LockMode::Exclusive,
+                    Some(LockMode::Shared)
+                ))?;
+                w.set_read_lock(&rec, LockMode::Exclusive);
+                Poll::Ready(Ok(WriteLock {
+                    owns_exclusive: false,
+                }))
+            }
+            None => {
+                ready!(
+                    self.rule
+                        .acquire(&mut w.me, rec.meta(), LockMode::Exclusive, None)
+                )?;
+                Poll::Ready(Ok(WriteLock {
+                    owns_exclusive: true,
+                }))
+            }
+        }
+    }
+
+    /// Releases every lock of the attempt and forgets its reads and writes.
+    fn release_all(&self, w: &mut TwoPlWorker<'_, R>) {
+        for (rec, mode) in w.reads.iter() {
+            self.rule.release(&w.me, rec.meta(), *mode);
+        }
+        for entry in w.writes.entries() {
+            if entry.state.owns_exclusive {
+                self.rule
+                    .release(&w.me, entry.rec.meta(), LockMode::Exclusive);
+            }
+        }
+        w.reads.clear();
+        w.writes.clear();
+    }
+}
+
+impl<R: ConflictRule> Protocol for TwoPl<R> {
+    type RecordMeta = R::Lock;
+    type Worker<'db> = TwoPlWorker<'db, R>;
+
+    fn new_worker<'db>(&'db self, id: usize) -> TwoPlWorker<'db, R> {
+        TwoPlWorker {
+            me: Locker::new(id),
+            reads: ReadSet::default(),
+            writes: WriteSet::default(),
+        }
+    }
+
+    fn begin(&self, w: &mut TwoPlWorker<'_, R>, retry: bool) {
+        debug_assert!(w.reads.is_empty() && w.writes.is_empty());
+        self.rule.begin(&mut w.me, retry);
+    }
+
+    fn read<'db>(
+        &self,
+        w: &mut TwoPlWorker<'db, R>,
+        rec: Record<'db, R::Lock>,
+        out: &mut [u8],
+    ) -> OpResult {
+        self.rule.check_alive(&w.me)?;
+        if let Some(i) = w.writes.position(&rec) {
+            out.copy_from_slice(w.writes.data(i));
+            return Poll::Ready(Ok(()));
+        }
+        if w.read_lock(&rec).is_none() {
+            ready!(
+                self.rule
+                    .acquire(&mut w.me, rec.meta(), LockMode::Shared, None)
+            )?;
+            w.reads.push(rec, LockMode::Shared);
+        }
+        rec.payload.load(out);
+        Poll::Ready(Ok(()))
+    }
+
+    fn read_for_update<'db>(
+        &self,
+        w: &mut TwoPlWorker<'db, R>,
+        rec: Record<'db, R::Lock>,
+        out: &mut [u8],
+    ) -> OpResult {
+        self.rule.check_alive(&w.me)?;
+        if let Some(i) = w.writes.position(&rec) {
+            out.copy_from_slice(w.writes.data(i));
+            return Poll::Ready(Ok(()));
+        }
+        let lock = ready!(self.lock_exclusive(w, rec))?;
+        if lock.owns_exclusive {
+            w.reads.push(rec, LockMode::Exclusive);
+        }
+        rec.payload.load(out);
+        Poll::Ready(Ok(()))
+    }
+
+    fn write<'db>(
+        &self,
+        w: &mut TwoPlWorker<'db, R>,
+        rec: Record<'db, R::Lock>,
+        data: &[u8],
+        kind: WriteKind,
+    ) -> OpResult {
+        self.rule.check_alive(&w.me)?;
+        if w.writes.position(&rec).is_some() {
+            // Already exclusively locked; `put` replaces the payload and keeps the lock state.
+            w.writes.put(
+                rec,
+                kind,
+                data,
+                WriteLock {
+                    owns_exclusive: false,
+                },
+            );
+            return Poll::Ready(Ok(()));
+        }
+        let lock = ready!(self.lock_exclusive(w, rec))?;
+        w.writes.put(rec, kind, data, lock);
+        Poll::Ready(Ok(()))
+    }
+
+    fn commit(&self, w: &mut TwoPlWorker<'_, R>) -> OpResult {
+        self.rule.start_commit(&w.me)?;
+        for i in 0..w.writes.len() {
+            // Under this worker's exclusive lock; the Release in `release_all` publishes it.
+            w.writes.install(i);
+        }
+        self.release_all(w);
+        Poll::Ready(Ok(()))
+    }
+
+    fn abort(&self, w: &mut TwoPlWorker<'_, R>, _why: Abort) {
+        self.rule.stop_waiting(&mut w.me);
+        self.release_all(w);
+    }
+}

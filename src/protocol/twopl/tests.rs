@@ -1,0 +1,297 @@
+//! Deterministic interleavings: two or three workers driven step by step on one thread.
+
+use super::*;
+use crate::storage::{RecordId, Table, TableSpec};
+
+const PAYLOAD: usize = 8;
+
+fn table<M: Default>() -> Table<M> {
+    Table::new(TableSpec {
+        name: "t".into(),
+        records: 4,
+        payload_bytes: PAYLOAD,
+    })
+}
+
+fn protocol<R: ConflictRule>(threads: usize) -> TwoPl<R> {
+    TwoPl::new(&ProtocolOptions {
+        threads,
+        ..ProtocolOptions::default()
+    })
+    .expect("thread count supported")
+}
+
+fn rec<M>(t: &Table<M>, i: u64) -> Record<'_, M> {
+    t.get(RecordId(i)).expect("record")
+}
+
+fn read<'db, R: ConflictRule>(
+    p: &TwoPl<R>,
+    w: &mut TwoPlWorker<'db, R>,
+    r: Record<'db, R::Lock>,
+) -> Poll<Result<[u8; PAYLOAD], Abort>> {
+    let mut out = [0u8; PAYLOAD];
+    p.read(w, r, &mut out).map(|res| res.map(|()| out))
+}
+
+fn rmw<'db, R: ConflictRule>(
+    p: &TwoPl<R>,
+    w: &mut TwoPlWorker<'db, R>,
+    r: Record<'db, R::Lock>,
+) -> OpResult {
+    let mut out = [0u8; PAYLOAD];
+    p.read_for_update(w, r, &mut out)
+}
+
+fn write<'db, R: ConflictRule>(
+    p: &TwoPl<R>,
+    w: &mut TwoPlWorker<'db, R>,
+    r: Record<'db, R::Lock>,
+    byte: u8,
+) -> OpResult {
+    p.write(w, r, &[byte; PAYLOAD], WriteKind::Blind)
+}
+
+const OK: OpResult = Poll::Ready(Ok(()));
+
+#[test]
+fn no_wait_aborts_on_conflict_and_reads_own_writes() {
+    let p = protocol::<NoWaitRule>(2);
+    let t = table();
+    let (mut w0, mut w1) = (p.new_worker(0), p.new_worker(1));
+    p.begin(&mut w0, false);
+    p.begin(&mut w1, false);
+    assert_eq!(rmw(&p, &mut w0, rec(&t, 0)), OK);
+    assert_eq!(
+        read(&p, &mut w1, rec(&t, 0)),
+        Poll::Ready(Err(Abort::LockConflict))
+    );
+    p.abort(&mut w1, Abort::LockConflict);
+    assert_eq!(write(&p, &mut w0, rec(&t, 0), 7), OK);
+    assert_eq!(read(&p, &mut w0, rec(&t, 0)), Poll::Ready(Ok([7; PAYLOAD])));
+    assert_eq!(
+        rec(&t, 0).payload.word(0),
+        0,
+        "writes are buffered until commit"
+    );
+    assert_eq!(p.commit(&mut w0), OK);
+    assert_eq!(rec(&t, 0).meta().load(), CounterLock::default().load());
+    p.begin(&mut w1, true);
+    assert_eq!(read(&p, &mut w1, rec(&t, 0)), Poll::Ready(Ok([7; PAYLOAD])));
+    assert_eq!(p.commit(&mut w1), OK);
+}
+
+#[test]
+fn no_wait_shares_reads_and_upgrades_only_when_alone() {
+    let p = protocol::<NoWaitRule>(2);
+    let t = table();
+    let (mut w0, mut w1) = (p.new_worker(0), p.new_worker(1));
+    p.begin(&mut w0, false);
+    p.begin(&mut w1, false);
+    assert!(read(&p, &mut w0, rec(&t, 1)).is_ready());
+    assert!(read(&p, &mut w1, rec(&t, 1)).is_ready());
+    assert_eq!(
+        write(&p, &mut w0, rec(&t, 1), 3),
+        Poll::Ready(Err(Abort::LockConflict))
+    );
+    p.abort(&mut w0, Abort::LockConflict);
+    assert_eq!(
+        write(&p, &mut w1, rec(&t, 1), 4),
+        OK,
+        "sole reader upgrades"
+    );
+    assert_eq!(
+        read(&p, &mut w0, rec(&t, 1)),
+        Poll::Ready(Err(Abort::LockConflict))
+    );
+    p.abort(&mut w0, Abort::LockConflict);
+    assert_eq!(p.commit(&mut w1), OK);
+    let word = rec(&t, 1).meta().load();
+    assert!(
+        !word.is_exclusive() && word.readers() == 0,
+        "upgraded lock released once"
+    );
+    assert_eq!(rec(&t, 1).payload.word(0), u64::from_le_bytes([4; PAYLOAD]));
+}
+
+#[test]
+fn wait_die_older_waits_younger_dies_and_retry_keeps_timestamp() {
+    let p = protocol::<WaitDieRule>(2);
+    let t = table();
+    let (mut w0, mut w1) = (p.new_worker(0), p.new_worker(1));
+    p.begin(&mut w0, false);
+    p.begin(&mut w1, false);
+    assert!(w0.me.ts.is_older_than(w1.me.ts));
+    // Younger w1 holds X; older w0 waits, as often as it is polled.
+    assert_eq!(rmw(&p, &mut w1, rec(&t, 0)), OK);
+    assert_eq!(write(&p, &mut w1, rec(&t, 0), 5), OK);
+    assert!(read(&p, &mut w0, rec(&t, 0)).is_pending());
+    assert!(read(&p, &mut w0, rec(&t, 0)).is_pending());
+    assert_eq!(p.commit(&mut w1), OK);
+    assert_eq!(read(&p, &mut w0, rec(&t, 0)), Poll::Ready(Ok([5; PAYLOAD])));
+    // Older w0 holds S; a younger writer dies, and keeps dying with its original timestamp.
+    p.begin(&mut w1, false);
+    let ts = w1.me.ts;
+    assert_eq!(
+        write(&p, &mut w1, rec(&t, 0), 6),
+        Poll::Ready(Err(Abort::Die))
+    );
+    p.abort(&mut w1, Abort::Die);
+    p.begin(&mut w1, true);
+    assert_eq!(w1.me.ts, ts, "retry keeps the original timestamp");
+    assert_eq!(rmw(&p, &mut w1, rec(&t, 0)), Poll::Ready(Err(Abort::Die)));
+    p.abort(&mut w1, Abort::Die);
+    assert_eq!(p.commit(&mut w0), OK);
+    p.begin(&mut w1, false);
+    assert!(
+        ts.is_older_than(w1.me.ts),
+        "a new transaction gets a new timestamp"
+    );
+}
+
+#[test]
+fn wait_die_younger_reader_dies_on_older_writer() {
+    let p = protocol::<WaitDieRule>(2);
+    let t = table();
+    let (mut w0, mut w1) = (p.new_worker(0), p.new_worker(1));
+    p.begin(&mut w0, false);
+    p.begin(&mut w1, false);
+    assert_eq!(write(&p, &mut w0, rec(&t, 2), 1), OK);
+    assert_eq!(read(&p, &mut w1, rec(&t, 2)), Poll::Ready(Err(Abort::Die)));
+    p.abort(&mut w1, Abort::Die);
+    assert_eq!(rec(&t, 2).meta().holders(), (Some(0), 0));
+}
+
+#[test]
+fn wound_wait_older_requester_wounds_younger_holder() {
+    let p = protocol::<WoundWaitRule>(2);
+    let t = table();
+    let (mut w0, mut w1) = (p.new_worker(0), p.new_worker(1));
+    p.begin(&mut w0, false);
+    p.begin(&mut w1, false);
+    assert_eq!(rmw(&p, &mut w1, rec(&t, 0)), OK);
+    assert!(
+        read(&p, &mut w0, rec(&t, 0)).is_pending(),
+        "older waits for the wounded"
+    );
+    assert_eq!(
+        read(&p, &mut w1, rec(&t, 1)),
+        Poll::Ready(Err(Abort::Wounded))
+    );
+    p.abort(&mut w1, Abort::Wounded);
+    assert_eq!(rec(&t, 0).meta().holders(), (None, 0));
+    assert!(read(&p, &mut w0, rec(&t, 0)).is_ready());
+    assert_eq!(
+        rec(&t, 0).meta().waiters(),
+        0,
+        "granted request deregistered"
+    );
+    assert_eq!(p.commit(&mut w0), OK);
+}
+
+#[test]
+fn wound_wait_wounded_waiter_aborts_and_deregisters() {
+    let p = protocol::<WoundWaitRule>(3);
+    let t = table();
+    let (mut w0, mut w1, mut w2) = (p.new_worker(0), p.new_worker(1), p.new_worker(2));
+    p.begin(&mut w0, false);
+    p.begin(&mut w1, false);
+    p.begin(&mut w2, false);
+    // w2 (youngest) holds r0; w1 holds r1 and waits for r0; w0 (oldest) wants r1.
+    assert_eq!(rmw(&p, &mut w2, rec(&t, 0)), OK);
+    assert_eq!(rmw(&p, &mut w1, rec(&t, 1)), OK);
+    assert!(rmw(&p, &mut w1, rec(&t, 0)).is_pending());
+    assert_eq!(rec(&t, 0).meta().waiters(), 1 << 1);
+    assert!(read(&p, &mut w0, rec(&t, 1)).is_pending());
+    assert_eq!(
+        rmw(&p, &mut w1, rec(&t, 0)),
+        Poll::Ready(Err(Abort::Wounded))
+    );
+    p.abort(&mut w1, Abort::Wounded);
+    assert_eq!(
+        rec(&t, 0).meta().waiters(),
+        0,
+        "abort cleans the waiter registration"
+    );
+    assert!(read(&p, &mut w0, rec(&t, 1)).is_ready());
+}
+
+#[test]
+fn wound_wait_younger_requester_waits_until_release() {
+    let p = protocol::<WoundWaitRule>(2);
+    let t = table();
+    let (mut w0, mut w1) = (p.new_worker(0), p.new_worker(1));
+    p.begin(&mut w0, false);
+    p.begin(&mut w1, false);
+    assert_eq!(write(&p, &mut w0, rec(&t, 3), 9), OK);
+    assert!(read(&p, &mut w1, rec(&t, 3)).is_pending());
+    assert!(read(&p, &mut w1, rec(&t, 3)).is_pending());
+    assert_eq!(
+        read(&p, &mut w0, rec(&t, 2)),
+        Poll::Ready(Ok([0; PAYLOAD])),
+        "not wounded"
+    );
+    assert_eq!(p.commit(&mut w0), OK);
+    assert_eq!(read(&p, &mut w1, rec(&t, 3)), Poll::Ready(Ok([9; PAYLOAD])));
+    assert_eq!(p.commit(&mut w1), OK);
+}
+
+#[test]
+fn wound_wait_gives_released_lock_to_oldest_waiter() {
+    let p = protocol::<WoundWaitRule>(3);
+    let t = table();
+    let (mut w0, mut w1, mut w2) = (p.new_worker(0), p.new_worker(1), p.new_worker(2));
+    p.begin(&mut w0, false);
+    p.begin(&mut w1, false);
+    p.begin(&mut w2, false);
+    assert_eq!(rmw(&p, &mut w0, rec(&t, 0)), OK);
+    assert!(rmw(&p, &mut w1, rec(&t, 0)).is_pending());
+    assert_eq!(p.commit(&mut w0), OK);
+    // The lock is free, but w1 (older) is registered for it: younger w2 must not take it.
+    assert!(read(&p, &mut w2, rec(&t, 0)).is_pending());
+    assert_eq!(rmw(&p, &mut w1, rec(&t, 0)), OK);
+    assert!(read(&p, &mut w2, rec(&t, 0)).is_pending());
+    assert_eq!(p.commit(&mut w1), OK);
+    assert!(read(&p, &mut w2, rec(&t, 0)).is_ready());
+    assert_eq!(rec(&t, 0).meta().waiters(), 0);
+}
+
+#[test]
+fn wound_wait_stale_wound_misses_next_transaction() {
+    let p = protocol::<WoundWaitRule>(2);
+    let t = table();
+    let mut w1 = p.new_worker(1);
+    p.begin(&mut w1, false);
+    let old = w1.me.ts;
+    assert_eq!(rmw(&p, &mut w1, rec(&t, 0)), OK);
+    assert_eq!(p.commit(&mut w1), OK);
+    p.begin(&mut w1, false);
+    assert!(!p.rule.ctx().wound(1, old));
+    assert_eq!(rmw(&p, &mut w1, rec(&t, 0)), OK);
+    assert_eq!(p.commit(&mut w1), OK);
+}
+
+#[test]
+fn wound_wait_wound_before_commit_fails_the_commit() {
+    let p = protocol::<WoundWaitRule>(2);
+    let t = table();
+    let mut w1 = p.new_worker(1);
+    p.begin(&mut w1, false);
+    assert_eq!(rmw(&p, &mut w1, rec(&t, 0)), OK);
+    assert!(p.rule.ctx().wound(1, w1.me.ts));
+    assert_eq!(p.commit(&mut w1), Poll::Ready(Err(Abort::Wounded)));
+    p.abort(&mut w1, Abort::Wounded);
+    assert_eq!(rec(&t, 0).meta().holders(), (None, 0));
+}
+
+#[test]
+fn waiting_variants_reject_too_many_threads() {
+    let opts = ProtocolOptions {
+        threads: MAX_WAITING_2PL_THREADS + 1,
+        ..ProtocolOptions::default()
+    };
+    let err = WoundWait::new(&opts).err().expect("rejected");
+    assert!(err.to_string().contains("65"), "{err}");
+    assert!(WaitDie::new(&opts).is_err());
+    assert!(NoWait::new(&opts).is_ok());
+}

@@ -1,0 +1,78 @@
+//! WAIT_DIE (PLOR 2.1): a requester older than every conflicting holder waits; otherwise it dies.
+//!
+//! Waits only ever go from an older transaction to a younger one, so the waits-for graph has no
+//! cycle and there is no deadlock. Each re-poll re-reads the holders and decides again, so a wait
+//! lasts only while every conflicting holder is still younger; a dying transaction retries with
+//! its original timestamp and so eventually becomes the oldest (no starvation by dying).
+//!
+//! A released lock goes to whichever requester polls first (no waiter queue): the waiting older
+//! transaction is never overtaken by a conflicting *older* one without dying itself, and younger
+//! newcomers that conflict with it only make it wait longer.
+
+use super::context::ContextTable;
+use super::owned_lock::OwnedLock;
+use super::rule::{ConflictRule, Locker};
+use super::{LockMode, MAX_WAITING_2PL_THREADS, TooManyWorkers};
+use crate::protocol::{Abort, OpResult};
+use std::task::Poll;
+
+/// WAIT_DIE's shared state: the timestamps of every worker's transaction.
+pub struct WaitDieRule {
+    ctx: ContextTable,
+}
+
+impl ConflictRule for WaitDieRule {
+    type Lock = OwnedLock;
+    const NAME: &'static str = "wait_die";
+
+    fn new(workers: usize) -> Result<Self, TooManyWorkers> {
+        TooManyWorkers::check(Self::NAME, workers, MAX_WAITING_2PL_THREADS)?;
+        Ok(WaitDieRule {
+            ctx: ContextTable::new(workers),
+        })
+    }
+
+    fn begin(&self, me: &mut Locker<'_, OwnedLock>, retry: bool) {
+        me.ts = self.ctx.begin(me.id, me.ts, retry);
+    }
+
+    #[inline]
+    fn check_alive(&self, _me: &Locker<'_, OwnedLock>) -> Result<(), Abort> {
+        Ok(())
+    }
+
+    fn acquire<'db>(
+        &self,
+        me: &mut Locker<'db, OwnedLock>,
+        lock: &'db OwnedLock,
+        want: LockMode,
+        held: Option<LockMode>,
+    ) -> OpResult {
+        match lock.try_acquire(me.id, want, held) {
+            Ok(()) => Poll::Ready(Ok(())),
+            Err(holders) => {
+                let older_than_all = holders
+                    .ids()
+                    .all(|h| me.ts.is_older_than(self.ctx.load(h).ts()));
+                if older_than_all {
+                    Poll::Pending
+                } else {
+                    Poll::Ready(Err(Abort::Die))
+                }
+            }
+        }
+    }
+
+    #[inline]
+    fn release(&self, me: &Locker<'_, OwnedLock>, lock: &OwnedLock, mode: LockMode) {
+        lock.release(me.id, mode);
+    }
+
+    #[inline]
+    fn start_commit(&self, _me: &Locker<'_, OwnedLock>) -> Result<(), Abort> {
+        Ok(())
+    }
+
+    #[inline]
+    fn stop_waiting(&self, _me: &mut Locker<'_, OwnedLock>) {}
+}

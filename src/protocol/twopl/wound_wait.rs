@@ -1,0 +1,142 @@
+//! WOUND_WAIT (PLOR 2.1): an older requester wounds younger conflicting holders and waits for them
+//! to release; a younger requester waits. A released lock goes to the oldest waiter.
+//!
+//! - Wound: a CAS on the victim's [`ContextWord`](super::context::ContextWord) that sets `WOUNDED`
+//!   only if the victim still runs the timestamp the wounder compared against and has not started
+//!   committing. The victim sees the bit at its next operation or poll (also while it waits) and
+//!   aborts, which releases its locks.
+//! - Commit: the transaction sets `COMMITTING` by a CAS that fails if it was wounded first; after
+//!   that it only installs and releases, never waits, so an older transaction waiting for it is
+//!   never stuck.
+//! - Oldest waiter first: a waiting requester registers in the record's waiter bitmap and publishes
+//!   the mode it wants in its context word. A requester that finds a registered older waiter whose
+//!   request conflicts with its own does not take the lock (even a free one): it registers and
+//!   waits too. So when holders release, only the oldest conflicting waiter can take the lock.
+//!
+//! Deadlock freedom: a younger transaction may wait for an older one (holder or registered waiter);
+//! an older one waits for a younger holder only after wounding it, and a wounded transaction
+//! aborts at its next poll unless it is committing, which never waits. So every cycle of waits is
+//! broken. Starvation freedom: retries keep their timestamp, so a transaction eventually is the
+//! oldest, and the oldest is never wounded and never defers.
+
+use super::context::ContextTable;
+use super::owned_lock::{OwnedLock, bits};
+use super::rule::{ConflictRule, Locker};
+use super::{LockMode, MAX_WAITING_2PL_THREADS, TooManyWorkers};
+use crate::protocol::{Abort, OpResult};
+use std::task::Poll;
+
+/// WOUND_WAIT's shared state: every worker's timestamp, status and wanted mode.
+pub struct WoundWaitRule {
+    ctx: ContextTable,
+}
+
+impl WoundWaitRule {
+    /// The context table (tests wound workers directly).
+    #[cfg(test)]
+    pub(super) fn ctx(&self) -> &ContextTable {
+        &self.ctx
+    }
+
+    /// Whether a registered waiter other than `me`, older than `me`, wants a mode that conflicts
+    /// with `want`.
+    fn older_conflicting_waiter(
+        &self,
+        me: &Locker<'_, OwnedLock>,
+        lock: &OwnedLock,
+        want: LockMode,
+    ) -> bool {
+        let others = lock.waiters() & !(1u64 << me.id);
+        bits(others).any(|j| {
+            let theirs = self.ctx.load(j);
+            theirs.ts().is_older_than(me.ts) && theirs.wanted_mode().conflicts_with(want)
+        })
+    }
+
+    /// Registers `me` as waiting for `lock` in `want` mode (idempotent across re-polls).
+    fn register<'db>(&self, me: &mut Locker<'db, OwnedLock>, lock: &'db OwnedLock, want: LockMode) {
+        match me.waiting_on {
+            Some(current) => debug_assert!(std::ptr::eq(current, lock), "waits on two locks"),
+            None => {
+                self.ctx.set_wanted_mode(me.id, want);
+                lock.add_waiter(me.id);
+                me.waiting_on = Some(lock);
+            }
+        }
+    }
+}
+
+impl ConflictRule for WoundWaitRule {
+    type Lock = OwnedLock;
+    const NAME: &'static str = "wound_wait";
+
+    fn new(workers: usize) -> Result<Self, TooManyWorkers> {
+        TooManyWorkers::check(Self::NAME, workers, MAX_WAITING_2PL_THREADS)?;
+        Ok(WoundWaitRule {
+            ctx: ContextTable::new(workers),
+        })
+    }
+
+    fn begin(&self, me: &mut Locker<'_, OwnedLock>, retry: bool) {
+        debug_assert!(
+            me.waiting_on.is_none(),
+            "previous attempt left a wait registered"
+        );
+        me.ts = self.ctx.begin(me.id, me.ts, retry);
+    }
+
+    #[inline]
+    fn check_alive(&self, me: &Locker<'_, OwnedLock>) -> Result<(), Abort> {
+        if self.ctx.is_wounded(me.id) {
+            Err(Abort::Wounded)
+        } else {
+            Ok(())
+        }
+    }
+
+    fn acquire<'db>(
+        &self,
+        me: &mut Locker<'db, OwnedLock>,
+        lock: &'db OwnedLock,
+        want: LockMode,
+        held: Option<LockMode>,
+    ) -> OpResult {
+        if self.older_conflicting_waiter(me, lock, want) {
+            self.register(me, lock, want);
+            return Poll::Pending;
+        }
+        match lock.try_acquire(me.id, want, held) {
+            Ok(()) => {
+                self.stop_waiting(me);
+                Poll::Ready(Ok(()))
+            }
+            Err(holders) => {
+                for h in holders.ids() {
+                    let theirs = self.ctx.load(h).ts();
+                    if me.ts.is_older_than(theirs) {
+                        self.ctx.wound(h, theirs);
+                    }
+                }
+                self.register(me, lock, want);
+                Poll::Pending
+            }
+        }
+    }
+
+    #[inline]
+    fn release(&self, me: &Locker<'_, OwnedLock>, lock: &OwnedLock, mode: LockMode) {
+        lock.release(me.id, mode);
+    }
+
+    #[inline]
+    fn start_commit(&self, me: &Locker<'_, OwnedLock>) -> Result<(), Abort> {
+        self.ctx.start_commit(me.id)
+    }
+
+    #[inline]
+    fn stop_waiting(&self, me: &mut Locker<'_, OwnedLock>) {
+        if let Some(lock) = me.waiting_on.take() {
+            lock.remove_waiter(me.id);
+        }
+    }
+}
