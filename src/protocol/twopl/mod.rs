@@ -23,6 +23,11 @@
 //! | WAIT_DIE    | wait                        | abort (`Die`)         | [`OwnedLock`]      |
 //! | WOUND_WAIT  | wound holder, wait          | wait                  | [`OwnedLock`]      |
 //!
+//! WAIT_DIE and WOUND_WAIT also register waiting requests in the record's waiter bitmap, and a
+//! newcomer never takes a lock (even a compatible one) past an older registered waiter whose
+//! request conflicts: WOUND_WAIT's newcomer waits behind it, so a released lock goes to the oldest
+//! waiter; WAIT_DIE's newcomer dies, since it may not wait for an older transaction.
+//!
 //! Waiting is never a spin inside an operation: the operation returns `Poll::Pending`, the
 //! executor re-polls it, and the re-poll re-checks everything (was this transaction wounded? is the
 //! wait still allowed?). A lock request is only recorded in the read/write set once granted, so
@@ -43,6 +48,7 @@ mod counter_lock;
 mod owned_lock;
 mod rule;
 mod wait_die;
+mod waiters;
 mod wound_wait;
 
 #[cfg(test)]

@@ -3,7 +3,7 @@
 //! ```text
 //! owner:   0 = no exclusive holder, else (worker id + 1)
 //! readers: bit i set = worker i holds the lock shared
-//! waiters: bit i set = worker i is registered as waiting for this lock (WOUND_WAIT)
+//! waiters: bit i set = worker i is registered as waiting for this lock
 //! ```
 //!
 //! Holder identities let a requester compare its timestamp with every conflicting holder's, so

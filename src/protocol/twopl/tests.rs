@@ -163,6 +163,45 @@ fn wait_die_younger_reader_dies_on_older_writer() {
 }
 
 #[test]
+fn wait_die_newcomer_dies_behind_older_waiter_and_waiter_gets_the_lock() {
+    let p = protocol::<WaitDieRule>(3);
+    let t = table();
+    let (mut w0, mut w1, mut w2) = (p.new_worker(0), p.new_worker(1), p.new_worker(2));
+    p.begin(&mut w0, false);
+    p.begin(&mut w1, false);
+    p.begin(&mut w2, false);
+    assert!(read(&p, &mut w2, rec(&t, 0)).is_ready());
+    assert!(write(&p, &mut w0, rec(&t, 0), 1).is_pending());
+    assert_eq!(rec(&t, 0).meta().waiters(), 1 << 0);
+    // Shared would be compatible with w2's lock, but w1 is younger than the waiting writer w0.
+    assert_eq!(read(&p, &mut w1, rec(&t, 0)), Poll::Ready(Err(Abort::Die)));
+    p.abort(&mut w1, Abort::Die);
+    assert_eq!(p.commit(&mut w2), OK);
+    assert_eq!(write(&p, &mut w0, rec(&t, 0), 1), OK);
+    assert_eq!(
+        rec(&t, 0).meta().waiters(),
+        0,
+        "granted request deregistered"
+    );
+    assert_eq!(p.commit(&mut w0), OK);
+}
+
+#[test]
+fn wait_die_abort_cleans_waiter_registration() {
+    let p = protocol::<WaitDieRule>(2);
+    let t = table();
+    let (mut w0, mut w1) = (p.new_worker(0), p.new_worker(1));
+    p.begin(&mut w0, false);
+    p.begin(&mut w1, false);
+    assert_eq!(rmw(&p, &mut w1, rec(&t, 0)), OK);
+    assert!(rmw(&p, &mut w0, rec(&t, 0)).is_pending());
+    p.abort(&mut w0, Abort::User);
+    assert_eq!(rec(&t, 0).meta().waiters(), 0);
+    p.begin(&mut w0, false);
+    assert_eq!(p.commit(&mut w0), OK);
+}
+
+#[test]
 fn wound_wait_older_requester_wounds_younger_holder() {
     let p = protocol::<WoundWaitRule>(2);
     let t = table();

@@ -5,13 +5,16 @@
 //! lasts only while every conflicting holder is still younger; a dying transaction retries with
 //! its original timestamp and so eventually becomes the oldest (no starvation by dying).
 //!
-//! A released lock goes to whichever requester polls first (no waiter queue): the waiting older
-//! transaction is never overtaken by a conflicting *older* one without dying itself, and younger
-//! newcomers that conflict with it only make it wait longer.
+//! A waiting requester registers in the record's waiter bitmap ([`waiters`](super::waiters)). A
+//! requester that finds a registered older waiter with a conflicting request dies (it may not wait
+//! for an older transaction), even if the lock itself is compatible: otherwise younger readers of
+//! a hot record barge in forever and an older writer waiting for them starves (measured: 10 txn/s
+//! with 8 threads on 64 records at theta 0.99 before this rule).
 
 use super::context::ContextTable;
 use super::owned_lock::OwnedLock;
 use super::rule::{ConflictRule, Locker};
+use super::waiters;
 use super::{LockMode, MAX_WAITING_2PL_THREADS, TooManyWorkers};
 use crate::protocol::{Abort, OpResult};
 use std::task::Poll;
@@ -33,6 +36,10 @@ impl ConflictRule for WaitDieRule {
     }
 
     fn begin(&self, me: &mut Locker<'_, OwnedLock>, retry: bool) {
+        debug_assert!(
+            me.waiting_on.is_none(),
+            "previous attempt left a wait registered"
+        );
         me.ts = self.ctx.begin(me.id, me.ts, retry);
     }
 
@@ -48,13 +55,20 @@ impl ConflictRule for WaitDieRule {
         want: LockMode,
         held: Option<LockMode>,
     ) -> OpResult {
+        if waiters::older_conflicting_waiter(&self.ctx, me, lock, want) {
+            return Poll::Ready(Err(Abort::Die));
+        }
         match lock.try_acquire(me.id, want, held) {
-            Ok(()) => Poll::Ready(Ok(())),
+            Ok(()) => {
+                waiters::deregister(me);
+                Poll::Ready(Ok(()))
+            }
             Err(holders) => {
                 let older_than_all = holders
                     .ids()
                     .all(|h| me.ts.is_older_than(self.ctx.load(h).ts()));
                 if older_than_all {
+                    waiters::register(&self.ctx, me, lock, want);
                     Poll::Pending
                 } else {
                     Poll::Ready(Err(Abort::Die))
@@ -74,5 +88,7 @@ impl ConflictRule for WaitDieRule {
     }
 
     #[inline]
-    fn stop_waiting(&self, _me: &mut Locker<'_, OwnedLock>) {}
+    fn stop_waiting(&self, me: &mut Locker<'_, OwnedLock>) {
+        waiters::deregister(me);
+    }
 }

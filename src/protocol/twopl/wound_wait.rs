@@ -20,8 +20,9 @@
 //! oldest, and the oldest is never wounded and never defers.
 
 use super::context::ContextTable;
-use super::owned_lock::{OwnedLock, bits};
+use super::owned_lock::OwnedLock;
 use super::rule::{ConflictRule, Locker};
+use super::waiters;
 use super::{LockMode, MAX_WAITING_2PL_THREADS, TooManyWorkers};
 use crate::protocol::{Abort, OpResult};
 use std::task::Poll;
@@ -36,33 +37,6 @@ impl WoundWaitRule {
     #[cfg(test)]
     pub(super) fn ctx(&self) -> &ContextTable {
         &self.ctx
-    }
-
-    /// Whether a registered waiter other than `me`, older than `me`, wants a mode that conflicts
-    /// with `want`.
-    fn older_conflicting_waiter(
-        &self,
-        me: &Locker<'_, OwnedLock>,
-        lock: &OwnedLock,
-        want: LockMode,
-    ) -> bool {
-        let others = lock.waiters() & !(1u64 << me.id);
-        bits(others).any(|j| {
-            let theirs = self.ctx.load(j);
-            theirs.ts().is_older_than(me.ts) && theirs.wanted_mode().conflicts_with(want)
-        })
-    }
-
-    /// Registers `me` as waiting for `lock` in `want` mode (idempotent across re-polls).
-    fn register<'db>(&self, me: &mut Locker<'db, OwnedLock>, lock: &'db OwnedLock, want: LockMode) {
-        match me.waiting_on {
-            Some(current) => debug_assert!(std::ptr::eq(current, lock), "waits on two locks"),
-            None => {
-                self.ctx.set_wanted_mode(me.id, want);
-                lock.add_waiter(me.id);
-                me.waiting_on = Some(lock);
-            }
-        }
     }
 }
 
@@ -101,13 +75,13 @@ impl ConflictRule for WoundWaitRule {
         want: LockMode,
         held: Option<LockMode>,
     ) -> OpResult {
-        if self.older_conflicting_waiter(me, lock, want) {
-            self.register(me, lock, want);
+        if waiters::older_conflicting_waiter(&self.ctx, me, lock, want) {
+            waiters::register(&self.ctx, me, lock, want);
             return Poll::Pending;
         }
         match lock.try_acquire(me.id, want, held) {
             Ok(()) => {
-                self.stop_waiting(me);
+                waiters::deregister(me);
                 Poll::Ready(Ok(()))
             }
             Err(holders) => {
@@ -117,7 +91,7 @@ impl ConflictRule for WoundWaitRule {
                         self.ctx.wound(h, theirs);
                     }
                 }
-                self.register(me, lock, want);
+                waiters::register(&self.ctx, me, lock, want);
                 Poll::Pending
             }
         }
@@ -135,8 +109,6 @@ impl ConflictRule for WoundWaitRule {
 
     #[inline]
     fn stop_waiting(&self, me: &mut Locker<'_, OwnedLock>) {
-        if let Some(lock) = me.waiting_on.take() {
-            lock.remove_waiter(me.id);
-        }
+        waiters::deregister(me);
     }
 }

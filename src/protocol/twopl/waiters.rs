@@ -1,0 +1,51 @@
+//! Waiter registration shared by WAIT_DIE and WOUND_WAIT: who waits for a record, in which mode.
+//!
+//! A worker whose request returned `Pending` sets its bit in the record's waiter bitmap, after
+//! publishing the mode it wants in its context word. Requesters consult the bitmap before taking a
+//! lock, so a stream of newcomers cannot keep a lock away from an older waiter (a waiter needs a
+//! moment with no conflicting holder; barging readers of a hot record would never give it one).
+//! The worker clears its bit when its request is granted or its attempt aborts.
+
+use super::LockMode;
+use super::context::ContextTable;
+use super::owned_lock::{OwnedLock, bits};
+use super::rule::Locker;
+
+/// Whether a registered waiter other than `me`, older than `me`, wants a mode that conflicts with
+/// `want` on `lock`.
+pub fn older_conflicting_waiter(
+    ctx: &ContextTable,
+    me: &Locker<'_, OwnedLock>,
+    lock: &OwnedLock,
+    want: LockMode,
+) -> bool {
+    let others = lock.waiters() & !(1u64 << me.id);
+    bits(others).any(|j| {
+        let theirs = ctx.load(j);
+        theirs.ts().is_older_than(me.ts) && theirs.wanted_mode().conflicts_with(want)
+    })
+}
+
+/// Registers `me` as waiting for `lock` in `want` mode (idempotent across re-polls).
+pub fn register<'db>(
+    ctx: &ContextTable,
+    me: &mut Locker<'db, OwnedLock>,
+    lock: &'db OwnedLock,
+    want: LockMode,
+) {
+    match me.waiting_on {
+        Some(current) => debug_assert!(std::ptr::eq(current, lock), "waits on two locks"),
+        None => {
+            ctx.set_wanted_mode(me.id, want);
+            lock.add_waiter(me.id);
+            me.waiting_on = Some(lock);
+        }
+    }
+}
+
+/// Drops `me`'s registration, if any (request granted, or attempt aborted).
+pub fn deregister(me: &mut Locker<'_, OwnedLock>) {
+    if let Some(lock) = me.waiting_on.take() {
+        lock.remove_waiter(me.id);
+    }
+}
