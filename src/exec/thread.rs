@@ -9,7 +9,7 @@
 //! families keep their timestamp.
 
 use super::backoff::AdaptiveBackoff;
-use super::wait::{delay, drive};
+use super::wait::{delay, drive, pause};
 use crate::check::history::WorkerHistory;
 use crate::metrics::{Phase, WorkerStats};
 use crate::protocol::Protocol;
@@ -177,6 +177,7 @@ impl<P: Protocol, W: Workload> Worker<'_, '_, P, W> {
         let first_start = Instant::now();
         let mut attempt_start = first_start;
         let mut retry = false;
+        let mut aborts_in_a_row = 0;
         loop {
             self.tx.begin(retry);
             let (result, exec_wait) = drive(pin!(self.workload.run(&mut self.tx, req)));
@@ -226,6 +227,12 @@ impl<P: Protocol, W: Workload> Worker<'_, '_, P, W> {
                     if !why.is_retried() {
                         return false;
                     }
+                    // Before retrying, the same spin-then-yield step a wait takes: a conflict
+                    // usually means another transaction holds what we need, and with more
+                    // workers than cores that holder may be descheduled; retrying at once would
+                    // burn our time slice re-aborting against it.
+                    pause(aborts_in_a_row);
+                    aborts_in_a_row += 1;
                     retry = true;
                     attempt_start = Instant::now();
                 }

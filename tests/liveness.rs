@@ -1,0 +1,57 @@
+//! Robustness: every protocol makes progress with 8 workers on a 2-core machine at high
+//! contention, and a run ends within its duration plus a bounded drain time.
+
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+#[test]
+fn every_protocol_progresses_oversubscribed_and_stops_on_time() {
+    for workload in [["--rmw", "--ops", "8"], ["--blind", "--ops", "16"]] {
+        let started = Instant::now();
+        let out = Command::new(env!("CARGO_BIN_EXE_txbench"))
+            .args([
+                "run",
+                "--protocol",
+                "all",
+                "--records",
+                "64",
+                "--theta",
+                "0.99",
+                "--threads",
+                "8",
+                "--duration",
+                "0.3",
+                "--warmup",
+                "0.1",
+                "--format",
+                "json",
+            ])
+            .args(workload)
+            .output()
+            .expect("run txbench");
+        let elapsed = started.elapsed();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let runs = txbench::ProtocolKind::ALL.len() as u32;
+        // 0.4 s of run time per protocol; allow generous slack for loading, thread start-up and
+        // draining on a loaded 2-core machine, but not for a hang.
+        let bound = Duration::from_millis(400) * runs + Duration::from_secs(20);
+        assert!(
+            elapsed < bound,
+            "{workload:?}: took {elapsed:?}, bound {bound:?}"
+        );
+        for line in String::from_utf8_lossy(&out.stdout).lines() {
+            let v: serde_json::Value = serde_json::from_str(line).unwrap();
+            let commits = v["commits"].as_u64().unwrap();
+            // A livelocked protocol commits (almost) nothing; any working one commits thousands.
+            assert!(
+                commits >= 100,
+                "{workload:?}: {} committed only {commits}",
+                v["protocol"]
+            );
+        }
+    }
+}
