@@ -50,7 +50,7 @@ fn sync_loop<P: Protocol, const TIMED: bool>(
             while p.commit(&mut w) != Poll::Ready(Ok(())) {}
             if let (Some(t0), Some(t1)) = (t0, t1) {
                 let t2 = Instant::now();
-                stats.commit(0, (t2 - t0).as_nanos() as u64);
+                stats.commit(0, (t2 - t0).as_nanos() as u64, 1);
                 stats.add_phase(Phase::Execute, (t1 - t0).as_nanos() as u64);
                 stats.add_phase(Phase::Commit, (t2 - t1).as_nanos() as u64);
             }

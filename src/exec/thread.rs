@@ -177,7 +177,7 @@ impl<P: Protocol, W: Workload> Worker<'_, '_, P, W> {
         let first_start = Instant::now();
         let mut attempt_start = first_start;
         let mut retry = false;
-        let mut aborts_in_a_row = 0;
+        let mut aborts_in_a_row: u32 = 0;
         loop {
             self.tx.begin(retry);
             let (result, exec_wait) = drive(pin!(self.workload.run(&mut self.tx, req)));
@@ -205,7 +205,11 @@ impl<P: Protocol, W: Workload> Worker<'_, '_, P, W> {
                         self.stats.add_phase(Phase::Execute, exec);
                         self.stats.add_phase(Phase::Commit, commit);
                         self.stats.add_phase(Phase::Wait, waited);
-                        self.stats.commit(ty, nanos(end - first_start));
+                        self.stats.commit(
+                            ty,
+                            nanos(end - first_start),
+                            u64::from(aborts_in_a_row) + 1,
+                        );
                     }
                     return true;
                 }
@@ -232,7 +236,7 @@ impl<P: Protocol, W: Workload> Worker<'_, '_, P, W> {
                     // workers than cores that holder may be descheduled; retrying at once would
                     // burn our time slice re-aborting against it.
                     pause(aborts_in_a_row);
-                    aborts_in_a_row += 1;
+                    aborts_in_a_row = aborts_in_a_row.saturating_add(1);
                     retry = true;
                     attempt_start = Instant::now();
                 }

@@ -56,6 +56,9 @@ pub struct TypeStats {
     pub aborts: [u64; Abort::COUNT],
     /// End-to-end latency of committed transactions, ns.
     pub latency: Histogram<u64>,
+    /// Attempts each committed transaction needed (1 = committed first time): the starvation
+    /// measure (a starvation-free protocol keeps its maximum bounded under sustained contention).
+    pub attempts: Histogram<u64>,
 }
 
 impl Default for TypeStats {
@@ -64,6 +67,7 @@ impl Default for TypeStats {
             commits: 0,
             aborts: [0; Abort::COUNT],
             latency: new_latency_histogram(),
+            attempts: Histogram::new_with_bounds(1, 1 << 40, 2).expect("valid histogram bounds"),
         }
     }
 }
@@ -77,6 +81,9 @@ impl TypeStats {
         }
         self.latency
             .add(&other.latency)
+            .expect("histograms with equal bounds");
+        self.attempts
+            .add(&other.attempts)
             .expect("histograms with equal bounds");
     }
 
@@ -104,12 +111,14 @@ impl WorkerStats {
         }
     }
 
-    /// Records a committed transaction of type `ty` with end-to-end latency `ns`.
+    /// Records a committed transaction of type `ty` with end-to-end latency `ns` after
+    /// `attempts` attempts.
     #[inline]
-    pub fn commit(&mut self, ty: usize, ns: u64) {
+    pub fn commit(&mut self, ty: usize, ns: u64, attempts: u64) {
         let t = &mut self.types[ty];
         t.commits += 1;
         t.latency.saturating_record(ns.max(1));
+        t.attempts.saturating_record(attempts.max(1));
     }
 
     /// Records an aborted attempt.
@@ -131,6 +140,31 @@ impl WorkerStats {
         }
         for (a, b) in self.phase_ns.iter_mut().zip(other.phase_ns) {
             *a += b;
+        }
+    }
+}
+
+/// How many attempts committed transactions needed.
+#[derive(Debug, Clone, Copy, Default, Serialize, PartialEq)]
+pub struct AttemptSummary {
+    /// Mean attempts per committed transaction.
+    pub mean: f64,
+    /// 99.9th percentile.
+    pub p999: u64,
+    /// Most attempts any committed transaction needed.
+    pub max: u64,
+}
+
+impl AttemptSummary {
+    /// Summarises an attempts histogram.
+    pub fn from_histogram(h: &Histogram<u64>) -> Self {
+        if h.is_empty() {
+            return AttemptSummary::default();
+        }
+        AttemptSummary {
+            mean: h.mean(),
+            p999: h.value_at_quantile(0.999),
+            max: h.max(),
         }
     }
 }
@@ -176,9 +210,9 @@ mod tests {
         let mut a = WorkerStats::new(1);
         let mut b = WorkerStats::new(1);
         for i in 1..=1000 {
-            a.commit(0, i * 1000);
+            a.commit(0, i * 1000, 1);
         }
-        b.commit(0, 5_000_000);
+        b.commit(0, 5_000_000, 7);
         b.abort(0, Abort::Wounded);
         b.add_phase(Phase::Wait, 7);
         a.merge(&b);
@@ -187,6 +221,7 @@ mod tests {
         assert_eq!(a.phase_ns[Phase::Wait as usize], 7);
         let s = LatencySummary::from_histogram(&a.types[0].latency);
         assert!((s.p50 - 500.0).abs() < 2.0, "{s:?}");
+        assert_eq!(AttemptSummary::from_histogram(&a.types[0].attempts).max, 7);
         assert!((s.max - 5000.0).abs() < 10.0, "{s:?}");
         assert!(s.p50 <= s.p90 && s.p90 <= s.p99 && s.p99 <= s.p999 && s.p999 <= s.max);
     }

@@ -5,7 +5,7 @@
 //! (`p50`, `p90`, `p99`, `p999`, `max`), `config`, `machine`, and `check` in check mode.
 
 use super::machine::MachineInfo;
-use super::{LatencySummary, Phase, TypeStats, WorkerStats};
+use super::{AttemptSummary, LatencySummary, Phase, TypeStats, WorkerStats};
 use crate::check::CheckReport;
 use crate::config::RunConfig;
 use crate::exec::ExecOutcome;
@@ -31,6 +31,8 @@ pub struct TypeReport {
     pub abort_ratio: f64,
     /// End-to-end latency.
     pub latency_us: LatencySummary,
+    /// Attempts per committed transaction.
+    pub attempts: AttemptSummary,
 }
 
 /// Everything one run measured, with its configuration and machine.
@@ -58,6 +60,8 @@ pub struct RunReport {
     pub abort_ratio: f64,
     /// End-to-end latency over all types.
     pub latency_us: LatencySummary,
+    /// Attempts per committed transaction over all types (starvation: `max`).
+    pub attempts: AttemptSummary,
     /// Aborts by reason (reasons with zero aborts omitted).
     pub aborts_by_reason: BTreeMap<&'static str, u64>,
     /// Share of worker time per phase (execute, wait, commit, abort), summing to 1.
@@ -130,6 +134,7 @@ impl RunReport {
                     throughput_tps: t.commits as f64 / secs,
                     abort_ratio: ratio(t.total_aborts(), t.commits),
                     latency_us: LatencySummary::from_histogram(&t.latency),
+                    attempts: AttemptSummary::from_histogram(&t.attempts),
                 }
             })
             .collect();
@@ -178,6 +183,7 @@ impl RunReport {
             throughput_tps: total.commits as f64 / secs,
             abort_ratio: ratio(aborts, total.commits),
             latency_us: LatencySummary::from_histogram(&total.latency),
+            attempts: AttemptSummary::from_histogram(&total.attempts),
             aborts_by_reason,
             phase_share,
             types,
