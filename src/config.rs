@@ -7,6 +7,8 @@
 use crate::exec::ExecConfig;
 use crate::protocol::twopl::MAX_WAITING_2PL_THREADS;
 use crate::protocol::{LockWait, ProtocolKind, ProtocolOptions, TicTocOptions, UnknownProtocol};
+use crate::workload::WorkloadConfig;
+use crate::workload::long_scan::LongScanConfig;
 use crate::workload::ycsb::{MIN_CHECK_PAYLOAD, YcsbConfig};
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use serde::Serialize;
@@ -85,6 +87,15 @@ pub struct RunArgs {
     /// Probability that an operation reads, 0..1.
     #[arg(long, allow_negative_numbers = true)]
     pub read_ratio: Option<f64>,
+    /// Exactly this many writes per transaction, at random positions (overrides --read-ratio).
+    #[arg(long)]
+    pub writes: Option<usize>,
+    /// long-scan: records in the small hot table.
+    #[arg(long)]
+    pub hot_records: Option<u64>,
+    /// long-scan: consecutive records each transaction scans.
+    #[arg(long)]
+    pub scan_length: Option<u64>,
     /// Writes are read-modify-writes.
     #[arg(long, conflicts_with = "blind")]
     pub rmw: bool,
@@ -158,6 +169,14 @@ pub enum ConfigError {
         value: String,
         /// The allowed range, in words.
         allowed: String,
+    },
+    /// A flag that does not apply to the chosen workload.
+    #[error("--{param} does not apply to --workload {workload}")]
+    NotForWorkload {
+        /// Flag name without dashes.
+        param: &'static str,
+        /// The workload chosen.
+        workload: &'static str,
     },
     /// A protocol name txbench does not know.
     #[error("invalid value for --protocol: {0}")]
@@ -248,10 +267,16 @@ pub fn preset(name: &str) -> Result<YcsbConfig, ConfigError> {
 }
 
 /// The workloads, with one line each for `txbench list`.
-pub const WORKLOADS: &[(&str, &str)] = &[(
-    "ycsb",
-    "YCSB with CCBench's seven parameters; one table, dense integer keys",
-)];
+pub const WORKLOADS: &[(&str, &str)] = &[
+    (
+        "ycsb",
+        "YCSB with CCBench's seven parameters; one table, dense integer keys",
+    ),
+    (
+        "long-scan",
+        "MOCC 5.6: read a hot record, scan --scan-length records of a large table, update the hot record",
+    ),
+];
 
 /// A validated run: every field within range.
 #[derive(Debug, Clone)]
@@ -260,8 +285,8 @@ pub struct RunConfig {
     pub protocols: Vec<ProtocolKind>,
     /// The preset the workload started from, if any.
     pub preset: Option<String>,
-    /// YCSB parameters.
-    pub ycsb: YcsbConfig,
+    /// The workload and its parameters.
+    pub workload: WorkloadConfig,
     /// Executor parameters.
     pub exec: ExecConfig,
     /// Protocol options.
@@ -332,52 +357,21 @@ impl RunArgs {
     /// Validates the flags into a [`RunConfig`].
     pub fn validate(&self) -> Result<RunConfig, ConfigError> {
         let protocols = parse_protocols(&self.protocol)?;
-        if self.workload != "ycsb" {
-            return Err(ConfigError::UnknownName {
-                param: "workload",
-                value: self.workload.clone(),
-                allowed: WORKLOADS
-                    .iter()
-                    .map(|(n, _)| *n)
-                    .collect::<Vec<_>>()
-                    .join(", "),
-            });
-        }
-        let mut y = match &self.preset {
-            Some(p) => preset(p)?,
-            None => preset("ycsb-a")?,
-        };
-        if let Some(r) = self.records {
-            y.records = r;
-        }
-        if let Some(p) = self.payload {
-            y.payload = p;
-        }
-        if let Some(o) = self.ops {
-            y.ops = o;
-            if self.long_ops.is_none() && y.long_share == 0.0 {
-                y.long_ops = o;
+        let workload = match self.workload.as_str() {
+            "ycsb" => WorkloadConfig::Ycsb(self.ycsb_config()?),
+            "long-scan" => WorkloadConfig::LongScan(self.long_scan_config()?),
+            other => {
+                return Err(ConfigError::UnknownName {
+                    param: "workload",
+                    value: other.to_string(),
+                    allowed: WORKLOADS
+                        .iter()
+                        .map(|(n, _)| *n)
+                        .collect::<Vec<_>>()
+                        .join(", "),
+                });
             }
-        }
-        if let Some(o) = self.long_ops {
-            y.long_ops = o;
-        }
-        if let Some(s) = self.long_share {
-            y.long_share = unit_interval("long-share", s)?;
-        }
-        if let Some(r) = self.read_ratio {
-            y.read_ratio = unit_interval("read-ratio", r)?;
-        }
-        if self.rmw {
-            y.rmw = true;
-        }
-        if self.blind {
-            y.rmw = false;
-        }
-        if let Some(t) = self.theta {
-            y.theta = t;
-        }
-        self.validate_ycsb(&y)?;
+        };
 
         let threads = self.threads.unwrap_or_else(|| {
             std::thread::available_parallelism()
@@ -425,7 +419,7 @@ impl RunArgs {
         Ok(RunConfig {
             protocols,
             preset: self.preset.clone(),
-            ycsb: y,
+            workload,
             exec: ExecConfig {
                 threads,
                 duration,
@@ -455,38 +449,153 @@ impl RunArgs {
         })
     }
 
+    /// The YCSB parameters: the preset (YCSB-A by default) with explicit flags on top.
+    fn ycsb_config(&self) -> Result<YcsbConfig, ConfigError> {
+        let mut y = match &self.preset {
+            Some(p) => preset(p)?,
+            None => preset("ycsb-a")?,
+        };
+        if let Some(r) = self.records {
+            y.records = r;
+        }
+        if let Some(p) = self.payload {
+            y.payload = p;
+        }
+        if let Some(o) = self.ops {
+            y.ops = o;
+            if self.long_ops.is_none() && y.long_share == 0.0 {
+                y.long_ops = o;
+            }
+        }
+        if let Some(o) = self.long_ops {
+            y.long_ops = o;
+        }
+        if let Some(s) = self.long_share {
+            y.long_share = unit_interval("long-share", s)?;
+        }
+        if let Some(r) = self.read_ratio {
+            y.read_ratio = unit_interval("read-ratio", r)?;
+        }
+        if self.writes.is_some() {
+            y.writes = self.writes;
+        }
+        if self.rmw {
+            y.rmw = true;
+        }
+        if self.blind {
+            y.rmw = false;
+        }
+        if let Some(t) = self.theta {
+            y.theta = t;
+        }
+        self.validate_ycsb(&y)?;
+        Ok(y)
+    }
+
+    /// The long-scan parameters; YCSB-only flags are an error here, not silently ignored.
+    fn long_scan_config(&self) -> Result<LongScanConfig, ConfigError> {
+        let ycsb_only = [
+            ("preset", self.preset.is_some()),
+            ("ops", self.ops.is_some()),
+            ("long-ops", self.long_ops.is_some()),
+            ("long-share", self.long_share.is_some()),
+            ("read-ratio", self.read_ratio.is_some()),
+            ("writes", self.writes.is_some()),
+            ("rmw", self.rmw),
+            ("blind", self.blind),
+            ("theta", self.theta.is_some()),
+        ];
+        if let Some((flag, _)) = ycsb_only.iter().find(|(_, set)| *set) {
+            return Err(ConfigError::NotForWorkload {
+                param: flag,
+                workload: "long-scan",
+            });
+        }
+        let d = LongScanConfig::default();
+        let c = LongScanConfig {
+            records: self.records.unwrap_or(d.records),
+            hot_records: self.hot_records.unwrap_or(d.hot_records),
+            scan_length: self.scan_length.unwrap_or(d.scan_length),
+            payload: self.payload.unwrap_or(d.payload),
+        };
+        if c.records == 0 || c.records > 1 << 40 {
+            return Err(out_of_range("records", c.records, "1 <= records <= 2^40"));
+        }
+        if c.hot_records == 0 || c.hot_records > 1 << 20 {
+            return Err(out_of_range(
+                "hot-records",
+                c.hot_records,
+                "1 <= records <= 2^20",
+            ));
+        }
+        if c.scan_length == 0 || c.scan_length > c.records {
+            return Err(out_of_range(
+                "scan-length",
+                c.scan_length,
+                format!("1 <= length <= records = {}", c.records),
+            ));
+        }
+        self.validate_payload(c.payload)?;
+        self.validate_memory(c.records + c.hot_records, c.payload)?;
+        Ok(c)
+    }
+
+    fn validate_payload(&self, payload: usize) -> Result<(), ConfigError> {
+        if payload == 0 || payload > MAX_PAYLOAD {
+            return Err(out_of_range(
+                "payload",
+                payload,
+                format!("1 <= bytes <= {MAX_PAYLOAD}"),
+            ));
+        }
+        if self.check && payload < MIN_CHECK_PAYLOAD {
+            return Err(out_of_range(
+                "payload",
+                payload,
+                format!("at least {MIN_CHECK_PAYLOAD} bytes with --check (the version stamp)"),
+            ));
+        }
+        Ok(())
+    }
+
+    fn validate_memory(&self, records: u64, payload: usize) -> Result<(), ConfigError> {
+        let bytes = u128::from(records) * (64 + payload.div_ceil(8) as u128 * 8);
+        if bytes > MAX_TABLE_BYTES {
+            return Err(out_of_range(
+                "records",
+                records,
+                format!("records x (64 + payload) <= {} GiB", MAX_TABLE_BYTES >> 30),
+            ));
+        }
+        Ok(())
+    }
+
     fn validate_ycsb(&self, y: &YcsbConfig) -> Result<(), ConfigError> {
         if y.records == 0 || y.records > 1 << 40 {
             return Err(out_of_range("records", y.records, "1 <= records <= 2^40"));
         }
-        if y.payload == 0 || y.payload > MAX_PAYLOAD {
-            return Err(out_of_range(
-                "payload",
-                y.payload,
-                format!("1 <= bytes <= {MAX_PAYLOAD}"),
-            ));
-        }
-        if self.check && y.payload < MIN_CHECK_PAYLOAD {
-            return Err(out_of_range(
-                "payload",
-                y.payload,
-                format!("at least {MIN_CHECK_PAYLOAD} bytes with --check (the version stamp)"),
-            ));
-        }
-        let bytes = u128::from(y.records) * (64 + y.payload.div_ceil(8) as u128 * 8);
-        if bytes > MAX_TABLE_BYTES {
-            return Err(out_of_range(
-                "records",
-                y.records,
-                format!("records x (64 + payload) <= {} GiB", MAX_TABLE_BYTES >> 30),
-            ));
-        }
+        self.validate_payload(y.payload)?;
+        self.validate_memory(y.records, y.payload)?;
         for (param, ops) in [("ops", y.ops), ("long-ops", y.long_ops)] {
             if ops == 0 || ops as u64 > y.records || ops > 4096 {
                 return Err(out_of_range(
                     param,
                     ops,
                     format!("1 <= ops <= min(records = {}, 4096)", y.records),
+                ));
+            }
+        }
+        if let Some(w) = y.writes {
+            let max = if y.long_share > 0.0 {
+                y.ops.min(y.long_ops)
+            } else {
+                y.ops
+            };
+            if w > max {
+                return Err(out_of_range(
+                    "writes",
+                    w,
+                    format!("0 <= writes <= ops = {max}"),
                 ));
             }
         }
@@ -519,7 +628,7 @@ mod tests {
     fn defaults_are_ycsb_a_on_every_protocol() {
         let c = args(&[]).unwrap();
         assert_eq!(c.protocols, ProtocolKind::ALL.to_vec());
-        assert_eq!(c.ycsb, preset("ycsb-a").unwrap());
+        assert_eq!(c.workload, WorkloadConfig::Ycsb(preset("ycsb-a").unwrap()));
     }
 
     #[test]
@@ -535,10 +644,35 @@ mod tests {
             "silo,nocc",
         ])
         .unwrap();
-        assert_eq!(c.ycsb.read_ratio, 0.95);
-        assert_eq!(c.ycsb.theta, 0.0);
-        assert_eq!(c.ycsb.ops, 4);
+        let WorkloadConfig::Ycsb(y) = &c.workload else {
+            panic!("ycsb expected")
+        };
+        assert_eq!(y.read_ratio, 0.95);
+        assert_eq!(y.theta, 0.0);
+        assert_eq!(y.ops, 4);
         assert_eq!(c.protocols, vec![ProtocolKind::Silo, ProtocolKind::Nocc]);
+    }
+
+    #[test]
+    fn long_scan_takes_its_own_flags() {
+        let c = args(&[
+            "--workload",
+            "long-scan",
+            "--records",
+            "5000",
+            "--scan-length",
+            "100",
+        ])
+        .unwrap();
+        assert_eq!(
+            c.workload,
+            WorkloadConfig::LongScan(LongScanConfig {
+                records: 5000,
+                hot_records: 1,
+                scan_length: 100,
+                payload: 100
+            })
+        );
     }
 
     #[test]
@@ -558,6 +692,23 @@ mod tests {
             (&["--duration", "0"], "--duration"),
             (&["--check", "--payload", "8"], "--payload"),
             (&["--preset", "ycsb-z"], "--preset"),
+            (&["--ops", "4", "--writes", "5"], "--writes"),
+            (&["--workload", "long-scan", "--theta", "0.5"], "--theta"),
+            (
+                &[
+                    "--workload",
+                    "long-scan",
+                    "--records",
+                    "10",
+                    "--scan-length",
+                    "11",
+                ],
+                "--scan-length",
+            ),
+            (
+                &["--workload", "long-scan", "--hot-records", "0"],
+                "--hot-records",
+            ),
         ];
         for (flags, param) in cases {
             let err = args(flags).expect_err("must be rejected").to_string();

@@ -95,10 +95,32 @@ fn list_text() -> String {
         ),
         ("--read-ratio F", "probability an operation reads, 0..1"),
         (
+            "--writes N",
+            "exactly N writes per transaction (overrides --read-ratio)",
+        ),
+        (
             "--rmw | --blind",
             "writes are read-modify-writes or blind writes",
         ),
         ("--theta F", "zipfian skew, 0 <= theta < 1 (0 = uniform)"),
+    ] {
+        s += &format!("  {n:<18} {d}\n");
+    }
+    s += "\nlong-scan parameters (--workload long-scan):\n";
+    for (n, d) in [
+        (
+            "--records N",
+            "records in the large table (default 1048576)",
+        ),
+        (
+            "--hot-records N",
+            "records in the small hot table (default 1)",
+        ),
+        (
+            "--scan-length N",
+            "consecutive records each transaction scans (default 1000)",
+        ),
+        ("--payload B", "bytes per record (default 100)"),
     ] {
         s += &format!("  {n:<18} {d}\n");
     }

@@ -14,18 +14,30 @@ use crate::protocol::twopl::{ConflictRule, NoWait, TwoPl, WaitDie, WoundWait};
 use crate::protocol::{Protocol, ProtocolKind};
 use crate::storage::Database;
 use crate::workload::Workload;
+use crate::workload::WorkloadConfig;
+use crate::workload::long_scan::LongScan;
 use crate::workload::ycsb::Ycsb;
 
 /// Runs every protocol of `cfg`, `cfg.repeat` rounds of all protocols in order (interleaving the
 /// protocols keeps slow drifts of a shared machine from favouring one), calling `on_report` after
 /// each run.
-pub fn run_all(cfg: &RunConfig, mut on_report: impl FnMut(&RunReport)) -> Vec<RunReport> {
+pub fn run_all(cfg: &RunConfig, on_report: impl FnMut(&RunReport)) -> Vec<RunReport> {
+    match &cfg.workload {
+        WorkloadConfig::Ycsb(c) => run_rounds(cfg, &Ycsb::new(c.clone()), on_report),
+        WorkloadConfig::LongScan(c) => run_rounds(cfg, &LongScan::new(c.clone()), on_report),
+    }
+}
+
+fn run_rounds<W: Workload>(
+    cfg: &RunConfig,
+    workload: &W,
+    mut on_report: impl FnMut(&RunReport),
+) -> Vec<RunReport> {
     let machine = MachineInfo::detect();
-    let workload = Ycsb::new(cfg.ycsb.clone());
     let mut reports = Vec::with_capacity(cfg.protocols.len() * cfg.repeat);
     for round in 0..cfg.repeat {
         for &kind in &cfg.protocols {
-            let mut report = run_protocol(kind, cfg, &workload, &machine);
+            let mut report = run_protocol(kind, cfg, workload, &machine);
             report.round = round;
             on_report(&report);
             reports.push(report);

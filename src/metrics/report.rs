@@ -83,7 +83,7 @@ struct ConfigRecord<'a> {
     workload: &'a str,
     preset: &'a Option<String>,
     #[serde(flatten)]
-    ycsb: &'a crate::workload::ycsb::YcsbConfig,
+    params: &'a crate::workload::WorkloadConfig,
     threads: usize,
     duration_s: f64,
     warmup_s: f64,
@@ -158,7 +158,7 @@ impl RunReport {
         let config = ConfigRecord {
             workload: workload.name(),
             preset: &cfg.preset,
-            ycsb: &cfg.ycsb,
+            params: &cfg.workload,
             threads: cfg.exec.threads,
             duration_s: cfg.exec.duration.as_secs_f64(),
             warmup_s: cfg.exec.warmup.as_secs_f64(),

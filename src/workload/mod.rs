@@ -5,13 +5,25 @@
 //! of the engine: it cannot reach into storage or protocol metadata (unlike DBx1000's YCSB, which
 //! writes shared rows directly for every protocol).
 
+pub mod long_scan;
 pub mod ycsb;
 
 use crate::protocol::{Abort, Protocol};
 use crate::random::FastRng;
 use crate::storage::{Database, TableSpec};
 use crate::txn::Txn;
+use serde::Serialize;
 use std::future::Future;
+
+/// The parameters of whichever workload a run uses.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(untagged)]
+pub enum WorkloadConfig {
+    /// YCSB.
+    Ycsb(ycsb::YcsbConfig),
+    /// MOCC's long-scan workload.
+    LongScan(long_scan::LongScanConfig),
+}
 
 /// A benchmark workload.
 pub trait Workload: Sync {

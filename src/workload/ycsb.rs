@@ -33,8 +33,12 @@ pub struct YcsbConfig {
     pub long_ops: usize,
     /// Share of transactions that are long, in `[0, 1]`.
     pub long_share: f64,
-    /// Probability that an operation is a read, in `[0, 1]`.
+    /// Probability that an operation is a read, in `[0, 1]` (ignored when `writes` is set).
     pub read_ratio: f64,
+    /// Exactly this many operations of every transaction write (at uniformly random positions),
+    /// instead of drawing each operation's kind with `read_ratio` (MOCC's figure 7 sweeps 0..10
+    /// read-modify-writes out of 10 operations).
+    pub writes: Option<usize>,
     /// Writes are read-modify-writes (true) or blind writes (false).
     pub rmw: bool,
     /// Zipfian skew; 0 is uniform.
@@ -50,6 +54,7 @@ impl Default for YcsbConfig {
             long_ops: 16,
             long_share: 0.0,
             read_ratio: 0.5,
+            writes: None,
             rmw: true,
             theta: 0.99,
         }
@@ -136,17 +141,28 @@ impl Workload for Ycsb {
         req.long = c.long_share > 0.0 && rng.chance(c.long_share);
         let n = if req.long { c.long_ops } else { c.ops };
         req.ops.clear();
-        for _ in 0..n {
+        // With an exact write count, each position writes with probability
+        // (writes left) / (positions left): a uniformly random subset (Knuth's algorithm S).
+        let mut writes_left = c.writes.map(|w| w.min(n));
+        for i in 0..n {
             let key = loop {
                 let k = self.zipf.sample(rng);
                 if !req.ops.iter().any(|o| o.key == k) {
                     break k;
                 }
             };
-            let kind = if rng.chance(c.read_ratio) {
-                YcsbOpKind::Read
-            } else {
+            let write = match &mut writes_left {
+                Some(left) => {
+                    let w = (rng.below((n - i) as u64) as usize) < *left;
+                    *left -= usize::from(w);
+                    w
+                }
+                None => !rng.chance(c.read_ratio),
+            };
+            let kind = if write {
                 YcsbOpKind::Write
+            } else {
+                YcsbOpKind::Read
             };
             req.ops.push(YcsbOp { key, kind });
         }
@@ -275,6 +291,34 @@ mod tests {
             keys.dedup();
             assert_eq!(keys.len(), 16);
             assert!(keys.iter().all(|&k| k < 20));
+        }
+    }
+
+    #[test]
+    fn exact_write_count_at_random_positions() {
+        let y = Ycsb::new(YcsbConfig {
+            records: 50,
+            ops: 10,
+            writes: Some(3),
+            theta: 0.0,
+            ..Default::default()
+        });
+        let mut rng = FastRng::new(4);
+        let mut req = y.new_request();
+        let mut per_position = [0u32; 10];
+        for _ in 0..10_000 {
+            y.generate(&mut rng, &mut req);
+            let writes: Vec<usize> = (0..10)
+                .filter(|&i| req.ops[i].kind == YcsbOpKind::Write)
+                .collect();
+            assert_eq!(writes.len(), 3);
+            for i in writes {
+                per_position[i] += 1;
+            }
+        }
+        // Each position writes 30% of the time.
+        for c in per_position {
+            assert!((2_700..3_300).contains(&c), "{per_position:?}");
         }
     }
 

@@ -22,6 +22,7 @@ pub fn contended_ycsb() -> YcsbConfig {
         long_ops: 8,
         long_share: 0.0,
         read_ratio: 0.5,
+        writes: None,
         rmw: true,
         theta: 0.99,
     }
