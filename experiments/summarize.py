@@ -1,9 +1,12 @@
 #!/usr/bin/env python3
 """Summarise txbench JSON lines (from experiments/*.sh) as Markdown tables.
 
-For each (experiment, threads): per protocol, the median throughput and median p99.9 over the
-repeated runs, and both as ratios to NoCC's medians from the same invocation. For the DBx1000
-anchor experiments, also the ratio to DBx1000's published-on-this-machine figures (issue 2).
+Default: for each (experiment, threads), per protocol, the median throughput and median p99.9 over
+the repeated runs, and both as ratios to NoCC's medians from the same invocation. For the DBx1000
+anchor experiments, also the ratio to DBx1000's figures on this machine (issue 2).
+
+`--pivot`: one table per metric (txn/s, p99.9 us, abort ratio, max attempts) with a row per
+(experiment, threads) and a column per protocol, for sweeps (threads, writes per transaction).
 """
 import json
 import statistics
@@ -57,5 +60,41 @@ def main(path):
             print(row)
 
 
+METRICS = [
+    ("txn/s", lambda r: r["throughput_tps"], "{:,.0f}"),
+    ("p99.9 us", lambda r: r["latency_us"]["p999"], "{:.1f}"),
+    ("abort ratio", lambda r: r["abort_ratio"], "{:.3f}"),
+    ("max attempts", lambda r: r["attempts"]["max"], "{:.0f}"),
+]
+
+
+def pivot(path):
+    cells = defaultdict(list)
+    rows, cols = [], []
+    for line in open(path):
+        r = json.loads(line)
+        row, col = (r["experiment"], r["threads"]), r["protocol"]
+        if row not in rows:
+            rows.append(row)
+        if col not in cols:
+            cols.append(col)
+        cells[(row, col)].append(r)
+    for name, get, fmt in METRICS:
+        print(f"\n#### {name} (median of runs)\n")
+        print("| experiment | threads | " + " | ".join(cols) + " |")
+        print("| --- | ---: | " + " | ".join("---:" for _ in cols) + " |")
+        for row in rows:
+            vals = []
+            for col in cols:
+                rs = cells.get((row, col))
+                vals.append(fmt.format(statistics.median(get(r) for r in rs)) if rs else "-")
+            print(f"| {row[0]} | {row[1]} | " + " | ".join(vals) + " |")
+
+
 if __name__ == "__main__":
-    main(sys.argv[1] if len(sys.argv) > 1 else "results/engine_core.jsonl")
+    args = [a for a in sys.argv[1:] if not a.startswith("--")]
+    path = args[0] if args else "results/engine_core.jsonl"
+    if "--pivot" in sys.argv:
+        pivot(path)
+    else:
+        main(path)
