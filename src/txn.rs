@@ -10,7 +10,7 @@
 
 use crate::check::history::{HistOp, Version, WorkerHistory};
 use crate::protocol::{Abort, Protocol, WriteKind};
-use crate::storage::{Database, RecordId, TableId};
+use crate::storage::{Database, Record, RecordId, TableId};
 use std::future::Future;
 use std::pin::Pin;
 use std::task::{Context, Poll};
@@ -171,6 +171,16 @@ impl<'db, P: Protocol> Txn<'db, P> {
         }
     }
 
+    /// The record an operation addresses. Programs only name records the workload created, so a
+    /// miss is a workload bug, not user input.
+    #[inline]
+    fn record(&self, table: TableId, rid: RecordId) -> Record<'db, P::RecordMeta> {
+        self.db
+            .table(table)
+            .get(rid)
+            .expect("record id within table")
+    }
+
     // ---- executor side ----
 
     /// Starts an attempt (the executor calls this, then runs the program).
@@ -224,7 +234,7 @@ impl<'t, 'db, P: Protocol> Future for ReadOp<'t, 'db, P> {
     fn poll(mut self: Pin<&mut Self>, _cx: &mut Context<'_>) -> Poll<Self::Output> {
         let (table, rid) = (self.table, self.rid);
         let tx = self.tx.as_mut().expect("ReadOp polled after completion");
-        let rec = tx.db.table(table).get(rid).expect("record id within table");
+        let rec = tx.record(table, rid);
         let n = rec.payload.len();
         match tx.protocol.read(&mut tx.worker, rec, &mut tx.buf[..n]) {
             Poll::Pending => Poll::Pending,
@@ -258,11 +268,7 @@ impl<P: Protocol, F: FnOnce(&mut [u8]) -> R, R> Future for UpdateOp<'_, '_, P, F
     fn poll(mut self: Pin<&mut Self>, _cx: &mut Context<'_>) -> Poll<Self::Output> {
         let this = &mut *self;
         let tx = &mut *this.tx;
-        let rec = tx
-            .db
-            .table(this.table)
-            .get(this.rid)
-            .expect("record id within table");
+        let rec = tx.record(this.table, this.rid);
         let n = rec.payload.len();
         let buf = &mut tx.buf[..n];
         if let Some(update) = this.update.take() {
@@ -310,11 +316,7 @@ impl<P: Protocol, F: FnOnce(&mut [u8])> Future for WriteOp<'_, '_, P, F> {
     fn poll(mut self: Pin<&mut Self>, _cx: &mut Context<'_>) -> Poll<Self::Output> {
         let this = &mut *self;
         let tx = &mut *this.tx;
-        let rec = tx
-            .db
-            .table(this.table)
-            .get(this.rid)
-            .expect("record id within table");
+        let rec = tx.record(this.table, this.rid);
         let buf = &mut tx.buf[..rec.payload.len()];
         if let Some(fill) = this.fill.take() {
             fill(buf);
