@@ -6,7 +6,10 @@
 
 use crate::exec::ExecConfig;
 use crate::protocol::twopl::MAX_WAITING_2PL_THREADS;
-use crate::protocol::{LockWait, ProtocolKind, ProtocolOptions, TicTocOptions, UnknownProtocol};
+use crate::protocol::{
+    LockWait, MoccLockKind, MoccOptions, MoccTemperature, ProtocolKind, ProtocolOptions,
+    TicTocOptions, UnknownProtocol,
+};
 use crate::workload::WorkloadConfig;
 use crate::workload::long_scan::LongScanConfig;
 use crate::workload::ycsb::{MIN_CHECK_PAYLOAD, YcsbConfig};
@@ -55,6 +58,24 @@ pub enum LockWaitArg {
     NoWait,
     /// Wait for a busy lock.
     Wait,
+}
+
+/// MOCC temperature granularity as a flag value.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum MoccTemperatureArg {
+    /// One counter per 4 KiB page of records.
+    Page,
+    /// One counter per record.
+    Record,
+}
+
+/// MOCC record lock as a flag value.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum MoccLockArg {
+    /// CCBench's reader/writer lock.
+    Rw,
+    /// MQL, the cancellable queue lock.
+    Mql,
 }
 
 /// Flags of `txbench run`. Unset workload flags take the preset's value (or YCSB-A's).
@@ -152,6 +173,15 @@ pub struct RunArgs {
     /// Silo epoch length in milliseconds.
     #[arg(long, default_value_t = 40)]
     pub silo_epoch_ms: u64,
+    /// MOCC temperature threshold H (read-lock records at or above it), 1..=63.
+    #[arg(long, default_value_t = 10)]
+    pub mocc_threshold: u32,
+    /// MOCC temperature granularity.
+    #[arg(long, value_enum, default_value_t = MoccTemperatureArg::Page)]
+    pub mocc_temperature: MoccTemperatureArg,
+    /// MOCC record lock: CCBench's reader/writer lock or MQL.
+    #[arg(long, value_enum, default_value_t = MoccLockArg::Rw)]
+    pub mocc_lock: MoccLockArg,
     /// Do not pin worker threads to cores.
     #[arg(long)]
     pub no_pin: bool,
@@ -416,6 +446,13 @@ impl RunArgs {
                 "1 <= ms <= 10000",
             ));
         }
+        if self.mocc_threshold == 0 || self.mocc_threshold > 63 {
+            return Err(out_of_range(
+                "mocc-threshold",
+                self.mocc_threshold,
+                "1 <= H <= 63",
+            ));
+        }
         Ok(RunConfig {
             protocols,
             preset: self.preset.clone(),
@@ -441,6 +478,17 @@ impl RunArgs {
                     timestamp_history: self.tictoc_timestamp_history,
                 },
                 silo_epoch_ms: self.silo_epoch_ms,
+                mocc: MoccOptions {
+                    threshold: self.mocc_threshold,
+                    temperature: match self.mocc_temperature {
+                        MoccTemperatureArg::Page => MoccTemperature::Page,
+                        MoccTemperatureArg::Record => MoccTemperature::Record,
+                    },
+                    lock: match self.mocc_lock {
+                        MoccLockArg::Rw => MoccLockKind::Rw,
+                        MoccLockArg::Mql => MoccLockKind::Mql,
+                    },
+                },
                 threads,
             },
             check: self.check,

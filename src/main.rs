@@ -163,7 +163,22 @@ fn list_text() -> String {
         ),
         ("--tictoc-preemptive-abort", "TicToc PreemptiveAbort"),
         ("--tictoc-timestamp-history", "TicToc TimestampHistory"),
-        ("--silo-epoch-ms MS", "Silo epoch length (default 40)"),
+        (
+            "--silo-epoch-ms MS",
+            "Silo (and MOCC) epoch length (default 40)",
+        ),
+        (
+            "--mocc-threshold H",
+            "MOCC temperature threshold for read locks, 1..=63 (default 10)",
+        ),
+        (
+            "--mocc-temperature T",
+            "page | record: MOCC temperature granularity (default page)",
+        ),
+        (
+            "--mocc-lock L",
+            "rw | mql: MOCC record lock, CCBench's rw lock or MQL (default rw)",
+        ),
     ] {
         s += &format!("  {n:<28} {d}\n");
     }

@@ -7,11 +7,12 @@ use crate::config::RunConfig;
 use crate::exec::run_threads;
 use crate::metrics::machine::MachineInfo;
 use crate::metrics::report::RunReport;
+use crate::protocol::mocc::{Mocc, MqlLock, RwLock};
 use crate::protocol::nocc::Nocc;
 use crate::protocol::silo::Silo;
 use crate::protocol::tictoc::TicToc;
 use crate::protocol::twopl::{ConflictRule, NoWait, TwoPl, WaitDie, WoundWait};
-use crate::protocol::{Protocol, ProtocolKind};
+use crate::protocol::{MoccLockKind, Protocol, ProtocolKind};
 use crate::storage::Database;
 use crate::workload::Workload;
 use crate::workload::WorkloadConfig;
@@ -58,6 +59,10 @@ pub fn run_protocol<W: Workload>(
         ProtocolKind::Nocc => run_with(kind, Nocc, cfg, workload, machine),
         ProtocolKind::Silo => run_with(kind, Silo::new(opts), cfg, workload, machine),
         ProtocolKind::TicToc => run_with(kind, TicToc::new(opts), cfg, workload, machine),
+        ProtocolKind::Mocc => match opts.mocc.lock {
+            MoccLockKind::Rw => run_with(kind, Mocc::<RwLock>::new(opts), cfg, workload, machine),
+            MoccLockKind::Mql => run_with(kind, Mocc::<MqlLock>::new(opts), cfg, workload, machine),
+        },
         ProtocolKind::NoWait => run_with(kind, two_pl(NoWait::new(opts)), cfg, workload, machine),
         ProtocolKind::WaitDie => run_with(kind, two_pl(WaitDie::new(opts)), cfg, workload, machine),
         ProtocolKind::WoundWait => {

@@ -5,6 +5,7 @@ use std::time::Duration;
 use txbench::check::check;
 use txbench::check::history::{HistOp, Version, WorkerHistory, history_key};
 use txbench::exec::{ExecConfig, run_threads};
+use txbench::protocol::mocc::{Mocc, MqlLock, RwLock};
 use txbench::protocol::nocc::Nocc;
 use txbench::protocol::silo::Silo;
 use txbench::protocol::tictoc::TicToc;

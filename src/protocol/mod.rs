@@ -23,6 +23,7 @@
 
 mod abort;
 mod access;
+pub mod mocc;
 pub mod nocc;
 mod options;
 pub mod silo;
@@ -31,7 +32,10 @@ pub mod twopl;
 
 pub use abort::Abort;
 pub use access::{ReadSet, WriteEntry, WriteSet};
-pub use options::{LockWait, ProtocolKind, ProtocolOptions, TicTocOptions, UnknownProtocol};
+pub use options::{
+    LockWait, MoccLockKind, MoccOptions, MoccTemperature, ProtocolKind, ProtocolOptions,
+    TicTocOptions, UnknownProtocol,
+};
 
 use crate::storage::Record;
 use std::task::Poll;

@@ -23,17 +23,20 @@ pub enum ProtocolKind {
     Silo,
     /// TicToc: optimistic with data-driven commit timestamps.
     TicToc,
+    /// MOCC: Silo plus read locks on hot records, retrospective lock lists, canonical locking.
+    Mocc,
 }
 
 impl ProtocolKind {
     /// Every protocol, in the order reports list them (`nocc` first: the ceiling row).
-    pub const ALL: [ProtocolKind; 6] = [
+    pub const ALL: [ProtocolKind; 7] = [
         ProtocolKind::Nocc,
         ProtocolKind::NoWait,
         ProtocolKind::WaitDie,
         ProtocolKind::WoundWait,
         ProtocolKind::Silo,
         ProtocolKind::TicToc,
+        ProtocolKind::Mocc,
     ];
 
     /// The name used on the command line and in reports.
@@ -45,6 +48,7 @@ impl ProtocolKind {
             ProtocolKind::WoundWait => "wound_wait",
             ProtocolKind::Silo => "silo",
             ProtocolKind::TicToc => "tictoc",
+            ProtocolKind::Mocc => "mocc",
         }
     }
 
@@ -64,6 +68,9 @@ impl ProtocolKind {
             }
             ProtocolKind::Silo => "OCC with epoch-based TIDs and invisible reads (CCBench 2)",
             ProtocolKind::TicToc => "OCC with data-driven read/write timestamps (CCBench 2)",
+            ProtocolKind::Mocc => {
+                "Silo + read locks on hot records, retrospective lock list, canonical locking (MOCC 3)"
+            }
         }
     }
 }
@@ -113,6 +120,49 @@ pub struct TicTocOptions {
     pub timestamp_history: bool,
 }
 
+/// MOCC's temperature granularity (MOCC 3.4).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum MoccTemperature {
+    /// One counter per 4 KiB page of records (the paper's choice).
+    #[default]
+    Page,
+    /// One counter per record.
+    Record,
+}
+
+/// MOCC's record lock.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum MoccLockKind {
+    /// CCBench's reader/writer lock (one word, no queue).
+    #[default]
+    Rw,
+    /// MQL: the cancellable queue-based reader/writer lock (MOCC 4).
+    Mql,
+}
+
+/// MOCC's options.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct MoccOptions {
+    /// Temperature threshold H: a record at or above it is read-locked (1..=63, default 10).
+    pub threshold: u32,
+    /// Per-page or per-record temperature.
+    pub temperature: MoccTemperature,
+    /// Which lock implementation records carry.
+    pub lock: MoccLockKind,
+}
+
+impl Default for MoccOptions {
+    fn default() -> Self {
+        MoccOptions {
+            threshold: 10,
+            temperature: MoccTemperature::Page,
+            lock: MoccLockKind::Rw,
+        }
+    }
+}
+
 /// Options a protocol may consult. Fields irrelevant to the chosen protocol are ignored (and
 /// `txbench list` says which protocol each applies to).
 #[derive(Debug, Clone, Serialize)]
@@ -121,8 +171,10 @@ pub struct ProtocolOptions {
     pub lock_wait: LockWait,
     /// TicToc optimizations.
     pub tictoc: TicTocOptions,
-    /// Silo's epoch length in milliseconds.
+    /// Silo's epoch length in milliseconds (also MOCC's, which resets temperatures per epoch).
     pub silo_epoch_ms: u64,
+    /// MOCC options.
+    pub mocc: MoccOptions,
     /// Number of workers that will run (sizes per-worker tables).
     pub threads: usize,
 }
@@ -133,6 +185,7 @@ impl Default for ProtocolOptions {
             lock_wait: LockWait::NoWait,
             tictoc: TicTocOptions::default(),
             silo_epoch_ms: 40,
+            mocc: MoccOptions::default(),
             threads: 1,
         }
     }

@@ -17,7 +17,7 @@
 //!
 //! Invariant: a record's TID only grows, and a record is written only by the holder of its lock.
 
-mod epoch;
+pub(crate) mod epoch;
 mod tid;
 
 pub use tid::{TidCell, TidWord};
