@@ -73,6 +73,11 @@ fn serializable_protocols_pass_long_scan() {
                 "wound_wait",
                 run(WoundWait::new(&opts(threads)).unwrap(), threads),
             ),
+            ("mocc-rw", run(Mocc::<RwLock>::new(&opts(threads)), threads)),
+            (
+                "mocc-mql",
+                run(Mocc::<MqlLock>::new(&opts(threads)), threads),
+            ),
         ];
         for (name, (serializable, committed, lost)) in results {
             assert!(
