@@ -2,12 +2,15 @@
 //!
 //! Every protocol shares the same index implementations (CCBench's fairness principle): a protocol
 //! never builds its own access method. YCSB's keys are dense integers, so its index is an array
-//! ([`ArrayIndex`]); TPC-C's composite keys need a hash index for point lookups and an ordered index
-//! for range scans, which implement the same [`Index`] trait (plus scan support) when they arrive.
+//! ([`ArrayIndex`]); TPC-C's composite keys need a hash index for point lookups ([`HashIndex`], over
+//! `scc`) and an ordered index for range scans, which will implement the same [`Index`] trait plus
+//! scan support when it arrives.
 
 mod array;
+pub mod hash;
 
 pub use array::ArrayIndex;
+pub use hash::{Duplicate, HashIndex};
 
 use crate::storage::RecordId;
 

@@ -6,6 +6,7 @@
 //! writes shared rows directly for every protocol).
 
 pub mod long_scan;
+pub mod tpcc;
 pub mod ycsb;
 
 use crate::protocol::{Abort, Protocol};

@@ -1,0 +1,47 @@
+//! TPC-C (TPC Benchmark C, revision 5.11): the schema, the random rules and the loader; the
+//! transactions come next.
+//!
+//! # Layout
+//!
+//! - [`rows`]: the nine tables' rows with every field of clause 1.3, encoded to fixed-size
+//!   payloads (fixed offsets, little-endian numbers, zero-padded text at the spec's max width).
+//! - [`random`]: NURand with its C-Load / C-Run constants (2.1.6), a-strings, n-strings, zip
+//!   codes, "ORIGINAL" data, last names from syllables (4.3.2).
+//! - [`schema`]: table ids, cardinalities (1.2, 4.3.3.1), [`TpccConfig`] (warehouses, spare order
+//!   slots for inserts) and [`TpccLayout`], the key -> record-id arithmetic for every table.
+//!   Fixed composite keys (warehouse, district, customer, stock, item) and the insert tables'
+//!   keys (order, new-order, order-line, history) map to records densely, so point lookups need
+//!   no index structure at all.
+//! - [`customer_index`]: CUSTOMER by last name, a static structure built at load time.
+//! - [`load`]: the loader (4.3.3.1), parallel over districts, stock ranges and item ranges,
+//!   deterministic for a seed; [`memory`] reports bytes per warehouse.
+//!
+//! The general-purpose concurrent hash index is [`crate::index::HashIndex`]; TPC-C's own keys do
+//! not need it (above), but workloads with sparse keys do.
+//!
+//! # Still to come (issue 4)
+//!
+//! 1. An ordered index shared by all protocols, with range scans, inserts and deletes and phantom
+//!    protection (leaf versions or key-range locks): ORDER by (w, d, c, o) for Order-Status,
+//!    NEW-ORDER oldest per district for Delivery, ORDER-LINE ranges for Stock-Level.
+//! 2. Inserts and deletes in the `Protocol` trait (a slot's visibility decided by the protocol;
+//!    today a zeroed slot is "vacant", see [`schema`]).
+//! 3. The five transactions (New-Order, Payment, Order-Status, Delivery, Stock-Level), the full
+//!    and no-Payment (np) mixes, the `Workload` impl (holding [`LoadedTpcc`] and C-Run constants
+//!    from [`NuRandConstants::for_run`]), CLI flags (`--workload tpcc --warehouses N
+//!    --mix full|np`) with validation before loading, per-type reports.
+//! 4. The consistency checks 3.3.2.1-4 after a run (the loader's test checks them after load).
+
+pub mod customer_index;
+pub mod load;
+pub mod random;
+pub mod rows;
+pub mod schema;
+
+pub use customer_index::CustomersByLastName;
+pub use load::{LoadParams, LoadedTpcc, TpccMemory, create_and_load, load, memory};
+pub use random::NuRandConstants;
+pub use schema::{TpccConfig, TpccLayout};
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,359 @@
+//! TPC-C's tables, cardinalities (clauses 1.2 and 4.3.3.1) and where each row lives.
+//!
+//! Table ids are constants ([`WAREHOUSE`] .. [`STOCK`]), in the order [`TpccConfig::tables`] lists
+//! them. Every table is preallocated (storage never grows during a run), so the four tables that
+//! receive inserts during a run (ORDER, NEW-ORDER, ORDER-LINE from New-Order; HISTORY from Payment)
+//! get spare slots: [`TpccConfig::spare_orders_per_district`].
+//!
+//! # Record ids
+//!
+//! Keys are 1-based in the spec and dense, so most tables need no index at all: a key maps to a
+//! record id by arithmetic ([`TpccLayout`]), like YCSB's array index.
+//!
+//! ```text
+//! WAREHOUSE   w                  -> w-1
+//! DISTRICT    (w, d)             -> (w-1)*10 + d-1                       "district slot"
+//! CUSTOMER    (w, d, c)          -> slot*3000 + c-1
+//! STOCK       (w, i)             -> (w-1)*100000 + i-1
+//! ITEM        i                  -> i-1
+//! ORDER       (w, d, o)          -> slot*orders_per_district + o-1
+//! NEW-ORDER   (w, d, o)          -> same as ORDER (a NEW-ORDER row exists only for an order)
+//! ORDER-LINE  (w, d, o, n)       -> order_rid*15 + n-1
+//! HISTORY     (w, d, k)          -> slot*orders_per_district + k   (k-th history row of the district)
+//! ```
+//!
+//! ORDER-LINE reserves 15 slots per order (O_OL_CNT is at most 15; 10 on average), trading a third
+//! of that table's memory for a row address that needs no allocator and no index. A slot whose
+//! key fields are all zero is vacant (spec ids start at 1); until the engine has inserts and
+//! deletes, that is how a vacant ORDER, NEW-ORDER, ORDER-LINE or HISTORY slot is recognised.
+
+use super::rows::{
+    Customer, District, History, Item, NewOrder, Order, OrderLine, Row, Stock, Warehouse,
+};
+use crate::storage::{RecordId, TableId, TableSpec};
+use serde::Serialize;
+
+/// WAREHOUSE's table id.
+pub const WAREHOUSE: TableId = TableId(0);
+/// DISTRICT's table id.
+pub const DISTRICT: TableId = TableId(1);
+/// CUSTOMER's table id.
+pub const CUSTOMER: TableId = TableId(2);
+/// HISTORY's table id.
+pub const HISTORY: TableId = TableId(3);
+/// NEW-ORDER's table id.
+pub const NEW_ORDER: TableId = TableId(4);
+/// ORDER's table id.
+pub const ORDER: TableId = TableId(5);
+/// ORDER-LINE's table id.
+pub const ORDER_LINE: TableId = TableId(6);
+/// ITEM's table id.
+pub const ITEM: TableId = TableId(7);
+/// STOCK's table id.
+pub const STOCK: TableId = TableId(8);
+
+/// Rows of ITEM (fixed, independent of the warehouse count).
+pub const ITEMS: u64 = 100_000;
+/// DISTRICT rows per warehouse.
+pub const DISTRICTS_PER_WAREHOUSE: u64 = 10;
+/// CUSTOMER rows per district.
+pub const CUSTOMERS_PER_DISTRICT: u64 = 3_000;
+/// STOCK rows per warehouse (one per item).
+pub const STOCK_PER_WAREHOUSE: u64 = ITEMS;
+/// ORDER rows per district at load time (and HISTORY rows: one per customer).
+pub const INITIAL_ORDERS_PER_DISTRICT: u64 = 3_000;
+/// The last this many orders of each district are undelivered at load time: NEW-ORDER rows,
+/// O_CARRIER_ID null.
+pub const INITIAL_NEW_ORDERS_PER_DISTRICT: u64 = 900;
+/// First undelivered order id at load time (2101).
+pub const FIRST_NEW_ORDER_ID: u64 =
+    INITIAL_ORDERS_PER_DISTRICT - INITIAL_NEW_ORDERS_PER_DISTRICT + 1;
+/// Largest O_OL_CNT, hence ORDER-LINE slots per order.
+pub const MAX_ORDER_LINES: u64 = 15;
+/// Smallest O_OL_CNT.
+pub const MIN_ORDER_LINES: u64 = 5;
+
+/// Default spare orders per district; see [`TpccConfig::spare_orders_per_district`].
+pub const DEFAULT_SPARE_ORDERS_PER_DISTRICT: u64 = 10_000;
+
+/// TPC-C parameters (validated by `config` once the workload is wired to the CLI).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct TpccConfig {
+    /// Number of warehouses W (at least 1).
+    pub warehouses: u64,
+    /// Order slots each district keeps free for New-Order beyond its 3,000 initial orders; also
+    /// sizes NEW-ORDER, ORDER-LINE (15 slots per order) and HISTORY (Payment inserts one row per
+    /// transaction and runs about as often as New-Order: 43% vs 45% of the mix).
+    ///
+    /// Rule: a run of `T` seconds committing `N` New-Orders per second spreads them over
+    /// `10 * W` districts, so it needs `N * T / (10 * W)` spare orders per district. The default,
+    /// 10,000, covers about 10 seconds at 10,000 New-Orders per second per warehouse, and costs
+    /// about 10,000 * 10 * (15 + 3) * 64 bytes = 115 MB per warehouse (mostly ORDER-LINE).
+    pub spare_orders_per_district: u64,
+}
+
+impl Default for TpccConfig {
+    fn default() -> Self {
+        TpccConfig {
+            warehouses: 1,
+            spare_orders_per_district: DEFAULT_SPARE_ORDERS_PER_DISTRICT,
+        }
+    }
+}
+
+impl TpccConfig {
+    /// The record-id arithmetic for this configuration.
+    pub fn layout(&self) -> TpccLayout {
+        TpccLayout {
+            warehouses: self.warehouses,
+            orders_per_district: INITIAL_ORDERS_PER_DISTRICT + self.spare_orders_per_district,
+        }
+    }
+
+    /// The nine tables, in table-id order, with their record counts (loaded rows plus spare
+    /// slots) and payload sizes.
+    pub fn tables(&self) -> Vec<TableSpec> {
+        let layout = self.layout();
+        let w = self.warehouses;
+        let districts = w * DISTRICTS_PER_WAREHOUSE;
+        let order_slots = districts * layout.orders_per_district;
+        let spec = |name: &str, records: u64, payload_bytes: usize| TableSpec {
+            name: name.into(),
+            records,
+            payload_bytes,
+        };
+        vec![
+            spec("warehouse", w, Warehouse::BYTES),
+            spec("district", districts, District::BYTES),
+            spec(
+                "customer",
+                districts * CUSTOMERS_PER_DISTRICT,
+                Customer::BYTES,
+            ),
+            spec("history", order_slots, History::BYTES),
+            spec("new_order", order_slots, NewOrder::BYTES),
+            spec("order", order_slots, Order::BYTES),
+            spec(
+                "order_line",
+                order_slots * MAX_ORDER_LINES,
+                OrderLine::BYTES,
+            ),
+            spec("item", ITEMS, Item::BYTES),
+            spec("stock", w * STOCK_PER_WAREHOUSE, Stock::BYTES),
+        ]
+    }
+
+    /// Rows present right after loading, per table id: the spec's initial cardinalities
+    /// (clause 4.3.3.1; ORDER-LINE varies with O_OL_CNT, about 300,000 per warehouse, so it is
+    /// `None`).
+    pub fn initial_rows(&self) -> [Option<u64>; 9] {
+        let w = self.warehouses;
+        let districts = w * DISTRICTS_PER_WAREHOUSE;
+        [
+            Some(w),
+            Some(districts),
+            Some(districts * CUSTOMERS_PER_DISTRICT),
+            Some(districts * CUSTOMERS_PER_DISTRICT),
+            Some(districts * INITIAL_NEW_ORDERS_PER_DISTRICT),
+            Some(districts * INITIAL_ORDERS_PER_DISTRICT),
+            None,
+            Some(ITEMS),
+            Some(w * STOCK_PER_WAREHOUSE),
+        ]
+    }
+}
+
+/// Key -> record id arithmetic (module docs). Ids are the spec's, 1-based; functions panic on an
+/// id outside the loaded range (a workload bug, never user input).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TpccLayout {
+    /// Number of warehouses.
+    pub warehouses: u64,
+    /// ORDER slots per district (initial plus spare).
+    pub orders_per_district: u64,
+}
+
+impl TpccLayout {
+    /// WAREHOUSE row of warehouse `w`.
+    #[inline]
+    pub fn warehouse(&self, w: u32) -> RecordId {
+        let w = u64::from(w);
+        assert!((1..=self.warehouses).contains(&w), "warehouse id {w}");
+        RecordId(w - 1)
+    }
+
+    /// Index of district `(w, d)` among all districts (0-based).
+    #[inline]
+    pub fn district_slot(&self, w: u32, d: u8) -> u64 {
+        let d = u64::from(d);
+        assert!(
+            (1..=DISTRICTS_PER_WAREHOUSE).contains(&d),
+            "district id {d}"
+        );
+        self.warehouse(w).0 * DISTRICTS_PER_WAREHOUSE + d - 1
+    }
+
+    /// DISTRICT row of `(w, d)`.
+    #[inline]
+    pub fn district(&self, w: u32, d: u8) -> RecordId {
+        RecordId(self.district_slot(w, d))
+    }
+
+    /// CUSTOMER row of `(w, d, c)`.
+    #[inline]
+    pub fn customer(&self, w: u32, d: u8, c: u32) -> RecordId {
+        let c = u64::from(c);
+        assert!((1..=CUSTOMERS_PER_DISTRICT).contains(&c), "customer id {c}");
+        RecordId(self.district_slot(w, d) * CUSTOMERS_PER_DISTRICT + c - 1)
+    }
+
+    /// ITEM row of item `i`.
+    #[inline]
+    pub fn item(&self, i: u32) -> RecordId {
+        let i = u64::from(i);
+        assert!((1..=ITEMS).contains(&i), "item id {i}");
+        RecordId(i - 1)
+    }
+
+    /// Whether `i` names an item (New-Order's 1% of unused item ids do not).
+    #[inline]
+    pub fn is_item(i: u32) -> bool {
+        (1..=ITEMS).contains(&u64::from(i))
+    }
+
+    /// STOCK row of `(w, i)`.
+    #[inline]
+    pub fn stock(&self, w: u32, i: u32) -> RecordId {
+        RecordId(self.warehouse(w).0 * STOCK_PER_WAREHOUSE + self.item(i).0)
+    }
+
+    /// ORDER row of `(w, d, o)`, or `None` when order `o` is past the district's slots (the
+    /// district ran out of spare orders).
+    #[inline]
+    pub fn order(&self, w: u32, d: u8, o: u32) -> Option<RecordId> {
+        let o = u64::from(o);
+        assert!(o >= 1, "order id 0");
+        (o <= self.orders_per_district)
+            .then(|| RecordId(self.district_slot(w, d) * self.orders_per_district + o - 1))
+    }
+
+    /// NEW-ORDER row of `(w, d, o)`: the same slot as the order.
+    #[inline]
+    pub fn new_order(&self, w: u32, d: u8, o: u32) -> Option<RecordId> {
+        self.order(w, d, o)
+    }
+
+    /// ORDER-LINE row `n` (1..=15) of the order at `order` (an ORDER record id).
+    #[inline]
+    pub fn order_line(&self, order: RecordId, n: u8) -> RecordId {
+        let n = u64::from(n);
+        assert!((1..=MAX_ORDER_LINES).contains(&n), "order line number {n}");
+        RecordId(order.0 * MAX_ORDER_LINES + n - 1)
+    }
+
+    /// HISTORY row `k` (0-based) of district `(w, d)`, or `None` past the district's slots.
+    #[inline]
+    pub fn history(&self, w: u32, d: u8, k: u64) -> Option<RecordId> {
+        (k < self.orders_per_district)
+            .then(|| RecordId(self.district_slot(w, d) * self.orders_per_district + k))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn config(w: u64) -> TpccConfig {
+        TpccConfig {
+            warehouses: w,
+            spare_orders_per_district: 100,
+        }
+    }
+
+    #[test]
+    fn tables_are_listed_in_id_order_with_spec_cardinalities() {
+        let c = config(3);
+        let t = c.tables();
+        let names: Vec<&str> = t.iter().map(|s| s.name.as_str()).collect();
+        assert_eq!(
+            names,
+            [
+                "warehouse",
+                "district",
+                "customer",
+                "history",
+                "new_order",
+                "order",
+                "order_line",
+                "item",
+                "stock"
+            ]
+        );
+        assert_eq!(t[WAREHOUSE.0 as usize].records, 3);
+        assert_eq!(t[DISTRICT.0 as usize].records, 30);
+        assert_eq!(t[CUSTOMER.0 as usize].records, 90_000);
+        assert_eq!(t[ORDER.0 as usize].records, 30 * 3_100);
+        assert_eq!(t[NEW_ORDER.0 as usize].records, 30 * 3_100);
+        assert_eq!(t[HISTORY.0 as usize].records, 30 * 3_100);
+        assert_eq!(t[ORDER_LINE.0 as usize].records, 30 * 3_100 * 15);
+        assert_eq!(t[ITEM.0 as usize].records, 100_000);
+        assert_eq!(t[STOCK.0 as usize].records, 300_000);
+        assert_eq!(t[ORDER_LINE.0 as usize].payload_bytes, OrderLine::BYTES);
+        assert_eq!(FIRST_NEW_ORDER_ID, 2101);
+    }
+
+    #[test]
+    fn fixed_keys_map_densely_and_bijectively() {
+        let c = config(2);
+        let l = c.layout();
+        let t = c.tables();
+        let mut seen = std::collections::HashSet::new();
+        for w in 1..=2 {
+            assert_eq!(l.warehouse(w), RecordId(u64::from(w) - 1));
+            for d in 1..=10 {
+                assert!(seen.insert(l.district(w, d)));
+                for cid in [1, 2, 1500, 3000] {
+                    let rid = l.customer(w, d, cid);
+                    assert!(rid.0 < t[CUSTOMER.0 as usize].records);
+                }
+            }
+        }
+        assert_eq!(seen.len(), 20);
+        assert_eq!(l.customer(1, 1, 1), RecordId(0));
+        assert_eq!(l.customer(2, 10, 3000), RecordId(59_999));
+        assert_eq!(l.stock(2, 100_000), RecordId(199_999));
+        assert_eq!(l.stock(2, 1), RecordId(100_000));
+        assert_eq!(l.item(1), RecordId(0));
+        assert!(!TpccLayout::is_item(0) && !TpccLayout::is_item(100_001));
+    }
+
+    #[test]
+    fn order_slots_fill_each_district_and_stop_at_capacity() {
+        let c = config(2);
+        let l = c.layout();
+        let t = c.tables();
+        assert_eq!(l.order(1, 1, 1), Some(RecordId(0)));
+        assert_eq!(l.order(1, 2, 1), Some(RecordId(3_100)));
+        let last = l.order(2, 10, 3_100).unwrap();
+        assert_eq!(last.0, t[ORDER.0 as usize].records - 1);
+        assert_eq!(l.order(2, 10, 3_101), None);
+        assert_eq!(l.new_order(1, 3, 7), l.order(1, 3, 7));
+        assert_eq!(
+            l.order_line(last, 15).0,
+            t[ORDER_LINE.0 as usize].records - 1
+        );
+        assert_eq!(l.order_line(RecordId(1), 1), RecordId(15));
+        assert_eq!(l.history(1, 1, 0), Some(RecordId(0)));
+        assert_eq!(
+            l.history(2, 10, 3_099).unwrap().0,
+            t[HISTORY.0 as usize].records - 1
+        );
+        assert_eq!(l.history(2, 10, 3_100), None);
+    }
+
+    #[test]
+    #[should_panic(expected = "district id 11")]
+    fn out_of_range_ids_are_bugs() {
+        config(1).layout().district(1, 11);
+    }
+}
