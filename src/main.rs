@@ -142,6 +142,22 @@ fn list_text() -> String {
         ("--tictoc-preemptive-abort", "TicToc PreemptiveAbort"),
         ("--tictoc-timestamp-history", "TicToc TimestampHistory"),
         ("--silo-epoch-ms MS", "Silo epoch length (default 40)"),
+        (
+            "--plor-dwa",
+            "PLOR delayed write-lock acquisition (lock/upgrade at commit)",
+        ),
+        (
+            "--plor-ro-threshold N",
+            "PLOR: read-only txns lock after N aborts (default 3; 0 = always)",
+        ),
+        (
+            "--plor-priority P",
+            "PLOR commit priority: arrival | deadline (PLOR-RT)",
+        ),
+        (
+            "--plor-slack F",
+            "PLOR-RT slack factor in D = A + F x records (default 1.0, >= 0)",
+        ),
     ] {
         s += &format!("  {n:<28} {d}\n");
     }

@@ -25,13 +25,17 @@ mod abort;
 mod access;
 pub mod nocc;
 mod options;
+pub mod plor;
 pub mod silo;
 pub mod tictoc;
 pub mod twopl;
 
 pub use abort::Abort;
 pub use access::{ReadSet, WriteEntry, WriteSet};
-pub use options::{LockWait, ProtocolKind, ProtocolOptions, TicTocOptions, UnknownProtocol};
+pub use options::{
+    LockWait, PlorOptions, PlorPriority, ProtocolKind, ProtocolOptions, TicTocOptions,
+    UnknownProtocol,
+};
 
 use crate::storage::Record;
 use std::task::Poll;
