@@ -4,7 +4,7 @@
 //! owner:      identity (CtxWord without status) of the write-lock holder, 0 = free   (w)
 //! readers[0]: bit 63 = EXCL (excl_sig), bits 0..62 = readers among workers 0..62    (R)
 //! readers[1]: bits 0..63 = readers among workers 63..126
-//! waiters[k]: bit i = worker 64k + i waits for the write lock                        (W)
+//! waiters[k]: bit i = worker 64k + i waits for the write lock, or to read           (W)
 //! version:    bumped by every install (what read-only OCC reads validate against)
 //! ```
 //!

@@ -253,7 +253,7 @@ impl Protocol for Plor {
             let seen = ready!(optimistic_read(&rec, out));
             w.reads.push(rec, ReadMode::Optimistic(seen));
         } else {
-            ready!(locked_read(&self.ctx, w.req.id, w.req.me, &rec, out))?;
+            ready!(locked_read(&self.ctx, &mut w.req, &rec, out))?;
             w.reads.push(rec, ReadMode::Locked);
         }
         w.accessed += 1;

@@ -368,3 +368,36 @@ fn a_hundred_workers_share_a_record() {
         .is_err()
     );
 }
+
+#[test]
+fn reader_refused_by_exclusive_mode_keeps_its_place_against_a_retrying_writer() {
+    let (p, t) = (plor(3, locking()), table());
+    let (x, z) = (t.get(RecordId(0)).unwrap(), t.get(RecordId(1)).unwrap());
+    let (mut oldest, mut reader, mut writer) = (p.new_worker(0), p.new_worker(1), p.new_worker(2));
+    let mut buf = [0u8; 8];
+    p.begin(&mut oldest, false);
+    p.begin(&mut reader, false);
+    p.begin(&mut writer, false);
+    // `writer` enters exclusive mode on x, then waits for the oldest reader of z.
+    assert_eq!(p.read(&mut oldest, z, &mut buf), OK);
+    assert_eq!(p.write(&mut writer, x, &[1; 8], WriteKind::Blind), OK);
+    assert_eq!(p.write(&mut writer, z, &[1; 8], WriteKind::Blind), OK);
+    assert_eq!(p.commit(&mut writer), Poll::Pending);
+    // The older `reader` is refused by exclusive mode on x, wounds `writer` and registers.
+    assert_eq!(p.read(&mut reader, x, &mut buf), Poll::Pending);
+    assert_eq!(x.meta().waiters().ids().collect::<Vec<_>>(), vec![1]);
+    assert_eq!(p.commit(&mut writer), Poll::Ready(Err(Abort::Wounded)));
+    p.abort(&mut writer, Abort::Wounded);
+    // The retry may not retake x's write lock past the registered older reader.
+    p.begin(&mut writer, true);
+    assert_eq!(
+        p.write(&mut writer, x, &[2; 8], WriteKind::Blind),
+        Poll::Pending
+    );
+    assert_eq!(p.read(&mut reader, x, &mut buf), OK);
+    assert_eq!(x.meta().waiters().ids().collect::<Vec<_>>(), vec![2]);
+    assert_eq!(p.write(&mut writer, x, &[2; 8], WriteKind::Blind), OK);
+    // Now the writer's commit sees the older reader's bit and waits for it.
+    assert_eq!(p.commit(&mut writer), Poll::Pending);
+    assert!(!p.contexts().is_aborted(1));
+}

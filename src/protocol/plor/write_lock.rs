@@ -6,7 +6,8 @@
 //! changed between our first look and our registration, and the new owner may be younger than us.
 //!
 //! Oldest waiter first: a free lock is taken only by a requester that sees no older registered
-//! waiter; a younger requester registers and waits behind it. So when the owner releases, the
+//! waiter (a writer waiting for the lock, or a reader refused by exclusive mode, see
+//! `read::locked_read`); a younger requester registers and waits behind it. So when the owner releases, the
 //! lock goes to the oldest waiter, without the releaser writing the waiter's identity into the
 //! owner word (which could hand the lock to a waiter that aborts at that moment).
 //!
@@ -61,7 +62,8 @@ impl<'db> Requester<'db> {
             .any(|j| ctx.load(j).is_older_than(self.me))
     }
 
-    fn register(&mut self, lock: &'db PlorLock) {
+    /// Registers as waiting for `lock` (idempotent across re-polls).
+    pub fn register(&mut self, lock: &'db PlorLock) {
         match self.waiting_on {
             Some(current) => debug_assert!(std::ptr::eq(current, lock), "waits on two locks"),
             None => {
