@@ -158,7 +158,7 @@ pub struct RunArgs {
     #[arg(long)]
     pub plor_dwa: bool,
     /// PLOR: aborts after which a read-only transaction takes read locks (0 = always).
-    #[arg(long, default_value_t = 3)]
+    #[arg(long, default_value_t = 3, allow_negative_numbers = true)]
     pub plor_ro_threshold: u32,
     /// PLOR commit priority: arrival timestamp, or deadline A + SF x R (PLOR-RT).
     #[arg(long, value_enum, default_value_t = PlorPriorityArg::Arrival)]
