@@ -167,6 +167,12 @@ impl ContextTable {
     pub fn wound(&self, victim: CtxWord) -> bool {
         let victim = victim.ident();
         let slot = &self.words[victim.wid()];
+        // Relaxed: a cheap look first, so that a waiter re-wounding on every poll does not take
+        // the victim's cache line exclusively each time; the CAS below decides.
+        let seen = slot.load(Ordering::Relaxed);
+        if seen != victim.0 {
+            return seen == victim.aborted().0;
+        }
         // AcqRel: the CAS is the linearization point against the victim's next `begin`; a failure
         // (Acquire) tells us what it runs now.
         match slot.compare_exchange(
