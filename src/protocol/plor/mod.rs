@@ -11,10 +11,12 @@
 //! - **Read phase.** `read` sets the worker's reader bit (`LockRd`) and copies the payload, even if
 //!   another transaction holds the write lock: writes are buffered privately, so the record holds
 //!   the last committed value. A reader is refused only while a committer is in exclusive mode
-//!   (installing); then it wounds that committer if older, and waits (`Pending`).
-//!   `write` and `read_for_update` take the write lock (`LockWr`, [`write_lock`]) with WOUND_WAIT
+//!   (installing); then it wounds that committer if older, registers in the record's waiter set
+//!   so that no younger writer retakes the record before it (the bitmap reader must drop its bit
+//!   while it waits, unlike the paper's list entry), and waits (`Pending`).
+//!   `write` and `read_for_update` take the write lock (`LockWr`, module `write_lock`) with WOUND_WAIT
 //!   and buffer the new payload.
-//! - **Commit** ([`commit`]). Phase 1: for each written record, enter exclusive mode (`EXCL`),
+//! - **Commit** (module `commit`). Phase 1: for each written record, enter exclusive mode (`EXCL`),
 //!   wound every younger reader and wait (`Pending`) until every other reader bit is gone; older
 //!   readers are waited for. Phase 2 (commit point): release the read locks. Phase 3: install,
 //!   bump the version, leave exclusive mode and release the write locks.
@@ -42,6 +44,9 @@
 //!   has not wounded; a transaction past phase 1 never waits at all. Hence no deadlock, and the
 //!   oldest transaction is never aborted: starvation freedom.
 //! - Each bit, owner word and `EXCL` a transaction set is cleared exactly once, at commit or abort.
+//!
+//! Workers: the locker's reader and waiter bitmaps span two words each, so up to
+//! [`MAX_PLOR_WORKERS`] (127) workers; more are rejected by `Plor::new` and config validation.
 //!
 //! Not implemented: inserts (the engine has none yet) and range scans.
 
