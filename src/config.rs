@@ -5,10 +5,11 @@
 //! point panics on user input.
 
 use crate::exec::ExecConfig;
+use crate::protocol::plor::MAX_PLOR_WORKERS;
 use crate::protocol::twopl::MAX_WAITING_2PL_THREADS;
 use crate::protocol::{
-    LockWait, MoccLockKind, MoccOptions, MoccTemperature, ProtocolKind, ProtocolOptions,
-    TicTocOptions, UnknownProtocol,
+    LockWait, MoccLockKind, MoccOptions, MoccTemperature, PlorOptions, PlorPriority, ProtocolKind,
+    ProtocolOptions, TicTocOptions, UnknownProtocol,
 };
 use crate::workload::WorkloadConfig;
 use crate::workload::long_scan::LongScanConfig;
@@ -49,6 +50,15 @@ pub enum Format {
     Json,
     /// CSV with a header row.
     Csv,
+}
+
+/// PLOR commit priority as a flag value.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum PlorPriorityArg {
+    /// Arrival timestamp (PLOR).
+    Arrival,
+    /// Deadline A + SF x R (PLOR-RT).
+    Deadline,
 }
 
 /// Lock waiting policy as a flag value.
@@ -182,6 +192,18 @@ pub struct RunArgs {
     /// MOCC record lock: CCBench's reader/writer lock or MQL.
     #[arg(long, value_enum, default_value_t = MoccLockArg::Rw)]
     pub mocc_lock: MoccLockArg,
+    /// PLOR delayed write-lock acquisition: blind writes lock at commit, RMWs upgrade at commit.
+    #[arg(long)]
+    pub plor_dwa: bool,
+    /// PLOR: aborts after which a read-only transaction takes read locks (0 = always).
+    #[arg(long, default_value_t = 3, allow_negative_numbers = true)]
+    pub plor_ro_threshold: u32,
+    /// PLOR commit priority: arrival timestamp, or deadline A + SF x R (PLOR-RT).
+    #[arg(long, value_enum, default_value_t = PlorPriorityArg::Arrival)]
+    pub plor_priority: PlorPriorityArg,
+    /// PLOR-RT slack factor SF (arrival ticks per record accessed), >= 0.
+    #[arg(long, default_value_t = 1.0, allow_negative_numbers = true)]
+    pub plor_slack: f64,
     /// Do not pin worker threads to cores.
     #[arg(long)]
     pub no_pin: bool,
@@ -427,6 +449,27 @@ impl RunArgs {
                 ));
             }
         }
+        if threads > MAX_PLOR_WORKERS && protocols.contains(&ProtocolKind::Plor) {
+            return Err(out_of_range(
+                "threads",
+                threads,
+                format!("1 <= threads <= {MAX_PLOR_WORKERS} with protocol plor"),
+            ));
+        }
+        if !(self.plor_slack.is_finite() && (0.0..=1e6).contains(&self.plor_slack)) {
+            return Err(out_of_range(
+                "plor-slack",
+                self.plor_slack,
+                "0 <= slack <= 1000000",
+            ));
+        }
+        if self.plor_ro_threshold > 1_000_000 {
+            return Err(out_of_range(
+                "plor-ro-threshold",
+                self.plor_ro_threshold,
+                "0 <= aborts <= 1000000",
+            ));
+        }
         let duration = seconds("duration", self.duration, false)?;
         let warmup = seconds("warmup", self.warmup, true)?;
         if self.read_phase_extension > 1_000_000_000 {
@@ -488,6 +531,15 @@ impl RunArgs {
                         MoccLockArg::Rw => MoccLockKind::Rw,
                         MoccLockArg::Mql => MoccLockKind::Mql,
                     },
+                },
+                plor: PlorOptions {
+                    dwa: self.plor_dwa,
+                    ro_threshold: self.plor_ro_threshold,
+                    priority: match self.plor_priority {
+                        PlorPriorityArg::Arrival => PlorPriority::Arrival,
+                        PlorPriorityArg::Deadline => PlorPriority::Deadline,
+                    },
+                    slack: self.plor_slack,
                 },
                 threads,
             },

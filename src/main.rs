@@ -179,6 +179,22 @@ fn list_text() -> String {
             "--mocc-lock L",
             "rw | mql: MOCC record lock, CCBench's rw lock or MQL (default rw)",
         ),
+        (
+            "--plor-dwa",
+            "PLOR delayed write-lock acquisition (lock/upgrade at commit)",
+        ),
+        (
+            "--plor-ro-threshold N",
+            "PLOR: read-only txns lock after N aborts (default 3; 0 = always)",
+        ),
+        (
+            "--plor-priority P",
+            "PLOR commit priority: arrival | deadline (PLOR-RT)",
+        ),
+        (
+            "--plor-slack F",
+            "PLOR-RT slack factor in D = A + F x records (default 1.0, >= 0)",
+        ),
     ] {
         s += &format!("  {n:<28} {d}\n");
     }

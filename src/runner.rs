@@ -9,6 +9,7 @@ use crate::metrics::machine::MachineInfo;
 use crate::metrics::report::RunReport;
 use crate::protocol::mocc::{Mocc, MqlLock, RwLock};
 use crate::protocol::nocc::Nocc;
+use crate::protocol::plor::Plor;
 use crate::protocol::silo::Silo;
 use crate::protocol::tictoc::TicToc;
 use crate::protocol::twopl::{ConflictRule, NoWait, TwoPl, WaitDie, WoundWait};
@@ -68,6 +69,14 @@ pub fn run_protocol<W: Workload>(
         ProtocolKind::WoundWait => {
             run_with(kind, two_pl(WoundWait::new(opts)), cfg, workload, machine)
         }
+        ProtocolKind::Plor => run_with(
+            kind,
+            Plor::new(opts)
+                .unwrap_or_else(|e| panic!("{e} (config validation should have rejected this)")),
+            cfg,
+            workload,
+            machine,
+        ),
     }
 }
 

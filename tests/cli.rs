@@ -23,6 +23,20 @@ fn invalid_input_exits_2_naming_the_parameter() {
         (&["run", "--check", "--payload", "4"], "--payload"),
         (&["run", "--workload", "tpcx"], "--workload"),
         (&["run", "--theta", "abc"], "--theta"),
+        (&["run", "-p", "plor", "--plor-slack", "-1"], "--plor-slack"),
+        (
+            &["run", "-p", "plor", "--plor-slack", "nan"],
+            "--plor-slack",
+        ),
+        (
+            &["run", "-p", "plor", "--plor-priority", "soon"],
+            "--plor-priority",
+        ),
+        (
+            &["run", "-p", "plor", "--plor-ro-threshold", "-2"],
+            "--plor-ro-threshold",
+        ),
+        (&["run", "-p", "plor", "--threads", "128"], "--threads"),
     ];
     for (args, param) in cases {
         let out = txbench(args);
@@ -41,6 +55,14 @@ fn list_names_every_protocol_and_preset() {
     let text = String::from_utf8_lossy(&out.stdout);
     for p in txbench::ProtocolKind::ALL {
         assert!(text.contains(p.name()), "missing {p}");
+    }
+    for flag in [
+        "--plor-dwa",
+        "--plor-ro-threshold",
+        "--plor-priority",
+        "--plor-slack",
+    ] {
+        assert!(text.contains(flag), "missing {flag}");
     }
     for (preset, _) in txbench::config::PRESETS {
         assert!(text.contains(preset), "missing {preset}");

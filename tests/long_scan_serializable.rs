@@ -7,6 +7,7 @@ use txbench::check::history::{HistOp, Version, WorkerHistory, history_key};
 use txbench::exec::{ExecConfig, run_threads};
 use txbench::protocol::mocc::{Mocc, MqlLock, RwLock};
 use txbench::protocol::nocc::Nocc;
+use txbench::protocol::plor::Plor;
 use txbench::protocol::silo::Silo;
 use txbench::protocol::tictoc::TicToc;
 use txbench::protocol::twopl::{NoWait, WoundWait};

@@ -26,6 +26,7 @@ mod access;
 pub mod mocc;
 pub mod nocc;
 mod options;
+pub mod plor;
 pub mod silo;
 pub mod tictoc;
 pub mod twopl;
@@ -33,8 +34,8 @@ pub mod twopl;
 pub use abort::Abort;
 pub use access::{ReadSet, WriteEntry, WriteSet};
 pub use options::{
-    LockWait, MoccLockKind, MoccOptions, MoccTemperature, ProtocolKind, ProtocolOptions,
-    TicTocOptions, UnknownProtocol,
+    LockWait, MoccLockKind, MoccOptions, MoccTemperature, PlorOptions, PlorPriority, ProtocolKind,
+    ProtocolOptions, TicTocOptions, UnknownProtocol,
 };
 
 use crate::storage::Record;

@@ -25,11 +25,13 @@ pub enum ProtocolKind {
     TicToc,
     /// MOCC: Silo plus read locks on hot records, retrospective lock lists, canonical locking.
     Mocc,
+    /// PLOR: pessimistic locking, optimistic reading; WOUND_WAIT at commit.
+    Plor,
 }
 
 impl ProtocolKind {
     /// Every protocol, in the order reports list them (`nocc` first: the ceiling row).
-    pub const ALL: [ProtocolKind; 7] = [
+    pub const ALL: [ProtocolKind; 8] = [
         ProtocolKind::Nocc,
         ProtocolKind::NoWait,
         ProtocolKind::WaitDie,
@@ -37,6 +39,7 @@ impl ProtocolKind {
         ProtocolKind::Silo,
         ProtocolKind::TicToc,
         ProtocolKind::Mocc,
+        ProtocolKind::Plor,
     ];
 
     /// The name used on the command line and in reports.
@@ -49,6 +52,7 @@ impl ProtocolKind {
             ProtocolKind::Silo => "silo",
             ProtocolKind::TicToc => "tictoc",
             ProtocolKind::Mocc => "mocc",
+            ProtocolKind::Plor => "plor",
         }
     }
 
@@ -70,6 +74,9 @@ impl ProtocolKind {
             ProtocolKind::TicToc => "OCC with data-driven read/write timestamps (CCBench 2)",
             ProtocolKind::Mocc => {
                 "Silo + read locks on hot records, retrospective lock list, canonical locking (MOCC 3)"
+            }
+            ProtocolKind::Plor => {
+                "locks for reads and writes, conflicts resolved at commit by WOUND_WAIT (PLOR 4)"
             }
         }
     }
@@ -163,6 +170,43 @@ impl Default for MoccOptions {
     }
 }
 
+/// What orders PLOR's transactions at commit (PLOR 6.4, "Effects of Commit Priority").
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum PlorPriority {
+    /// Arrival timestamp, kept across retries (PLOR).
+    #[default]
+    Arrival,
+    /// Deadline `A + SF x R` (PLOR-RT): arrival plus slack factor times records accessed.
+    Deadline,
+}
+
+/// PLOR's options.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct PlorOptions {
+    /// Delayed write-lock acquisition (PLOR 4.1.4): blind writes lock at commit, read-modify-writes
+    /// read-lock and upgrade at commit.
+    pub dwa: bool,
+    /// Aborts after which a read-only transaction stops validating optimistically and takes read
+    /// locks (PLOR 4.1.3; 0 = always lock).
+    pub ro_threshold: u32,
+    /// Commit priority.
+    pub priority: PlorPriority,
+    /// Slack factor `SF` of the deadline (priority `deadline` only), in arrival ticks per record.
+    pub slack: f64,
+}
+
+impl Default for PlorOptions {
+    fn default() -> Self {
+        PlorOptions {
+            dwa: false,
+            ro_threshold: 3,
+            priority: PlorPriority::Arrival,
+            slack: 1.0,
+        }
+    }
+}
+
 /// Options a protocol may consult. Fields irrelevant to the chosen protocol are ignored (and
 /// `txbench list` says which protocol each applies to).
 #[derive(Debug, Clone, Serialize)]
@@ -175,6 +219,8 @@ pub struct ProtocolOptions {
     pub silo_epoch_ms: u64,
     /// MOCC options.
     pub mocc: MoccOptions,
+    /// PLOR's options.
+    pub plor: PlorOptions,
     /// Number of workers that will run (sizes per-worker tables).
     pub threads: usize,
 }
@@ -186,6 +232,7 @@ impl Default for ProtocolOptions {
             tictoc: TicTocOptions::default(),
             silo_epoch_ms: 40,
             mocc: MoccOptions::default(),
+            plor: PlorOptions::default(),
             threads: 1,
         }
     }

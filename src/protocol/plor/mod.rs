@@ -1,0 +1,336 @@
+//! PLOR: pessimistic locking, optimistic reading (Chen et al., SIGMOD 2022, sections 3-4).
+//!
+//! # Algorithm
+//!
+//! Every transaction locks what it accesses, but the read phase never blocks on a conflict with a
+//! writer; conflicts are resolved at commit by WOUND_WAIT, so transactions commit in priority order
+//! and an aborted transaction, keeping its priority, eventually becomes the oldest and commits.
+//!
+//! - **Context** ([`context`]): each worker publishes `wid | priority | ABORTED` in one word; a
+//!   wound is a CAS that succeeds only against the exact transaction meant.
+//! - **Read phase.** `read` sets the worker's reader bit (`LockRd`) and copies the payload, even if
+//!   another transaction holds the write lock: writes are buffered privately, so the record holds
+//!   the last committed value. A reader is refused only while a committer is in exclusive mode
+//!   (installing); then it wounds that committer if older, registers in the record's waiter set
+//!   so that no younger writer retakes the record before it (the bitmap reader must drop its bit
+//!   while it waits, unlike the paper's list entry), and waits (`Pending`).
+//!   `write` and `read_for_update` take the write lock (`LockWr`, module `write_lock`) with WOUND_WAIT
+//!   and buffer the new payload.
+//! - **Commit** (module `commit`). Phase 1: for each written record, enter exclusive mode (`EXCL`),
+//!   wound every younger reader and wait (`Pending`) until every other reader bit is gone; older
+//!   readers are waited for. Phase 2 (commit point): release the read locks. Phase 3: install,
+//!   bump the version, leave exclusive mode and release the write locks.
+//! - **DWA** (`PlorOptions::dwa`, PLOR 4.1.4): blind writes take no lock in the read phase;
+//!   read-modify-writes take a read lock. Commit sorts the write set and takes the write locks
+//!   (WOUND_WAIT) in that order before upgrading each to exclusive mode.
+//! - **Read-only transactions** (PLOR 4.1.3): the protocol learns a transaction is read-only only
+//!   when it commits with no write, so an attempt starts optimistic (seqlock reads against the
+//!   record's install counter, validated at commit like Silo) unless an earlier attempt of the same
+//!   transaction wrote, or it already aborted `ro_threshold` times. At its first write, an
+//!   optimistic attempt locks every record it read and checks each is unchanged (else it aborts with
+//!   `ReadValidation`, and its retries lock from the start).
+//! - **Priority** (`PlorOptions::priority`). Arrival: a global counter drawn at the first attempt,
+//!   kept across retries. Deadline (PLOR-RT, 6.4): `D = A + SF x R` in arrival ticks, where `A` is
+//!   the arrival and `R` the number of records accessed. The protocol sees accesses only as they
+//!   happen, so `R` is the count of the worker's previous attempt: exact for retries of the same
+//!   transaction (the deadline is final from the first retry on), an estimate on a first attempt.
+//!
+//! # Invariants
+//!
+//! - Only the write-lock owner sets `EXCL`, installs, or bumps the version; it installs only after
+//!   every other reader bit set before its `EXCL` is gone. So a locked reader never sees a partial
+//!   install, and its value is the last committed one for as long as its bit is set.
+//! - A transaction holding a reader bit or the write lock never waits for a younger transaction it
+//!   has not wounded; a transaction past phase 1 never waits at all. Hence no deadlock, and the
+//!   oldest transaction is never aborted: starvation freedom.
+//! - Each bit, owner word and `EXCL` a transaction set is cleared exactly once, at commit or abort.
+//!
+//! Workers: the locker's reader and waiter bitmaps span two words each, so up to
+//! [`MAX_PLOR_WORKERS`] (127) workers; more are rejected by `Plor::new` and config validation.
+//!
+//! Not implemented: inserts (the engine has none yet) and range scans.
+
+mod commit;
+pub mod context;
+pub mod locker;
+mod read;
+mod write_lock;
+
+#[cfg(test)]
+mod tests;
+
+pub use context::{ContextTable, CtxWord};
+pub use locker::{MAX_PLOR_WORKERS, PlorLock};
+
+use super::twopl::TooManyWorkers;
+use super::{
+    Abort, OpResult, PlorOptions, PlorPriority, Protocol, ProtocolOptions, ReadSet, WriteKind,
+    WriteSet,
+};
+use crate::storage::Record;
+use read::{LockAfterRead, ReadMode, lock_after_read, locked_read, optimistic_read};
+use std::task::{Poll, ready};
+use write_lock::Requester;
+
+/// The PLOR protocol: its options and the workers' contexts.
+pub struct Plor {
+    opts: PlorOptions,
+    ctx: ContextTable,
+}
+
+impl Plor {
+    /// PLOR for `opts.threads` workers; fails beyond [`MAX_PLOR_WORKERS`].
+    pub fn new(opts: &ProtocolOptions) -> Result<Self, TooManyWorkers> {
+        if opts.threads > MAX_PLOR_WORKERS {
+            return Err(TooManyWorkers {
+                protocol: "plor",
+                threads: opts.threads,
+                max: MAX_PLOR_WORKERS,
+            });
+        }
+        Ok(Plor {
+            opts: opts.plor,
+            ctx: ContextTable::new(opts.threads),
+        })
+    }
+
+    /// The workers' contexts (tests wound workers directly).
+    pub fn contexts(&self) -> &ContextTable {
+        &self.ctx
+    }
+}
+
+/// What a write-set entry holds.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct WriteState {
+    /// This transaction owns the record's write lock.
+    owned: bool,
+    /// This transaction put the record in exclusive mode (commit phase 1).
+    exclusive: bool,
+}
+
+/// A PLOR worker: its identity, its transaction's priority bookkeeping, and the attempt's sets.
+pub struct PlorWorker<'db> {
+    req: Requester<'db>,
+    /// Arrival timestamp of the current transaction (kept across retries).
+    arrival: u64,
+    /// Records accessed by this attempt, and by the previous one (`R` of the deadline).
+    accessed: u32,
+    last_accessed: u32,
+    /// Aborts of the current transaction so far.
+    aborts: u32,
+    /// Some attempt of the current transaction wrote: it is not read-only.
+    wrote: bool,
+    /// This attempt reads optimistically (no read locks).
+    optimistic: bool,
+    reads: ReadSet<'db, PlorLock, ReadMode>,
+    writes: WriteSet<'db, PlorLock, WriteState>,
+    /// Commit phase 1 progress: write set sorted (DWA), entries before `next` done.
+    sorted: bool,
+    next: usize,
+}
+
+impl PlorWorker<'_> {
+    /// The current attempt's identity (tests).
+    pub fn ident(&self) -> CtxWord {
+        self.req.me
+    }
+
+    /// Whether the current attempt reads optimistically (tests).
+    pub fn is_optimistic(&self) -> bool {
+        self.optimistic
+    }
+}
+
+impl Plor {
+    /// `POLLONCE`: `Err` if another transaction wounded this attempt.
+    #[inline]
+    fn poll_once(&self, w: &PlorWorker<'_>) -> Result<(), Abort> {
+        if self.ctx.is_aborted(w.req.id) {
+            Err(Abort::Wounded)
+        } else {
+            Ok(())
+        }
+    }
+
+    /// The attempt is about to write: if it read optimistically, lock every record it read and
+    /// check each is unchanged (module docs, read-only transactions).
+    fn start_writing(&self, w: &mut PlorWorker<'_>) -> Result<(), Abort> {
+        w.wrote = true;
+        if !w.optimistic {
+            return Ok(());
+        }
+        w.optimistic = false;
+        let id = w.req.id;
+        for (rec, mode) in w.reads.iter_mut() {
+            if let ReadMode::Optimistic(seen) = *mode {
+                match lock_after_read(rec.meta(), id, seen) {
+                    Ok(()) => *mode = ReadMode::Locked,
+                    Err(e @ LockAfterRead::Stale) => {
+                        *mode = ReadMode::Locked;
+                        return Err(e.abort());
+                    }
+                    Err(e @ LockAfterRead::Refused) => return Err(e.abort()),
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn priority(&self, w: &PlorWorker<'_>) -> u64 {
+        match self.opts.priority {
+            PlorPriority::Arrival => w.arrival,
+            PlorPriority::Deadline => {
+                let slack = (self.opts.slack * f64::from(w.last_accessed)).round() as u64;
+                w.arrival.saturating_add(slack)
+            }
+        }
+    }
+}
+
+impl Protocol for Plor {
+    type RecordMeta = PlorLock;
+    type Worker<'db> = PlorWorker<'db>;
+
+    fn new_worker<'db>(&'db self, id: usize) -> PlorWorker<'db> {
+        PlorWorker {
+            req: Requester {
+                id,
+                me: CtxWord::running(id, 0),
+                waiting_on: None,
+            },
+            arrival: 0,
+            accessed: 0,
+            last_accessed: 0,
+            aborts: 0,
+            wrote: false,
+            optimistic: false,
+            reads: ReadSet::default(),
+            writes: WriteSet::default(),
+            sorted: false,
+            next: 0,
+        }
+    }
+
+    fn begin(&self, w: &mut PlorWorker<'_>, retry: bool) {
+        debug_assert!(w.reads.is_empty() && w.writes.is_empty() && w.req.waiting_on.is_none());
+        if retry {
+            w.aborts = w.aborts.saturating_add(1);
+        } else {
+            w.arrival = self.ctx.arrive();
+            w.aborts = 0;
+            w.wrote = false;
+        }
+        w.req.me = self.ctx.begin(w.req.id, self.priority(w));
+        w.optimistic = !w.wrote && w.aborts < self.opts.ro_threshold;
+        w.accessed = 0;
+        w.sorted = false;
+        w.next = 0;
+    }
+
+    fn read<'db>(
+        &self,
+        w: &mut PlorWorker<'db>,
+        rec: Record<'db, PlorLock>,
+        out: &mut [u8],
+    ) -> OpResult {
+        self.poll_once(w)?;
+        if let Some(i) = w.writes.position(&rec) {
+            out.copy_from_slice(w.writes.data(i));
+            return Poll::Ready(Ok(()));
+        }
+        match w.reads.find(&rec) {
+            Some(ReadMode::Locked) => {
+                rec.payload.load(out);
+                return Poll::Ready(Ok(()));
+            }
+            Some(&ReadMode::Optimistic(seen)) => {
+                let now = ready!(optimistic_read(&rec, out));
+                return Poll::Ready(if now == seen {
+                    Ok(())
+                } else {
+                    Err(Abort::ReadValidation)
+                });
+            }
+            None => {}
+        }
+        if w.optimistic {
+            let seen = ready!(optimistic_read(&rec, out));
+            w.reads.push(rec, ReadMode::Optimistic(seen));
+        } else {
+            ready!(locked_read(&self.ctx, &mut w.req, &rec, out))?;
+            w.reads.push(rec, ReadMode::Locked);
+        }
+        w.accessed += 1;
+        Poll::Ready(Ok(()))
+    }
+
+    fn read_for_update<'db>(
+        &self,
+        w: &mut PlorWorker<'db>,
+        rec: Record<'db, PlorLock>,
+        out: &mut [u8],
+    ) -> OpResult {
+        self.poll_once(w)?;
+        if let Some(i) = w.writes.position(&rec) {
+            out.copy_from_slice(w.writes.data(i));
+            return Poll::Ready(Ok(()));
+        }
+        self.start_writing(w)?;
+        if self.opts.dwa {
+            // Read lock now, upgrade at commit; the write that follows buffers without a lock.
+            return self.read(w, rec, out);
+        }
+        ready!(w.req.acquire(&self.ctx, rec.meta()))?;
+        // Stable: only the write-lock owner installs, and that is us.
+        rec.payload.load(out);
+        if w.reads.find(&rec).is_none() {
+            w.accessed += 1;
+        }
+        let state = WriteState {
+            owned: true,
+            exclusive: false,
+        };
+        w.writes.put(rec, WriteKind::ReadModifyWrite, out, state);
+        Poll::Ready(Ok(()))
+    }
+
+    fn write<'db>(
+        &self,
+        w: &mut PlorWorker<'db>,
+        rec: Record<'db, PlorLock>,
+        data: &[u8],
+        kind: WriteKind,
+    ) -> OpResult {
+        self.poll_once(w)?;
+        self.start_writing(w)?;
+        if w.writes.position(&rec).is_some() {
+            // `put` replaces the payload and keeps the entry's lock state.
+            w.writes.put(rec, kind, data, WriteState::default());
+            return Poll::Ready(Ok(()));
+        }
+        let owned = if self.opts.dwa {
+            false
+        } else {
+            ready!(w.req.acquire(&self.ctx, rec.meta()))?;
+            true
+        };
+        if w.reads.find(&rec).is_none() {
+            w.accessed += 1;
+        }
+        let state = WriteState {
+            owned,
+            exclusive: false,
+        };
+        w.writes.put(rec, kind, data, state);
+        Poll::Ready(Ok(()))
+    }
+
+    fn commit(&self, w: &mut PlorWorker<'_>) -> OpResult {
+        commit::commit(self, w)
+    }
+
+    fn abort(&self, w: &mut PlorWorker<'_>, _why: Abort) {
+        commit::release_all(w);
+    }
+}

@@ -1,0 +1,403 @@
+//! Deterministic interleavings: a few PLOR workers driven step by step on one thread.
+
+use super::*;
+use crate::storage::{RecordId, Table, TableSpec};
+
+const OK: OpResult = Poll::Ready(Ok(()));
+
+fn plor(threads: usize, opts: PlorOptions) -> Plor {
+    Plor::new(&ProtocolOptions {
+        threads,
+        plor: opts,
+        ..Default::default()
+    })
+    .expect("supported thread count")
+}
+
+/// Read-only transactions lock from the start (the OCC path has its own tests).
+fn locking() -> PlorOptions {
+    PlorOptions {
+        ro_threshold: 0,
+        ..Default::default()
+    }
+}
+
+fn table() -> Table<PlorLock> {
+    Table::new(TableSpec {
+        name: "t".into(),
+        records: 4,
+        payload_bytes: 8,
+    })
+}
+
+fn value(rec: Record<'_, PlorLock>) -> [u8; 8] {
+    let mut out = [0u8; 8];
+    rec.payload.load(&mut out);
+    out
+}
+
+#[test]
+fn reader_ignores_write_lock_and_older_reader_makes_committer_wait() {
+    let (p, t) = (plor(2, locking()), table());
+    let x = t.get(RecordId(0)).unwrap();
+    let (mut old, mut young) = (p.new_worker(0), p.new_worker(1));
+    let mut buf = [0u8; 8];
+    p.begin(&mut old, false);
+    p.begin(&mut young, false);
+    assert_eq!(p.write(&mut young, x, &[7; 8], WriteKind::Blind), OK);
+    assert_eq!(
+        x.meta().owner(),
+        young.ident().raw(),
+        "write lock taken in read phase"
+    );
+    // Optimistic reading: the write lock does not block the reader; it sees the committed value.
+    assert_eq!(p.read(&mut old, x, &mut buf), OK);
+    assert_eq!(buf, [0; 8]);
+    assert_eq!(
+        p.commit(&mut young),
+        Poll::Pending,
+        "waits for the older reader"
+    );
+    assert!(x.meta().is_exclusive(), "phase 1 upgraded the lock");
+    assert!(
+        !p.contexts().is_aborted(0),
+        "an older reader is not wounded"
+    );
+    assert_eq!(p.commit(&mut old), OK);
+    assert_eq!(p.commit(&mut young), OK);
+    assert_eq!(value(x), [7; 8]);
+    assert_eq!(x.meta().owner(), 0);
+    assert!(!x.meta().is_exclusive() && x.meta().readers_now().is_empty());
+}
+
+#[test]
+fn committer_wounds_younger_reader_and_waits_for_it_to_leave() {
+    let (p, t) = (plor(2, locking()), table());
+    let (x, y) = (t.get(RecordId(0)).unwrap(), t.get(RecordId(1)).unwrap());
+    let (mut old, mut young) = (p.new_worker(0), p.new_worker(1));
+    let mut buf = [0u8; 8];
+    p.begin(&mut old, false);
+    p.begin(&mut young, false);
+    assert_eq!(p.write(&mut old, x, &[1; 8], WriteKind::Blind), OK);
+    assert_eq!(p.read(&mut young, x, &mut buf), OK);
+    assert_eq!(
+        p.commit(&mut old),
+        Poll::Pending,
+        "the wounded reader still holds its bit"
+    );
+    assert!(p.contexts().is_aborted(1));
+    assert_eq!(
+        p.read(&mut young, y, &mut buf),
+        Poll::Ready(Err(Abort::Wounded))
+    );
+    p.abort(&mut young, Abort::Wounded);
+    assert_eq!(p.commit(&mut old), OK);
+    // The retry keeps its priority, and is no longer wounded.
+    let before = young.ident();
+    p.begin(&mut young, true);
+    assert_eq!(young.ident(), before);
+    assert_eq!(p.read(&mut young, x, &mut buf), OK);
+    assert_eq!(buf, [1; 8]);
+}
+
+#[test]
+fn reader_refused_by_exclusive_mode_wounds_a_younger_committer() {
+    let (p, t) = (plor(3, locking()), table());
+    let x = t.get(RecordId(0)).unwrap();
+    let (mut oldest, mut mid, mut young) = (p.new_worker(0), p.new_worker(1), p.new_worker(2));
+    let mut buf = [0u8; 8];
+    p.begin(&mut oldest, false);
+    p.begin(&mut mid, false);
+    p.begin(&mut young, false);
+    assert_eq!(p.write(&mut young, x, &[3; 8], WriteKind::Blind), OK);
+    assert_eq!(p.read(&mut oldest, x, &mut buf), OK);
+    assert_eq!(p.commit(&mut young), Poll::Pending);
+    // The record is in exclusive mode: `mid` may not read it, and being older, wounds `young`.
+    assert_eq!(p.read(&mut mid, x, &mut buf), Poll::Pending);
+    assert!(!x.meta().is_reading(1), "a refused reader leaves no bit");
+    assert_eq!(p.commit(&mut young), Poll::Ready(Err(Abort::Wounded)));
+    p.abort(&mut young, Abort::Wounded);
+    assert!(!x.meta().is_exclusive() && x.meta().owner() == 0);
+    assert_eq!(p.read(&mut mid, x, &mut buf), OK);
+    assert_eq!(buf, [0; 8]);
+}
+
+#[test]
+fn released_write_lock_goes_to_the_oldest_waiter() {
+    let (p, t) = (plor(3, locking()), table());
+    let x = t.get(RecordId(0)).unwrap();
+    let (mut w1, mut w2, mut w3) = (p.new_worker(0), p.new_worker(1), p.new_worker(2));
+    p.begin(&mut w1, false);
+    p.begin(&mut w2, false);
+    p.begin(&mut w3, false);
+    assert_eq!(p.write(&mut w2, x, &[2; 8], WriteKind::Blind), OK);
+    assert_eq!(
+        p.write(&mut w3, x, &[3; 8], WriteKind::Blind),
+        Poll::Pending
+    );
+    assert!(
+        !p.contexts().is_aborted(1),
+        "a younger waiter does not wound"
+    );
+    assert_eq!(
+        p.write(&mut w1, x, &[1; 8], WriteKind::Blind),
+        Poll::Pending
+    );
+    assert!(
+        p.contexts().is_aborted(1),
+        "an older waiter wounds the owner"
+    );
+    assert_eq!(p.commit(&mut w2), Poll::Ready(Err(Abort::Wounded)));
+    p.abort(&mut w2, Abort::Wounded);
+    assert_eq!(x.meta().owner(), 0);
+    assert_eq!(
+        p.write(&mut w3, x, &[3; 8], WriteKind::Blind),
+        Poll::Pending,
+        "a free lock is not taken past an older waiter"
+    );
+    assert_eq!(p.write(&mut w1, x, &[1; 8], WriteKind::Blind), OK);
+    assert_eq!(x.meta().owner(), w1.ident().raw());
+    assert_eq!(p.commit(&mut w1), OK);
+    assert_eq!(p.write(&mut w3, x, &[3; 8], WriteKind::Blind), OK);
+    assert_eq!(p.commit(&mut w3), OK);
+    assert_eq!(value(x), [3; 8]);
+}
+
+#[test]
+fn waiter_rechecks_the_owner_and_wounds_a_younger_one() {
+    let (p, t) = (plor(3, locking()), table());
+    let x = t.get(RecordId(0)).unwrap();
+    let (mut owner, mut waiter, mut late) = (p.new_worker(0), p.new_worker(1), p.new_worker(2));
+    p.begin(&mut owner, false);
+    p.begin(&mut waiter, false);
+    p.begin(&mut late, false);
+    assert_eq!(p.write(&mut owner, x, &[1; 8], WriteKind::Blind), OK);
+    assert_eq!(
+        p.write(&mut waiter, x, &[2; 8], WriteKind::Blind),
+        Poll::Pending
+    );
+    assert!(!p.contexts().is_aborted(0), "the owner is older");
+    assert_eq!(p.commit(&mut owner), OK);
+    // The race of PLOR 4.2: a younger transaction grabs the free lock before the waiter re-polls.
+    assert!(x.meta().try_write_lock(late.ident().raw()));
+    assert_eq!(
+        p.write(&mut waiter, x, &[2; 8], WriteKind::Blind),
+        Poll::Pending
+    );
+    assert!(
+        p.contexts().is_aborted(2),
+        "the waiter wounds the younger owner"
+    );
+}
+
+#[test]
+fn dwa_locks_blind_writes_at_commit_and_upgrades_read_modify_writes() {
+    let opts = PlorOptions {
+        dwa: true,
+        ..locking()
+    };
+    let (p, t) = (plor(2, opts), table());
+    let (x, y) = (t.get(RecordId(0)).unwrap(), t.get(RecordId(1)).unwrap());
+    let (mut a, mut b) = (p.new_worker(0), p.new_worker(1));
+    let mut buf = [0u8; 8];
+    p.begin(&mut a, false);
+    p.begin(&mut b, false);
+    assert_eq!(p.write(&mut a, y, &[5; 8], WriteKind::Blind), OK);
+    assert_eq!(
+        y.meta().owner(),
+        0,
+        "blind write: no lock in the read phase"
+    );
+    assert_eq!(p.read_for_update(&mut a, x, &mut buf), OK);
+    assert_eq!(p.write(&mut a, x, &[6; 8], WriteKind::ReadModifyWrite), OK);
+    assert!(
+        x.meta().is_reading(0) && x.meta().owner() == 0,
+        "RMW: read lock only"
+    );
+    // The younger `b` writes y blind and commits first: it takes y's write lock at commit.
+    assert_eq!(p.write(&mut b, y, &[9; 8], WriteKind::Blind), OK);
+    assert_eq!(p.commit(&mut b), OK);
+    assert_eq!(value(y), [9; 8]);
+    // `b` now holds y at commit while `a` commits: `a` waits, wounding the younger holder.
+    p.begin(&mut b, false);
+    assert_eq!(p.write(&mut b, y, &[8; 8], WriteKind::Blind), OK);
+    assert!(y.meta().try_write_lock(b.ident().raw()));
+    assert_eq!(p.commit(&mut a), Poll::Pending);
+    assert!(p.contexts().is_aborted(1));
+    y.meta().write_unlock(b.ident().raw());
+    assert_eq!(p.commit(&mut a), OK);
+    assert_eq!((value(x), value(y)), ([6; 8], [5; 8]));
+    assert_eq!((x.meta().owner(), y.meta().owner()), (0, 0));
+    assert!(x.meta().readers_now().is_empty());
+}
+
+#[test]
+fn read_only_attempts_validate_optimistically_then_lock_after_threshold() {
+    let opts = PlorOptions {
+        ro_threshold: 2,
+        ..Default::default()
+    };
+    let (p, t) = (plor(2, opts), table());
+    let x = t.get(RecordId(0)).unwrap();
+    let (mut ro, mut w) = (p.new_worker(0), p.new_worker(1));
+    let mut buf = [0u8; 8];
+    p.begin(&mut ro, false);
+    for attempt in 0..2 {
+        assert!(ro.is_optimistic(), "attempt {attempt} validates");
+        assert_eq!(p.read(&mut ro, x, &mut buf), OK);
+        assert!(!x.meta().is_reading(0), "optimistic reads set no bit");
+        p.begin(&mut w, false);
+        assert_eq!(p.write(&mut w, x, &[attempt + 1; 8], WriteKind::Blind), OK);
+        assert_eq!(p.commit(&mut w), OK, "no reader bit to wait for");
+        assert_eq!(p.commit(&mut ro), Poll::Ready(Err(Abort::ReadValidation)));
+        p.abort(&mut ro, Abort::ReadValidation);
+        p.begin(&mut ro, true);
+    }
+    assert!(!ro.is_optimistic(), "after 2 aborts, read locks");
+    assert_eq!(p.read(&mut ro, x, &mut buf), OK);
+    assert!(x.meta().is_reading(0));
+    assert_eq!(p.commit(&mut ro), OK);
+    assert!(!x.meta().is_reading(0));
+}
+
+#[test]
+fn optimistic_read_waits_for_exclusive_mode_and_first_write_locks_reads() {
+    let (p, t) = (plor(2, PlorOptions::default()), table());
+    let (x, y) = (t.get(RecordId(0)).unwrap(), t.get(RecordId(1)).unwrap());
+    let (mut a, mut b) = (p.new_worker(0), p.new_worker(1));
+    let mut buf = [0u8; 8];
+    p.begin(&mut a, false);
+    assert_eq!(p.read(&mut a, x, &mut buf), OK);
+    assert!(!x.meta().is_reading(0));
+    assert_eq!(p.write(&mut a, y, &[1; 8], WriteKind::Blind), OK);
+    assert!(
+        x.meta().is_reading(0),
+        "the first write locks what was read"
+    );
+    assert!(!a.is_optimistic());
+    assert_eq!(p.commit(&mut a), OK);
+    // An optimistic reader waits while a committer is in exclusive mode.
+    p.begin(&mut a, false);
+    p.begin(&mut b, false);
+    assert!(b.is_optimistic());
+    x.meta().try_write_lock(a.ident().raw());
+    x.meta().set_exclusive();
+    assert_eq!(p.read(&mut b, x, &mut buf), Poll::Pending);
+    x.meta().clear_exclusive();
+    x.meta().write_unlock(a.ident().raw());
+    assert_eq!(p.read(&mut b, x, &mut buf), OK);
+    // A stale optimistic read fails the conversion at the first write.
+    p.begin(&mut a, false);
+    assert_eq!(p.write(&mut a, x, &[2; 8], WriteKind::Blind), OK);
+    assert_eq!(p.commit(&mut a), OK);
+    assert_eq!(
+        p.write(&mut b, y, &[3; 8], WriteKind::Blind),
+        Poll::Ready(Err(Abort::ReadValidation))
+    );
+    p.abort(&mut b, Abort::ReadValidation);
+    assert!(
+        !x.meta().is_reading(1),
+        "abort releases the bit the conversion set"
+    );
+    p.begin(&mut b, true);
+    assert!(
+        !b.is_optimistic(),
+        "a transaction that wrote locks its reads on retry"
+    );
+}
+
+#[test]
+fn deadline_priority_orders_by_arrival_plus_slack_times_records() {
+    for (priority, big_first) in [
+        (PlorPriority::Arrival, true),
+        (PlorPriority::Deadline, false),
+    ] {
+        let opts = PlorOptions {
+            priority,
+            slack: 10.0,
+            ..locking()
+        };
+        let (p, t) = (plor(2, opts), table());
+        let (mut big, mut small) = (p.new_worker(0), p.new_worker(1));
+        let mut buf = [0u8; 8];
+        // `big` accesses 4 records, aborts, and retries: R = 4 from then on.
+        p.begin(&mut big, false);
+        for r in 0..4 {
+            assert_eq!(p.read(&mut big, t.get(RecordId(r)).unwrap(), &mut buf), OK);
+        }
+        p.abort(&mut big, Abort::Wounded);
+        p.begin(&mut big, true);
+        // `small` arrives later and has accessed nothing: deadline = arrival.
+        p.begin(&mut small, false);
+        assert_eq!(big.ident().priority() < small.ident().priority(), big_first);
+        assert_eq!(big.ident().is_older_than(small.ident()), big_first);
+        if priority == PlorPriority::Deadline {
+            assert_eq!(big.ident().priority(), big.arrival + 40);
+        }
+    }
+}
+
+#[test]
+fn a_hundred_workers_share_a_record() {
+    let (p, t) = (plor(100, locking()), table());
+    let x = t.get(RecordId(0)).unwrap();
+    let mut ws: Vec<_> = (0..100).map(|i| p.new_worker(i)).collect();
+    let mut buf = [0u8; 8];
+    for w in ws.iter_mut() {
+        p.begin(w, false);
+    }
+    for w in ws.iter_mut().take(99) {
+        assert_eq!(p.read(w, x, &mut buf), OK);
+    }
+    // The youngest (worker 99) writes: it waits for 99 older readers, across both reader words.
+    let (readers, writer) = ws.split_at_mut(99);
+    let writer = &mut writer[0];
+    assert_eq!(p.write(writer, x, &[4; 8], WriteKind::Blind), OK);
+    assert_eq!(p.commit(writer), Poll::Pending);
+    assert_eq!(x.meta().readers_now().ids().count(), 99);
+    for r in readers.iter_mut() {
+        assert_eq!(p.commit(r), OK);
+    }
+    assert_eq!(p.commit(writer), OK);
+    assert_eq!(value(x), [4; 8]);
+    assert!(
+        Plor::new(&ProtocolOptions {
+            threads: MAX_PLOR_WORKERS + 1,
+            ..Default::default()
+        })
+        .is_err()
+    );
+}
+
+#[test]
+fn reader_refused_by_exclusive_mode_keeps_its_place_against_a_retrying_writer() {
+    let (p, t) = (plor(3, locking()), table());
+    let (x, z) = (t.get(RecordId(0)).unwrap(), t.get(RecordId(1)).unwrap());
+    let (mut oldest, mut reader, mut writer) = (p.new_worker(0), p.new_worker(1), p.new_worker(2));
+    let mut buf = [0u8; 8];
+    p.begin(&mut oldest, false);
+    p.begin(&mut reader, false);
+    p.begin(&mut writer, false);
+    // `writer` enters exclusive mode on x, then waits for the oldest reader of z.
+    assert_eq!(p.read(&mut oldest, z, &mut buf), OK);
+    assert_eq!(p.write(&mut writer, x, &[1; 8], WriteKind::Blind), OK);
+    assert_eq!(p.write(&mut writer, z, &[1; 8], WriteKind::Blind), OK);
+    assert_eq!(p.commit(&mut writer), Poll::Pending);
+    // The older `reader` is refused by exclusive mode on x, wounds `writer` and registers.
+    assert_eq!(p.read(&mut reader, x, &mut buf), Poll::Pending);
+    assert_eq!(x.meta().waiters().ids().collect::<Vec<_>>(), vec![1]);
+    assert_eq!(p.commit(&mut writer), Poll::Ready(Err(Abort::Wounded)));
+    p.abort(&mut writer, Abort::Wounded);
+    // The retry may not retake x's write lock past the registered older reader.
+    p.begin(&mut writer, true);
+    assert_eq!(
+        p.write(&mut writer, x, &[2; 8], WriteKind::Blind),
+        Poll::Pending
+    );
+    assert_eq!(p.read(&mut reader, x, &mut buf), OK);
+    assert_eq!(x.meta().waiters().ids().collect::<Vec<_>>(), vec![2]);
+    assert_eq!(p.write(&mut writer, x, &[2; 8], WriteKind::Blind), OK);
+    // Now the writer's commit sees the older reader's bit and waits for it.
+    assert_eq!(p.commit(&mut writer), Poll::Pending);
+    assert!(!p.contexts().is_aborted(1));
+}

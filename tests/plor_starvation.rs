@@ -1,0 +1,80 @@
+//! PLOR's liveness (PLOR 4.1.3, "Liveness"): under sustained contention every transaction commits
+//! within a bounded number of attempts, because an aborted transaction keeps its priority and the
+//! oldest one is never aborted. Silo (an aborted transaction retries as a newcomer) is measured on
+//! the same workload for comparison.
+
+use std::time::Duration;
+use txbench::exec::{ExecConfig, run_threads};
+use txbench::protocol::plor::Plor;
+use txbench::protocol::silo::Silo;
+use txbench::protocol::twopl::WoundWait;
+use txbench::protocol::{Protocol, ProtocolOptions};
+use txbench::storage::Database;
+use txbench::workload::Workload;
+use txbench::workload::ycsb::{Ycsb, YcsbConfig};
+
+const THREADS: usize = 8;
+
+/// 8 workers hammering 16 records: theta 0.99, 8 operations, half of them read-modify-writes.
+fn hot_ycsb() -> YcsbConfig {
+    YcsbConfig {
+        records: 16,
+        payload: 16,
+        ops: 8,
+        long_ops: 8,
+        long_share: 0.0,
+        read_ratio: 0.5,
+        writes: None,
+        rmw: true,
+        theta: 0.99,
+    }
+}
+
+/// Runs the hot workload for `millis` and returns (commits, most attempts any commit needed).
+fn max_attempts<P: Protocol>(protocol: P, millis: u64, seed: u64) -> (u64, u64) {
+    let workload = Ycsb::new(hot_ycsb());
+    let db: Database<P::RecordMeta> = Database::new(&workload.tables());
+    workload.load(&db);
+    let exec = ExecConfig {
+        threads: THREADS,
+        duration: Duration::from_millis(millis),
+        warmup: Duration::ZERO,
+        seed,
+        record_history: false,
+        adaptive_backoff: false,
+        read_phase_extension_ns: 0,
+        pin_threads: false,
+    };
+    let out = run_threads(&protocol, &db, &workload, &exec);
+    let types = out.workers.iter().flat_map(|w| w.types.iter());
+    let commits = types.clone().map(|t| t.commits).sum();
+    let max = types.map(|t| t.attempts.max()).max().unwrap_or(0);
+    (commits, max)
+}
+
+fn opts() -> ProtocolOptions {
+    ProtocolOptions {
+        threads: THREADS,
+        ..ProtocolOptions::default()
+    }
+}
+
+/// A bound far above what PLOR needs (it needs about as many attempts as there are workers that
+/// can be older than it) and far below what a starving protocol reaches in a second.
+const PLOR_BOUND: u64 = 200;
+
+#[test]
+fn plor_commits_every_transaction_within_a_bounded_number_of_attempts() {
+    let (plor_commits, plor_max) = max_attempts(Plor::new(&opts()).unwrap(), 1000, 11);
+    let (silo_commits, silo_max) = max_attempts(Silo::new(&opts()), 1000, 11);
+    let (ww_commits, ww_max) = max_attempts(WoundWait::new(&opts()).unwrap(), 1000, 11);
+    eprintln!(
+        "max attempts per committed txn: plor {plor_max} ({plor_commits} commits), \
+         silo {silo_max} ({silo_commits} commits), wound_wait {ww_max} ({ww_commits} commits)"
+    );
+    assert!(plor_commits > 0 && silo_commits > 0);
+    assert!(
+        plor_max < PLOR_BOUND,
+        "PLOR needed {plor_max} attempts (bound {PLOR_BOUND})"
+    );
+}
