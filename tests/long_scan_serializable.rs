@@ -79,6 +79,7 @@ fn serializable_protocols_pass_long_scan() {
                 "mocc-mql",
                 run(Mocc::<MqlLock>::new(&opts(threads)), threads),
             ),
+            ("plor", run(Plor::new(&opts(threads)).unwrap(), threads)),
         ];
         for (name, (serializable, committed, lost)) in results {
             assert!(
