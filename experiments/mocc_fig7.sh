@@ -17,5 +17,10 @@ for writes in 0 1 2 3 4 5 6 7 8 9 10; do
     --protocol mocc,silo,no_wait,wait_die,wound_wait --threads "$threads" \
     --duration "$duration" --warmup 0.3 --repeat "$repeat" --format json --no-pin \
     | sed "s/^{/{\"experiment\":\"rmw=$writes\",/" >> "$out"
+  # MOCC with a lower temperature threshold: on 2 cores records rarely reach H=10 in one epoch.
+  target/release/txbench run --records 50 --ops 10 --writes "$writes" --rmw --theta 0 \
+    --protocol mocc --mocc-threshold 3 --threads "$threads" \
+    --duration "$duration" --warmup 0.3 --repeat "$repeat" --format json --no-pin \
+    | sed -e "s/^{/{\"experiment\":\"rmw=$writes\",/" -e 's/"protocol":"mocc"/"protocol":"mocc(H=3)"/' >> "$out"
 done
 python3 experiments/summarize.py "$out" --pivot
