@@ -15,12 +15,12 @@ cargo build --release --quiet
 for writes in 0 1 2 3 4 5 6 7 8 9 10; do
   target/release/txbench run --records 50 --ops 10 --writes "$writes" --rmw --theta 0 \
     --protocol mocc,silo,no_wait,wait_die,wound_wait --threads "$threads" \
-    --duration "$duration" --warmup 0.3 --repeat "$repeat" --format json --no-pin \
+    --duration "$duration" --warmup 0.3 --repeat "$repeat" --format json \
     | sed "s/^{/{\"experiment\":\"rmw=$writes\",/" >> "$out"
   # MOCC with a lower temperature threshold: on 2 cores records rarely reach H=10 in one epoch.
   target/release/txbench run --records 50 --ops 10 --writes "$writes" --rmw --theta 0 \
     --protocol mocc --mocc-threshold 3 --threads "$threads" \
-    --duration "$duration" --warmup 0.3 --repeat "$repeat" --format json --no-pin \
+    --duration "$duration" --warmup 0.3 --repeat "$repeat" --format json \
     | sed -e "s/^{/{\"experiment\":\"rmw=$writes\",/" -e 's/"protocol":"mocc"/"protocol":"mocc(H=3)"/' >> "$out"
 done
 python3 experiments/summarize.py "$out" --pivot

@@ -14,6 +14,6 @@ mkdir -p "$(dirname "$out")"
 cargo build --release --quiet
 target/release/txbench run --workload long-scan --records 1048576 --scan-length 1000 \
   --protocol mocc,silo,tictoc,no_wait,wait_die,wound_wait,plor --threads "$threads" \
-  --duration "$duration" --warmup 0.5 --repeat "$repeat" --format json --no-pin \
+  --duration "$duration" --warmup 0.5 --repeat "$repeat" --format json \
   | sed 's/^{/{"experiment":"long-scan",/' >> "$out"
 python3 experiments/summarize.py "$out" --pivot

@@ -17,7 +17,7 @@ mkdir -p "$(dirname "$out")"
 cargo build --release --quiet
 bin=target/release/txbench
 common=(--preset ycsb-a-bimodal --records "$records" --duration "$duration" --warmup 0.5
-        --repeat "$repeat" --format json --no-pin)
+        --repeat "$repeat" --format json)
 for t in ${threads[@]}; do
   "$bin" run "${common[@]}" --threads "$t" \
     --protocol nocc,plor,no_wait,wait_die,wound_wait,silo,tictoc,mocc \
