@@ -11,13 +11,15 @@
 //! Both happen under L's lock, before R is reachable, so the leaves always partition the key
 //! space. Then `mid -> R` is entered in the directory.
 //!
-//! The directory is an `scc::TreeIndex` from `!low` to leaf id (bitwise-not so that "the leaf with
-//! the greatest `low <= key`" is the *first* entry of the range `!key..`, which `scc` answers with
-//! a forward iterator). It only speeds up the search; correctness rests on the leaves: any leaf
-//! with `low <= key` is a valid starting point, because the reader moves right (`next`) while
-//! `key >= high`. So a directory entry that lags behind a split (inserted after R was published)
-//! or a non-linearizable `scc` answer costs a right-move, never a wrong result. Entries are only
-//! ever inserted (leaves are never merged), and each leaf's `low` is fixed at creation.
+//! The directory is a `BTreeMap` from `low` to leaf id under an `RwLock`: a lookup read-locks it
+//! for one predecessor search ("the leaf with the greatest `low <= key`"), a split write-locks it
+//! to add one entry. It only speeds up the search; correctness rests on the leaves: any leaf with
+//! `low <= key` is a valid starting point, because the reader moves right (`next`) while
+//! `key >= high`. So a directory entry that lags behind a split (it is added after R is published)
+//! costs a right-move, never a wrong result. Entries are only ever added (leaves are never merged),
+//! and each leaf's `low` is fixed at creation. (`scc::TreeIndex` was tried first: its range
+//! iterator positions itself by walking leaves backwards, which made predecessor searches linear
+//! in the directory's size.)
 //!
 //! Appends are split 64/1 instead of 32/33: when the new key is greater than every key in a full
 //! leaf, L keeps all its entries and R starts with the new key, so ascending inserts (TPC-C's order
@@ -26,8 +28,10 @@
 //! # Concurrency
 //!
 //! Writers (insert, remove) lock one leaf through its version word ([`VersionWord`]) and bump the
-//! version on unlock. Readers (get, scans, validate) never write shared memory: they read a leaf
-//! optimistically (seqlock: version, fields, version) and retry the leaf when it changed. All
+//! version on unlock. Readers (get, scans, validate) never write a leaf: they read it optimistically
+//! (seqlock: version, fields, version) and retry the leaf when it changed. The only shared write
+//! on the read path is the directory's read lock, taken once per lookup (scans follow `next`
+//! between leaves without it). All
 //! fields are atomics, so racing reads are stale, never undefined. No `unsafe` in this module.
 //!
 //! # Invariants
@@ -77,7 +81,9 @@ pub use super::hash::Duplicate;
 use crate::storage::RecordId;
 use arena::LeafArena;
 use leaf::{Backoff, Bounds, Leaf, NO_LEAF};
+use std::collections::BTreeMap;
 use std::ops::RangeInclusive;
+use std::sync::{PoisonError, RwLock};
 
 /// A leaf's stable id (its slot in the index's arena); valid for the index's whole life.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -171,8 +177,9 @@ impl Sink for Option<(u64, RecordId)> {
 /// The concurrent ordered index. See the module documentation for the algorithm.
 pub struct OrderedIndex {
     leaves: LeafArena,
-    /// `!low -> leaf id` for every leaf but possibly the newest few (see module docs).
-    directory: scc::TreeIndex<u64, u32>,
+    /// `low -> leaf id` for every leaf but possibly the newest few (see module docs). Read-locked
+    /// for one `BTreeMap` predecessor search per lookup; write-locked by splits only.
+    directory: RwLock<BTreeMap<u64, u32>>,
 }
 
 impl Default for OrderedIndex {
@@ -188,25 +195,32 @@ impl OrderedIndex {
         let head = leaves.alloc();
         debug_assert_eq!(head, HEAD);
         leaves.get(head).init_version(VersionWord::FRESH);
-        let directory = scc::TreeIndex::new();
-        let _ = directory.insert_sync(!0u64, head.0);
+        let directory = RwLock::new(BTreeMap::from([(0u64, head.0)]));
         OrderedIndex { leaves, directory }
     }
 
     /// A leaf whose `low <= key` (the directory's best guess for `key`'s leaf).
     #[inline]
     fn start_leaf(&self, key: u64) -> LeafId {
-        let guard = scc::Guard::new();
-        self.directory
-            .range(!key.., &guard)
-            .next()
+        let directory = self
+            .directory
+            .read()
+            .unwrap_or_else(PoisonError::into_inner);
+        directory
+            .range(..=key)
+            .next_back()
             .map_or(HEAD, |(_, &id)| LeafId(id))
     }
 
     /// The leaf owning `key` now, its version and bounds (read under that version).
     #[inline]
     fn find_leaf(&self, key: u64) -> (LeafId, &Leaf, VersionWord, Bounds) {
-        let mut id = self.start_leaf(key);
+        self.find_leaf_from(self.start_leaf(key), key)
+    }
+
+    /// As `find_leaf`, starting the right-moves at leaf `id`, whose `low` must be `<= key`.
+    #[inline]
+    fn find_leaf_from(&self, mut id: LeafId, key: u64) -> (LeafId, &Leaf, VersionWord, Bounds) {
         loop {
             let leaf = self.leaves.get(id);
             let v = leaf.stable_version();
@@ -314,7 +328,12 @@ impl OrderedIndex {
         let after = leaf.unlock_changed(before);
         // After the unlock, readers reach `right` through `leaf.next`; the directory entry only
         // shortens their path. `mid` is a fresh low fence (fences are distinct), so it is new.
-        let fresh = self.directory.insert_sync(!mid, right_id.0).is_ok();
+        let fresh = self
+            .directory
+            .write()
+            .unwrap_or_else(PoisonError::into_inner)
+            .insert(mid, right_id.0)
+            .is_none();
         debug_assert!(fresh, "low fence {mid} entered twice");
         Ok(LeafUpdate {
             leaf: id,
@@ -478,8 +497,10 @@ impl OrderedIndex {
                     return;
                 }
             }
+            // The next leaf's `low` is `b.high` (read under the validated version), so it is a
+            // valid start for the cursor without a directory lookup.
             cursor = b.high;
-            (id, leaf, v, b) = self.find_leaf(cursor);
+            (id, leaf, v, b) = self.find_leaf_from(LeafId(b.next), cursor);
         }
     }
 
@@ -579,8 +600,9 @@ impl OrderedIndex {
                 assert!(keys.last().is_none_or(|&p| p < k), "sorted, distinct");
                 keys.push(k);
             }
-            let guard = scc::Guard::new();
-            assert_eq!(self.directory.peek(&!b.low, &guard), Some(&id.0));
+            let directory = self.directory.read().unwrap();
+            assert_eq!(directory.get(&b.low), Some(&id.0));
+            drop(directory);
             if b.is_last() {
                 break;
             }
@@ -589,7 +611,7 @@ impl OrderedIndex {
             id = LeafId(b.next);
         }
         assert_eq!(reached, self.leaves.allocated(), "every leaf is linked");
-        assert_eq!(self.directory.len(), reached as usize);
+        assert_eq!(self.directory.read().unwrap().len(), reached as usize);
         keys
     }
 }
