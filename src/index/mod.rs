@@ -3,14 +3,16 @@
 //! Every protocol shares the same index implementations (CCBench's fairness principle): a protocol
 //! never builds its own access method. YCSB's keys are dense integers, so its index is an array
 //! ([`ArrayIndex`]); TPC-C's composite keys need a hash index for point lookups ([`HashIndex`], over
-//! `scc`) and an ordered index for range scans, which will implement the same [`Index`] trait plus
-//! scan support when it arrives.
+//! `scc`) and an ordered index for range scans with phantom detection ([`OrderedIndex`]), which
+//! implements the same [`Index`] trait plus scans and per-leaf versions.
 
 mod array;
 pub mod hash;
+pub mod ordered;
 
 pub use array::ArrayIndex;
 pub use hash::{Duplicate, HashIndex};
+pub use ordered::{LeafId, LeafUpdate, LeafVersion, OrderedIndex};
 
 use crate::storage::RecordId;
 

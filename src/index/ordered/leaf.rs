@@ -1,0 +1,326 @@
+//! One leaf of the ordered index: a fixed-capacity sorted array of `(key, rid)` entries owning the
+//! key range `[low, high)`, guarded by a seqlock-style [`VersionWord`].
+//!
+//! Every field is an atomic so that optimistic readers racing with a writer read stale or torn
+//! *values* but never cause a data race; the version check afterwards tells them whether what they
+//! read was a consistent snapshot. Writers hold the lock bit of the version word, so at most one
+//! writer touches a leaf at a time.
+//!
+//! Protocol (crossbeam's `seq_lock.rs`, Silo's TID word):
+//! - reader: `v = stable_version()` (Acquire, spins while locked), read fields (Relaxed),
+//!   `unchanged_since(v)` (Acquire fence, then Relaxed load); the snapshot is valid iff equal.
+//! - writer: `try_lock(v)` (CAS v -> v|LOCK, Acquire; then a Release fence so no field store can be
+//!   seen before the lock bit), write fields (Relaxed), `unlock_changed` (Release store of the
+//!   bumped counter) or `unlock_unchanged` (Release store of `v` when nothing was written).
+
+use std::sync::atomic::{AtomicU32, AtomicU64, Ordering, fence};
+
+/// Entries per leaf. 64 keys + 64 record ids = 1 KiB of payload: a binary search touches a few
+/// cache lines and a split moves half a KiB.
+pub const LEAF_CAPACITY: usize = 64;
+
+/// `next` value of the rightmost leaf (its range is unbounded above).
+pub(super) const NO_LEAF: u32 = u32::MAX;
+
+/// A leaf's seqlock word.
+///
+/// ```text
+///   63  62                                                    0
+/// +----+-------------------------------------------------------+
+/// |lock|             change counter (63 bits)                  |
+/// +----+-------------------------------------------------------+
+/// ```
+///
+/// The counter is bumped (and the lock bit cleared) by every unlock that changed the leaf: an
+/// insert, a remove, a split. A value with the lock bit clear names one state of the leaf's key
+/// range and contents; a locked value matches no observed (unlocked) value, so validation fails
+/// while a writer is inside.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct VersionWord(u64);
+
+impl VersionWord {
+    const LOCK: u64 = 1 << 63;
+
+    /// The version of a leaf that was just created by a split (never locked by anyone yet).
+    pub(super) const FRESH: VersionWord = VersionWord(1);
+
+    /// Whether a writer holds the leaf.
+    #[inline]
+    pub fn is_locked(self) -> bool {
+        self.0 & Self::LOCK != 0
+    }
+
+    /// How many changes the leaf has seen (from this word's point of view).
+    #[inline]
+    pub fn counter(self) -> u64 {
+        self.0 & !Self::LOCK
+    }
+
+    /// The raw word (for logs and tests).
+    #[inline]
+    pub fn raw(self) -> u64 {
+        self.0
+    }
+
+    #[inline]
+    fn with_lock(self) -> VersionWord {
+        VersionWord(self.0 | Self::LOCK)
+    }
+
+    /// The unlocked word after one change: counter + 1 (wrapping within 63 bits).
+    #[inline]
+    fn bumped(self) -> VersionWord {
+        VersionWord(self.counter().wrapping_add(1) & !Self::LOCK)
+    }
+}
+
+/// Spins, then yields: every wait loop in the index goes through this so that it cannot starve a
+/// writer sharing the core (the test machine has 2 cores for 8 threads).
+#[derive(Default)]
+pub(super) struct Backoff(u32);
+
+impl Backoff {
+    #[inline]
+    pub(super) fn snooze(&mut self) {
+        if self.0 < 16 {
+            std::hint::spin_loop();
+            self.0 += 1;
+        } else {
+            std::thread::yield_now();
+        }
+    }
+}
+
+/// The key range a leaf owned at one version: `[low, high)`, or `[low, +inf)` when `next` is
+/// [`NO_LEAF`] (`high` is then meaningless).
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Bounds {
+    pub low: u64,
+    pub high: u64,
+    pub next: u32,
+}
+
+impl Bounds {
+    /// Whether the leaf is the rightmost one (no upper fence).
+    #[inline]
+    pub fn is_last(self) -> bool {
+        self.next == NO_LEAF
+    }
+
+    /// Whether `key` is past this leaf's range (the reader must move right).
+    #[inline]
+    pub fn is_below(self, key: u64) -> bool {
+        !self.is_last() && key >= self.high
+    }
+}
+
+/// One leaf. Who writes what:
+/// - `low`: written once, before the leaf is published (split), never again (no merges).
+/// - `high`, `next`: written by the leaf's lock holder when it splits the leaf (they only shrink the
+///   range: `high` decreases, `next` points at the new right sibling).
+/// - `len`, `keys`, `rids`: written by the lock holder (insert, remove, split).
+/// - `version`: CAS by writers to lock, stored by the lock holder to unlock.
+///
+/// Everyone may read everything at any time; readers validate through `version`.
+pub(super) struct Leaf {
+    version: AtomicU64,
+    low: AtomicU64,
+    high: AtomicU64,
+    next: AtomicU32,
+    len: AtomicU32,
+    keys: [AtomicU64; LEAF_CAPACITY],
+    rids: [AtomicU64; LEAF_CAPACITY],
+}
+
+impl Leaf {
+    /// An unused leaf slot (version 0, empty, range `[0, +inf)`); arenas are filled with these.
+    pub(super) fn vacant() -> Leaf {
+        Leaf {
+            version: AtomicU64::new(0),
+            low: AtomicU64::new(0),
+            high: AtomicU64::new(0),
+            next: AtomicU32::new(NO_LEAF),
+            len: AtomicU32::new(0),
+            keys: std::array::from_fn(|_| AtomicU64::new(0)),
+            rids: std::array::from_fn(|_| AtomicU64::new(0)),
+        }
+    }
+
+    // ----- readers -----
+
+    /// The current version once no writer holds the leaf. Acquire: pairs with the Release of
+    /// `unlock_*`, so the fields read afterwards are at least as new as that unlock.
+    #[inline]
+    pub(super) fn stable_version(&self) -> VersionWord {
+        let mut backoff = Backoff::default();
+        loop {
+            let v = VersionWord(self.version.load(Ordering::Acquire));
+            if !v.is_locked() {
+                return v;
+            }
+            backoff.snooze();
+        }
+    }
+
+    /// The current version, locked or not (for validation). Acquire, as in `stable_version`.
+    #[inline]
+    pub(super) fn current_version(&self) -> VersionWord {
+        VersionWord(self.version.load(Ordering::Acquire))
+    }
+
+    /// Whether nothing changed since `v` was read by `stable_version`, so every Relaxed field load
+    /// in between saw the state of version `v`. The Acquire fence keeps those loads before the
+    /// version load and pairs with the writer's Release fence after locking: if any load saw a
+    /// writer's store, this load sees the writer's lock bit (or a later version).
+    #[inline]
+    pub(super) fn unchanged_since(&self, v: VersionWord) -> bool {
+        fence(Ordering::Acquire);
+        self.version.load(Ordering::Relaxed) == v.0
+    }
+
+    /// Range fences. Relaxed: read inside a version-validated section.
+    #[inline]
+    pub(super) fn bounds(&self) -> Bounds {
+        Bounds {
+            low: self.low.load(Ordering::Relaxed),
+            high: self.high.load(Ordering::Relaxed),
+            next: self.next.load(Ordering::Relaxed),
+        }
+    }
+
+    /// Number of entries, clamped so a torn read cannot index out of bounds. Relaxed: validated.
+    #[inline]
+    pub(super) fn len(&self) -> usize {
+        (self.len.load(Ordering::Relaxed) as usize).min(LEAF_CAPACITY)
+    }
+
+    /// The key in slot `i` (`i < LEAF_CAPACITY`). Relaxed: validated.
+    #[inline]
+    pub(super) fn key(&self, i: usize) -> u64 {
+        self.keys[i].load(Ordering::Relaxed)
+    }
+
+    /// The record id in slot `i`. Relaxed: validated.
+    #[inline]
+    pub(super) fn rid(&self, i: usize) -> u64 {
+        self.rids[i].load(Ordering::Relaxed)
+    }
+
+    /// First slot in `0..len` whose key is `>= key` (or `len`). Terminates on torn data too
+    /// (plain binary search over whatever values it reads).
+    #[inline]
+    pub(super) fn lower_bound(&self, key: u64, len: usize) -> usize {
+        let (mut lo, mut hi) = (0, len);
+        while lo < hi {
+            let mid = (lo + hi) / 2;
+            if self.key(mid) < key {
+                lo = mid + 1;
+            } else {
+                hi = mid;
+            }
+        }
+        lo
+    }
+
+    // ----- writers (lock holder only) -----
+
+    /// Locks the leaf if its version is still `v` (so whatever was read under `v` still holds).
+    /// CAS Acquire: mutual exclusion with the previous holder's Release unlock. The Release fence
+    /// after it orders the lock bit before every field store that follows (the seqlock writer
+    /// side; pairs with the Acquire fence in `unchanged_since`).
+    #[inline]
+    pub(super) fn try_lock(&self, v: VersionWord) -> bool {
+        debug_assert!(!v.is_locked());
+        let locked = self
+            .version
+            .compare_exchange(v.0, v.with_lock().0, Ordering::Acquire, Ordering::Relaxed)
+            .is_ok();
+        if locked {
+            fence(Ordering::Release);
+        }
+        locked
+    }
+
+    /// Unlocks after a change, publishing it; returns the new version. Release: pairs with the
+    /// Acquire loads of readers and lockers.
+    #[inline]
+    pub(super) fn unlock_changed(&self, before: VersionWord) -> VersionWord {
+        let after = before.bumped();
+        self.version.store(after.0, Ordering::Release);
+        after
+    }
+
+    /// Unlocks without a change: readers that saw `before` stay valid. Release: as above.
+    #[inline]
+    pub(super) fn unlock_unchanged(&self, before: VersionWord) {
+        self.version.store(before.0, Ordering::Release);
+    }
+
+    /// Writes slot `i`. Relaxed: lock holder (or an unpublished leaf), published by the unlock.
+    #[inline]
+    pub(super) fn set_entry(&self, i: usize, key: u64, rid: u64) {
+        self.keys[i].store(key, Ordering::Relaxed);
+        self.rids[i].store(rid, Ordering::Relaxed);
+    }
+
+    /// Sets the entry count. Relaxed: as `set_entry`.
+    #[inline]
+    pub(super) fn set_len(&self, len: usize) {
+        debug_assert!(len <= LEAF_CAPACITY);
+        self.len.store(len as u32, Ordering::Relaxed);
+    }
+
+    /// Sets the range fences. Relaxed: as `set_entry`. `low` changes only on a fresh leaf.
+    #[inline]
+    pub(super) fn set_bounds(&self, b: Bounds) {
+        self.low.store(b.low, Ordering::Relaxed);
+        self.high.store(b.high, Ordering::Relaxed);
+        self.next.store(b.next, Ordering::Relaxed);
+    }
+
+    /// Sets the version of a fresh (unpublished) leaf. Relaxed: published by the Release unlock
+    /// of the leaf it was split from (or by the directory insert).
+    #[inline]
+    pub(super) fn init_version(&self, v: VersionWord) {
+        self.version.store(v.0, Ordering::Relaxed);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn version_word_bits() {
+        let v = VersionWord(5);
+        assert!(!v.is_locked());
+        assert!(v.with_lock().is_locked());
+        assert_eq!(v.with_lock().counter(), 5);
+        assert_eq!(v.with_lock().bumped(), VersionWord(6));
+        let top = VersionWord(VersionWord::LOCK - 1);
+        assert_eq!(
+            top.bumped(),
+            VersionWord(0),
+            "the counter wraps within 63 bits"
+        );
+    }
+
+    #[test]
+    fn lock_changes_version_and_invalidates_readers() {
+        let leaf = Leaf::vacant();
+        let v = leaf.stable_version();
+        assert!(leaf.unchanged_since(v));
+        assert!(leaf.try_lock(v));
+        assert!(!leaf.try_lock(v), "a second writer is refused");
+        assert!(!leaf.unchanged_since(v), "a locked leaf fails validation");
+        let after = leaf.unlock_changed(v);
+        assert_ne!(after, v);
+        assert!(!leaf.unchanged_since(v));
+        assert!(leaf.try_lock(after));
+        leaf.unlock_unchanged(after);
+        assert!(
+            leaf.unchanged_since(after),
+            "an unchanged unlock keeps readers valid"
+        );
+    }
+}

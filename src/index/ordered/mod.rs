@@ -1,0 +1,646 @@
+//! A concurrent ordered index (`u64` key -> [`RecordId`]) with range scans whose phantoms the
+//! protocols can detect: every leaf carries a version that every change to its key range bumps.
+//!
+//! # Structure: a B-link list of leaves under a directory
+//!
+//! The key space `[0, 2^64)` is partitioned into leaves. A leaf ([`leaf::Leaf`]) owns the range
+//! `[low, high)` (the rightmost one `[low, +inf)`), holds up to [`LEAF_CAPACITY`] sorted entries
+//! and links to its right neighbour (`next`), as in Lehman and Yao's B-link tree. Leaf 0 owns
+//! `[0, +inf)` at the start. An insert into a full leaf L splits it: a new leaf R takes the upper
+//! part of L's entries and the range `[mid, L.high)`, and L keeps `[L.low, mid)` and links to R.
+//! Both happen under L's lock, before R is reachable, so the leaves always partition the key
+//! space. Then `mid -> R` is entered in the directory.
+//!
+//! The directory is a `BTreeMap` from `low` to leaf id under an `RwLock`: a lookup read-locks it
+//! for one predecessor search ("the leaf with the greatest `low <= key`"), a split write-locks it
+//! to add one entry. It only speeds up the search; correctness rests on the leaves: any leaf with
+//! `low <= key` is a valid starting point, because the reader moves right (`next`) while
+//! `key >= high`. So a directory entry that lags behind a split (it is added after R is published)
+//! costs a right-move, never a wrong result. Entries are only ever added (leaves are never merged),
+//! and each leaf's `low` is fixed at creation. (`scc::TreeIndex` was tried first: its range
+//! iterator positions itself by walking leaves backwards, which made predecessor searches linear
+//! in the directory's size.)
+//!
+//! Appends are split 64/1 instead of 32/33: when the new key is greater than every key in a full
+//! leaf, L keeps all its entries and R starts with the new key, so ascending inserts (TPC-C's order
+//! ids within a district) leave full leaves behind.
+//!
+//! # Concurrency
+//!
+//! Writers (insert, remove) lock one leaf through its version word ([`VersionWord`]) and bump the
+//! version on unlock. Readers (get, scans, validate) never write a leaf: they read it optimistically
+//! (seqlock: version, fields, version) and retry the leaf when it changed. The only shared write
+//! on the read path is the directory's read lock, taken once per lookup (scans follow `next`
+//! between leaves without it). All
+//! fields are atomics, so racing reads are stale, never undefined. No `unsafe` in this module.
+//!
+//! # Invariants
+//!
+//! 1. Leaves are never freed, moved or unlinked while the index lives: a [`LeafId`] stays valid,
+//!    and so does every [`LeafVersion`] (validation of a stale one simply fails). Deletes can
+//!    leave leaves under-full or empty; there is no merge.
+//! 2. A leaf's `low` never changes; its `high` only decreases (splits).
+//! 3. At every instant the leaves reachable from leaf 0 by `next` partition the key space in
+//!    ascending order, and each leaf's entries are sorted, distinct and inside its range.
+//! 4. Every change to the set of keys inside a leaf's range, and every change of the range, bumps
+//!    the leaf's version (insert, remove, split). A failed insert (duplicate) or a remove of an
+//!    absent key changes nothing and bumps nothing.
+//!
+//! # Phantom protection
+//!
+//! [`OrderedIndex::scan`] records a [`LeafVersion`] for each leaf whose range it covered (plus the
+//! leaf holding the position just after the last returned key when a limit stopped it, and the
+//! leaf where an empty range sits), each read in the same validated section as the entries taken
+//! from it. The recorded leaves' ranges cover the scanned key range (up to the limit) at the
+//! moment of reading, so by invariants 3 and 4 any later insert or remove of a key in that range,
+//! or a split moving part of it elsewhere, bumps at least one recorded version, and
+//! [`OrderedIndex::validate`] fails for it (Silo's node-set validation, section 4.6 of the SOSP'13
+//! paper). A transaction's own insert or remove reports the version change it made
+//! ([`LeafUpdate`]); [`LeafUpdate::refresh`] patches the transaction's observed set so its own
+//! writes do not abort it, exactly Silo's "version changed by exactly our insert" rule.
+//!
+//! For the locking protocols we recommend **next-key locking** (ARIES/KVL, Mohan 1990) on the
+//! records: a scan of `[a, b]` locks (shared) every returned record plus the record of
+//! [`OrderedIndex::next_key_after`]`(b)` (or a per-index end-of-index lock when there is none); an
+//! insert or delete of `k` first locks (exclusive) the record of `next_key_after(k)`, and after the
+//! index operation checks that `next_key_after(k)` is unchanged (retrying with the new successor
+//! otherwise). It works on record locks the protocols already have and is unaffected by splits,
+//! whereas leaf-granularity range locks would have to move with the keys when a leaf splits.
+//! Alternatively a 2PL transaction can keep the scan's [`LeafVersion`]s and validate them at
+//! commit, as the optimistic protocols do.
+
+mod arena;
+mod leaf;
+#[cfg(test)]
+mod tests;
+
+pub use leaf::{LEAF_CAPACITY, VersionWord};
+
+use super::Index;
+pub use super::hash::Duplicate;
+use crate::storage::RecordId;
+use arena::LeafArena;
+use leaf::{Backoff, Bounds, Leaf, NO_LEAF};
+use std::collections::BTreeMap;
+use std::ops::RangeInclusive;
+use std::sync::{PoisonError, RwLock};
+
+/// A leaf's stable id (its slot in the index's arena); valid for the index's whole life.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct LeafId(pub u32);
+
+/// Leaf 0 owns `[0, +inf)` in an empty index and keeps `low == 0` forever.
+const HEAD: LeafId = LeafId(0);
+
+/// A leaf and the version a reader saw it at: one entry of a transaction's node set.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct LeafVersion {
+    /// The leaf.
+    pub leaf: LeafId,
+    /// Its version when read (never locked).
+    pub version: VersionWord,
+}
+
+/// The version change an insert or remove made, for the caller to patch its own observed set.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LeafUpdate {
+    /// The leaf that held the key's position.
+    pub leaf: LeafId,
+    /// Its version just before this change.
+    pub before: VersionWord,
+    /// Its version just after.
+    pub after: VersionWord,
+    /// When the insert split the leaf: the new right sibling (which took part of the range) at its
+    /// version after the change.
+    pub split: Option<LeafVersion>,
+}
+
+impl LeafUpdate {
+    /// Patches an observed set after the caller's own change: an entry for `leaf` at `before` (so
+    /// nobody else changed it in between) becomes `after`, and a split's new leaf is added (it
+    /// holds part of the range the caller had observed). Entries at other versions stay stale, so
+    /// they still fail validation.
+    pub fn refresh(&self, observed: &mut Vec<LeafVersion>) {
+        let mut patched = false;
+        for lv in observed.iter_mut() {
+            if lv.leaf == self.leaf && lv.version == self.before {
+                lv.version = self.after;
+                patched = true;
+            }
+        }
+        if let (true, Some(right)) = (patched, self.split) {
+            observed.push(right);
+        }
+    }
+}
+
+/// Where a scan puts its entries; lets `first_in_range` and friends run without a `Vec`.
+trait Sink {
+    fn len(&self) -> usize;
+    fn push(&mut self, key: u64, rid: RecordId);
+    fn truncate(&mut self, len: usize);
+    fn last_key(&self) -> Option<u64>;
+}
+
+impl Sink for Vec<(u64, RecordId)> {
+    fn len(&self) -> usize {
+        Vec::len(self)
+    }
+    fn push(&mut self, key: u64, rid: RecordId) {
+        Vec::push(self, (key, rid));
+    }
+    fn truncate(&mut self, len: usize) {
+        Vec::truncate(self, len);
+    }
+    fn last_key(&self) -> Option<u64> {
+        self.last().map(|&(k, _)| k)
+    }
+}
+
+impl Sink for Option<(u64, RecordId)> {
+    fn len(&self) -> usize {
+        usize::from(self.is_some())
+    }
+    fn push(&mut self, key: u64, rid: RecordId) {
+        *self = Some((key, rid));
+    }
+    fn truncate(&mut self, len: usize) {
+        if len == 0 {
+            *self = None;
+        }
+    }
+    fn last_key(&self) -> Option<u64> {
+        self.map(|(k, _)| k)
+    }
+}
+
+/// The concurrent ordered index. See the module documentation for the algorithm.
+pub struct OrderedIndex {
+    leaves: LeafArena,
+    /// `low -> leaf id` for every leaf but possibly the newest few (see module docs). Read-locked
+    /// for one `BTreeMap` predecessor search per lookup; write-locked by splits only.
+    directory: RwLock<BTreeMap<u64, u32>>,
+}
+
+impl Default for OrderedIndex {
+    fn default() -> Self {
+        OrderedIndex::new()
+    }
+}
+
+impl OrderedIndex {
+    /// An empty index: one leaf owning every key.
+    pub fn new() -> OrderedIndex {
+        let leaves = LeafArena::new();
+        let head = leaves.alloc();
+        debug_assert_eq!(head, HEAD);
+        leaves.get(head).init_version(VersionWord::FRESH);
+        let directory = RwLock::new(BTreeMap::from([(0u64, head.0)]));
+        OrderedIndex { leaves, directory }
+    }
+
+    /// A leaf whose `low <= key` (the directory's best guess for `key`'s leaf).
+    #[inline]
+    fn start_leaf(&self, key: u64) -> LeafId {
+        let directory = self
+            .directory
+            .read()
+            .unwrap_or_else(PoisonError::into_inner);
+        directory
+            .range(..=key)
+            .next_back()
+            .map_or(HEAD, |(_, &id)| LeafId(id))
+    }
+
+    /// The leaf owning `key` now, its version and bounds (read under that version).
+    #[inline]
+    fn find_leaf(&self, key: u64) -> (LeafId, &Leaf, VersionWord, Bounds) {
+        self.find_leaf_from(self.start_leaf(key), key)
+    }
+
+    /// As `find_leaf`, starting the right-moves at leaf `id`, whose `low` must be `<= key`.
+    #[inline]
+    fn find_leaf_from(&self, mut id: LeafId, key: u64) -> (LeafId, &Leaf, VersionWord, Bounds) {
+        loop {
+            let leaf = self.leaves.get(id);
+            let v = leaf.stable_version();
+            let b = leaf.bounds();
+            if !leaf.unchanged_since(v) {
+                continue;
+            }
+            debug_assert!(b.low <= key, "directory and right-moves keep low <= key");
+            if b.is_below(key) {
+                id = LeafId(b.next);
+                continue;
+            }
+            return (id, leaf, v, b);
+        }
+    }
+
+    /// Locks the leaf owning `key`; returns it with its version before locking and its bounds.
+    fn lock_leaf(&self, key: u64) -> (LeafId, &Leaf, VersionWord, Bounds) {
+        let mut backoff = Backoff::default();
+        loop {
+            let (id, leaf, v, b) = self.find_leaf(key);
+            if leaf.try_lock(v) {
+                return (id, leaf, v, b);
+            }
+            backoff.snooze();
+        }
+    }
+
+    /// The record of `key`, or `None`.
+    pub fn get(&self, key: u64) -> Option<RecordId> {
+        loop {
+            let (_, leaf, v, _) = self.find_leaf(key);
+            let len = leaf.len();
+            let i = leaf.lower_bound(key, len);
+            let found = (i < len && leaf.key(i) == key).then(|| RecordId(leaf.rid(i)));
+            if leaf.unchanged_since(v) {
+                return found;
+            }
+        }
+    }
+
+    /// Maps `key` to `rid`; fails, changing nothing, when `key` is present. Allocates only when
+    /// the insert splits a leaf (a new leaf, sometimes a new arena segment, a directory entry).
+    pub fn insert(&self, key: u64, rid: RecordId) -> Result<LeafUpdate, Duplicate> {
+        let (id, leaf, before, bounds) = self.lock_leaf(key);
+        let len = leaf.len();
+        let pos = leaf.lower_bound(key, len);
+        if pos < len && leaf.key(pos) == key {
+            leaf.unlock_unchanged(before);
+            return Err(Duplicate { key });
+        }
+        if len < LEAF_CAPACITY {
+            for i in (pos..len).rev() {
+                leaf.set_entry(i + 1, leaf.key(i), leaf.rid(i));
+            }
+            leaf.set_entry(pos, key, rid.0);
+            leaf.set_len(len + 1);
+            let after = leaf.unlock_changed(before);
+            return Ok(LeafUpdate {
+                leaf: id,
+                before,
+                after,
+                split: None,
+            });
+        }
+        // Split: gather the LEAF_CAPACITY + 1 entries, keep a prefix, move the rest to a new leaf.
+        let mut keys = [0u64; LEAF_CAPACITY + 1];
+        let mut rids = [0u64; LEAF_CAPACITY + 1];
+        for i in 0..len {
+            let j = if i < pos { i } else { i + 1 };
+            keys[j] = leaf.key(i);
+            rids[j] = leaf.rid(i);
+        }
+        keys[pos] = key;
+        rids[pos] = rid.0;
+        let keep = if pos == len {
+            LEAF_CAPACITY
+        } else {
+            LEAF_CAPACITY.div_ceil(2)
+        };
+        let right_id = self.leaves.alloc();
+        let right = self.leaves.get(right_id);
+        let mid = keys[keep];
+        // The new leaf is unreachable until `leaf` unlocks (Release) below.
+        right.set_bounds(Bounds {
+            low: mid,
+            high: bounds.high,
+            next: bounds.next,
+        });
+        for (slot, j) in (keep..=LEAF_CAPACITY).enumerate() {
+            right.set_entry(slot, keys[j], rids[j]);
+        }
+        right.set_len(LEAF_CAPACITY + 1 - keep);
+        right.init_version(VersionWord::FRESH);
+        // Entries 0..keep are in place already except those at or after `pos` (shifted by one).
+        for (j, (&k, &r)) in keys.iter().zip(&rids).enumerate().take(keep).skip(pos) {
+            leaf.set_entry(j, k, r);
+        }
+        leaf.set_len(keep);
+        leaf.set_bounds(Bounds {
+            low: bounds.low,
+            high: mid,
+            next: right_id.0,
+        });
+        let after = leaf.unlock_changed(before);
+        // After the unlock, readers reach `right` through `leaf.next`; the directory entry only
+        // shortens their path. `mid` is a fresh low fence (fences are distinct), so it is new.
+        let fresh = self
+            .directory
+            .write()
+            .unwrap_or_else(PoisonError::into_inner)
+            .insert(mid, right_id.0)
+            .is_none();
+        debug_assert!(fresh, "low fence {mid} entered twice");
+        Ok(LeafUpdate {
+            leaf: id,
+            before,
+            after,
+            split: Some(LeafVersion {
+                leaf: right_id,
+                version: VersionWord::FRESH,
+            }),
+        })
+    }
+
+    /// Removes `key`; returns its record and the version change, or `None` (changing nothing)
+    /// when absent.
+    pub fn remove(&self, key: u64) -> Option<(RecordId, LeafUpdate)> {
+        let (id, leaf, before, _) = self.lock_leaf(key);
+        let len = leaf.len();
+        let pos = leaf.lower_bound(key, len);
+        if pos == len || leaf.key(pos) != key {
+            leaf.unlock_unchanged(before);
+            return None;
+        }
+        let rid = RecordId(leaf.rid(pos));
+        for i in pos + 1..len {
+            leaf.set_entry(i - 1, leaf.key(i), leaf.rid(i));
+        }
+        leaf.set_len(len - 1);
+        let after = leaf.unlock_changed(before);
+        Some((
+            rid,
+            LeafUpdate {
+                leaf: id,
+                before,
+                after,
+                split: None,
+            },
+        ))
+    }
+
+    /// Appends to `out`, in ascending key order, the entries with keys in `range`, at most `limit`
+    /// of them, and appends to `observed` the version of every leaf the scan covered (see the
+    /// module docs); the caller keeps `observed` to [`validate`](Self::validate) at commit.
+    /// Each leaf's entries are a consistent snapshot of that leaf; different leaves are read at
+    /// different moments (validation is what makes the whole scan atomic). Allocates nothing
+    /// beyond growing the two vectors.
+    pub fn scan(
+        &self,
+        range: RangeInclusive<u64>,
+        limit: Option<usize>,
+        out: &mut Vec<(u64, RecordId)>,
+        observed: &mut Vec<LeafVersion>,
+    ) {
+        self.scan_into(range, limit, out, Some(observed));
+    }
+
+    /// The smallest key in `range` and its record (TPC-C Delivery: oldest NEW-ORDER of a
+    /// district), recording the covered leaves in `observed` as [`scan`](Self::scan) does.
+    pub fn first_in_range(
+        &self,
+        range: RangeInclusive<u64>,
+        observed: &mut Vec<LeafVersion>,
+    ) -> Option<(u64, RecordId)> {
+        let mut one = None;
+        self.scan_into(range, Some(1), &mut one, Some(observed));
+        one
+    }
+
+    /// The greatest key in `range` and its record (TPC-C Order-Status: a customer's latest
+    /// order), recording the covered leaves in `observed` as
+    /// [`scan_reverse`](Self::scan_reverse) does.
+    pub fn last_in_range(
+        &self,
+        range: RangeInclusive<u64>,
+        observed: &mut Vec<LeafVersion>,
+    ) -> Option<(u64, RecordId)> {
+        let mut one = None;
+        self.scan_reverse_into(range, Some(1), &mut one, Some(observed));
+        one
+    }
+
+    /// The smallest key greater than `key` and its record (the "next key" of next-key locking),
+    /// or `None` when `key` is the greatest. Not recorded for validation.
+    pub fn next_key_after(&self, key: u64) -> Option<(u64, RecordId)> {
+        let start = key.checked_add(1)?;
+        let mut one = None;
+        self.scan_into(start..=u64::MAX, Some(1), &mut one, None);
+        one
+    }
+
+    /// Whether the leaf is still at the observed version and not locked by a writer. Acquire:
+    /// pairs with writers' Release unlocks. The caller orders this load after its own commit-time
+    /// locking (Silo places a fence there), as it does for its read-set validation. A
+    /// `LeafVersion` from another index validates to `false` or to a meaningless answer.
+    #[inline]
+    pub fn validate(&self, observed: &LeafVersion) -> bool {
+        self.leaves
+            .try_get(observed.leaf)
+            .is_some_and(|leaf| leaf.current_version() == observed.version)
+    }
+
+    /// The leaf owning `key` now and its version (for a caller that wants to observe a point's
+    /// absence, or to lock at leaf granularity).
+    pub fn leaf_of(&self, key: u64) -> LeafVersion {
+        let (leaf, _, version, _) = self.find_leaf(key);
+        LeafVersion { leaf, version }
+    }
+
+    /// Number of leaves allocated (for reports and tests).
+    pub fn leaf_count(&self) -> u32 {
+        self.leaves.allocated()
+    }
+
+    fn scan_into(
+        &self,
+        range: RangeInclusive<u64>,
+        limit: Option<usize>,
+        out: &mut impl Sink,
+        mut observed: Option<&mut Vec<LeafVersion>>,
+    ) {
+        let (start, end) = range.into_inner();
+        let limit = limit.unwrap_or(usize::MAX);
+        if start > end || limit == 0 {
+            return;
+        }
+        let base = out.len();
+        let (mut id, mut leaf, mut v, mut b) = self.find_leaf(start);
+        let mut cursor = start;
+        loop {
+            // One leaf: take its entries in [cursor, end] under version v.
+            let mark = out.len();
+            let len = leaf.len();
+            let mut i = leaf.lower_bound(cursor, len);
+            while i < len && out.len() - base < limit {
+                let k = leaf.key(i);
+                if k > end {
+                    break;
+                }
+                out.push(k, RecordId(leaf.rid(i)));
+                i += 1;
+            }
+            if !leaf.unchanged_since(v) {
+                // Changed under us (maybe split: the cursor may have moved right): find again.
+                out.truncate(mark);
+                (id, leaf, v, b) = self.find_leaf(cursor);
+                continue;
+            }
+            if let Some(obs) = observed.as_deref_mut() {
+                obs.push(LeafVersion {
+                    leaf: id,
+                    version: v,
+                });
+            }
+            if b.is_last() || end < b.high {
+                return;
+            }
+            if out.len() - base == limit {
+                // Stopped by the limit: also observe the leaf holding the position just after
+                // the last returned key when that position is the next leaf's first.
+                let after_last = out.last_key().map_or(cursor, |k| k.saturating_add(1));
+                if after_last < b.high || after_last > end {
+                    return;
+                }
+            }
+            // The next leaf's `low` is `b.high` (read under the validated version), so it is a
+            // valid start for the cursor without a directory lookup.
+            cursor = b.high;
+            (id, leaf, v, b) = self.find_leaf_from(LeafId(b.next), cursor);
+        }
+    }
+
+    /// Like [`scan`](Self::scan) but in descending key order (largest first): the limit keeps the
+    /// greatest keys of `range`.
+    pub fn scan_reverse(
+        &self,
+        range: RangeInclusive<u64>,
+        limit: Option<usize>,
+        out: &mut Vec<(u64, RecordId)>,
+        observed: &mut Vec<LeafVersion>,
+    ) {
+        self.scan_reverse_into(range, limit, out, Some(observed));
+    }
+
+    /// Walks leaves from the one owning `end` leftwards: the leaf left of leaf L is the one owning
+    /// `L.low - 1` (found through the directory), whose range ends exactly at `L.low` since the
+    /// leaves partition the key space and `L.low` never changes.
+    fn scan_reverse_into(
+        &self,
+        range: RangeInclusive<u64>,
+        limit: Option<usize>,
+        out: &mut impl Sink,
+        mut observed: Option<&mut Vec<LeafVersion>>,
+    ) {
+        let (start, end) = range.into_inner();
+        let limit = limit.unwrap_or(usize::MAX);
+        if start > end || limit == 0 {
+            return;
+        }
+        let base = out.len();
+        let mut cursor = end;
+        let (mut id, mut leaf, mut v, mut b) = self.find_leaf(cursor);
+        loop {
+            let mark = out.len();
+            let len = leaf.len();
+            // Entries with key <= cursor are those before the first key > cursor.
+            let mut i = if cursor == u64::MAX {
+                len
+            } else {
+                leaf.lower_bound(cursor + 1, len)
+            };
+            while i > 0 && out.len() - base < limit {
+                let k = leaf.key(i - 1);
+                if k < start {
+                    break;
+                }
+                out.push(k, RecordId(leaf.rid(i - 1)));
+                i -= 1;
+            }
+            if !leaf.unchanged_since(v) {
+                out.truncate(mark);
+                (id, leaf, v, b) = self.find_leaf(cursor);
+                continue;
+            }
+            if let Some(obs) = observed.as_deref_mut() {
+                obs.push(LeafVersion {
+                    leaf: id,
+                    version: v,
+                });
+            }
+            if b.low <= start {
+                return;
+            }
+            if out.len() - base == limit {
+                // The position just before the last (smallest) returned key.
+                let before_last = out.last_key().map_or(cursor, |k| k - 1);
+                if before_last >= b.low || before_last < start {
+                    return;
+                }
+            }
+            cursor = b.low - 1;
+            (id, leaf, v, b) = self.find_leaf(cursor);
+        }
+    }
+
+    /// Checks invariant 3 and the directory (quiescent index only; for tests). Returns the keys.
+    #[cfg(test)]
+    fn check_structure(&self) -> Vec<u64> {
+        let mut keys = Vec::new();
+        let mut id = HEAD;
+        let mut expected_low = 0u64;
+        let mut reached = 0;
+        loop {
+            let leaf = self.leaves.get(id);
+            reached += 1;
+            let b = leaf.bounds();
+            assert_eq!(b.low, expected_low, "leaves are contiguous");
+            assert!(!leaf.current_version().is_locked());
+            let len = leaf.len();
+            for i in 0..len {
+                let k = leaf.key(i);
+                assert!(
+                    k >= b.low && (b.is_last() || k < b.high),
+                    "key inside range"
+                );
+                assert!(keys.last().is_none_or(|&p| p < k), "sorted, distinct");
+                keys.push(k);
+            }
+            let directory = self.directory.read().unwrap();
+            assert_eq!(directory.get(&b.low), Some(&id.0));
+            drop(directory);
+            if b.is_last() {
+                break;
+            }
+            assert!(b.high > b.low);
+            expected_low = b.high;
+            id = LeafId(b.next);
+        }
+        assert_eq!(reached, self.leaves.allocated(), "every leaf is linked");
+        assert_eq!(self.directory.read().unwrap().len(), reached as usize);
+        keys
+    }
+}
+
+impl Index for OrderedIndex {
+    #[inline]
+    fn get(&self, key: u64) -> Option<RecordId> {
+        OrderedIndex::get(self, key)
+    }
+
+    /// Counts entries by walking the leaves (for reports and tests, not the hot path; not a
+    /// snapshot under concurrent writes).
+    fn len(&self) -> u64 {
+        let mut n = 0u64;
+        let mut id = HEAD;
+        loop {
+            let leaf = self.leaves.get(id);
+            let v = leaf.stable_version();
+            let (len, b) = (leaf.len(), leaf.bounds());
+            if !leaf.unchanged_since(v) {
+                continue;
+            }
+            n += len as u64;
+            if b.is_last() {
+                return n;
+            }
+            id = LeafId(b.next);
+        }
+    }
+}
+
+const _: () = assert!(NO_LEAF == u32::MAX);

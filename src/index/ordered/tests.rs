@@ -1,0 +1,499 @@
+//! Tests of the ordered index: model-based (against `BTreeMap`), phantom detection driven step by
+//! step on one thread, a multi-threaded stress test, and an `#[ignore]`d throughput measurement.
+
+use super::*;
+use crate::random::FastRng;
+use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+fn r(x: u64) -> RecordId {
+    RecordId(x)
+}
+
+fn scan_vec(ix: &OrderedIndex, range: RangeInclusive<u64>, limit: Option<usize>) -> Vec<u64> {
+    let (mut out, mut obs) = (Vec::new(), Vec::new());
+    ix.scan(range, limit, &mut out, &mut obs);
+    out.into_iter().map(|(k, _)| k).collect()
+}
+
+fn all_valid(ix: &OrderedIndex, obs: &[LeafVersion]) -> bool {
+    obs.iter().all(|lv| ix.validate(lv))
+}
+
+/// An index holding `keys` (key -> rid key+1000), spread over several leaves.
+fn index_with(keys: impl IntoIterator<Item = u64>) -> OrderedIndex {
+    let ix = OrderedIndex::new();
+    for k in keys {
+        ix.insert(k, r(k + 1000)).unwrap();
+    }
+    ix
+}
+
+#[test]
+fn insert_get_remove_and_duplicates() {
+    let ix = OrderedIndex::new();
+    assert!(ix.is_empty());
+    ix.insert(42, r(7)).unwrap();
+    assert_eq!(ix.get(42), Some(r(7)));
+    assert_eq!(ix.get(41), None);
+    assert_eq!(ix.insert(42, r(8)), Err(Duplicate { key: 42 }));
+    assert_eq!(ix.get(42), Some(r(7)), "a failed insert changes nothing");
+    assert_eq!(ix.len(), 1);
+    assert_eq!(ix.remove(42).map(|(rid, _)| rid), Some(r(7)));
+    assert!(ix.remove(42).is_none());
+    assert_eq!(ix.get(42), None);
+    ix.insert(u64::MAX, r(1)).unwrap();
+    ix.insert(0, r(2)).unwrap();
+    assert_eq!(scan_vec(&ix, 0..=u64::MAX, None), vec![0, u64::MAX]);
+    ix.check_structure();
+}
+
+#[test]
+fn random_operations_match_a_btreemap() {
+    for seed in 0..4 {
+        let mut rng = FastRng::new(seed);
+        let ix = OrderedIndex::new();
+        let mut model = BTreeMap::new();
+        // A small key space forces collisions, removals of present keys and many splits.
+        let space = [300, 5_000, 100_000, u64::MAX][seed as usize];
+        for step in 0..20_000u64 {
+            let k = rng.below(space);
+            match rng.below(10) {
+                0..=5 => {
+                    let expect = match model.entry(k) {
+                        std::collections::btree_map::Entry::Occupied(_) => {
+                            Err(Duplicate { key: k })
+                        }
+                        std::collections::btree_map::Entry::Vacant(e) => {
+                            e.insert(step);
+                            Ok(())
+                        }
+                    };
+                    assert_eq!(ix.insert(k, r(step)).map(|_| ()), expect);
+                }
+                6..=7 => {
+                    assert_eq!(ix.remove(k).map(|(rid, _)| rid.0), model.remove(&k));
+                }
+                8 => assert_eq!(ix.get(k).map(|x| x.0), model.get(&k).copied()),
+                _ => {
+                    let hi = k.saturating_add(rng.below(space / 10 + 2));
+                    let limit = rng.chance(0.5).then(|| rng.below(40) as usize);
+                    let (mut out, mut obs) = (Vec::new(), Vec::new());
+                    ix.scan(k..=hi, limit, &mut out, &mut obs);
+                    let want: Vec<(u64, RecordId)> = model
+                        .range(k..=hi)
+                        .take(limit.unwrap_or(usize::MAX))
+                        .map(|(&k, &v)| (k, r(v)))
+                        .collect();
+                    assert_eq!(out, want);
+                    assert!(!obs.is_empty() || limit == Some(0));
+                    assert!(all_valid(&ix, &obs));
+                    let (mut rev, mut obs) = (Vec::new(), Vec::new());
+                    ix.scan_reverse(k..=hi, limit, &mut rev, &mut obs);
+                    let want: Vec<(u64, RecordId)> = model
+                        .range(k..=hi)
+                        .rev()
+                        .take(limit.unwrap_or(usize::MAX))
+                        .map(|(&k, &v)| (k, r(v)))
+                        .collect();
+                    assert_eq!(rev, want);
+                    assert!(all_valid(&ix, &obs));
+                    let mut obs = Vec::new();
+                    let first = model.range(k..=hi).next().map(|(&k, &v)| (k, r(v)));
+                    assert_eq!(ix.first_in_range(k..=hi, &mut obs), first);
+                    let last = model.range(k..=hi).next_back().map(|(&k, &v)| (k, r(v)));
+                    assert_eq!(ix.last_in_range(k..=hi, &mut obs), last);
+                    let next = model
+                        .range(k.saturating_add(1)..)
+                        .next()
+                        .filter(|_| k < u64::MAX)
+                        .map(|(&k, &v)| (k, r(v)));
+                    assert_eq!(ix.next_key_after(k), next);
+                }
+            }
+        }
+        let keys = ix.check_structure();
+        assert_eq!(keys, model.keys().copied().collect::<Vec<_>>());
+        assert_eq!(ix.len(), model.len() as u64);
+        for (&k, &v) in &model {
+            assert_eq!(ix.get(k), Some(r(v)));
+        }
+    }
+}
+
+#[test]
+fn splits_keep_order_ascending_and_descending() {
+    let n = 20 * LEAF_CAPACITY as u64;
+    let up = index_with(0..n);
+    assert_eq!(up.check_structure(), (0..n).collect::<Vec<_>>());
+    // Appends split 64/1, so ascending inserts leave full leaves behind.
+    assert_eq!(up.leaf_count() as u64, n / LEAF_CAPACITY as u64);
+    let down = index_with((0..n).rev().map(|k| k * 7));
+    assert_eq!(
+        down.check_structure(),
+        (0..n).map(|k| k * 7).collect::<Vec<_>>()
+    );
+    assert!(down.leaf_count() > 20);
+    assert_eq!(scan_vec(&down, 70..=140, Some(3)), vec![70, 77, 84]);
+}
+
+#[test]
+fn scans_with_limits_and_empty_ranges() {
+    let ix = index_with((0..1000).map(|k| k * 10));
+    assert_eq!(scan_vec(&ix, 15..=55, None), vec![20, 30, 40, 50]);
+    assert_eq!(scan_vec(&ix, 15..=55, Some(2)), vec![20, 30]);
+    assert_eq!(scan_vec(&ix, 15..=55, Some(0)), Vec::<u64>::new());
+    assert_eq!(scan_vec(&ix, 11..=19, None), Vec::<u64>::new());
+    assert_eq!(scan_vec(&ix, 20..=20, None), vec![20]);
+    assert_eq!(
+        scan_vec(&ix, RangeInclusive::new(30, 20), None),
+        Vec::<u64>::new(),
+        "start > end"
+    );
+    assert_eq!(scan_vec(&ix, 9_990..=u64::MAX, None), vec![9_990]);
+    assert_eq!(scan_vec(&ix, 0..=u64::MAX, None).len(), 1000);
+    let mut obs = Vec::new();
+    assert_eq!(ix.first_in_range(11..=19, &mut obs), None);
+    assert!(!obs.is_empty(), "an empty range still observes its leaf");
+    assert_eq!(
+        ix.last_in_range(0..=u64::MAX, &mut obs),
+        Some((9_990, r(10_990)))
+    );
+    assert_eq!(
+        ix.last_in_range(5..=4_444, &mut obs),
+        Some((4_440, r(5_440)))
+    );
+    assert_eq!(ix.next_key_after(9_990), None);
+    assert_eq!(ix.next_key_after(u64::MAX), None);
+    assert_eq!(ix.next_key_after(15), Some((20, r(1020))));
+}
+
+// ----- phantom detection, driven step by step -----
+
+/// 1000 keys 0, 10, .. 9990 over ~25 leaves (random order gives half-full leaves).
+fn spread_index() -> OrderedIndex {
+    let mut keys: Vec<u64> = (0..1000).map(|k| k * 10).collect();
+    let mut rng = FastRng::new(9);
+    for i in (1..keys.len()).rev() {
+        keys.swap(i, rng.below(i as u64 + 1) as usize);
+    }
+    let ix = index_with(keys);
+    assert!(ix.leaf_count() > 10);
+    ix
+}
+
+#[test]
+fn insert_inside_a_scanned_range_fails_validation() {
+    let ix = spread_index();
+    let (mut out, mut obs) = (Vec::new(), Vec::new());
+    ix.scan(2_000..=3_000, None, &mut out, &mut obs);
+    assert_eq!(out.len(), 101);
+    assert!(obs.len() >= 2, "the range spans leaves");
+    assert!(all_valid(&ix, &obs));
+    ix.insert(2_505, r(1)).unwrap();
+    assert!(!all_valid(&ix, &obs), "phantom insert detected");
+}
+
+#[test]
+fn delete_inside_a_scanned_range_fails_validation() {
+    let ix = spread_index();
+    let (mut out, mut obs) = (Vec::new(), Vec::new());
+    ix.scan(2_000..=3_000, None, &mut out, &mut obs);
+    ix.remove(3_000).unwrap();
+    assert!(!all_valid(&ix, &obs));
+}
+
+#[test]
+fn changes_outside_the_scanned_leaves_pass_validation() {
+    let ix = spread_index();
+    let (mut out, mut obs) = (Vec::new(), Vec::new());
+    ix.scan(2_000..=2_100, None, &mut out, &mut obs);
+    let covered: Vec<LeafId> = obs.iter().map(|lv| lv.leaf).collect();
+    for k in [5u64, 9_995, 7_005] {
+        assert!(!covered.contains(&ix.leaf_of(k).leaf));
+        ix.insert(k, r(1)).unwrap();
+        ix.remove(k - 5).unwrap();
+    }
+    assert!(
+        all_valid(&ix, &obs),
+        "changes in other leaves are not phantoms"
+    );
+    // A failed insert and a remove of an absent key change nothing either.
+    assert!(ix.insert(2_050, r(1)).is_err());
+    assert!(ix.remove(2_051).is_none());
+    assert!(all_valid(&ix, &obs));
+}
+
+#[test]
+fn insert_after_a_limited_scan_but_inside_its_range_fails_validation() {
+    let ix = spread_index();
+    for probe in [4_000u64, 4_500, 6_000] {
+        // Find a scan whose limit ends exactly at a leaf's last key, and one that does not.
+        let (mut out, mut obs) = (Vec::new(), Vec::new());
+        ix.scan(probe..=9_000, Some(5), &mut out, &mut obs);
+        let last = out.last().unwrap().0;
+        assert!(all_valid(&ix, &obs));
+        ix.insert(last + 1, r(1)).unwrap();
+        assert!(
+            !all_valid(&ix, &obs),
+            "insert right after the last returned key"
+        );
+        ix.remove(last + 1).unwrap();
+    }
+    // Make the limit end just below a leaf boundary: the leaf after must be observed too.
+    // Ascending inserts give leaves [0, 64), [64, 128), ...; removing 64 leaves a gap at 64.
+    let ix = index_with(0..1_000);
+    ix.remove(LEAF_CAPACITY as u64).unwrap();
+    let (mut out, mut obs) = (Vec::new(), Vec::new());
+    let b = LEAF_CAPACITY as u64 - 1;
+    ix.scan(b - 1..=9_999, Some(2), &mut out, &mut obs);
+    assert_eq!(out.last().unwrap().0, b);
+    assert_eq!(obs.len(), 2, "the next leaf is observed");
+    assert_eq!(obs[1], ix.leaf_of(b + 1));
+    ix.insert(b + 1, r(1)).unwrap();
+    assert!(!all_valid(&ix, &obs));
+    // The same at the left end of a reverse scan: the limit stops at leaf [64, 128)'s first
+    // key, 63 is absent, so the leaf before must be observed.
+    ix.remove(b).unwrap();
+    let (mut out, mut obs) = (Vec::new(), Vec::new());
+    ix.scan_reverse(0..=b + 1, Some(1), &mut out, &mut obs);
+    assert_eq!(out, vec![(b + 1, r(1))]);
+    assert_eq!(obs.len(), 2, "the previous leaf is observed");
+    ix.insert(b, r(1)).unwrap();
+    assert!(!all_valid(&ix, &obs));
+}
+
+#[test]
+fn insert_into_an_empty_scanned_range_fails_validation() {
+    let ix = spread_index();
+    let mut obs = Vec::new();
+    assert_eq!(ix.first_in_range(5_001..=5_009, &mut obs), None);
+    assert!(all_valid(&ix, &obs));
+    ix.insert(5_005, r(1)).unwrap();
+    assert!(!all_valid(&ix, &obs));
+    // Same for a reverse lookup and an empty index.
+    let empty = OrderedIndex::new();
+    let mut obs = Vec::new();
+    assert_eq!(empty.last_in_range(10..=20, &mut obs), None);
+    empty.insert(15, r(1)).unwrap();
+    assert!(!all_valid(&empty, &obs));
+}
+
+#[test]
+fn reverse_lookup_detects_a_newer_key() {
+    let ix = spread_index();
+    let mut obs = Vec::new();
+    assert_eq!(ix.last_in_range(3_000..=3_999, &mut obs).unwrap().0, 3_990);
+    ix.insert(3_995, r(1)).unwrap();
+    assert!(
+        !all_valid(&ix, &obs),
+        "a key above the returned one is a phantom"
+    );
+}
+
+#[test]
+fn split_moving_scanned_keys_fails_validation() {
+    let ix = OrderedIndex::new();
+    for k in 0..LEAF_CAPACITY as u64 {
+        ix.insert(k * 2, r(k)).unwrap();
+    }
+    let (mut out, mut obs) = (Vec::new(), Vec::new());
+    ix.scan(0..=1_000, None, &mut out, &mut obs);
+    assert_eq!(obs.len(), 1);
+    let update = ix.insert(1, r(0)).unwrap();
+    assert!(update.split.is_some(), "the full leaf split");
+    assert!(!all_valid(&ix, &obs));
+}
+
+#[test]
+fn own_writes_are_refreshed_but_others_are_not() {
+    let ix = spread_index();
+    let (mut out, mut obs) = (Vec::new(), Vec::new());
+    ix.scan(1_000..=2_000, None, &mut out, &mut obs);
+    // Our own delete (Delivery) and insert: patched into the observed set.
+    let (_, up) = ix.remove(1_000).unwrap();
+    up.refresh(&mut obs);
+    let up = ix.insert(1_001, r(1)).unwrap();
+    up.refresh(&mut obs);
+    assert!(all_valid(&ix, &obs));
+    // Our insert that splits a leaf: the new leaf joins the set.
+    let mut k = 1_002;
+    loop {
+        let up = ix.insert(k, r(1)).unwrap();
+        up.refresh(&mut obs);
+        if up.split.is_some() {
+            break;
+        }
+        k += 1;
+    }
+    assert!(all_valid(&ix, &obs));
+    let obs_len = obs.len();
+    // Someone else's insert, then ours in the same leaf: ours must not hide theirs.
+    ix.insert(1_505, r(2)).unwrap();
+    let up = ix.insert(1_506, r(1)).unwrap();
+    up.refresh(&mut obs);
+    assert_eq!(obs.len(), obs_len);
+    assert!(!all_valid(&ix, &obs));
+}
+
+#[test]
+fn validate_rejects_locked_leaves_and_foreign_ids() {
+    let ix = spread_index();
+    let lv = ix.leaf_of(500);
+    assert!(ix.validate(&lv));
+    let leaf = ix.leaves.get(lv.leaf);
+    assert!(leaf.try_lock(lv.version));
+    assert!(!ix.validate(&lv), "a writer holds the leaf");
+    leaf.unlock_unchanged(lv.version);
+    assert!(ix.validate(&lv));
+    let foreign = LeafVersion {
+        leaf: LeafId(1_000_000),
+        version: lv.version,
+    };
+    assert!(!ix.validate(&foreign));
+}
+
+// ----- concurrency -----
+
+/// 3 writers insert/remove keys of a churn set while 3 scanners scan; the keys of a stable set
+/// (multiples of 4) are never touched. Scans must be sorted, distinct and contain every stable key
+/// of their range; a scan whose observed versions still validate after a second scan of the same
+/// range must equal it (nothing it covered changed in between). Each writer owns the churn keys
+/// `k % 4 == writer`, so the final contents are checked against per-writer models.
+#[test]
+fn concurrent_writers_and_scanners() {
+    const SPACE: u64 = 8_000;
+    let ix = OrderedIndex::new();
+    for k in (0..SPACE).step_by(4) {
+        ix.insert(k, r(k)).unwrap();
+    }
+    let stop = AtomicBool::new(false);
+    let validated_equal = AtomicU64::new(0);
+    let deadline = Instant::now() + Duration::from_millis(1_500);
+    let models: Vec<BTreeMap<u64, u64>> = std::thread::scope(|s| {
+        let scanners: Vec<_> = (0..3u64)
+            .map(|t| {
+                let (ix, stop, validated_equal) = (&ix, &stop, &validated_equal);
+                s.spawn(move || {
+                    let mut rng = FastRng::new(100 + t);
+                    let (mut a, mut b) = (Vec::new(), Vec::new());
+                    let (mut obs_a, mut obs_b) = (Vec::new(), Vec::new());
+                    while !stop.load(Ordering::Relaxed) {
+                        let lo = rng.below(SPACE);
+                        let hi = lo + rng.below(600);
+                        let limit = rng.chance(0.3).then(|| 1 + rng.below(50) as usize);
+                        let reverse = rng.chance(0.3);
+                        for (out, obs) in [(&mut a, &mut obs_a), (&mut b, &mut obs_b)] {
+                            out.clear();
+                            obs.clear();
+                            if reverse {
+                                ix.scan_reverse(lo..=hi, limit, out, obs);
+                                out.reverse();
+                            } else {
+                                ix.scan(lo..=hi, limit, out, obs);
+                            }
+                        }
+                        assert!(a.windows(2).all(|w| w[0].0 < w[1].0), "sorted, distinct");
+                        assert!(
+                            a.iter()
+                                .all(|&(k, rid)| (lo..=hi).contains(&k)
+                                    && (k % 4 != 0 || rid == r(k)))
+                        );
+                        if limit.is_none() {
+                            let stable = a.iter().filter(|&&(k, _)| k % 4 == 0).count() as u64;
+                            let want = (lo..=hi).filter(|k| k % 4 == 0 && *k < SPACE).count();
+                            assert_eq!(stable, want as u64, "a stable key went missing");
+                        }
+                        if all_valid(ix, &obs_a) {
+                            assert_eq!(a, b, "validated scan differs from a later one");
+                            validated_equal.fetch_add(1, Ordering::Relaxed);
+                        }
+                    }
+                })
+            })
+            .collect();
+        let writers: Vec<_> = (1..4u64)
+            .map(|w| {
+                let ix = &ix;
+                s.spawn(move || {
+                    let mut rng = FastRng::new(w);
+                    let mut model = BTreeMap::new();
+                    while Instant::now() < deadline {
+                        for _ in 0..64 {
+                            let k = rng.below(SPACE / 4) * 4 + w;
+                            if rng.chance(0.55) {
+                                let ok = ix.insert(k, r(k + 1)).is_ok();
+                                assert_eq!(ok, model.insert(k, k + 1).is_none());
+                            } else {
+                                let got = ix.remove(k).map(|(rid, _)| rid.0);
+                                assert_eq!(got, model.remove(&k));
+                            }
+                        }
+                    }
+                    model
+                })
+            })
+            .collect();
+        let models = writers.into_iter().map(|h| h.join().unwrap()).collect();
+        stop.store(true, Ordering::Relaxed);
+        for h in scanners {
+            h.join().unwrap();
+        }
+        models
+    });
+    let mut want: Vec<u64> = (0..SPACE).step_by(4).collect();
+    for m in &models {
+        want.extend(m.keys());
+    }
+    want.sort_unstable();
+    assert_eq!(ix.check_structure(), want);
+    assert!(validated_equal.load(Ordering::Relaxed) > 0);
+}
+
+/// Throughput, single thread. Run with
+/// `cargo test --release --lib index::ordered::tests::throughput -- --ignored --nocapture`.
+#[test]
+#[ignore]
+fn throughput() {
+    const N: u64 = 1_000_000;
+    let mut rng = FastRng::new(1);
+    let keys: Vec<u64> = (0..N).map(|_| rng.next_u64()).collect();
+    let ix = OrderedIndex::new();
+    let t = Instant::now();
+    for &k in &keys {
+        let _ = ix.insert(k, r(k));
+    }
+    let ins = N as f64 / t.elapsed().as_secs_f64();
+    let t = Instant::now();
+    let mut hits = 0u64;
+    for &k in &keys {
+        hits += u64::from(ix.get(k).is_some());
+    }
+    let gets = N as f64 / t.elapsed().as_secs_f64();
+    assert_eq!(hits, N);
+    let scans_n = 200_000u64;
+    let (mut out, mut obs) = (Vec::with_capacity(128), Vec::with_capacity(16));
+    let t = Instant::now();
+    let mut total = 0usize;
+    for i in 0..scans_n {
+        out.clear();
+        obs.clear();
+        ix.scan(keys[i as usize]..=u64::MAX, Some(100), &mut out, &mut obs);
+        total += out.len();
+    }
+    let scans = scans_n as f64 / t.elapsed().as_secs_f64();
+    assert!(total > 0);
+    let seq = OrderedIndex::new();
+    let t = Instant::now();
+    for k in 0..N {
+        seq.insert(k, r(k)).unwrap();
+    }
+    let seq_ins = N as f64 / t.elapsed().as_secs_f64();
+    println!(
+        "random inserts/s {ins:.0}, lookups/s {gets:.0}, 100-key scans/s {scans:.0}, \
+         ascending inserts/s {seq_ins:.0}, leaves {} (random), {} (ascending)",
+        ix.leaf_count(),
+        seq.leaf_count()
+    );
+}
