@@ -53,7 +53,6 @@ use crate::protocol::MoccTemperature;
 use crate::protocol::silo::TidCell;
 use crate::random::FastRng;
 use crate::storage::Record;
-use std::sync::atomic::{Ordering, fence};
 use std::task::Poll;
 use std::time::Duration;
 use temperature::{PageTemperatures, TempCell};
@@ -216,23 +215,19 @@ impl<L: RecordLock> Mocc<L> {
                 Poll::Ready(Ok(())) => {}
             }
         }
-        let meta = &rec.meta().tid;
-        for _ in 0..READ_RETRIES {
-            let before = meta.load();
-            if before.is_locked() {
-                // A committer is installing this record and waits for nothing: wait for it.
-                return Poll::Pending;
-            }
-            rec.payload.load(out);
-            // Acquire fence: the payload loads complete before the re-check (seqlock read side).
-            fence(Ordering::Acquire);
-            if before == meta.load() {
-                w.reads.push(rec, before);
+        match rec
+            .meta()
+            .tid
+            .read_consistent(rec.payload, out, READ_RETRIES)
+        {
+            Some(seen) => {
+                w.reads.push(rec, seen);
                 w.op = None;
-                return Poll::Ready(Ok(()));
+                Poll::Ready(Ok(()))
             }
+            // A committer is installing this record and waits for nothing: wait for it.
+            None => Poll::Pending,
         }
-        Poll::Pending
     }
 }
 

@@ -112,24 +112,14 @@ impl Protocol for Silo {
             out.copy_from_slice(w.writes.data(i));
             return Poll::Ready(Ok(()));
         }
-        let meta = rec.meta();
-        for _ in 0..READ_RETRIES {
-            let before = meta.load();
-            if before.is_locked() {
-                // A committer is installing this record: let the executor wait.
-                return Poll::Pending;
+        match rec.meta().read_consistent(rec.payload, out, READ_RETRIES) {
+            Some(seen) => {
+                w.reads.push(rec, seen);
+                Poll::Ready(Ok(()))
             }
-            rec.payload.load(out);
-            // Acquire fence: the payload loads above complete before the re-check below, so an
-            // unchanged word proves no install overlapped the copy (seqlock read side).
-            fence(Ordering::Acquire);
-            let after = meta.load();
-            if before == after {
-                w.reads.push(rec, before);
-                return Poll::Ready(Ok(()));
-            }
+            // Locked by a committer installing it, or torn repeatedly: let the executor wait.
+            None => Poll::Pending,
         }
-        Poll::Pending
     }
 
     #[inline]

@@ -12,7 +12,8 @@
 //! - `epoch`, `sequence`: the TID of the transaction that wrote the current version. TIDs compare
 //!   as integers over the bits above the status bits, so a later epoch is always a larger TID.
 
-use std::sync::atomic::{AtomicU64, Ordering};
+use crate::storage::Payload;
+use std::sync::atomic::{AtomicU64, Ordering, fence};
 
 const LOCK: u64 = 1;
 const ABSENT: u64 = 1 << 1;
@@ -106,6 +107,32 @@ impl TidCell {
                 Ordering::Relaxed,
             )
             .is_ok()
+    }
+
+    /// Copies `payload` into `out` between two loads of this word (the seqlock read side) and
+    /// returns the word the copy belongs to; `None` when the record is locked by a committer or
+    /// kept changing for `retries` tries, in which case the caller should wait (`Pending`).
+    #[inline]
+    pub fn read_consistent(
+        &self,
+        payload: Payload<'_>,
+        out: &mut [u8],
+        retries: usize,
+    ) -> Option<TidWord> {
+        for _ in 0..retries {
+            let before = self.load();
+            if before.is_locked() {
+                return None;
+            }
+            payload.load(out);
+            // Acquire fence: the payload loads above complete before the re-check below, so an
+            // unchanged word proves no install overlapped the copy.
+            fence(Ordering::Acquire);
+            if before == self.load() {
+                return Some(before);
+            }
+        }
+        None
     }
 
     /// Publishes `word` (unlocked). `Release` orders the payload install before it, pairing with
