@@ -1,0 +1,183 @@
+//! The command line as clap sees it: subcommands and every flag of `txbench run`, unvalidated.
+
+use super::Format;
+use clap::{Args, Parser, Subcommand, ValueEnum};
+
+/// The `txbench` command line.
+#[derive(Debug, Parser)]
+#[command(
+    name = "txbench",
+    version,
+    about = "In-memory transaction engine and concurrency-control testbed"
+)]
+pub struct Cli {
+    /// What to do.
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// Subcommands.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Run a workload on one or more protocols and print a comparison.
+    Run(Box<RunArgs>),
+    /// List protocols, workloads, presets and options.
+    List,
+}
+
+/// PLOR commit priority as a flag value.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum PlorPriorityArg {
+    /// Arrival timestamp (PLOR).
+    Arrival,
+    /// Deadline A + SF x R (PLOR-RT).
+    Deadline,
+}
+
+/// Lock waiting policy as a flag value.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum LockWaitArg {
+    /// Abort when a lock is busy.
+    NoWait,
+    /// Wait for a busy lock.
+    Wait,
+}
+
+/// MOCC temperature granularity as a flag value.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum MoccTemperatureArg {
+    /// One counter per 4 KiB page of records.
+    Page,
+    /// One counter per record.
+    Record,
+}
+
+/// MOCC record lock as a flag value.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum MoccLockArg {
+    /// CCBench's reader/writer lock.
+    Rw,
+    /// MQL, the cancellable queue lock.
+    Mql,
+}
+
+/// Flags of `txbench run`. Unset workload flags take the preset's value (or YCSB-A's).
+#[derive(Debug, Args)]
+pub struct RunArgs {
+    /// Protocols: one name, a comma-separated list, or `all` (which includes `nocc` as the ceiling).
+    #[arg(long, short = 'p', default_value = "all")]
+    pub protocol: String,
+    /// Workload (ycsb).
+    #[arg(long, short = 'w', default_value = "ycsb")]
+    pub workload: String,
+    /// Workload preset: ycsb-a, ycsb-b, ycsb-c, ycsb-f, ycsb-a-bimodal.
+    #[arg(long)]
+    pub preset: Option<String>,
+    /// Number of records (cardinality).
+    #[arg(long)]
+    pub records: Option<u64>,
+    /// Payload bytes per record.
+    #[arg(long)]
+    pub payload: Option<usize>,
+    /// Operations per transaction (per short transaction with bimodal sizes).
+    #[arg(long)]
+    pub ops: Option<usize>,
+    /// Operations per long transaction (bimodal sizes).
+    #[arg(long)]
+    pub long_ops: Option<usize>,
+    /// Share of long transactions, 0..1 (0 = one size only).
+    #[arg(long, allow_negative_numbers = true)]
+    pub long_share: Option<f64>,
+    /// Probability that an operation reads, 0..1.
+    #[arg(long, allow_negative_numbers = true)]
+    pub read_ratio: Option<f64>,
+    /// Exactly this many writes per transaction, at random positions (overrides --read-ratio).
+    #[arg(long)]
+    pub writes: Option<usize>,
+    /// long-scan: records in the small hot table.
+    #[arg(long)]
+    pub hot_records: Option<u64>,
+    /// long-scan: consecutive records each transaction scans.
+    #[arg(long)]
+    pub scan_length: Option<u64>,
+    /// Writes are read-modify-writes.
+    #[arg(long, conflicts_with = "blind")]
+    pub rmw: bool,
+    /// Writes are blind writes.
+    #[arg(long)]
+    pub blind: bool,
+    /// Zipfian skew, 0 <= theta < 1 (0 = uniform).
+    #[arg(long, allow_negative_numbers = true)]
+    pub theta: Option<f64>,
+    /// Worker threads (default: the number of cores).
+    #[arg(long, short = 't')]
+    pub threads: Option<usize>,
+    /// Measured seconds per protocol.
+    #[arg(
+        long,
+        short = 'd',
+        default_value_t = 2.0,
+        allow_negative_numbers = true
+    )]
+    pub duration: f64,
+    /// Warm-up seconds before measuring (not counted).
+    #[arg(long, default_value_t = 0.5, allow_negative_numbers = true)]
+    pub warmup: f64,
+    /// Runs per protocol (round-robin over protocols); the table shows medians.
+    #[arg(long, default_value_t = 1)]
+    pub repeat: usize,
+    /// Seed: the same seed gives each worker the same transaction stream.
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    /// Record the history and run the serializability checker after each run.
+    #[arg(long)]
+    pub check: bool,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = Format::Table)]
+    pub format: Format,
+    /// NoWait or Wait when an optimistic protocol finds a write lock busy at commit (Silo, TicToc).
+    #[arg(long, value_enum, default_value_t = LockWaitArg::NoWait)]
+    pub lock_wait: LockWaitArg,
+    /// AdaptiveBackoff: random delay before retrying, maximum tuned by throughput (all protocols).
+    #[arg(long)]
+    pub backoff: bool,
+    /// ReadPhaseExtension: artificial delay at the end of the read phase, in ns (all protocols).
+    #[arg(long, default_value_t = 0)]
+    pub read_phase_extension: u64,
+    /// TicToc NoWaitTT: on a busy lock in validation, release all locks, pause and retry.
+    #[arg(long)]
+    pub tictoc_nowait_tt: bool,
+    /// TicToc PreemptiveAbort: abort before locking when a read cannot validate.
+    #[arg(long)]
+    pub tictoc_preemptive_abort: bool,
+    /// TicToc TimestampHistory: keep the previous write timestamp for validation.
+    #[arg(long)]
+    pub tictoc_timestamp_history: bool,
+    /// Silo epoch length in milliseconds.
+    #[arg(long, default_value_t = 40)]
+    pub silo_epoch_ms: u64,
+    /// MOCC temperature threshold H (read-lock records at or above it), 1..=63.
+    #[arg(long, default_value_t = 10)]
+    pub mocc_threshold: u32,
+    /// MOCC temperature granularity.
+    #[arg(long, value_enum, default_value_t = MoccTemperatureArg::Page)]
+    pub mocc_temperature: MoccTemperatureArg,
+    /// MOCC record lock: CCBench's reader/writer lock or MQL.
+    #[arg(long, value_enum, default_value_t = MoccLockArg::Rw)]
+    pub mocc_lock: MoccLockArg,
+    /// PLOR delayed write-lock acquisition: blind writes lock at commit, RMWs upgrade at commit.
+    #[arg(long)]
+    pub plor_dwa: bool,
+    /// PLOR: aborts after which a read-only transaction takes read locks (0 = always).
+    #[arg(long, default_value_t = 3, allow_negative_numbers = true)]
+    pub plor_ro_threshold: u32,
+    /// PLOR commit priority: arrival timestamp, or deadline A + SF x R (PLOR-RT).
+    #[arg(long, value_enum, default_value_t = PlorPriorityArg::Arrival)]
+    pub plor_priority: PlorPriorityArg,
+    /// PLOR-RT slack factor SF (arrival ticks per record accessed), >= 0.
+    #[arg(long, default_value_t = 1.0, allow_negative_numbers = true)]
+    pub plor_slack: f64,
+    /// Do not pin worker threads to cores.
+    #[arg(long)]
+    pub no_pin: bool,
+}

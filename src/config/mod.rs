@@ -1,0 +1,107 @@
+//! Run configuration: the command line (clap) and the validated [`RunConfig`] built from it.
+//!
+//! Every parameter is checked here, once, before any work starts; an invalid one produces a
+//! [`ConfigError`] naming the parameter, the value given and the allowed range. Nothing past this
+//! point panics on user input.
+//!
+//! Files: `cli.rs` (the clap flags), `presets.rs` (workload presets and names), `validate.rs`
+//! (flags to [`RunConfig`], every range check), this file (the validated configuration and its
+//! error type).
+
+mod cli;
+mod presets;
+mod validate;
+
+pub use cli::{
+    Cli, Command, LockWaitArg, MoccLockArg, MoccTemperatureArg, PlorPriorityArg, RunArgs,
+};
+pub use presets::{PRESETS, WORKLOADS, preset};
+pub use validate::parse_protocols;
+
+use crate::exec::ExecConfig;
+use crate::protocol::{ProtocolKind, ProtocolOptions, UnknownProtocol};
+use crate::workload::WorkloadConfig;
+use clap::ValueEnum;
+use serde::Serialize;
+
+/// Output format.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Format {
+    /// A human-readable table.
+    Table,
+    /// One JSON object per run per line.
+    Json,
+    /// CSV with a header row.
+    Csv,
+}
+
+/// A parameter the user gave that txbench cannot run with.
+#[derive(Debug, Clone, thiserror::Error, PartialEq)]
+pub enum ConfigError {
+    /// A value outside its allowed range.
+    #[error("invalid value '{value}' for --{param}: allowed {allowed}")]
+    OutOfRange {
+        /// Flag name without dashes.
+        param: &'static str,
+        /// What was given.
+        value: String,
+        /// The allowed range, in words.
+        allowed: String,
+    },
+    /// A flag that does not apply to the chosen workload.
+    #[error("--{param} does not apply to --workload {workload}")]
+    NotForWorkload {
+        /// Flag name without dashes.
+        param: &'static str,
+        /// The workload chosen.
+        workload: &'static str,
+    },
+    /// A protocol name txbench does not know.
+    #[error("invalid value for --protocol: {0}")]
+    UnknownProtocol(String),
+    /// A name not in a fixed set (workload, preset).
+    #[error("invalid value '{value}' for --{param}: allowed one of {allowed}")]
+    UnknownName {
+        /// Flag name without dashes.
+        param: &'static str,
+        /// What was given.
+        value: String,
+        /// The allowed names.
+        allowed: String,
+    },
+}
+
+impl From<UnknownProtocol> for ConfigError {
+    fn from(e: UnknownProtocol) -> Self {
+        ConfigError::UnknownProtocol(e.to_string())
+    }
+}
+
+/// A validated run: every field within range.
+#[derive(Debug, Clone)]
+pub struct RunConfig {
+    /// Protocols to run, in order.
+    pub protocols: Vec<ProtocolKind>,
+    /// The preset the workload started from, if any.
+    pub preset: Option<String>,
+    /// The workload and its parameters.
+    pub workload: WorkloadConfig,
+    /// Executor parameters.
+    pub exec: ExecConfig,
+    /// Protocol options.
+    pub options: ProtocolOptions,
+    /// Run the checker.
+    pub check: bool,
+    /// Runs per protocol.
+    pub repeat: usize,
+    /// Output format.
+    pub format: Format,
+}
+
+/// Largest thread count accepted.
+pub const MAX_THREADS: usize = 1024;
+/// Largest payload accepted, bytes.
+pub const MAX_PAYLOAD: usize = 65_536;
+/// Memory the tables may take, bytes (a guard against typos like `--records 1e12`).
+pub const MAX_TABLE_BYTES: u128 = 64 << 30;
