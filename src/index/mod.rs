@@ -12,7 +12,7 @@ pub mod ordered;
 
 pub use array::ArrayIndex;
 pub use hash::{Duplicate, HashIndex};
-pub use ordered::{LeafId, LeafUpdate, LeafVersion, OrderedIndex};
+pub use ordered::{LeafChange, LeafId, LeafUpdate, LeafVersion, OrderedIndex};
 
 use crate::storage::RecordId;
 

@@ -11,7 +11,11 @@
 //!   `unchanged_since(v)` (Acquire fence, then Relaxed load); the snapshot is valid iff equal.
 //! - writer: `try_lock(v)` (CAS v -> v|LOCK, Acquire; then a Release fence so no field store can be
 //!   seen before the lock bit), write fields (Relaxed), `unlock_changed` (Release store of the
-//!   bumped counter) or `unlock_unchanged` (Release store of `v` when nothing was written).
+//!   bumped counter) or `unlock_unchanged` (Release store of `v` when nothing was written), or,
+//!   for a leaf merged away, `unlock_dead` (Release store of the bumped counter with the DEAD bit:
+//!   the leaf's last write ever).
+//! - a reader whose `stable_version` returns a dead word does not read the leaf: it restarts
+//!   from the directory (the dead bit is not the lock bit, so nobody waits on a dead leaf).
 
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering, fence};
 
@@ -25,21 +29,31 @@ pub(super) const NO_LEAF: u32 = u32::MAX;
 /// A leaf's seqlock word.
 ///
 /// ```text
-///   63  62                                                    0
-/// +----+-------------------------------------------------------+
-/// |lock|             change counter (63 bits)                  |
-/// +----+-------------------------------------------------------+
+///   63   62   61                                               0
+/// +----+----+----------------------------------------------------+
+/// |lock|dead|             change counter (62 bits)               |
+/// +----+----+----------------------------------------------------+
 /// ```
 ///
 /// The counter is bumped (and the lock bit cleared) by every unlock that changed the leaf: an
-/// insert, a remove, a split. A value with the lock bit clear names one state of the leaf's key
-/// range and contents; a locked value matches no observed (unlocked) value, so validation fails
-/// while a writer is inside.
+/// insert, a remove, a split, a merge. A value with the lock bit clear names one state of the
+/// leaf's key range and contents; a locked value matches no observed (unlocked) value, so
+/// validation fails while a writer is inside.
+///
+/// The dead bit is set, together with a counter bump and the lock bit cleared, by the one store
+/// that unlocks a leaf merged into its left neighbour (an empty leaf unlinked by `remove`). A dead
+/// word is final: nobody locks a dead leaf again (lockers only CAS from a live word they read) and
+/// it differs from every live word the leaf ever had, so every version observed while the leaf was
+/// live fails validation forever. It is *not* the lock bit: a reader that lands on a dead leaf does
+/// not spin (`stable_version` returns it at once) but sees `is_dead` and restarts from the
+/// directory, which no longer names the leaf.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct VersionWord(u64);
 
 impl VersionWord {
     const LOCK: u64 = 1 << 63;
+    const DEAD: u64 = 1 << 62;
+    const COUNTER: u64 = Self::DEAD - 1;
 
     /// The version of a leaf that was just created by a split (never locked by anyone yet).
     pub(super) const FRESH: VersionWord = VersionWord(1);
@@ -50,10 +64,16 @@ impl VersionWord {
         self.0 & Self::LOCK != 0
     }
 
+    /// Whether the leaf was merged into its left neighbour (unlinked for good).
+    #[inline]
+    pub fn is_dead(self) -> bool {
+        self.0 & Self::DEAD != 0
+    }
+
     /// How many changes the leaf has seen (from this word's point of view).
     #[inline]
     pub fn counter(self) -> u64 {
-        self.0 & !Self::LOCK
+        self.0 & Self::COUNTER
     }
 
     /// The raw word (for logs and tests).
@@ -67,10 +87,16 @@ impl VersionWord {
         VersionWord(self.0 | Self::LOCK)
     }
 
-    /// The unlocked word after one change: counter + 1 (wrapping within 63 bits).
+    /// The unlocked live word after one change: counter + 1 (wrapping within 62 bits).
     #[inline]
     fn bumped(self) -> VersionWord {
-        VersionWord(self.counter().wrapping_add(1) & !Self::LOCK)
+        VersionWord(self.counter().wrapping_add(1) & Self::COUNTER)
+    }
+
+    /// The final word of a leaf merged away: counter + 1, dead, unlocked.
+    #[inline]
+    fn killed(self) -> VersionWord {
+        VersionWord(self.bumped().0 | Self::DEAD)
     }
 }
 
@@ -115,9 +141,11 @@ impl Bounds {
 }
 
 /// One leaf. Who writes what:
-/// - `low`: written once, before the leaf is published (split), never again (no merges).
-/// - `high`, `next`: written by the leaf's lock holder when it splits the leaf (they only shrink the
-///   range: `high` decreases, `next` points at the new right sibling).
+/// - `low`: written once, before the leaf is published (split), never again (a merge extends the
+///   left leaf's `high` and kills the right one; no live leaf's `low` moves).
+/// - `high`, `next`: written by the leaf's lock holder when it splits the leaf (`high` decreases,
+///   `next` points at the new right sibling) or absorbs its empty right neighbour in a merge
+///   (`high` and `next` become that neighbour's).
 /// - `len`, `keys`, `rids`: written by the lock holder (insert, remove, split).
 /// - `version`: CAS by writers to lock, stored by the lock holder to unlock.
 ///
@@ -230,7 +258,7 @@ impl Leaf {
     /// side; pairs with the Acquire fence in `unchanged_since`).
     #[inline]
     pub(super) fn try_lock(&self, v: VersionWord) -> bool {
-        debug_assert!(!v.is_locked());
+        debug_assert!(!v.is_locked() && !v.is_dead());
         let locked = self
             .version
             .compare_exchange(v.0, v.with_lock().0, Ordering::Acquire, Ordering::Relaxed)
@@ -248,6 +276,16 @@ impl Leaf {
         let after = before.bumped();
         self.version.store(after.0, Ordering::Release);
         after
+    }
+
+    /// Unlocks a leaf that was merged into its left neighbour, marking it dead for good; returns the
+    /// dead word. Release: as `unlock_changed`, so a reader that sees the dead bit (Acquire) also
+    /// sees everything the merger did before, in particular the directory entry's removal.
+    #[inline]
+    pub(super) fn unlock_dead(&self, before: VersionWord) -> VersionWord {
+        let dead = before.killed();
+        self.version.store(dead.0, Ordering::Release);
+        dead
     }
 
     /// Unlocks without a change: readers that saw `before` stay valid. Release: as above.
@@ -297,12 +335,18 @@ mod tests {
         assert!(v.with_lock().is_locked());
         assert_eq!(v.with_lock().counter(), 5);
         assert_eq!(v.with_lock().bumped(), VersionWord(6));
-        let top = VersionWord(VersionWord::LOCK - 1);
+        let top = VersionWord(VersionWord::COUNTER);
         assert_eq!(
             top.bumped(),
             VersionWord(0),
-            "the counter wraps within 63 bits"
+            "the counter wraps within 62 bits"
         );
+        assert!(!v.is_dead() && !v.with_lock().is_dead());
+        let dead = v.with_lock().killed();
+        assert!(dead.is_dead() && !dead.is_locked());
+        assert_eq!(dead.counter(), 6);
+        assert_ne!(dead, v.bumped(), "a dead word differs from every live one");
+        assert!(top.killed().is_dead() && top.killed().counter() == 0);
     }
 
     #[test]

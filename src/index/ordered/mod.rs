@@ -13,17 +13,42 @@
 //!
 //! The directory is a `BTreeMap` from `low` to leaf id under an `RwLock`: a lookup read-locks it
 //! for one predecessor search ("the leaf with the greatest `low <= key`"), a split write-locks it
-//! to add one entry. It only speeds up the search; correctness rests on the leaves: any leaf with
+//! to add one entry, a merge to remove one. It only speeds up the search; correctness rests on the leaves: any leaf with
 //! `low <= key` is a valid starting point, because the reader moves right (`next`) while
 //! `key >= high`. So a directory entry that lags behind a split (it is added after R is published)
-//! costs a right-move, never a wrong result. Entries are only ever added (leaves are never merged),
-//! and each leaf's `low` is fixed at creation. (`scc::TreeIndex` was tried first: its range
+//! costs a right-move, never a wrong result. Each live leaf's `low` is fixed at creation, and an
+//! entry is removed only when its leaf is merged away (below), before that leaf is marked dead. (`scc::TreeIndex` was tried first: its range
 //! iterator positions itself by walking leaves backwards, which made predecessor searches linear
 //! in the directory's size.)
 //!
 //! Appends are split 64/1 instead of 32/33: when the new key is greater than every key in a full
 //! leaf, L keeps all its entries and R starts with the new key, so ascending inserts (TPC-C's order
 //! ids within a district) leave full leaves behind.
+//!
+//! # Merging emptied leaves
+//!
+//! Ascending inserts at a range's tail with deletes at its head (TPC-C's NEW-ORDER: New-Order
+//! appends, Delivery takes the oldest) would otherwise leave a trail of empty leaves that every
+//! `first_in_range` walks over and records. So when a `remove` empties a leaf L other than the
+//! head, it tries to unlink L while still holding L's lock (`try_merge_left`):
+//!
+//! 1. find the left neighbour P, the leaf owning `L.low - 1`, reading it without spinning; give
+//!    up unless `P.next == L` and `P.high == L.low`;
+//! 2. *try* to lock P, once (never wait: the right leaf L is held, and waiting for the left one
+//!    would invert the left-before-right order); give up if that fails;
+//! 3. write-lock the directory and check that it names L (a split enters its new leaf after
+//!    publishing it; a merge must not race ahead of that entry, or the entry would later name a
+//!    dead leaf); give up otherwise;
+//! 4. set `P.high, P.next = L.high, L.next`, remove L's entry, release the directory, unlock P
+//!    with a bumped version, and unlock L with a bumped version and the DEAD bit
+//!    ([`VersionWord`]): L is dead for good.
+//!
+//! Giving up leaves L an ordinary empty leaf; correctness never depends on unlinking. A dead
+//! leaf's memory stays (its [`LeafId`] remains valid, its `next` still leads right); a reader
+//! landing on it (through a `next` read before the merge, or a directory entry read just before
+//! its removal) sees the dead bit and restarts from the directory, which no longer names it (the
+//! entry was removed before the dead bit's Release store). The head leaf is never merged, so the
+//! directory always has an entry `<= key`.
 //!
 //! # Concurrency
 //!
@@ -36,14 +61,18 @@
 //!
 //! # Invariants
 //!
-//! 1. Leaves are never freed, moved or unlinked while the index lives: a [`LeafId`] stays valid,
-//!    and so does every [`LeafVersion`] (validation of a stale one simply fails). Deletes can
-//!    leave leaves under-full or empty; there is no merge.
-//! 2. A leaf's `low` never changes; its `high` only decreases (splits).
+//! 1. Leaves are never freed or moved while the index lives: a [`LeafId`] stays valid, and so does
+//!    every [`LeafVersion`] (validation of a stale one simply fails). A leaf emptied by a delete
+//!    is unlinked (merged into its left neighbour and marked dead) when its neighbour can be
+//!    locked at once; otherwise it stays, empty. Under-full leaves are not merged. A dead leaf
+//!    stays dead, is empty, is never locked again and has no directory entry.
+//! 2. A leaf's `low` never changes; its `high` decreases (splits) or grows to its right
+//!    neighbour's (merges).
 //! 3. At every instant the leaves reachable from leaf 0 by `next` partition the key space in
 //!    ascending order, and each leaf's entries are sorted, distinct and inside its range.
 //! 4. Every change to the set of keys inside a leaf's range, and every change of the range, bumps
-//!    the leaf's version (insert, remove, split). A failed insert (duplicate) or a remove of an
+//!    the leaf's version (insert, remove, split, merge: both leaves; the dead leaf's final word
+//!    differs from all its live ones). A failed insert (duplicate) or a remove of an
 //!    absent key changes nothing and bumps nothing.
 //!
 //! # Phantom protection
@@ -55,9 +84,19 @@
 //! moment of reading, so by invariants 3 and 4 any later insert or remove of a key in that range,
 //! or a split moving part of it elsewhere, bumps at least one recorded version, and
 //! [`OrderedIndex::validate`] fails for it (Silo's node-set validation, section 4.6 of the SOSP'13
-//! paper). A transaction's own insert or remove reports the version change it made
+//! paper).
+//!
+//! Merges keep this: after L is merged into P, an insert into L's former range bumps P only, and
+//! a transaction may have observed L but not P. That is why L's death must fail validation by
+//! itself: P's bumped version does not suffice. It does, because L's final (dead) word differs
+//! from every version a reader could have recorded (readers never record a dead leaf), so every
+//! observation of L fails from the merge on, whatever is inserted later. (This is conservative:
+//! the merge alone changes no key, yet it aborts L's observers; merges are rare.) A transaction's own insert or remove reports the version change it made
 //! ([`LeafUpdate`]); [`LeafUpdate::refresh`] patches the transaction's observed set so its own
-//! writes do not abort it, exactly Silo's "version changed by exactly our insert" rule.
+//! writes do not abort it, exactly Silo's "version changed by exactly our insert" rule. When the
+//! transaction's own remove merged L into P, the refresh turns its L entry into L's dead word
+//! (final, so it validates) and adds P at its post-merge version: P now owns L's former range, so
+//! another transaction's later insert there bumps P and still fails the validation.
 //!
 //! For the locking protocols we recommend **next-key locking** (ARIES/KVL, Mohan 1990) on the
 //! records: a scan of `[a, b]` locks (shared) every returned record plus the record of
@@ -113,13 +152,30 @@ pub struct LeafUpdate {
     /// When the insert split the leaf: the new right sibling (which took part of the range) at its
     /// version after the change.
     pub split: Option<LeafVersion>,
+    /// When the remove emptied the leaf and merged it into its left neighbour: that neighbour's
+    /// version change (it took over the whole range). `after` is then the leaf's final, dead word.
+    pub merged: Option<LeafChange>,
+}
+
+/// One leaf's version change by one writer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LeafChange {
+    /// The leaf.
+    pub leaf: LeafId,
+    /// Its version just before the change.
+    pub before: VersionWord,
+    /// Its version just after.
+    pub after: VersionWord,
 }
 
 impl LeafUpdate {
     /// Patches an observed set after the caller's own change: an entry for `leaf` at `before` (so
     /// nobody else changed it in between) becomes `after`, and a split's new leaf is added (it
-    /// holds part of the range the caller had observed). Entries at other versions stay stale, so
-    /// they still fail validation.
+    /// holds part of the range the caller had observed). After a merge the dead leaf's entry
+    /// becomes its dead word (which validates: it is final) and the left neighbour is added at
+    /// its post-merge version, because it now owns the range the caller had observed: any later
+    /// insert there bumps it. An entry for the neighbour at its pre-merge version is patched too.
+    /// Entries at other versions stay stale, so they still fail validation.
     pub fn refresh(&self, observed: &mut Vec<LeafVersion>) {
         let mut patched = false;
         for lv in observed.iter_mut() {
@@ -128,8 +184,22 @@ impl LeafUpdate {
                 patched = true;
             }
         }
-        if let (true, Some(right)) = (patched, self.split) {
+        if !patched {
+            return;
+        }
+        if let Some(right) = self.split {
             observed.push(right);
+        }
+        if let Some(left) = self.merged {
+            for lv in observed.iter_mut() {
+                if lv.leaf == left.leaf && lv.version == left.before {
+                    lv.version = left.after;
+                }
+            }
+            observed.push(LeafVersion {
+                leaf: left.leaf,
+                version: left.after,
+            });
         }
     }
 }
@@ -177,8 +247,9 @@ impl Sink for Option<(u64, RecordId)> {
 /// The concurrent ordered index. See the module documentation for the algorithm.
 pub struct OrderedIndex {
     leaves: LeafArena,
-    /// `low -> leaf id` for every leaf but possibly the newest few (see module docs). Read-locked
-    /// for one `BTreeMap` predecessor search per lookup; write-locked by splits only.
+    /// `low -> leaf id` for every live leaf but possibly the newest few (see module docs).
+    /// Read-locked for one `BTreeMap` predecessor search per lookup; write-locked by splits (add
+    /// an entry) and merges (remove one).
     directory: RwLock<BTreeMap<u64, u32>>,
 }
 
@@ -218,12 +289,19 @@ impl OrderedIndex {
         self.find_leaf_from(self.start_leaf(key), key)
     }
 
-    /// As `find_leaf`, starting the right-moves at leaf `id`, whose `low` must be `<= key`.
+    /// As `find_leaf`, starting the right-moves at leaf `id`, whose `low` must be `<= key` (or
+    /// which may be dead). Never returns a dead leaf: on landing on one (reached through a stale
+    /// `next` or a directory entry read just before its removal) it restarts from the directory,
+    /// which no longer names it once its death is visible (see `try_merge_left`).
     #[inline]
     fn find_leaf_from(&self, mut id: LeafId, key: u64) -> (LeafId, &Leaf, VersionWord, Bounds) {
         loop {
             let leaf = self.leaves.get(id);
             let v = leaf.stable_version();
+            if v.is_dead() {
+                id = self.start_leaf(key);
+                continue;
+            }
             let b = leaf.bounds();
             if !leaf.unchanged_since(v) {
                 continue;
@@ -284,6 +362,7 @@ impl OrderedIndex {
                 before,
                 after,
                 split: None,
+                merged: None,
             });
         }
         // Split: gather the LEAF_CAPACITY + 1 entries, keep a prefix, move the rest to a new leaf.
@@ -343,13 +422,14 @@ impl OrderedIndex {
                 leaf: right_id,
                 version: VersionWord::FRESH,
             }),
+            merged: None,
         })
     }
 
     /// Removes `key`; returns its record and the version change, or `None` (changing nothing)
     /// when absent.
     pub fn remove(&self, key: u64) -> Option<(RecordId, LeafUpdate)> {
-        let (id, leaf, before, _) = self.lock_leaf(key);
+        let (id, leaf, before, bounds) = self.lock_leaf(key);
         let len = leaf.len();
         let pos = leaf.lower_bound(key, len);
         if pos == len || leaf.key(pos) != key {
@@ -361,6 +441,21 @@ impl OrderedIndex {
             leaf.set_entry(i - 1, leaf.key(i), leaf.rid(i));
         }
         leaf.set_len(len - 1);
+        if len == 1 && id != HEAD {
+            if let Some(merged) = self.try_merge_left(id, bounds) {
+                let after = leaf.unlock_dead(before);
+                return Some((
+                    rid,
+                    LeafUpdate {
+                        leaf: id,
+                        before,
+                        after,
+                        split: None,
+                        merged: Some(merged),
+                    },
+                ));
+            }
+        }
         let after = leaf.unlock_changed(before);
         Some((
             rid,
@@ -369,8 +464,81 @@ impl OrderedIndex {
                 before,
                 after,
                 split: None,
+                merged: None,
             },
         ))
+    }
+
+    /// Unlinks the leaf `id` (locked by the caller, just emptied, not the head, owning `bounds`)
+    /// by merging its range into its left neighbour P, the leaf owning `bounds.low - 1`. Returns
+    /// P's version change, after which the caller must mark `id` dead (`unlock_dead`) while still
+    /// holding its lock; `None` (nothing changed, `id` stays an ordinary empty leaf) when P cannot
+    /// be found or locked without waiting, or when `id` has no directory entry yet.
+    ///
+    /// Deadlock freedom: the caller holds `id` (the right leaf) and this only *tries* to lock P
+    /// (the left one) once, never waiting on a leaf; it reads P with `current_version` and gives
+    /// up on a locked or dead leaf instead of spinning. It then takes the directory write lock
+    /// while holding both leaves; directory lock holders never wait on a leaf (lookups drop the
+    /// read guard before touching leaves, splits take the write lock after unlocking), so no
+    /// cycle can form.
+    fn try_merge_left(&self, id: LeafId, bounds: Bounds) -> Option<LeafChange> {
+        let key = bounds.low - 1;
+        let mut pid = self.start_leaf(key);
+        let (p, p_before) = loop {
+            let p = self.leaves.get(pid);
+            // Acquire (inside `current_version`): pairs with P's last Release unlock, so the
+            // Relaxed bounds read next are at least that new; `unchanged_since` (Acquire fence)
+            // then confirms they belong to version `v`. Non-spinning: a locked leaf means give up.
+            let v = p.current_version();
+            if v.is_locked() || v.is_dead() {
+                return None;
+            }
+            let pb = p.bounds();
+            if !p.unchanged_since(v) {
+                return None;
+            }
+            if pb.is_below(key) {
+                pid = LeafId(pb.next);
+                continue;
+            }
+            // `id` is locked, so its `low` is still P's upper fence unless P changed since; the
+            // lock attempt below fails in that case.
+            if pb.next != id.0 || pb.high != bounds.low || !p.try_lock(v) {
+                return None;
+            }
+            break (p, v);
+        };
+        let mut directory = self
+            .directory
+            .write()
+            .unwrap_or_else(PoisonError::into_inner);
+        // A split publishes its new leaf before entering it in the directory; a leaf whose entry
+        // is not there yet stays (the late entry would name a dead leaf forever).
+        if directory.get(&bounds.low) != Some(&id.0) {
+            drop(directory);
+            p.unlock_unchanged(p_before);
+            return None;
+        }
+        // Relaxed stores (inside `set_bounds`) under P's lock: ordered after the lock bit by
+        // `try_lock`'s Release fence and published by P's Release unlock below.
+        let pb = p.bounds();
+        p.set_bounds(Bounds {
+            low: pb.low,
+            high: bounds.high,
+            next: bounds.next,
+        });
+        directory.remove(&bounds.low);
+        // The entry is gone before anyone can see `id` dead: the caller's `unlock_dead` (Release)
+        // comes after this guard's release, so a reader that sees the dead bit (Acquire) and
+        // restarts from the directory does not find `id` there again.
+        drop(directory);
+        // Release (inside `unlock_changed`): publishes P's new fences with its bumped version.
+        let p_after = p.unlock_changed(p_before);
+        Some(LeafChange {
+            leaf: pid,
+            before: p_before,
+            after: p_after,
+        })
     }
 
     /// Appends to `out`, in ascending key order, the entries with keys in `range`, at most `limit`
@@ -441,9 +609,31 @@ impl OrderedIndex {
         LeafVersion { leaf, version }
     }
 
-    /// Number of leaves allocated (for reports and tests).
+    /// Number of leaves allocated, dead (merged away) ones included (for reports and tests).
     pub fn leaf_count(&self) -> u32 {
         self.leaves.allocated()
+    }
+
+    /// Number of live leaves, counted by walking the `next` links (for reports and tests; not a
+    /// snapshot under concurrent writes).
+    pub fn live_leaf_count(&self) -> u32 {
+        let mut n = 0;
+        let mut id = HEAD;
+        loop {
+            let leaf = self.leaves.get(id);
+            let v = leaf.stable_version();
+            let b = leaf.bounds();
+            if !leaf.unchanged_since(v) {
+                continue;
+            }
+            // A dead leaf (reached through a `next` read just before its merge) is not counted;
+            // its `next` still leads right.
+            n += u32::from(!v.is_dead());
+            if b.is_last() {
+                return n;
+            }
+            id = LeafId(b.next);
+        }
     }
 
     fn scan_into(
@@ -587,6 +777,10 @@ impl OrderedIndex {
         loop {
             let leaf = self.leaves.get(id);
             reached += 1;
+            assert!(
+                !leaf.current_version().is_dead(),
+                "dead leaves are unlinked"
+            );
             let b = leaf.bounds();
             assert_eq!(b.low, expected_low, "leaves are contiguous");
             assert!(!leaf.current_version().is_locked());
@@ -610,7 +804,17 @@ impl OrderedIndex {
             expected_low = b.high;
             id = LeafId(b.next);
         }
-        assert_eq!(reached, self.leaves.allocated(), "every leaf is linked");
+        let dead = (0..self.leaves.allocated())
+            .map(|i| self.leaves.get(LeafId(i)))
+            .filter(|leaf| leaf.current_version().is_dead())
+            .inspect(|leaf| assert_eq!(leaf.len(), 0, "only empty leaves die"))
+            .count() as u32;
+        assert_eq!(
+            reached + dead,
+            self.leaves.allocated(),
+            "every live leaf is linked"
+        );
+        assert_eq!(reached, self.live_leaf_count());
         assert_eq!(self.directory.read().unwrap().len(), reached as usize);
         keys
     }

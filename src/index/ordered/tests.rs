@@ -354,6 +354,209 @@ fn validate_rejects_locked_leaves_and_foreign_ids() {
     assert!(!ix.validate(&foreign));
 }
 
+// ----- merging emptied leaves -----
+
+#[test]
+fn random_removal_heavy_operations_match_a_btreemap() {
+    for seed in 0..4u64 {
+        let mut rng = FastRng::new(50 + seed);
+        let ix = OrderedIndex::new();
+        let mut model = BTreeMap::new();
+        let space = [2_000, 20_000, 1 << 40, u64::MAX][seed as usize];
+        let mut keys: Vec<u64> = Vec::new();
+        for round in 0..8 {
+            // Fill (ascending runs and random keys), then drain most of it in mixed orders.
+            let base = rng.below(space / 2);
+            for i in 0..1_500u64 {
+                let k = if i % 2 == 0 {
+                    base.saturating_add(i)
+                } else {
+                    rng.below(space)
+                };
+                let fresh = model.insert(k, i).is_none();
+                if fresh {
+                    keys.push(k);
+                    ix.insert(k, r(i)).unwrap();
+                } else {
+                    model.insert(k, ix.get(k).unwrap().0);
+                    assert!(ix.insert(k, r(i)).is_err());
+                }
+            }
+            match round % 3 {
+                0 => keys.sort_unstable(),
+                1 => keys.sort_unstable_by(|a, b| b.cmp(a)),
+                _ => {
+                    for i in (1..keys.len()).rev() {
+                        keys.swap(i, rng.below(i as u64 + 1) as usize);
+                    }
+                }
+            }
+            let keep = keys.len() / 10;
+            for k in keys.drain(keep..) {
+                assert_eq!(ix.remove(k).map(|(rid, _)| rid.0), model.remove(&k));
+                if rng.chance(0.02) {
+                    let lo = rng.below(space);
+                    let hi = lo.saturating_add(rng.below(space / 50 + 2));
+                    let (mut out, mut obs) = (Vec::new(), Vec::new());
+                    ix.scan(lo..=hi, None, &mut out, &mut obs);
+                    let want: Vec<(u64, RecordId)> =
+                        model.range(lo..=hi).map(|(&k, &v)| (k, r(v))).collect();
+                    assert_eq!(out, want);
+                    assert!(all_valid(&ix, &obs));
+                    let mut obs = Vec::new();
+                    let last = model.range(lo..=hi).next_back().map(|(&k, &v)| (k, r(v)));
+                    assert_eq!(ix.last_in_range(lo..=hi, &mut obs), last);
+                    assert!(all_valid(&ix, &obs));
+                }
+            }
+            assert_eq!(
+                ix.check_structure(),
+                model.keys().copied().collect::<Vec<_>>()
+            );
+        }
+        assert!(ix.live_leaf_count() < ix.leaf_count(), "some leaves merged");
+        for (&k, &v) in &model {
+            assert_eq!(ix.get(k), Some(r(v)));
+        }
+        assert_eq!(ix.len(), model.len() as u64);
+    }
+}
+
+#[test]
+fn head_removals_unlink_emptied_leaves() {
+    let n = 100 * LEAF_CAPACITY as u64;
+    let ix = index_with(0..n);
+    assert_eq!(ix.live_leaf_count(), 100);
+    for k in 0..n - 1 {
+        ix.remove(k).unwrap();
+        let mut obs = Vec::new();
+        assert_eq!(ix.first_in_range(0..=u64::MAX, &mut obs).unwrap().0, k + 1);
+        // The (empty) head, the leaf holding k + 1, and the next one when k + 1 is its last key.
+        assert!(
+            obs.len() <= 3,
+            "observed {} leaves after removing {k}",
+            obs.len()
+        );
+    }
+    assert_eq!(ix.leaf_count(), 100, "ids stay allocated");
+    assert_eq!(
+        ix.live_leaf_count(),
+        2,
+        "the head and the leaf holding the last key"
+    );
+    ix.remove(n - 1).unwrap();
+    assert_eq!(ix.live_leaf_count(), 1, "everything merged into the head");
+    assert_eq!(ix.check_structure(), Vec::<u64>::new());
+    // TPC-C's NEW-ORDER: per district, insert at the tail and deliver from the head.
+    let ix = OrderedIndex::new();
+    let district = |d: u64, o: u64| (d << 32) | o;
+    for o in 0..200 {
+        for d in 0..4 {
+            ix.insert(district(d, o), r(o)).unwrap();
+        }
+    }
+    let mut worst = 0;
+    for o in 200..200 + 100 * LEAF_CAPACITY as u64 {
+        for d in 0..4 {
+            ix.insert(district(d, o), r(o)).unwrap();
+            let mut obs = Vec::new();
+            let range = district(d, 0)..=district(d, u32::MAX.into());
+            let (k, _) = ix.first_in_range(range, &mut obs).unwrap();
+            assert_eq!(k, district(d, o - 200));
+            ix.remove(k).unwrap();
+            worst = worst.max(obs.len());
+        }
+    }
+    assert!(worst <= 3, "first_in_range observed {worst} leaves");
+    assert!(
+        ix.live_leaf_count() < 30,
+        "{} live leaves",
+        ix.live_leaf_count()
+    );
+    ix.check_structure();
+}
+
+/// Leaves `[0, 64)`, `[64, 128)`, `[128, 192)`, with leaf 1 holding only 127.
+fn merge_setup() -> (OrderedIndex, LeafId) {
+    let ix = index_with(0..3 * LEAF_CAPACITY as u64);
+    for k in 64..127 {
+        ix.remove(k).unwrap();
+    }
+    let l = ix.leaf_of(127).leaf;
+    assert_ne!(l, ix.leaf_of(63).leaf);
+    (ix, l)
+}
+
+#[test]
+fn a_scan_of_a_merged_away_leaf_fails_validation() {
+    let (ix, l) = merge_setup();
+    let mut obs = Vec::new();
+    assert_eq!(ix.first_in_range(70..=100, &mut obs), None);
+    assert_eq!(obs.len(), 1);
+    assert_eq!(obs[0].leaf, l);
+    let p = ix.leaf_of(10);
+    let mut obs_p = vec![p];
+    // Someone else empties L: it merges into P. Both observations fail.
+    let (_, up) = ix.remove(127).unwrap();
+    let merged = up.merged.expect("the emptied leaf merged");
+    assert_eq!(merged.leaf, p.leaf);
+    assert!(up.after.is_dead());
+    assert_eq!(ix.leaf_of(100).leaf, p.leaf, "P owns L's former range");
+    assert!(!all_valid(&ix, &obs), "the dead leaf fails validation");
+    assert!(!all_valid(&ix, &obs_p), "P's range changed");
+    // A phantom in L's former range lands in P and still fails the scan's validation.
+    ix.insert(80, r(1)).unwrap();
+    assert!(!all_valid(&ix, &obs));
+    obs_p[0] = ix.leaf_of(10);
+    assert!(all_valid(&ix, &obs_p));
+    assert_eq!(
+        scan_vec(&ix, 60..=130, None),
+        vec![60, 61, 62, 63, 80, 128, 129, 130]
+    );
+    ix.check_structure();
+}
+
+#[test]
+fn own_merging_remove_is_refreshed_but_a_later_phantom_is_not() {
+    let (ix, l) = merge_setup();
+    // Delivery: find the oldest key of [64, 191], delete it (this empties and merges L).
+    let mut obs = Vec::new();
+    assert_eq!(ix.first_in_range(64..=191, &mut obs).unwrap().0, 127);
+    // L, and the leaf after it (127 is L's last key, so 128's position is observed too).
+    assert_eq!(obs.len(), 2);
+    assert_eq!(obs[0].leaf, l);
+    let (_, up) = ix.remove(127).unwrap();
+    assert!(up.merged.is_some());
+    up.refresh(&mut obs);
+    assert!(all_valid(&ix, &obs), "our own merge does not abort us");
+    assert_eq!(obs.len(), 3, "P joined the observed set");
+    ix.insert(100, r(1)).unwrap();
+    assert!(
+        !all_valid(&ix, &obs),
+        "a phantom in L's former range is caught"
+    );
+}
+
+#[test]
+fn a_merge_that_cannot_lock_the_left_leaf_leaves_the_empty_leaf() {
+    let (ix, l) = merge_setup();
+    let p = ix.leaf_of(10);
+    let pleaf = ix.leaves.get(p.leaf);
+    assert!(pleaf.try_lock(p.version));
+    let (_, up) = ix.remove(127).unwrap();
+    pleaf.unlock_unchanged(p.version);
+    assert!(up.merged.is_none() && !up.after.is_dead());
+    assert_eq!(ix.leaf_of(100).leaf, l, "L stays, empty");
+    assert_eq!(ix.live_leaf_count(), 3);
+    assert!(ix.validate(&p), "P untouched");
+    ix.check_structure();
+    // L refills and drains again: this time it merges.
+    ix.insert(70, r(1)).unwrap();
+    assert!(ix.remove(70).unwrap().1.merged.is_some());
+    assert_eq!(ix.live_leaf_count(), 2);
+    ix.check_structure();
+}
+
 // ----- concurrency -----
 
 /// 3 writers insert/remove keys of a churn set while 3 scanners scan; the keys of a stable set
@@ -363,9 +566,23 @@ fn validate_rejects_locked_leaves_and_foreign_ids() {
 /// `k % 4 == writer`, so the final contents are checked against per-writer models.
 #[test]
 fn concurrent_writers_and_scanners() {
+    writers_and_scanners(8_000, |_| 0.55);
+}
+
+/// As `concurrent_writers_and_scanners`, but stable keys only in the lower half and writers that
+/// alternate fill and drain phases, so leaves of the upper half empty and merge all the time.
+#[test]
+fn concurrent_merging_writers_and_scanners() {
+    let ix = writers_and_scanners(4_000, |round| if round % 16 < 8 { 0.8 } else { 0.15 });
+    assert!(ix.live_leaf_count() < ix.leaf_count(), "leaves merged");
+}
+
+/// The stress test: stable keys are the multiples of 4 below `stable_below`; writers insert with
+/// probability `insert_chance(round)` (64 operations a round).
+fn writers_and_scanners(stable_below: u64, insert_chance: fn(u64) -> f64) -> OrderedIndex {
     const SPACE: u64 = 8_000;
     let ix = OrderedIndex::new();
-    for k in (0..SPACE).step_by(4) {
+    for k in (0..stable_below).step_by(4) {
         ix.insert(k, r(k)).unwrap();
     }
     let stop = AtomicBool::new(false);
@@ -402,7 +619,9 @@ fn concurrent_writers_and_scanners() {
                         );
                         if limit.is_none() {
                             let stable = a.iter().filter(|&&(k, _)| k % 4 == 0).count() as u64;
-                            let want = (lo..=hi).filter(|k| k % 4 == 0 && *k < SPACE).count();
+                            let want = (lo..=hi)
+                                .filter(|k| k % 4 == 0 && *k < stable_below)
+                                .count();
                             assert_eq!(stable, want as u64, "a stable key went missing");
                         }
                         if all_valid(ix, &obs_a) {
@@ -419,10 +638,13 @@ fn concurrent_writers_and_scanners() {
                 s.spawn(move || {
                     let mut rng = FastRng::new(w);
                     let mut model = BTreeMap::new();
+                    let mut round = 0;
                     while Instant::now() < deadline {
+                        let p = insert_chance(round);
+                        round += 1;
                         for _ in 0..64 {
                             let k = rng.below(SPACE / 4) * 4 + w;
-                            if rng.chance(0.55) {
+                            if rng.chance(p) {
                                 let ok = ix.insert(k, r(k + 1)).is_ok();
                                 assert_eq!(ok, model.insert(k, k + 1).is_none());
                             } else {
@@ -442,13 +664,14 @@ fn concurrent_writers_and_scanners() {
         }
         models
     });
-    let mut want: Vec<u64> = (0..SPACE).step_by(4).collect();
+    let mut want: Vec<u64> = (0..stable_below).step_by(4).collect();
     for m in &models {
         want.extend(m.keys());
     }
     want.sort_unstable();
     assert_eq!(ix.check_structure(), want);
     assert!(validated_equal.load(Ordering::Relaxed) > 0);
+    ix
 }
 
 /// Throughput, single thread. Run with
