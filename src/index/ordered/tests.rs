@@ -574,7 +574,27 @@ fn concurrent_writers_and_scanners() {
 #[test]
 fn concurrent_merging_writers_and_scanners() {
     let ix = writers_and_scanners(4_000, |round| if round % 16 < 8 { 0.8 } else { 0.15 });
-    assert!(ix.live_leaf_count() < ix.leaf_count(), "leaves merged");
+    // Whether merges happened during the concurrent phase depends on the schedule (a merge only
+    // tries its neighbour's lock once), so it is reported, not asserted; draining the upper half
+    // afterwards must merge, and the structure must stay valid either way.
+    eprintln!(
+        "after the concurrent phase: {} live of {} leaves",
+        ix.live_leaf_count(),
+        ix.leaf_count()
+    );
+    let upper: Vec<(u64, RecordId)> = {
+        let (mut out, mut observed) = (Vec::new(), Vec::new());
+        ix.scan(4_000..=u64::MAX, None, &mut out, &mut observed);
+        out
+    };
+    for (k, _) in upper {
+        ix.remove(k).expect("present");
+    }
+    ix.check_structure();
+    assert!(
+        ix.live_leaf_count() < ix.leaf_count(),
+        "draining merged leaves"
+    );
 }
 
 /// The stress test: stable keys are the multiples of 4 below `stable_below`; writers insert with
