@@ -118,6 +118,22 @@ impl<'db, M, E> WriteSet<'db, M, E> {
         self.entries.iter().position(|e| e.rec.order_key() == key)
     }
 
+    /// Read-your-own-writes, shared by every protocol: if `rec` is buffered, copies its new
+    /// payload into `out` and returns true. Skips the scan when nothing is buffered.
+    #[inline]
+    pub fn read_own(&self, rec: &Record<'db, M>, out: &mut [u8]) -> bool {
+        if self.entries.is_empty() {
+            return false;
+        }
+        match self.position(rec) {
+            Some(i) => {
+                out.copy_from_slice(self.data(i));
+                true
+            }
+            None => false,
+        }
+    }
+
     /// The new payload of entry `i`.
     #[inline]
     pub fn data(&self, i: usize) -> &[u8] {

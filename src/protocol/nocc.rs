@@ -34,9 +34,8 @@ impl Protocol for Nocc {
 
     #[inline]
     fn read<'db>(&self, w: &mut NoccWorker<'db>, rec: Record<'db, ()>, out: &mut [u8]) -> OpResult {
-        match w.writes.position(&rec) {
-            Some(i) => out.copy_from_slice(w.writes.data(i)),
-            None => rec.payload.load(out),
+        if !w.writes.read_own(&rec, out) {
+            rec.payload.load(out);
         }
         Poll::Ready(Ok(()))
     }

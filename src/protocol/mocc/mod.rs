@@ -184,10 +184,7 @@ impl<L: RecordLock> Mocc<L> {
         out: &mut [u8],
         want: LockMode,
     ) -> OpResult {
-        if !w.writes.is_empty()
-            && let Some(i) = w.writes.position(&rec)
-        {
-            out.copy_from_slice(w.writes.data(i));
+        if w.writes.read_own(&rec, out) {
             return Poll::Ready(Ok(()));
         }
         let key = rec.order_key();

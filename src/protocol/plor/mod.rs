@@ -235,8 +235,7 @@ impl Protocol for Plor {
         out: &mut [u8],
     ) -> OpResult {
         self.poll_once(w)?;
-        if let Some(i) = w.writes.position(&rec) {
-            out.copy_from_slice(w.writes.data(i));
+        if w.writes.read_own(&rec, out) {
             return Poll::Ready(Ok(()));
         }
         match w.reads.find(&rec) {
@@ -272,8 +271,7 @@ impl Protocol for Plor {
         out: &mut [u8],
     ) -> OpResult {
         self.poll_once(w)?;
-        if let Some(i) = w.writes.position(&rec) {
-            out.copy_from_slice(w.writes.data(i));
+        if w.writes.read_own(&rec, out) {
             return Poll::Ready(Ok(()));
         }
         self.start_writing(w)?;

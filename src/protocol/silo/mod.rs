@@ -106,10 +106,7 @@ impl Protocol for Silo {
         rec: Record<'db, SiloMeta>,
         out: &mut [u8],
     ) -> OpResult {
-        if !w.writes.is_empty()
-            && let Some(i) = w.writes.position(&rec)
-        {
-            out.copy_from_slice(w.writes.data(i));
+        if w.writes.read_own(&rec, out) {
             return Poll::Ready(Ok(()));
         }
         match rec.meta().read_consistent(rec.payload, out, READ_RETRIES) {

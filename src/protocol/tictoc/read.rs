@@ -20,8 +20,7 @@ pub(super) fn read<'db>(
     rec: Record<'db, TicTocMeta>,
     out: &mut [u8],
 ) -> OpResult {
-    if let Some(i) = w.writes.position(&rec) {
-        out.copy_from_slice(w.writes.data(i));
+    if w.writes.read_own(&rec, out) {
         return Poll::Ready(Ok(()));
     }
     let word = &rec.meta().word;

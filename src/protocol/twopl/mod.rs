@@ -244,8 +244,7 @@ impl<R: ConflictRule> Protocol for TwoPl<R> {
         out: &mut [u8],
     ) -> OpResult {
         self.rule.check_alive(&w.me)?;
-        if let Some(i) = w.writes.position(&rec) {
-            out.copy_from_slice(w.writes.data(i));
+        if w.writes.read_own(&rec, out) {
             return Poll::Ready(Ok(()));
         }
         if w.read_lock(&rec).is_none() {
@@ -266,8 +265,7 @@ impl<R: ConflictRule> Protocol for TwoPl<R> {
         out: &mut [u8],
     ) -> OpResult {
         self.rule.check_alive(&w.me)?;
-        if let Some(i) = w.writes.position(&rec) {
-            out.copy_from_slice(w.writes.data(i));
+        if w.writes.read_own(&rec, out) {
             return Poll::Ready(Ok(()));
         }
         let lock = ready!(self.lock_exclusive(w, rec))?;
