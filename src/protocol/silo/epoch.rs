@@ -115,7 +115,14 @@ mod tests {
     fn advances_only_when_every_worker_caught_up() {
         let t = EpochThread::start(2, Duration::from_millis(1));
         let e = t.epochs();
-        std::thread::sleep(Duration::from_millis(30));
+        // The first advance needs no worker (everyone starts at epoch 1); wait for it without
+        // assuming how fast a loaded machine schedules the epoch thread.
+        let deadline = std::time::Instant::now() + Duration::from_secs(5);
+        while e.global() == 1 {
+            assert!(std::time::Instant::now() < deadline, "epoch never advanced");
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        std::thread::sleep(Duration::from_millis(20));
         let first = e.global();
         assert_eq!(
             first, 2,
