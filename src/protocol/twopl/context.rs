@@ -11,7 +11,9 @@
 //! Every change made while another worker may write the word is a read-modify-write, so neither
 //! side's bits are lost.
 
-use super::LockMode;
+use super::owned_lock::OwnedLock;
+use super::rule::Locker;
+use super::{LockMode, MAX_WAITING_2PL_THREADS, TooManyWorkers};
 use crate::protocol::Abort;
 use crossbeam_utils::CachePadded;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -106,6 +108,22 @@ pub struct ContextTable {
 }
 
 impl ContextTable {
+    /// The table of a waiting rule (WAIT_DIE, WOUND_WAIT) named `rule`, whose locks name holders
+    /// by one bit per worker: at most [`MAX_WAITING_2PL_THREADS`] workers.
+    pub fn for_waiting_rule(rule: &'static str, workers: usize) -> Result<Self, TooManyWorkers> {
+        TooManyWorkers::check(rule, workers, MAX_WAITING_2PL_THREADS)?;
+        Ok(ContextTable::new(workers))
+    }
+
+    /// Starts `me`'s attempt: a fresh timestamp, or the kept one on a retry.
+    pub fn begin_attempt(&self, me: &mut Locker<'_, OwnedLock>, retry: bool) {
+        debug_assert!(
+            me.waiting_on.is_none(),
+            "previous attempt left a wait registered"
+        );
+        me.ts = self.begin(me.id, me.ts, retry);
+    }
+
     /// A table for `workers` workers, none running.
     pub fn new(workers: usize) -> Self {
         ContextTable {

@@ -23,7 +23,7 @@ use super::context::ContextTable;
 use super::owned_lock::OwnedLock;
 use super::rule::{ConflictRule, Locker};
 use super::waiters;
-use super::{LockMode, MAX_WAITING_2PL_THREADS, TooManyWorkers};
+use super::{LockMode, TooManyWorkers};
 use crate::protocol::{Abort, OpResult};
 use std::task::Poll;
 
@@ -45,18 +45,13 @@ impl ConflictRule for WoundWaitRule {
     const NAME: &'static str = "wound_wait";
 
     fn new(workers: usize) -> Result<Self, TooManyWorkers> {
-        TooManyWorkers::check(Self::NAME, workers, MAX_WAITING_2PL_THREADS)?;
         Ok(WoundWaitRule {
-            ctx: ContextTable::new(workers),
+            ctx: ContextTable::for_waiting_rule(Self::NAME, workers)?,
         })
     }
 
     fn begin(&self, me: &mut Locker<'_, OwnedLock>, retry: bool) {
-        debug_assert!(
-            me.waiting_on.is_none(),
-            "previous attempt left a wait registered"
-        );
-        me.ts = self.ctx.begin(me.id, me.ts, retry);
+        self.ctx.begin_attempt(me, retry);
     }
 
     #[inline]
