@@ -96,7 +96,8 @@ pub fn run_with<P: Protocol, W: Workload>(
     workload: &W,
     machine: &MachineInfo,
 ) -> RunReport {
-    let db: Database<P::RecordMeta> = Database::new(&workload.tables());
+    let db: Database<P::RecordMeta> =
+        Database::with_indexes(&workload.tables(), &workload.indexes());
     workload.load(&db);
     let outcome = run_threads(&protocol, &db, workload, &cfg.exec);
     let check = cfg.check.then(|| check::check(&outcome.histories));

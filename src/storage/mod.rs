@@ -27,8 +27,10 @@
 //! Tables never move or shrink during a run, so a [`Record`] is a pair of plain references that
 //! protocols keep in their read/write sets for the length of a transaction.
 
+mod indexes;
 mod payload;
 
+pub use indexes::{END_SENTINEL_KEY, IndexId, IndexSpec, TableIndex};
 pub use payload::Payload;
 
 use std::alloc::{Layout, alloc_zeroed, dealloc, handle_alloc_error};
@@ -234,16 +236,47 @@ impl<'a, M> Record<'a, M> {
     }
 }
 
-/// All tables of one run, each with the same protocol metadata type.
+/// Whether a payload is a vacant slot: its first 8 bytes (or all of it, when shorter) are zero.
+///
+/// Tables are preallocated, so inserting a row means filling a vacant slot and deleting one means
+/// zeroing it again ([`Txn::insert`](crate::txn::Txn::insert), [`Txn::delete`](crate::txn::Txn::delete)).
+/// A workload that inserts or deletes therefore lays its rows out with a nonzero field in the
+/// first 8 bytes (TPC-C's rows all begin with an id, and ids start at 1). Presence is part of
+/// the payload, so every protocol protects it exactly as it protects the data: reading a vacant
+/// slot is a read of that record, and a concurrent insert is a conflicting write of it.
+#[inline]
+pub fn is_vacant(payload: &[u8]) -> bool {
+    payload[..payload.len().min(8)].iter().all(|&b| b == 0)
+}
+
+/// All tables of one run, each with the same protocol metadata type, and the ordered indexes over
+/// them.
 pub struct Database<M> {
     tables: Vec<Table<M>>,
+    indexes: Vec<TableIndex>,
 }
 
 impl<M: Default> Database<M> {
-    /// Allocates every table in `specs`; table `i` gets `TableId(i)`.
+    /// Allocates every table in `specs`; table `i` gets `TableId(i)`. No indexes.
     pub fn new(specs: &[TableSpec]) -> Self {
+        Self::with_indexes(specs, &[])
+    }
+
+    /// Allocates the tables and creates the (empty) indexes; index `i` gets `IndexId(i)`.
+    /// Panics when an index names a table that `specs` does not create (a workload bug).
+    pub fn with_indexes(specs: &[TableSpec], indexes: &[IndexSpec]) -> Self {
+        for ix in indexes {
+            assert!(
+                (ix.table.0 as usize) < specs.len(),
+                "index {} names table {} of {}",
+                ix.name,
+                ix.table.0,
+                specs.len()
+            );
+        }
         Database {
             tables: specs.iter().cloned().map(Table::new).collect(),
+            indexes: indexes.iter().cloned().map(TableIndex::new).collect(),
         }
     }
 }
@@ -258,6 +291,17 @@ impl<M> Database<M> {
     /// Every table, in id order.
     pub fn tables(&self) -> &[Table<M>] {
         &self.tables
+    }
+
+    /// The index with this id. Panics on an id this database did not create (a workload bug).
+    #[inline]
+    pub fn ordered_index(&self, id: IndexId) -> &TableIndex {
+        &self.indexes[id.0 as usize]
+    }
+
+    /// Every index, in id order.
+    pub fn indexes(&self) -> &[TableIndex] {
+        &self.indexes
     }
 
     /// Bytes held by records (metadata, payloads, padding): what the tables cost in memory.

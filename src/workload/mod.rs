@@ -11,7 +11,7 @@ pub mod ycsb;
 
 use crate::protocol::{Abort, Protocol};
 use crate::random::FastRng;
-use crate::storage::{Database, TableSpec};
+use crate::storage::{Database, IndexSpec, TableSpec};
 use crate::txn::Txn;
 use serde::Serialize;
 use std::future::Future;
@@ -36,6 +36,12 @@ pub trait Workload: Sync {
 
     /// The tables this workload needs.
     fn tables(&self) -> Vec<TableSpec>;
+
+    /// The ordered indexes this workload needs (none by default). Each must hold a present
+    /// record at [`END_SENTINEL_KEY`](crate::storage::END_SENTINEL_KEY) once loaded.
+    fn indexes(&self) -> Vec<IndexSpec> {
+        Vec::new()
+    }
 
     /// Populates the tables (called once, before any worker starts).
     fn load<M: Sync>(&self, db: &Database<M>);

@@ -585,9 +585,23 @@ impl OrderedIndex {
     /// The smallest key greater than `key` and its record (the "next key" of next-key locking),
     /// or `None` when `key` is the greatest. Not recorded for validation.
     pub fn next_key_after(&self, key: u64) -> Option<(u64, RecordId)> {
-        let start = key.checked_add(1)?;
+        self.first_at_or_after(key.checked_add(1)?)
+    }
+
+    /// The smallest key `>= key` and its record, or `None` when there is none. Not recorded for
+    /// validation: one step of a walk whose phantom protection comes from the records it reads
+    /// (`Txn`'s scans).
+    pub fn first_at_or_after(&self, key: u64) -> Option<(u64, RecordId)> {
         let mut one = None;
-        self.scan_into(start..=u64::MAX, Some(1), &mut one, None);
+        self.scan_into(key..=u64::MAX, Some(1), &mut one, None);
+        one
+    }
+
+    /// The greatest key in `range` and its record, or `None` when the range holds none. Not
+    /// recorded for validation (see [`first_at_or_after`](Self::first_at_or_after)).
+    pub fn last_at_or_before(&self, range: RangeInclusive<u64>) -> Option<(u64, RecordId)> {
+        let mut one = None;
+        self.scan_reverse_into(range, Some(1), &mut one, None);
         one
     }
 

@@ -6,11 +6,14 @@
 //! thread executor drives these futures in place on the worker's stack (no runtime, no allocation);
 //! later executors (coroutines, client/server) run the same programs unchanged.
 //!
-//! Programs see tables and record ids only: never record headers, never the protocol's metadata.
+//! Programs see tables, indexes and record ids only: never record headers, never the protocol's
+//! metadata. Inserts, deletes and index scans are in `index_ops.rs`.
+
+mod index_ops;
 
 use crate::check::history::{HistOp, Version, WorkerHistory};
 use crate::protocol::{Abort, Protocol, WriteKind};
-use crate::storage::{Database, Record, RecordId, Table, TableId};
+use crate::storage::{Database, IndexId, Record, RecordId, Table, TableId, TableIndex};
 use std::future::Future;
 use std::pin::Pin;
 use std::task::{Context, Poll};
@@ -22,6 +25,10 @@ pub struct Txn<'db, P: Protocol> {
     /// less on every operation's record lookup, which sits right before the record's cache miss
     /// (measured: that chain was most of the executor's overhead on NoCC YCSB-C).
     tables: &'db [Table<P::RecordMeta>],
+    /// The database's ordered indexes.
+    indexes: &'db [TableIndex],
+    /// Keys of rows this attempt deleted: taken out of their indexes once it commits.
+    index_removals: Vec<(IndexId, u64)>,
     pub(crate) worker: P::Worker<'db>,
     /// Where reads land; sized to the largest payload in the database.
     buf: Vec<u8>,
@@ -54,6 +61,8 @@ impl<'db, P: Protocol> Txn<'db, P> {
         Txn {
             protocol,
             tables: db.tables(),
+            indexes: db.indexes(),
+            index_removals: Vec::new(),
             worker: protocol.new_worker(worker_id),
             buf: vec![0; max_payload],
             id: 0,
@@ -187,6 +196,7 @@ impl<'db, P: Protocol> Txn<'db, P> {
 
     /// Starts an attempt (the executor calls this, then runs the program).
     pub(crate) fn begin(&mut self, retry: bool) {
+        debug_assert!(self.index_removals.is_empty());
         self.attempts_started += 1;
         self.id = ((self.worker_id as u64 + 1) << 40) | (self.attempts_started & ((1 << 40) - 1));
         if let Some(h) = &mut self.history {
@@ -201,15 +211,18 @@ impl<'db, P: Protocol> Txn<'db, P> {
         self.protocol.commit(&mut self.worker)
     }
 
-    /// The attempt committed: keep its history (check mode).
+    /// The attempt committed: apply its deferred index removals and keep its history (check
+    /// mode).
     pub(crate) fn committed(&mut self) {
+        self.apply_index_removals();
         if let Some(h) = &mut self.history {
             h.committed.commit(self.id, &h.attempt);
         }
     }
 
-    /// The attempt failed: let the protocol undo it.
+    /// The attempt failed: drop its pending index removals and let the protocol undo it.
     pub(crate) fn aborted(&mut self, why: Abort) {
+        self.index_removals.clear();
         self.protocol.abort(&mut self.worker, why);
     }
 

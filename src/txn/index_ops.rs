@@ -1,0 +1,290 @@
+//! Inserts, deletes and phantom-safe index scans, built once for every protocol.
+//!
+//! # Rows: slots that are vacant or present
+//!
+//! Tables are preallocated, so a row's existence is part of its record's payload: a slot whose
+//! first 8 bytes are zero is vacant ([`is_vacant`]). [`Txn::insert`] fills a vacant slot and
+//! [`Txn::delete`] zeroes a present one, both as read-modify-writes of that record. Existence is
+//! therefore data, and every protocol protects it exactly as it protects data: two inserts of one
+//! slot conflict like two updates, and a reader of a vacant slot conflicts with its inserter.
+//!
+//! # Ordered indexes: next-key protection expressed as record accesses
+//!
+//! An index entry `key -> rid` is not transactional by itself: [`Txn::index_insert`] enters it at
+//! once and it stays even if the attempt aborts (a vacant entry, which scans read and skip like a
+//! deleted row, and which a later insert of the same key reuses), and [`Txn::index_remove`] takes
+//! it out after the deleting attempt committed. Undoing an aborted attempt's entries would be
+//! wrong: two attempts may insert one key concurrently, the loser's undo would take out the
+//! entry the winner's row needs. What makes scans serializable is which records the scans
+//! read and which records index changes write (ARIES/KVL's next-key locking, Mohan 1990, with the
+//! locks replaced by the protocol's own record accesses, so it works unchanged for locking and
+//! optimistic protocols alike):
+//!
+//! - A scan of `[lo, hi]` reads, through the protocol, every entry's record from `lo` up to and
+//!   including the first *present* record after `hi` (its "next key"), vacant ones included.
+//! - An insert of `k`, once `k` is entered, read-modify-writes (rewrites unchanged) the records
+//!   of the entries after `k` up to and including the first present one: its next key, and any
+//!   vacant entries before it.
+//! - A delete writes the deleted record itself (to vacant) and, when its entry is to leave the
+//!   index ([`Txn::index_remove`]), the same path as an insert: the entries after it up to the
+//!   first present one. The entry leaves the index only after the commit.
+//!
+//! Why this excludes phantoms: let a scan S of `[lo, hi]` and an inserter I of `k` in `[lo, hi]`
+//! (or of a key below S's next key) both commit, S without seeing `k`. If `k` was in the index
+//! when S walked past its position, S read `k`'s record (vacant), which I writes: the protocol
+//! orders S before I. Otherwise I entered `k` after S walked past, and I's path (the entries
+//! after `k` up to the first present one) runs into S's path, which covers every entry of the
+//! range and continues to the first present entry after it. Where the two meet, I writes what S
+//! read, so again S is ordered before I, unless an entry on I's path changed between S's read
+//! and I's (an entry entered after S's walk, or a row that became present or vacant), and then
+//! the transaction that changed it wrote it, and S and I both conflict with that one: a cycle
+//! through S and I would be a cycle of record conflicts, which every serializable protocol
+//! prevents. Both paths must end at a *present* entry, not merely at the next entry: entries
+//! can be vacant (rows deleted and not yet taken out, inserts whose attempt aborted), and their
+//! records may be read or written by nobody else, so a path ending at one would lose the chain.
+//! A delete inside `[lo, hi]` writes a record S read.
+//!
+//! The delete's write of the path after the removed entry matters for protocols that may order a
+//! transaction before another that committed earlier in real time (TicToc's logical commit
+//! timestamps): once the entry is out of the index, a walk no longer reads the deleted record,
+//! so nothing would stop such a walker from being ordered before the delete while seeing the
+//! index after it. Reading the next present record, which the delete wrote, orders it after.
+//! (Found by the phantom test: TicToc failed it without that write; next-key locking on delete
+//! is also what ARIES/KVL prescribes.) The argument needs
+//! a present entry after every range: every index holds an end sentinel at
+//! [`END_SENTINEL_KEY`], and workloads usually add one per partition (TPC-C: one per district) so
+//! that inserts at the tail of one partition do not write records of the next.
+//!
+//! The ordered index also records leaf versions for Silo-style node-set validation
+//! ([`crate::index::OrderedIndex::scan`]); the scans here do not use them, so one mechanism serves
+//! all protocols. The price is an extra read-modify-write per indexed insert (of a record that a
+//! concurrent scan of the same gap reads anyway) and reading vacant entries that are about to
+//! leave the index.
+//!
+//! # Limits
+//!
+//! - A key deleted with [`Txn::index_remove`] must not be inserted again while that removal may
+//!   still be pending (it takes out whatever entry holds the key, right after the delete's
+//!   commit). TPC-C never reuses a deleted key; a workload that does can leave deleted rows'
+//!   entries in place instead (they are vacant entries, as above).
+//! - Entries of aborted inserts whose key is never inserted again stay as vacant entries.
+//! - Index operations are `async fn`s (not the small hand-written futures of reads and writes):
+//!   they are several protocol calls each and not on YCSB's hot path.
+
+use super::Txn;
+use crate::protocol::{Abort, Protocol};
+use crate::storage::{END_SENTINEL_KEY, IndexId, RecordId, TableId, is_vacant};
+use std::ops::RangeInclusive;
+
+impl<'db, P: Protocol> Txn<'db, P> {
+    /// Inserts a row into the vacant slot `rid`: `fill` writes the row's bytes into a zeroed,
+    /// payload-sized buffer, and must leave its first 8 bytes nonzero. Returns `false`, writing
+    /// nothing new, when the slot holds a row already (a duplicate key).
+    pub async fn insert<F: FnOnce(&mut [u8])>(
+        &mut self,
+        table: TableId,
+        rid: RecordId,
+        fill: F,
+    ) -> Result<bool, Abort> {
+        self.update(table, rid, |buf| {
+            if !is_vacant(buf) {
+                return false;
+            }
+            fill(buf);
+            assert!(!is_vacant(buf), "an inserted row must not look vacant");
+            true
+        })
+        .await
+    }
+
+    /// Deletes the row in slot `rid` (zeroes it). Returns `false` when the slot was vacant.
+    pub async fn delete(&mut self, table: TableId, rid: RecordId) -> Result<bool, Abort> {
+        self.update(table, rid, |buf| {
+            if is_vacant(buf) {
+                return false;
+            }
+            buf.fill(0);
+            true
+        })
+        .await
+    }
+
+    /// Enters `key -> rid` into `index` (`rid` should be a row this attempt inserted) and writes
+    /// the next key's record, which is what makes a concurrent scan of the gap conflict with this
+    /// insert (module docs). The entry stays if the attempt aborts. Returns `false`, changing
+    /// nothing, when the key is already indexed (then scans read `rid`'s row through the entry,
+    /// and writing the row is what they conflict with).
+    pub async fn index_insert(
+        &mut self,
+        index: IndexId,
+        key: u64,
+        rid: RecordId,
+    ) -> Result<bool, Abort> {
+        assert!(key != END_SENTINEL_KEY, "key u64::MAX is the end sentinel");
+        let ix = &self.indexes[index.0 as usize];
+        if ix.map.insert(key, rid).is_err() {
+            return Ok(false);
+        }
+        self.rewrite_path_after(index, key).await?;
+        Ok(true)
+    }
+
+    /// Takes `key` out of `index` once this attempt commits (the row itself is deleted with
+    /// [`delete`](Self::delete)); nothing happens if it aborts. Writes the path after `key` now,
+    /// as an insert does (module docs).
+    pub async fn index_remove(&mut self, index: IndexId, key: u64) -> Result<(), Abort> {
+        assert!(key != END_SENTINEL_KEY, "the end sentinel stays");
+        self.rewrite_path_after(index, key).await?;
+        self.index_removals.push((index, key));
+        Ok(())
+    }
+
+    /// Read-modify-writes (unchanged) the records of the entries after `key` up to and including
+    /// the first present one.
+    async fn rewrite_path_after(&mut self, index: IndexId, key: u64) -> Result<(), Abort> {
+        let mut at = key + 1;
+        loop {
+            let (next, _, present) = self.access_entry_at_or_after(index, at, true).await?;
+            if present || next == END_SENTINEL_KEY {
+                return Ok(());
+            }
+            at = next + 1;
+        }
+    }
+
+    /// The smallest key in `range` whose row is present, and its record id; `None` when the
+    /// range holds no present row. Phantom-safe (module docs): reads every entry from the range's
+    /// start to the answer, or to the first present row after the range.
+    pub async fn scan_first(
+        &mut self,
+        index: IndexId,
+        range: RangeInclusive<u64>,
+    ) -> Result<Option<(u64, RecordId)>, Abort> {
+        let (lo, hi) = range.into_inner();
+        let mut at = lo;
+        loop {
+            let (key, rid, present) = self.access_entry_at_or_after(index, at, false).await?;
+            if present || key == END_SENTINEL_KEY {
+                return Ok((present && key <= hi).then_some((key, rid)));
+            }
+            at = key + 1;
+        }
+    }
+
+    /// The greatest key in `range` whose row is present, and its record id; `None` when there is
+    /// none. Phantom-safe: reads the first present row after the range (its next key), then
+    /// every entry from the range's end down to the answer.
+    pub async fn scan_last(
+        &mut self,
+        index: IndexId,
+        range: RangeInclusive<u64>,
+    ) -> Result<Option<(u64, RecordId)>, Abort> {
+        let (lo, hi) = range.into_inner();
+        if hi < END_SENTINEL_KEY {
+            self.read_next_present(index, hi + 1).await?;
+        }
+        let ix = &self.indexes[index.0 as usize];
+        let table = ix.spec.table;
+        let mut top = hi;
+        while let Some((key, rid)) = ix.map.last_at_or_before(lo..=top) {
+            let present = !is_vacant(self.read(table, rid).await?);
+            if ix.map.last_at_or_before(lo..=top) != Some((key, rid)) {
+                continue; // an entry appeared above `key` meanwhile: read it first
+            }
+            if present {
+                return Ok(Some((key, rid)));
+            }
+            if key == lo {
+                break;
+            }
+            top = key - 1;
+        }
+        Ok(None)
+    }
+
+    /// Appends to `out` every present row's key and record id in `range`, in key order.
+    /// Phantom-safe: reads every entry of the range and the first present row after it.
+    pub async fn scan(
+        &mut self,
+        index: IndexId,
+        range: RangeInclusive<u64>,
+        out: &mut Vec<(u64, RecordId)>,
+    ) -> Result<(), Abort> {
+        let (lo, hi) = range.into_inner();
+        let mut at = lo;
+        loop {
+            let (key, rid, present) = self.access_entry_at_or_after(index, at, false).await?;
+            if key > hi && present {
+                return Ok(());
+            }
+            if present {
+                out.push((key, rid));
+            }
+            if key == END_SENTINEL_KEY {
+                return Ok(());
+            }
+            at = key + 1;
+        }
+    }
+
+    /// Reads entries from `at` upwards until a present row (the next key of a range ending
+    /// before `at`).
+    async fn read_next_present(&mut self, index: IndexId, mut at: u64) -> Result<(), Abort> {
+        loop {
+            let (key, _, present) = self.access_entry_at_or_after(index, at, false).await?;
+            if present || key == END_SENTINEL_KEY {
+                return Ok(());
+            }
+            at = key + 1;
+        }
+    }
+
+    /// Reads (or, with `rewrite`, read-modify-writes unchanged) through the protocol the record
+    /// of the first entry at or after `at`, and returns its key, record id and whether its row is
+    /// present.
+    ///
+    /// The index lookup and the protocol's read are two steps, and an insert may slip between
+    /// them: the walk finds `s`, an inserter enters `k < s` and writes `s` and commits, and only
+    /// then the walk reads `s` (its new version, so nothing fails validation later) — having
+    /// missed `k`. So after the read the lookup is repeated, and the walk moves on only when it
+    /// still finds the record it read; otherwise it reads the newcomer first. An insert entered
+    /// after the repeated lookup writes `s` after this read, which the protocol then orders (the
+    /// inserter enters its key before writing the next key's record, and the read of `s`
+    /// happens before the second lookup). Records read by a discarded lookup stay in the
+    /// read set (harmless: at worst a needless conflict). An inserter's path is re-checked the
+    /// same way.
+    async fn access_entry_at_or_after(
+        &mut self,
+        index: IndexId,
+        at: u64,
+        rewrite: bool,
+    ) -> Result<(u64, RecordId, bool), Abort> {
+        let ix = &self.indexes[index.0 as usize];
+        let first = || {
+            ix.map
+                .first_at_or_after(at)
+                .expect("every index holds its end sentinel at u64::MAX")
+        };
+        let mut entry = first();
+        loop {
+            let present = if rewrite {
+                self.update(ix.spec.table, entry.1, |row| !is_vacant(row))
+                    .await?
+            } else {
+                !is_vacant(self.read(ix.spec.table, entry.1).await?)
+            };
+            let again = first();
+            if again == entry {
+                return Ok((entry.0, entry.1, present));
+            }
+            entry = again;
+        }
+    }
+
+    /// Applies the committed attempt's deletes to the indexes.
+    pub(super) fn apply_index_removals(&mut self) {
+        for (index, key) in self.index_removals.drain(..) {
+            self.indexes[index.0 as usize].map.remove(key);
+        }
+    }
+}

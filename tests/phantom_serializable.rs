@@ -1,0 +1,364 @@
+//! Phantoms: inserts and deletes racing with range scans, under every protocol.
+//!
+//! The workload keeps `BUCKETS` key ranges in one ordered index, and beside them one counter
+//! record per bucket holding its number of present rows. Transactions:
+//!
+//! - insert: a fresh key at a random position of a random bucket (a new row in a fresh slot),
+//!   indexed, and its bucket's counter incremented;
+//! - delete: find the bucket's first present row (`scan_first`), delete it, take its key out of
+//!   the index after commit, decrement the counter;
+//! - count: `scan` a bucket and compare the rows found with the bucket's counter;
+//! - ends: `scan` a bucket, `scan_first` and `scan_last` it, and compare the three answers.
+//!
+//! In any serializable execution every comparison holds. A scan that misses a row inserted by a
+//! transaction it serialises after (a phantom), or sees a deleted one, breaks one of them. A
+//! transaction that observes a broken comparison increments its worker's observation record; the
+//! increment persists only if the transaction commits, so the test sums committed observations
+//! only (an optimistic attempt may see inconsistent state and then fail validation, which is
+//! fine). After the run, each counter must equal its bucket's present rows, and every present row
+//! must be indexed.
+//!
+//! NoCC, which protects nothing, must be caught by the same test.
+
+use std::future::Future;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
+use txbench::exec::{ExecConfig, run_threads};
+use txbench::protocol::mocc::{Mocc, MqlLock, RwLock};
+use txbench::protocol::nocc::Nocc;
+use txbench::protocol::plor::Plor;
+use txbench::protocol::silo::Silo;
+use txbench::protocol::tictoc::TicToc;
+use txbench::protocol::twopl::{NoWait, WaitDie, WoundWait};
+use txbench::protocol::{Abort, Protocol, ProtocolOptions};
+use txbench::random::FastRng;
+use txbench::storage::{
+    Database, END_SENTINEL_KEY, IndexId, IndexSpec, RecordId, TableId, TableSpec, is_vacant,
+};
+use txbench::txn::Txn;
+use txbench::workload::Workload;
+
+const ROWS: TableId = TableId(0);
+const COUNTS: TableId = TableId(1);
+const OBSERVED: TableId = TableId(2);
+const INDEX: IndexId = IndexId(0);
+const BUCKETS: u64 = 4;
+/// Rows present in each bucket at the start.
+const INITIAL_PER_BUCKET: u64 = 8;
+const MAX_WORKERS: u64 = 8;
+/// Row slots each worker may fill; its inserts stop when they run out.
+const SLOTS_PER_WORKER: u64 = 1 << 16;
+/// Slots: the initial rows, then each worker's, then the end sentinel's.
+const SENTINEL_SLOT: u64 = BUCKETS * INITIAL_PER_BUCKET + MAX_WORKERS * SLOTS_PER_WORKER;
+/// Key = bucket << BUCKET_SHIFT | position << 20 | slot: unique because slots are never reused.
+const BUCKET_SHIFT: u32 = 48;
+
+#[derive(Clone, Copy, Default)]
+struct Request {
+    kind: usize,
+    bucket: u64,
+    position: u64,
+}
+
+/// The workload, with each worker's next free row slot.
+struct Phantoms {
+    next_slot: Vec<AtomicU64>,
+}
+
+impl Phantoms {
+    fn new() -> Self {
+        Phantoms {
+            next_slot: (0..MAX_WORKERS).map(|_| AtomicU64::new(0)).collect(),
+        }
+    }
+
+    /// A fresh slot of `worker` (never reused, even by aborted attempts), or `None` when spent.
+    fn fresh_slot(&self, worker: usize) -> Option<u64> {
+        // Relaxed: only worker `worker` touches its counter.
+        let n = self.next_slot[worker].fetch_add(1, Ordering::Relaxed);
+        (n < SLOTS_PER_WORKER)
+            .then_some(BUCKETS * INITIAL_PER_BUCKET + worker as u64 * SLOTS_PER_WORKER + n)
+    }
+}
+
+fn bucket_range(b: u64) -> std::ops::RangeInclusive<u64> {
+    b << BUCKET_SHIFT..=(b << BUCKET_SHIFT) | ((1 << BUCKET_SHIFT) - 1)
+}
+
+fn key_of(bucket: u64, position: u64, slot: u64) -> u64 {
+    bucket << BUCKET_SHIFT | position << 20 | slot
+}
+
+fn row(key: u64) -> [u8; 8] {
+    (key + 1).to_le_bytes()
+}
+
+fn word(data: &[u8]) -> u64 {
+    u64::from_le_bytes(data[..8].try_into().unwrap())
+}
+
+fn add(data: &mut [u8], delta: i64) {
+    let v = word(data).wrapping_add_signed(delta);
+    data[..8].copy_from_slice(&v.to_le_bytes());
+}
+
+impl Workload for Phantoms {
+    type Request = Request;
+
+    fn name(&self) -> &'static str {
+        "phantoms"
+    }
+
+    fn tables(&self) -> Vec<TableSpec> {
+        let spec = |name: &str, records| TableSpec {
+            name: name.into(),
+            records,
+            payload_bytes: 8,
+        };
+        vec![
+            spec("rows", SENTINEL_SLOT + 1),
+            spec("counts", BUCKETS),
+            spec("observed", MAX_WORKERS),
+        ]
+    }
+
+    fn indexes(&self) -> Vec<IndexSpec> {
+        vec![IndexSpec {
+            name: "rows".into(),
+            table: ROWS,
+        }]
+    }
+
+    fn load<M: Sync>(&self, db: &Database<M>) {
+        let rows = db.table(ROWS);
+        let index = &db.ordered_index(INDEX).map;
+        rows.get(RecordId(SENTINEL_SLOT))
+            .unwrap()
+            .payload
+            .store(&row(END_SENTINEL_KEY - 1));
+        index
+            .insert(END_SENTINEL_KEY, RecordId(SENTINEL_SLOT))
+            .unwrap();
+        for b in 0..BUCKETS {
+            for i in 0..INITIAL_PER_BUCKET {
+                let slot = b * INITIAL_PER_BUCKET + i;
+                let key = key_of(b, i << 16, slot);
+                rows.get(RecordId(slot)).unwrap().payload.store(&row(key));
+                index.insert(key, RecordId(slot)).unwrap();
+            }
+            db.table(COUNTS)
+                .get(RecordId(b))
+                .unwrap()
+                .payload
+                .store(&INITIAL_PER_BUCKET.to_le_bytes());
+        }
+        for n in &self.next_slot {
+            n.store(0, Ordering::Relaxed);
+        }
+    }
+
+    fn new_request(&self) -> Request {
+        Request::default()
+    }
+
+    fn generate(&self, rng: &mut FastRng, req: &mut Request) {
+        let p = rng.below(100);
+        req.kind = match p {
+            0..40 => 0,
+            40..60 => 1,
+            60..85 => 2,
+            _ => 3,
+        };
+        req.bucket = rng.below(BUCKETS);
+        req.position = rng.below(1 << 28);
+    }
+
+    fn txn_types(&self) -> &'static [&'static str] {
+        &["insert", "delete", "count", "ends"]
+    }
+
+    fn txn_type(&self, req: &Request) -> usize {
+        req.kind
+    }
+
+    fn run<'a, 'db, P: Protocol>(
+        &'a self,
+        tx: &'a mut Txn<'db, P>,
+        req: &'a Request,
+    ) -> impl Future<Output = Result<(), Abort>> + 'a {
+        run(self, tx, *req)
+    }
+}
+
+async fn run<P: Protocol>(w: &Phantoms, tx: &mut Txn<'_, P>, req: Request) -> Result<(), Abort> {
+    let mut broken = false;
+    match req.kind {
+        0 => {
+            let Some(slot) = w.fresh_slot(tx.worker_id()) else {
+                return Ok(());
+            };
+            let (rid, key) = (RecordId(slot), key_of(req.bucket, req.position, slot));
+            broken |= !tx
+                .insert(ROWS, rid, |b| b.copy_from_slice(&row(key)))
+                .await?;
+            broken |= !tx.index_insert(INDEX, key, rid).await?;
+            tx.update(COUNTS, RecordId(req.bucket), |c| add(c, 1))
+                .await?;
+        }
+        1 => {
+            if let Some((key, rid)) = tx.scan_first(INDEX, bucket_range(req.bucket)).await? {
+                // The scan saw it present; in a serializable run nobody deleted it since.
+                broken |= !tx.delete(ROWS, rid).await?;
+                tx.index_remove(INDEX, key).await?;
+                tx.update(COUNTS, RecordId(req.bucket), |c| add(c, -1))
+                    .await?;
+            }
+        }
+        2 => {
+            let mut found = Vec::new();
+            tx.scan(INDEX, bucket_range(req.bucket), &mut found).await?;
+            let counted = word(tx.read(COUNTS, RecordId(req.bucket)).await?);
+            broken |= found.len() as u64 != counted;
+        }
+        _ => {
+            let mut found = Vec::new();
+            tx.scan(INDEX, bucket_range(req.bucket), &mut found).await?;
+            let first = tx.scan_first(INDEX, bucket_range(req.bucket)).await?;
+            let last = tx.scan_last(INDEX, bucket_range(req.bucket)).await?;
+            broken |= first != found.first().copied() || last != found.last().copied();
+        }
+    }
+    if broken {
+        let me = RecordId(tx.worker_id() as u64);
+        tx.update(OBSERVED, me, |c| add(c, 1)).await?;
+    }
+    Ok(())
+}
+
+/// What a run left behind.
+struct Outcome {
+    committed: u64,
+    /// Committed transactions that observed a broken comparison.
+    observed: u64,
+    /// Buckets whose counter differs from their present rows at the end.
+    miscounted_buckets: u64,
+    /// Present rows missing from the index at the end.
+    unindexed_rows: u64,
+}
+
+fn run_phantoms<P: Protocol>(protocol: P, threads: usize, millis: u64) -> Outcome {
+    let w = Phantoms::new();
+    let db: Database<P::RecordMeta> = Database::with_indexes(&w.tables(), &w.indexes());
+    w.load(&db);
+    let exec = ExecConfig {
+        threads,
+        duration: Duration::from_millis(millis),
+        warmup: Duration::ZERO,
+        seed: 11,
+        record_history: false,
+        adaptive_backoff: false,
+        read_phase_extension_ns: 0,
+        pin_threads: false,
+    };
+    let out = run_threads(&protocol, &db, &w, &exec);
+    let load = |t: TableId, r: u64| {
+        let mut b = [0u8; 8];
+        db.table(t).get(RecordId(r)).unwrap().payload.load(&mut b);
+        b
+    };
+    let observed = (0..MAX_WORKERS).map(|r| word(&load(OBSERVED, r))).sum();
+    let mut present = [0; BUCKETS as usize];
+    let mut unindexed_rows = 0;
+    for slot in 0..SENTINEL_SLOT {
+        let data = load(ROWS, slot);
+        if !is_vacant(&data) {
+            let key = word(&data) - 1;
+            present[(key >> BUCKET_SHIFT) as usize] += 1;
+            if db.ordered_index(INDEX).map.get(key) != Some(RecordId(slot)) {
+                unindexed_rows += 1;
+            }
+        }
+    }
+    let miscounted_buckets = (0..BUCKETS)
+        .filter(|&b| word(&load(COUNTS, b)) != present[b as usize])
+        .count() as u64;
+    Outcome {
+        committed: out
+            .workers
+            .iter()
+            .flat_map(|w| w.types.iter().map(|t| t.commits))
+            .sum(),
+        observed,
+        miscounted_buckets,
+        unindexed_rows,
+    }
+}
+
+fn opts(threads: usize) -> ProtocolOptions {
+    ProtocolOptions {
+        threads,
+        ..Default::default()
+    }
+}
+
+fn assert_serializable<P: Protocol>(name: &str, make: impl Fn(&ProtocolOptions) -> P) {
+    for threads in [4, 8] {
+        let o = run_phantoms(make(&opts(threads)), threads, 300);
+        assert!(
+            o.committed > 100,
+            "{name}/{threads}: {} commits",
+            o.committed
+        );
+        assert_eq!(o.observed, 0, "{name}/{threads}: phantom observed");
+        assert_eq!(
+            o.miscounted_buckets, 0,
+            "{name}/{threads}: lost insert/delete"
+        );
+        assert_eq!(o.unindexed_rows, 0, "{name}/{threads}: row not indexed");
+    }
+}
+
+#[test]
+fn silo_has_no_phantoms() {
+    assert_serializable("silo", Silo::new);
+}
+
+#[test]
+fn tictoc_has_no_phantoms() {
+    assert_serializable("tictoc", TicToc::new);
+}
+
+#[test]
+fn mocc_has_no_phantoms() {
+    assert_serializable("mocc-rw", Mocc::<RwLock>::new);
+    assert_serializable("mocc-mql", Mocc::<MqlLock>::new);
+}
+
+#[test]
+fn twopl_has_no_phantoms() {
+    assert_serializable("no_wait", |o| NoWait::new(o).unwrap());
+    assert_serializable("wait_die", |o| WaitDie::new(o).unwrap());
+    assert_serializable("wound_wait", |o| WoundWait::new(o).unwrap());
+}
+
+#[test]
+fn plor_has_no_phantoms() {
+    assert_serializable("plor", |o| Plor::new(o).unwrap());
+    let dwa = |o: &ProtocolOptions| {
+        let mut o = o.clone();
+        o.plor.dwa = true;
+        Plor::new(&o).unwrap()
+    };
+    assert_serializable("plor-dwa", dwa);
+}
+
+/// The same test catches a protocol without concurrency control (within a few short runs: the
+/// races it needs are frequent with 8 workers on 64 keys).
+#[test]
+fn nocc_phantoms_are_caught() {
+    let caught = (0..10).any(|_| {
+        let o = run_phantoms(Nocc, 8, 200);
+        o.observed + o.miscounted_buckets + o.unindexed_rows > 0
+    });
+    assert!(caught, "NoCC passed the phantom test ten times");
+}
