@@ -38,6 +38,16 @@ use std::marker::PhantomData;
 use std::ptr::NonNull;
 use std::sync::atomic::AtomicU64;
 
+/// Whether a payload holds no row: its first 8 bytes (all of it, when shorter) are zero.
+///
+/// The convention for tables whose rows come and go (TPC-C's ORDER, NEW-ORDER, ORDER-LINE and
+/// HISTORY): every row begins with a nonzero id field, so a slot never written (tables start
+/// zeroed) or whose row was deleted (a delete writes an all-zero payload) reads as vacant.
+/// [`Payload::is_vacant`] answers the same question without copying the payload.
+pub fn is_vacant(payload: &[u8]) -> bool {
+    payload.iter().take(8).all(|&b| b == 0)
+}
+
 /// Index of a table within a [`Database`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct TableId(pub u32);
@@ -359,6 +369,43 @@ mod tests {
             let _keep = Arc::clone(&counter);
         }
         assert_eq!(Arc::strong_count(&counter), 1);
+    }
+
+    #[test]
+    fn vacancy_looks_at_the_first_eight_bytes_only() {
+        assert!(is_vacant(&[]));
+        assert!(is_vacant(&[0; 3]));
+        assert!(!is_vacant(&[0, 0, 1]));
+        assert!(is_vacant(&[0, 0, 0, 0, 0, 0, 0, 0, 9]));
+        assert!(!is_vacant(&[0, 0, 0, 0, 0, 0, 0, 1, 0]));
+
+        let t: Table<()> = Table::new(TableSpec {
+            name: "t".into(),
+            records: 1,
+            payload_bytes: 12,
+        });
+        let p = t.get(RecordId(0)).unwrap().payload;
+        assert!(p.is_vacant());
+        let mut row = [0u8; 12];
+        row[11] = 1;
+        p.store(&row);
+        assert!(p.is_vacant(), "a nonzero byte after the first eight");
+        row[7] = 1;
+        p.store(&row);
+        assert!(!p.is_vacant());
+        p.store(&[0; 12]);
+        assert!(p.is_vacant(), "a delete writes zeros");
+
+        let short: Table<()> = Table::new(TableSpec {
+            name: "short".into(),
+            records: 1,
+            payload_bytes: 3,
+        });
+        let p = short.get(RecordId(0)).unwrap().payload;
+        p.store(&[0, 0, 5]);
+        assert!(!p.is_vacant());
+        p.store(&[0, 0, 0]);
+        assert!(p.is_vacant());
     }
 
     #[test]

@@ -74,6 +74,17 @@ impl<'a> Payload<'a> {
         }
     }
 
+    /// Whether the payload holds no row ([`super::is_vacant`]), reading one word instead of
+    /// copying the payload. The first word is exactly the first min(8, len) bytes followed by
+    /// zeros: tables start zeroed and [`Payload::store`] zero-fills a short last word.
+    #[inline]
+    pub fn is_vacant(&self) -> bool {
+        self.words
+            .first()
+            // Relaxed: as in `load`, ordering is the protocol's business.
+            .is_none_or(|w| w.load(Ordering::Relaxed) == 0)
+    }
+
     /// Address of the first payload word (layout tests).
     pub fn word_addr(&self) -> usize {
         self.words.as_ptr() as usize

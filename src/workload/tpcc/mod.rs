@@ -1,5 +1,5 @@
-//! TPC-C (TPC Benchmark C, revision 5.11): the schema, the random rules and the loader; the
-//! transactions come next.
+//! TPC-C (TPC Benchmark C, revision 5.11): the schema, the random rules, the loader and the
+//! consistency checks; the transactions come next.
 //!
 //! # Layout
 //!
@@ -15,6 +15,8 @@
 //! - [`customer_index`]: CUSTOMER by last name, a static structure built at load time.
 //! - [`load`]: the loader (4.3.3.1), parallel over districts, stock ranges and item ranges,
 //!   deterministic for a seed; [`memory`] reports bytes per warehouse.
+//! - [`consistency`]: the consistency conditions 3.3.2.1-7 on a quiescent database
+//!   ([`check_consistency`]), run after a run or after loading.
 //!
 //! The general-purpose concurrent hash index is [`crate::index::HashIndex`]; TPC-C's own keys do
 //! not need it (above), but workloads with sparse keys do.
@@ -25,19 +27,21 @@
 //!    protection (leaf versions or key-range locks): ORDER by (w, d, c, o) for Order-Status,
 //!    NEW-ORDER oldest per district for Delivery, ORDER-LINE ranges for Stock-Level.
 //! 2. Inserts and deletes in the `Protocol` trait (a slot's visibility decided by the protocol;
-//!    today a zeroed slot is "vacant", see [`schema`]).
+//!    today a slot is vacant when its first 8 bytes are zero, [`crate::storage::is_vacant`]).
 //! 3. The five transactions (New-Order, Payment, Order-Status, Delivery, Stock-Level), the full
 //!    and no-Payment (np) mixes, the `Workload` impl (holding [`LoadedTpcc`] and C-Run constants
 //!    from [`NuRandConstants::for_run`]), CLI flags (`--workload tpcc --warehouses N
-//!    --mix full|np`) with validation before loading, per-type reports.
-//! 4. The consistency checks 3.3.2.1-4 after a run (the loader's test checks them after load).
+//!    --mix full|np`) with validation before loading, per-type reports; calling
+//!    [`check_consistency`] after a run.
 
+pub mod consistency;
 pub mod customer_index;
 pub mod load;
 pub mod random;
 pub mod rows;
 pub mod schema;
 
+pub use consistency::{ConsistencyReport, check_consistency};
 pub use customer_index::CustomersByLastName;
 pub use load::{LoadParams, LoadedTpcc, TpccMemory, create_and_load, load, memory};
 pub use random::NuRandConstants;

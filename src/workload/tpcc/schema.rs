@@ -24,8 +24,9 @@
 //!
 //! ORDER-LINE reserves 15 slots per order (O_OL_CNT is at most 15; 10 on average), trading a third
 //! of that table's memory for a row address that needs no allocator and no index. A slot whose
-//! key fields are all zero is vacant (spec ids start at 1); until the engine has inserts and
-//! deletes, that is how a vacant ORDER, NEW-ORDER, ORDER-LINE or HISTORY slot is recognised.
+//! first 8 bytes (key fields) are all zero is vacant ([`crate::storage::is_vacant`]; spec ids
+//! start at 1); until the engine has inserts and deletes, that is how a vacant ORDER, NEW-ORDER,
+//! ORDER-LINE or HISTORY slot is recognised.
 
 use super::rows::{
     Customer, District, History, Item, NewOrder, Order, OrderLine, Row, Stock, Warehouse,

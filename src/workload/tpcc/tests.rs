@@ -6,7 +6,7 @@ use super::rows::{
     Customer, District, History, Item, NewOrder, Order, OrderLine, Row, Stock, Warehouse,
 };
 use super::schema::*;
-use super::{LoadParams, LoadedTpcc, TpccConfig, create_and_load, memory};
+use super::{LoadParams, LoadedTpcc, TpccConfig, check_consistency, create_and_load, memory};
 use crate::storage::{Database, RecordId, TableId};
 use std::sync::OnceLock;
 
@@ -132,6 +132,10 @@ fn consistency_conditions_hold_after_load() {
     // 3.3.2.1: W_YTD = sum(D_YTD).
     assert_eq!(w.w_ytd, d_ytd);
     assert_eq!(w.w_ytd, 30_000_000);
+
+    // The checker agrees with the checks above.
+    let report = check_consistency(db, &config());
+    assert!(report.is_consistent(), "{report:?}");
 }
 
 #[test]
