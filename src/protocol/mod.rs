@@ -16,7 +16,7 @@
 //!
 //! # Life of a transaction attempt
 //!
-//! `begin` → any number of `read` / `read_for_update` / `write` → `commit`, or `abort` at any point
+//! `begin` → any number of `read` / `read_committed` / `read_for_update` / `write` → `commit`, or `abort` at any point
 //! after an operation or `commit` returned `Err` (the executor calls `abort` exactly once per failed
 //! attempt, with the reason). After `commit` returns `Ready(Ok)`, the attempt's effects are visible
 //! and durable in memory and the worker state is ready for the next `begin`.
@@ -71,6 +71,23 @@ pub trait Protocol: Send + Sync + Sized + 'static {
 
     /// Copies the record's payload into `out` (`out.len()` is the payload size).
     fn read<'db>(
+        &self,
+        w: &mut Self::Worker<'db>,
+        rec: Record<'db, Self::RecordMeta>,
+        out: &mut [u8],
+    ) -> OpResult;
+
+    /// Copies the record's latest committed payload into `out` at read-committed isolation: the
+    /// value was committed (never another transaction's uncommitted write, never a torn copy), but
+    /// the read is not registered for validation and holds no lock after it returns, so it does not
+    /// protect the transaction against later writers. Own writes are visible (read-your-writes).
+    ///
+    /// Required, with no default falling back to `read`: what "committed, not protected" costs
+    /// differs per design (a seqlock copy, a short-duration shared lock), and a default would
+    /// silently give serializable reads their full cost and conflicts (TPC-C Stock-Level at read
+    /// committed, PLOR 6.1, would then measure the wrong thing). Like every operation it may return
+    /// `Pending` to wait, and must not make the transaction part of a cycle of waits.
+    fn read_committed<'db>(
         &self,
         w: &mut Self::Worker<'db>,
         rec: Record<'db, Self::RecordMeta>,

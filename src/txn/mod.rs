@@ -122,6 +122,25 @@ impl<'db, P: Protocol> Txn<'db, P> {
             tx: Some(self),
             table,
             rid,
+            committed_only: false,
+        }
+    }
+
+    /// Reads a record at read-committed isolation ([`Protocol::read_committed`]): the bytes are a
+    /// committed version (or this transaction's own write), but the read is neither validated nor
+    /// kept locked, so a later writer may replace it before this transaction commits. For reads
+    /// whose staleness the program tolerates (TPC-C Stock-Level, PLOR 6.1). The returned bytes are
+    /// valid until the next operation.
+    ///
+    /// In check mode, do not report such a read with [`Txn::record_read`]: the checker tests
+    /// serializability, which read committed does not promise.
+    #[inline]
+    pub fn read_committed(&mut self, table: TableId, rid: RecordId) -> ReadOp<'_, 'db, P> {
+        ReadOp {
+            tx: Some(self),
+            table,
+            rid,
+            committed_only: true,
         }
     }
 
@@ -234,24 +253,38 @@ impl<'db, P: Protocol> Txn<'db, P> {
     }
 }
 
-/// The future of [`Txn::read`]: polls the protocol's `read` until it is ready.
+/// The future of [`Txn::read`] and [`Txn::read_committed`]: polls the protocol's `read` (or
+/// `read_committed`) until it is ready.
 pub struct ReadOp<'t, 'db, P: Protocol> {
     /// Taken when the read completes, so the output can borrow the handle for `'t`.
     tx: Option<&'t mut Txn<'db, P>>,
     table: TableId,
     rid: RecordId,
+    /// Read committed rather than serializable. A flag rather than a second future type: it fits
+    /// in the padding after `table`, so the future stays three words (see [`Txn::read`]).
+    committed_only: bool,
 }
+
+// Three words, as `Txn::read` promises: the flag must stay in padding.
+const _: () =
+    assert!(std::mem::size_of::<ReadOp<'static, 'static, crate::protocol::nocc::Nocc>>() <= 24);
 
 impl<'t, 'db, P: Protocol> Future for ReadOp<'t, 'db, P> {
     type Output = Result<&'t [u8], Abort>;
 
     #[inline]
     fn poll(mut self: Pin<&mut Self>, _cx: &mut Context<'_>) -> Poll<Self::Output> {
-        let (table, rid) = (self.table, self.rid);
+        let (table, rid, committed_only) = (self.table, self.rid, self.committed_only);
         let tx = self.tx.as_mut().expect("ReadOp polled after completion");
         let rec = tx.record(table, rid);
         let n = rec.payload.len();
-        match tx.protocol.read(&mut tx.worker, rec, &mut tx.buf[..n]) {
+        let polled = if committed_only {
+            tx.protocol
+                .read_committed(&mut tx.worker, rec, &mut tx.buf[..n])
+        } else {
+            tx.protocol.read(&mut tx.worker, rec, &mut tx.buf[..n])
+        };
+        match polled {
             Poll::Pending => Poll::Pending,
             Poll::Ready(Err(why)) => Poll::Ready(Err(why)),
             Poll::Ready(Ok(())) => {
@@ -338,5 +371,60 @@ impl<P: Protocol, F: FnOnce(&mut [u8])> Future for WriteOp<'_, '_, P, F> {
         }
         tx.protocol
             .write(&mut tx.worker, rec, buf, WriteKind::Blind)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::protocol::ProtocolOptions;
+    use crate::protocol::tictoc::TicToc;
+    use crate::storage::TableSpec;
+    use std::task::Waker;
+
+    fn poll<F: Future>(fut: F) -> Poll<F::Output> {
+        let mut fut = std::pin::pin!(fut);
+        fut.as_mut().poll(&mut Context::from_waker(Waker::noop()))
+    }
+
+    /// Reads record 0 (serializable or read committed) and writes record 1, lets another worker
+    /// commit a write to record 0, then commits: only the serializable read makes the commit fail
+    /// (the write puts the commit timestamp past the read version's; a read-only transaction
+    /// would simply serialize before the writer).
+    fn commit_after_concurrent_write(read_committed: bool) -> Result<(), Abort> {
+        let p = TicToc::new(&ProtocolOptions::default());
+        let db = Database::new(&[TableSpec {
+            name: "t".into(),
+            records: 2,
+            payload_bytes: 8,
+        }]);
+        let (table, rid) = (TableId(0), RecordId(0));
+        let mut reader = Txn::new(&p, &db, 0, false);
+        let mut writer = Txn::new(&p, &db, 1, false);
+        reader.begin(false);
+        let read = if read_committed {
+            poll(reader.read_committed(table, rid))
+        } else {
+            poll(reader.read(table, rid))
+        };
+        assert!(matches!(read, Poll::Ready(Ok(&[0, 0, 0, 0, 0, 0, 0, 0]))));
+        let own = poll(reader.write(table, RecordId(1), &[2; 8]));
+        assert_eq!(own, Poll::Ready(Ok(())));
+        writer.begin(false);
+        assert_eq!(poll(writer.write(table, rid, &[1; 8])), Poll::Ready(Ok(())));
+        assert_eq!(writer.poll_commit(), Poll::Ready(Ok(())));
+        match reader.poll_commit() {
+            Poll::Ready(res) => res,
+            Poll::Pending => panic!("TicToc's NoWait commit does not wait"),
+        }
+    }
+
+    #[test]
+    fn read_committed_op_calls_the_protocols_read_committed() {
+        assert_eq!(commit_after_concurrent_write(true), Ok(()));
+        assert_eq!(
+            commit_after_concurrent_write(false),
+            Err(Abort::ReadValidation)
+        );
     }
 }

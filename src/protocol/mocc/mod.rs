@@ -276,6 +276,33 @@ impl<L: RecordLock> Protocol for Mocc<L> {
         self.read_impl(w, rec, out, LockMode::Read)
     }
 
+    /// Silo's seqlock copy through the TID word, with none of MOCC's pessimism: no record lock
+    /// (hot or in the RLL), no read-set entry, no temperature. The pessimistic lock exists to keep
+    /// a read from failing verification; a read that is never verified has nothing to protect, and
+    /// taking it would only block writers. A set install bit means a committer past all its lock
+    /// waits is installing (module docs): wait for it, as `read` does. `op` and `waiting` are left
+    /// alone: they belong to a `read` whose lock request is outstanding, which this cannot
+    /// interleave with (an operation is re-polled until it completes).
+    fn read_committed<'db>(
+        &self,
+        w: &mut MoccWorker<'db, L>,
+        rec: Rec<'db, L>,
+        out: &mut [u8],
+    ) -> OpResult {
+        debug_assert!(w.waiting.is_none(), "a lock request is still outstanding");
+        if w.writes.read_own(&rec, out) {
+            return Poll::Ready(Ok(()));
+        }
+        match rec
+            .meta()
+            .tid
+            .read_consistent(rec.payload, out, READ_RETRIES)
+        {
+            Some(_) => Poll::Ready(Ok(())),
+            None => Poll::Pending,
+        }
+    }
+
     fn read_for_update<'db>(
         &self,
         w: &mut MoccWorker<'db, L>,

@@ -167,3 +167,55 @@ fn mql_queued_writer_is_granted_on_release_and_abort_withdraws() {
         "free after commit"
     );
 }
+
+#[test]
+fn read_committed_takes_no_lock_on_a_hot_record_and_is_not_verified() {
+    let (m, t) = setup::<RwLock>(1);
+    let (x, y) = (t.get(RecordId(0)).unwrap(), t.get(RecordId(1)).unwrap());
+    heat(&m, &x);
+    let mut a = m.new_worker(0);
+    let mut b = m.new_worker(1);
+    let mut buf = [0u8; 8];
+    m.begin(&mut a, false);
+    assert_eq!(m.read_committed(&mut a, x, &mut buf), OK);
+    assert!(!a.holds(&x, LockMode::Read), "hot, but no read lock");
+    assert_eq!(x.meta().lock.load().readers(), 0);
+    assert_eq!(m.write(&mut a, y, &[1; 8], WriteKind::Blind), OK);
+    assert_eq!(m.read_committed(&mut a, y, &mut buf), OK);
+    assert_eq!(buf, [1; 8], "own write");
+    // A writer of x is not held up by the reader (it would wait for a read lock)...
+    m.begin(&mut b, false);
+    assert_eq!(m.write(&mut b, x, &[2; 8], WriteKind::Blind), OK);
+    assert_eq!(m.commit(&mut b), OK);
+    // ...and the reader's commit does not verify x.
+    let temp = m.temp_cell(&x).get(a.epoch);
+    assert_eq!(m.commit(&mut a), OK);
+    assert_eq!(m.temp_cell(&x).get(a.epoch), temp, "x not heated");
+}
+
+#[test]
+fn read_committed_skips_buffered_writes_and_waits_for_an_install() {
+    let (m, t) = setup::<MqlLock>(1);
+    let x = t.get(RecordId(2)).unwrap();
+    heat(&m, &x);
+    let mut a = m.new_worker(0);
+    let mut b = m.new_worker(1);
+    let mut buf = [0u8; 8];
+    m.begin(&mut a, false);
+    m.begin(&mut b, false);
+    assert_eq!(m.read_for_update(&mut b, x, &mut buf), OK);
+    assert!(b.holds(&x, LockMode::Write));
+    assert_eq!(m.write(&mut b, x, &[3; 8], WriteKind::ReadModifyWrite), OK);
+    // b's write lock does not block an RC read (a serializable read of hot x would queue).
+    assert_eq!(m.read_committed(&mut a, x, &mut buf), OK);
+    assert_eq!(buf, [0; 8], "b's write is buffered, not committed");
+    // The install bit does: a committer is copying its payload in.
+    let seen = x.meta().tid.load();
+    assert!(x.meta().tid.try_lock(seen));
+    assert_eq!(m.read_committed(&mut a, x, &mut buf), Poll::Pending);
+    x.meta().tid.store(seen);
+    assert_eq!(m.commit(&mut b), OK);
+    assert_eq!(m.read_committed(&mut a, x, &mut buf), OK);
+    assert_eq!(buf, [3; 8], "committed value seen");
+    assert_eq!(m.commit(&mut a), OK);
+}

@@ -14,6 +14,8 @@
 //!   (installing); then it wounds that committer if older, registers in the record's waiter set
 //!   so that no younger writer retakes the record before it (the bitmap reader must drop its bit
 //!   while it waits, unlike the paper's list entry), and waits (`Pending`).
+//!   `read_committed` instead copies through the install-counter seqlock below, unlocked and
+//!   unvalidated; it waits only while a committer holds the record exclusively.
 //!   `write` and `read_for_update` take the write lock (`LockWr`, module `write_lock`) with WOUND_WAIT
 //!   and buffer the new payload.
 //! - **Commit** (module `commit`). Phase 1: for each written record, enter exclusive mode (`EXCL`),
@@ -134,6 +136,13 @@ impl PlorWorker<'_> {
     /// The current attempt's identity (tests).
     pub fn ident(&self) -> CtxWord {
         self.req.me
+    }
+
+    /// Whether the attempt holds a reader bit or a write lock (that another transaction may be
+    /// waiting for).
+    fn holds_lock(&self) -> bool {
+        self.reads.iter().any(|(_, m)| *m == ReadMode::Locked)
+            || self.writes.entries().iter().any(|e| e.state.owned)
     }
 
     /// Whether the current attempt reads optimistically (tests).
@@ -262,6 +271,53 @@ impl Protocol for Plor {
         }
         w.accessed += 1;
         Poll::Ready(Ok(()))
+    }
+
+    /// The read-only path's seqlock copy against the install counter and `EXCL`
+    /// ([`optimistic_read`]), not entered in the read set, so never validated and never locked.
+    /// Readers here already ignore write locks (writes are buffered until phase 3); what an RC read
+    /// must not see is a half-done install, and installs happen only in exclusive mode, which the
+    /// seqlock detects. A brief read lock would work too, but its bit is visible: a committer
+    /// entering exclusive mode would wound this attempt for a read it never needed to protect.
+    ///
+    /// While a committer holds the record exclusively the read waits. If the attempt holds a lock
+    /// (a reader bit or the write lock), that committer may be waiting for it, so it waits the way
+    /// a refused locked read does: wounds a younger committer and registers as a waiter (cleared
+    /// when the read completes, or by the abort). An attempt holding nothing just waits.
+    fn read_committed<'db>(
+        &self,
+        w: &mut PlorWorker<'db>,
+        rec: Record<'db, PlorLock>,
+        out: &mut [u8],
+    ) -> OpResult {
+        self.poll_once(w)?;
+        if w.writes.read_own(&rec, out) {
+            return Poll::Ready(Ok(()));
+        }
+        if w.reads.find(&rec) == Some(&ReadMode::Locked) {
+            // Stable: an installer waits for our bit to clear.
+            rec.payload.load(out);
+            return Poll::Ready(Ok(()));
+        }
+        if optimistic_read(&rec, out).is_ready() {
+            w.req.stop_waiting();
+            // Counts towards the deadline's `R` like any access; not deduplicated (an RC read
+            // leaves no entry to find), so a re-read counts again: `R` is an estimate anyway.
+            w.accessed += 1;
+            return Poll::Ready(Ok(()));
+        }
+        if w.holds_lock() {
+            let lock = rec.meta();
+            let owner = lock.owner();
+            if owner != 0 && lock.is_exclusive() {
+                let owner = CtxWord::from_raw(owner);
+                if w.req.me.is_older_than(owner) {
+                    self.ctx.wound(owner);
+                }
+            }
+            w.req.register(lock);
+        }
+        Poll::Pending
     }
 
     fn read_for_update<'db>(

@@ -401,3 +401,78 @@ fn reader_refused_by_exclusive_mode_keeps_its_place_against_a_retrying_writer() 
     assert_eq!(p.commit(&mut writer), Poll::Pending);
     assert!(!p.contexts().is_aborted(1));
 }
+
+#[test]
+fn read_committed_sets_no_bit_so_a_writer_commits_past_it() {
+    let (p, t) = (plor(2, locking()), table());
+    let (x, y) = (t.get(RecordId(0)).unwrap(), t.get(RecordId(1)).unwrap());
+    let (mut old, mut young) = (p.new_worker(0), p.new_worker(1));
+    let mut buf = [0u8; 8];
+    p.begin(&mut old, false);
+    p.begin(&mut young, false);
+    assert_eq!(p.write(&mut young, x, &[7; 8], WriteKind::Blind), OK);
+    assert_eq!(p.read_committed(&mut old, x, &mut buf), OK);
+    assert_eq!(buf, [0; 8], "young's write is buffered, not committed");
+    assert!(!x.meta().is_reading(0), "no reader bit");
+    assert_eq!(p.write(&mut old, y, &[1; 8], WriteKind::Blind), OK);
+    assert_eq!(p.read_committed(&mut old, y, &mut buf), OK);
+    assert_eq!(buf, [1; 8], "own write");
+    // A locked read would make this commit wait for the older reader.
+    assert_eq!(p.commit(&mut young), OK);
+    assert_eq!(p.read_committed(&mut old, x, &mut buf), OK);
+    assert_eq!(buf, [7; 8], "committed value seen");
+    assert_eq!(p.commit(&mut old), OK);
+}
+
+#[test]
+fn read_committed_is_not_validated_in_an_optimistic_read_only_attempt() {
+    let (p, t) = (plor(2, PlorOptions::default()), table());
+    let x = t.get(RecordId(0)).unwrap();
+    let (mut ro, mut w) = (p.new_worker(0), p.new_worker(1));
+    let mut buf = [0u8; 8];
+    p.begin(&mut ro, false);
+    assert!(ro.is_optimistic());
+    assert_eq!(p.read_committed(&mut ro, x, &mut buf), OK);
+    p.begin(&mut w, false);
+    assert_eq!(p.write(&mut w, x, &[2; 8], WriteKind::Blind), OK);
+    assert_eq!(p.commit(&mut w), OK);
+    // An optimistic read of x would fail validation here.
+    assert_eq!(p.commit(&mut ro), OK);
+}
+
+#[test]
+fn read_committed_waits_for_exclusive_mode_and_wounds_only_when_holding_a_lock() {
+    let (p, t) = (plor(3, locking()), table());
+    let (x, z) = (t.get(RecordId(0)).unwrap(), t.get(RecordId(1)).unwrap());
+    let (mut free, mut holder, mut writer) = (p.new_worker(0), p.new_worker(1), p.new_worker(2));
+    let mut buf = [0u8; 8];
+    p.begin(&mut free, false);
+    p.begin(&mut holder, false);
+    p.begin(&mut writer, false);
+    // `writer` puts x in exclusive mode, then waits for the older `holder`'s reader bit on z.
+    assert_eq!(p.read(&mut holder, z, &mut buf), OK);
+    assert_eq!(p.write(&mut writer, x, &[1; 8], WriteKind::Blind), OK);
+    assert_eq!(p.write(&mut writer, z, &[1; 8], WriteKind::Blind), OK);
+    assert_eq!(p.commit(&mut writer), Poll::Pending);
+    assert!(x.meta().is_exclusive());
+    // An attempt holding nothing just waits: nobody waits for it.
+    assert_eq!(p.read_committed(&mut free, x, &mut buf), Poll::Pending);
+    assert!(!p.contexts().is_aborted(2), "no wound");
+    assert!(x.meta().waiters().is_empty(), "no registration");
+    // `holder` is waited for by `writer`: waiting without a wound would deadlock.
+    assert_eq!(p.read_committed(&mut holder, x, &mut buf), Poll::Pending);
+    assert!(
+        p.contexts().is_aborted(2),
+        "the younger committer is wounded"
+    );
+    assert_eq!(x.meta().waiters().ids().collect::<Vec<_>>(), vec![1]);
+    assert_eq!(p.commit(&mut writer), Poll::Ready(Err(Abort::Wounded)));
+    p.abort(&mut writer, Abort::Wounded);
+    assert_eq!(p.read_committed(&mut holder, x, &mut buf), OK);
+    assert_eq!(buf, [0; 8], "the wounded write was never installed");
+    assert!(x.meta().waiters().is_empty(), "deregistered");
+    assert!(!x.meta().is_reading(1), "no bit left behind");
+    assert_eq!(p.read_committed(&mut free, x, &mut buf), OK);
+    assert_eq!(p.commit(&mut holder), OK);
+    assert_eq!(p.commit(&mut free), OK);
+}

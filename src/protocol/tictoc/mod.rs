@@ -11,6 +11,8 @@
 //!    installing); copy the payload; reload the word behind an Acquire fence; if `wts` changed or
 //!    the lock appeared, copy again (a few times, then `Pending`). Remember `(wts, rts)`. Reads of
 //!    records in the transaction's own write set return the buffered data.
+//!    A read-committed read ([`read`]) makes the same copy but does not remember it: commit
+//!    neither validates nor extends it.
 //! 2. **Write**: buffer the new payload in the write set; no lock until commit.
 //! 3. **Lock** ([`commit`]): sort the write set by record (one global order, so waiting cannot
 //!    deadlock) and set each lock bit by compare-and-swap. A busy lock means, by option:
@@ -192,6 +194,16 @@ impl Protocol for TicToc {
         out: &mut [u8],
     ) -> OpResult {
         read::read(w, rec, out)
+    }
+
+    #[inline]
+    fn read_committed<'db>(
+        &self,
+        w: &mut TicTocWorker<'db>,
+        rec: Record<'db, TicTocMeta>,
+        out: &mut [u8],
+    ) -> OpResult {
+        read::read_committed(w, rec, out)
     }
 
     #[inline]

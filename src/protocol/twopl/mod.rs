@@ -33,6 +33,23 @@
 //! wait still allowed?). A lock request is only recorded in the read/write set once granted, so
 //! repeating an operation after `Pending` is safe.
 //!
+//! # Read committed
+//!
+//! `read_committed` takes the shared lock for the copy only and releases it at once, so the value
+//! is committed (exclusive holders install only at commit) and a writer can lock the record right
+//! after. Releasing at once does not by itself make waiting safe: under strict 2PL the attempt
+//! still holds its other locks, so two attempts holding exclusive locks and each reading the
+//! other's record at read committed would wait for each other forever. Hence:
+//!
+//! - An attempt that holds no lock (the usual case: a read-only transaction reading only at read
+//!   committed, like TPC-C Stock-Level) waits for a conflicting holder with `Pending`, without
+//!   registering as a waiter: nobody waits for it, so it closes no cycle, and under every rule it
+//!   neither aborts (NO_WAIT, WAIT_DIE) nor wounds a writer (WOUND_WAIT). It still defers to an
+//!   older registered waiter, as any newcomer does.
+//! - An attempt that holds a lock requests the shared lock through the rule's `acquire`, exactly
+//!   as `read` would (NO_WAIT aborts, WAIT_DIE waits or dies, WOUND_WAIT wounds and waits), so the
+//!   rule's deadlock freedom argument covers it; only the release comes early.
+//!
 //! # Invariants
 //!
 //! - A record is in the read set at most once, with the mode currently held; a write-set entry
@@ -160,6 +177,11 @@ impl<'db, R: ConflictRule> TwoPlWorker<'db, R> {
         self.reads.find(rec).copied()
     }
 
+    /// Whether the attempt holds no lock at all (every read- and write-set entry holds one).
+    fn holds_no_lock(&self) -> bool {
+        self.reads.is_empty() && self.writes.is_empty()
+    }
+
     fn set_read_lock(&mut self, rec: &Record<'db, R::Lock>, mode: LockMode) {
         let key = rec.order_key();
         if let Some((_, held)) = self.reads.iter_mut().find(|(r, _)| r.order_key() == key) {
@@ -255,6 +277,43 @@ impl<R: ConflictRule> Protocol for TwoPl<R> {
             w.reads.push(rec, LockMode::Shared);
         }
         rec.payload.load(out);
+        Poll::Ready(Ok(()))
+    }
+
+    /// A shared lock held for the copy only, never entered in the read set. How it waits depends
+    /// on what the attempt holds (module docs, "Read committed"): an attempt holding no lock
+    /// waits for the lock without registering, wounding or dying, since nobody can be waiting for
+    /// it; one that holds locks must follow the rule's `acquire`, or two such readers could each
+    /// wait for the other's exclusive lock.
+    fn read_committed<'db>(
+        &self,
+        w: &mut TwoPlWorker<'db, R>,
+        rec: Record<'db, R::Lock>,
+        out: &mut [u8],
+    ) -> OpResult {
+        self.rule.check_alive(&w.me)?;
+        if w.writes.read_own(&rec, out) {
+            return Poll::Ready(Ok(()));
+        }
+        if w.read_lock(&rec).is_some() {
+            // Held until commit anyway (and releasing it here would end a serializable read).
+            rec.payload.load(out);
+            return Poll::Ready(Ok(()));
+        }
+        if w.holds_no_lock() {
+            if !self.rule.try_shared_now(&w.me, rec.meta()) {
+                return Poll::Pending;
+            }
+        } else {
+            // A `Pending` here registers as a waiter, as in `read`; the grant on a later poll
+            // deregisters, or the abort does (`stop_waiting`).
+            ready!(
+                self.rule
+                    .acquire(&mut w.me, rec.meta(), LockMode::Shared, None)
+            )?;
+        }
+        rec.payload.load(out);
+        self.rule.release(&w.me, rec.meta(), LockMode::Shared);
         Poll::Ready(Ok(()))
     }
 

@@ -59,6 +59,11 @@ pub trait ConflictRule: Send + Sync + Sized + 'static {
         held: Option<LockMode>,
     ) -> OpResult;
 
+    /// Takes `lock` shared if that needs no wait, for a read-committed copy by an attempt that
+    /// holds no lock; never registers as a waiter. A rule that makes newcomers defer to older
+    /// waiters refuses here too, so brief readers cannot starve a waiting writer.
+    fn try_shared_now(&self, me: &Locker<'_, Self::Lock>, lock: &Self::Lock) -> bool;
+
     /// Releases `lock`, held in `mode`.
     fn release(&self, me: &Locker<'_, Self::Lock>, lock: &Self::Lock, mode: LockMode);
 
@@ -103,6 +108,11 @@ impl ConflictRule for NoWaitRule {
         } else {
             Poll::Ready(Err(Abort::LockConflict))
         }
+    }
+
+    #[inline]
+    fn try_shared_now(&self, _me: &Locker<'_, CounterLock>, lock: &CounterLock) -> bool {
+        lock.try_acquire(LockMode::Shared, None)
     }
 
     #[inline]

@@ -334,3 +334,165 @@ fn waiting_variants_reject_too_many_threads() {
     assert!(WaitDie::new(&opts).is_err());
     assert!(NoWait::new(&opts).is_ok());
 }
+
+fn read_committed<'db, R: ConflictRule>(
+    p: &TwoPl<R>,
+    w: &mut TwoPlWorker<'db, R>,
+    r: Record<'db, R::Lock>,
+) -> Poll<Result<[u8; PAYLOAD], Abort>> {
+    let mut out = [0u8; PAYLOAD];
+    p.read_committed(w, r, &mut out)
+        .map(|res| res.map(|()| out))
+}
+
+/// Under every rule: an attempt holding no lock waits (never aborts) for an exclusive holder, sees
+/// the value once committed, and leaves the lock free for a writer right after.
+fn read_committed_waits_sees_commit_and_frees_the_lock<R: ConflictRule>() {
+    let p = protocol::<R>(2);
+    let t = table();
+    let (mut w0, mut w1) = (p.new_worker(0), p.new_worker(1));
+    p.begin(&mut w0, false);
+    p.begin(&mut w1, false);
+    assert_eq!(write(&p, &mut w0, rec(&t, 0), 7), OK);
+    assert!(read_committed(&p, &mut w1, rec(&t, 0)).is_pending());
+    assert!(
+        read_committed(&p, &mut w1, rec(&t, 0)).is_pending(),
+        "repeatable after Pending"
+    );
+    assert_eq!(p.commit(&mut w0), OK);
+    assert_eq!(
+        read_committed(&p, &mut w1, rec(&t, 0)),
+        Poll::Ready(Ok([7; PAYLOAD]))
+    );
+    // The shared lock is gone already: a writer locks the record before the reader commits.
+    p.begin(&mut w0, false);
+    assert_eq!(rmw(&p, &mut w0, rec(&t, 0)), OK);
+    assert_eq!(write(&p, &mut w0, rec(&t, 0), 8), OK);
+    assert_eq!(p.commit(&mut w0), OK);
+    assert_eq!(p.commit(&mut w1), OK);
+    assert_eq!(rec(&t, 0).payload.word(0), u64::from_le_bytes([8; PAYLOAD]));
+}
+
+#[test]
+fn read_committed_waits_sees_commit_and_frees_the_lock_under_every_rule() {
+    read_committed_waits_sees_commit_and_frees_the_lock::<NoWaitRule>();
+    read_committed_waits_sees_commit_and_frees_the_lock::<WaitDieRule>();
+    read_committed_waits_sees_commit_and_frees_the_lock::<WoundWaitRule>();
+}
+
+#[test]
+fn read_committed_reads_own_writes_and_keeps_held_locks() {
+    let p = protocol::<WaitDieRule>(2);
+    let t = table();
+    let mut w0 = p.new_worker(0);
+    p.begin(&mut w0, false);
+    assert!(read(&p, &mut w0, rec(&t, 1)).is_ready());
+    assert_eq!(
+        read_committed(&p, &mut w0, rec(&t, 1)),
+        Poll::Ready(Ok([0; PAYLOAD]))
+    );
+    assert_eq!(
+        rec(&t, 1).meta().holders(),
+        (None, 1 << 0),
+        "the serializable read's lock is still held"
+    );
+    assert_eq!(write(&p, &mut w0, rec(&t, 2), 4), OK);
+    assert_eq!(
+        read_committed(&p, &mut w0, rec(&t, 2)),
+        Poll::Ready(Ok([4; PAYLOAD]))
+    );
+    assert_eq!(p.commit(&mut w0), OK);
+    assert_eq!(rec(&t, 1).meta().holders(), (None, 0));
+}
+
+#[test]
+fn no_wait_read_committed_aborts_when_holding_a_lock() {
+    // Each holds an exclusive lock and reads the other's record: waiting would never end.
+    let p = protocol::<NoWaitRule>(2);
+    let t = table();
+    let (mut w0, mut w1) = (p.new_worker(0), p.new_worker(1));
+    p.begin(&mut w0, false);
+    p.begin(&mut w1, false);
+    assert_eq!(write(&p, &mut w0, rec(&t, 0), 1), OK);
+    assert_eq!(write(&p, &mut w1, rec(&t, 1), 2), OK);
+    assert_eq!(
+        read_committed(&p, &mut w0, rec(&t, 1)),
+        Poll::Ready(Err(Abort::LockConflict))
+    );
+    p.abort(&mut w0, Abort::LockConflict);
+    assert_eq!(
+        read_committed(&p, &mut w1, rec(&t, 0)),
+        Poll::Ready(Ok([0; PAYLOAD]))
+    );
+    assert_eq!(p.commit(&mut w1), OK);
+    assert_eq!(rec(&t, 0).meta().load(), CounterLock::default().load());
+}
+
+#[test]
+fn wait_die_read_committed_follows_the_rule_only_when_holding_a_lock() {
+    let p = protocol::<WaitDieRule>(2);
+    let t = table();
+    let (mut w0, mut w1) = (p.new_worker(0), p.new_worker(1));
+    p.begin(&mut w0, false);
+    p.begin(&mut w1, false);
+    assert!(w0.me.ts.is_older_than(w1.me.ts));
+    assert_eq!(write(&p, &mut w0, rec(&t, 0), 1), OK);
+    assert_eq!(write(&p, &mut w1, rec(&t, 1), 2), OK);
+    // Older w0 holds a lock: it waits by the rule, registered.
+    assert!(read_committed(&p, &mut w0, rec(&t, 1)).is_pending());
+    assert_eq!(rec(&t, 1).meta().waiters(), 1 << 0);
+    // Younger w1 holds a lock: it may not wait for the older w0, so it dies.
+    assert_eq!(
+        read_committed(&p, &mut w1, rec(&t, 0)),
+        Poll::Ready(Err(Abort::Die))
+    );
+    p.abort(&mut w1, Abort::Die);
+    assert_eq!(
+        read_committed(&p, &mut w0, rec(&t, 1)),
+        Poll::Ready(Ok([0; PAYLOAD]))
+    );
+    assert_eq!(rec(&t, 1).meta().waiters(), 0, "granted, deregistered");
+    assert_eq!(rec(&t, 1).meta().holders(), (None, 0), "released at once");
+    // The retry (still younger) holds nothing: it waits instead of dying, unregistered.
+    p.begin(&mut w1, true);
+    assert!(read_committed(&p, &mut w1, rec(&t, 0)).is_pending());
+    assert_eq!(rec(&t, 0).meta().waiters(), 0);
+    assert_eq!(p.commit(&mut w0), OK);
+    assert_eq!(
+        read_committed(&p, &mut w1, rec(&t, 0)),
+        Poll::Ready(Ok([1; PAYLOAD]))
+    );
+    assert_eq!(p.commit(&mut w1), OK);
+}
+
+#[test]
+fn wound_wait_read_committed_wounds_only_when_holding_a_lock() {
+    let p = protocol::<WoundWaitRule>(2);
+    let t = table();
+    let (mut w0, mut w1) = (p.new_worker(0), p.new_worker(1));
+    p.begin(&mut w0, false);
+    p.begin(&mut w1, false);
+    assert_eq!(write(&p, &mut w1, rec(&t, 0), 3), OK);
+    // Older w0 holds nothing: it waits without wounding the writer or registering.
+    assert!(read_committed(&p, &mut w0, rec(&t, 0)).is_pending());
+    assert!(!p.rule.ctx().is_wounded(1));
+    assert_eq!(rec(&t, 0).meta().waiters(), 0);
+    // Holding a lock, it must wound: the younger writer may come to wait for that lock.
+    assert_eq!(write(&p, &mut w0, rec(&t, 1), 4), OK);
+    assert!(read_committed(&p, &mut w0, rec(&t, 0)).is_pending());
+    assert!(p.rule.ctx().is_wounded(1));
+    assert_eq!(rec(&t, 0).meta().waiters(), 1 << 0);
+    assert_eq!(
+        read_committed(&p, &mut w1, rec(&t, 1)),
+        Poll::Ready(Err(Abort::Wounded))
+    );
+    p.abort(&mut w1, Abort::Wounded);
+    assert_eq!(
+        read_committed(&p, &mut w0, rec(&t, 0)),
+        Poll::Ready(Ok([0; PAYLOAD])),
+        "the wounded write was never committed"
+    );
+    assert_eq!(rec(&t, 0).meta().waiters(), 0);
+    assert_eq!(rec(&t, 0).meta().holders(), (None, 0));
+    assert_eq!(p.commit(&mut w0), OK);
+}

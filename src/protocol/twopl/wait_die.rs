@@ -72,6 +72,10 @@ impl ConflictRule for WaitDieRule {
         }
     }
 
+    fn try_shared_now(&self, me: &Locker<'_, OwnedLock>, lock: &OwnedLock) -> bool {
+        waiters::try_shared_now(&self.ctx, me, lock)
+    }
+
     #[inline]
     fn release(&self, me: &Locker<'_, OwnedLock>, lock: &OwnedLock, mode: LockMode) {
         lock.release(me.id, mode);

@@ -49,3 +49,11 @@ pub fn deregister(me: &mut Locker<'_, OwnedLock>) {
         lock.remove_waiter(me.id);
     }
 }
+
+/// Takes `lock` shared for `me` unless that would conflict with a holder or barge past an older
+/// registered waiter wanting it exclusively; never registers (a read-committed copy by an attempt
+/// holding no lock, which may simply be polled again).
+pub fn try_shared_now(ctx: &ContextTable, me: &Locker<'_, OwnedLock>, lock: &OwnedLock) -> bool {
+    !older_conflicting_waiter(ctx, me, lock, LockMode::Shared)
+        && lock.try_acquire(me.id, LockMode::Shared, None).is_ok()
+}
