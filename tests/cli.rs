@@ -37,6 +37,41 @@ fn invalid_input_exits_2_naming_the_parameter() {
             "--plor-ro-threshold",
         ),
         (&["run", "-p", "plor", "--threads", "128"], "--threads"),
+        (
+            &["run", "--workload", "tpcc", "--warehouses", "0"],
+            "--warehouses",
+        ),
+        (
+            &["run", "--workload", "tpcc", "--warehouses", "100000"],
+            "--warehouses",
+        ),
+        (
+            &["run", "-w", "tpcc", "--mix", "new_order=50,payment=40"],
+            "--mix",
+        ),
+        (
+            &["run", "-w", "tpcc", "--mix", "new_order=50,payment=40"],
+            "sum to 90",
+        ),
+        (
+            &["run", "-w", "tpcc", "--mix", "new_order=50,foo=50"],
+            "--mix",
+        ),
+        (
+            &["run", "-w", "tpcc", "--mix", "new_order=50,foo=50"],
+            "unknown transaction 'foo'",
+        ),
+        (
+            &["run", "-w", "tpcc", "--tpcc-spare-orders", "0"],
+            "--tpcc-spare-orders",
+        ),
+        (
+            &["run", "-w", "tpcc", "--stock-level-isolation", "snapshot"],
+            "--stock-level-isolation",
+        ),
+        (&["run", "-w", "tpcc", "--theta", "0.5"], "--theta"),
+        (&["run", "--warehouses", "2"], "--warehouses"),
+        (&["run", "-w", "long-scan", "--mix", "np"], "--mix"),
     ];
     for (args, param) in cases {
         let out = txbench(args);
@@ -66,6 +101,32 @@ fn list_names_every_protocol_and_preset() {
     }
     for (preset, _) in txbench::config::PRESETS {
         assert!(text.contains(preset), "missing {preset}");
+    }
+    for (workload, _) in txbench::config::WORKLOADS {
+        assert!(text.contains(workload), "missing {workload}");
+    }
+}
+
+#[test]
+fn list_documents_tpcc() {
+    let out = txbench(&["list"]);
+    assert!(out.status.success());
+    let text = String::from_utf8_lossy(&out.stdout);
+    for needle in [
+        "tpcc",
+        "--warehouses",
+        "--mix",
+        "--stock-level-isolation",
+        "read-committed",
+        "--warehouse-binding",
+        "random",
+        "--tpcc-spare-orders",
+        "NAME=PCT",
+    ] {
+        assert!(text.contains(needle), "missing {needle}");
+    }
+    for t in txbench::workload::tpcc::TxnType::ALL {
+        assert!(text.contains(t.name()), "missing {}", t.name());
     }
 }
 

@@ -24,6 +24,8 @@ pub enum WorkloadConfig {
     Ycsb(ycsb::YcsbConfig),
     /// MOCC's long-scan workload.
     LongScan(long_scan::LongScanConfig),
+    /// TPC-C.
+    Tpcc(tpcc::TpccConfig),
 }
 
 /// A benchmark workload.

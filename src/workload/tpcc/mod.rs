@@ -7,6 +7,8 @@
 //!   payloads (fixed offsets, little-endian numbers, zero-padded text at the spec's max width).
 //! - [`random`]: NURand with its C-Load / C-Run constants (2.1.6), a-strings, n-strings, zip
 //!   codes, "ORIGINAL" data, last names from syllables (4.3.2).
+//! - [`mix`]: the five transaction types ([`TxnType`]), the mixes that draw them ([`TpccMix`]:
+//!   `full`, `np`, custom lists), Stock-Level's isolation and the home-warehouse binding.
 //! - [`schema`]: table ids, cardinalities (1.2, 4.3.3.1), [`TpccConfig`] (warehouses, spare order
 //!   slots for inserts) and [`TpccLayout`], the key -> record-id arithmetic for every table.
 //!   Fixed composite keys (warehouse, district, customer, stock, item) and the insert tables'
@@ -26,22 +28,24 @@
 //!    NEW-ORDER oldest per district for Delivery, ORDER-LINE ranges for Stock-Level.
 //! 2. Inserts and deletes in the `Protocol` trait (a slot's visibility decided by the protocol;
 //!    today a zeroed slot is "vacant", see [`schema`]).
-//! 3. The five transactions (New-Order, Payment, Order-Status, Delivery, Stock-Level), the full
-//!    and no-Payment (np) mixes, the `Workload` impl (holding [`LoadedTpcc`] and C-Run constants
-//!    from [`NuRandConstants::for_run`]), CLI flags (`--workload tpcc --warehouses N
-//!    --mix full|np`) with validation before loading, per-type reports.
+//! 3. The five transactions (New-Order, Payment, Order-Status, Delivery, Stock-Level), the
+//!    `Workload` impl (holding [`LoadedTpcc`] and C-Run constants from
+//!    [`NuRandConstants::for_run`]), per-type reports. The mixes ([`mix`]) and the command line
+//!    (`--workload tpcc`, `--warehouses`, `--mix`, ...; validated in `config`) are in place.
 //! 4. The consistency checks 3.3.2.1-4 after a run (the loader's test checks them after load).
 
 pub mod customer_index;
 pub mod load;
+pub mod mix;
 pub mod random;
 pub mod rows;
 pub mod schema;
 
 pub use customer_index::CustomersByLastName;
 pub use load::{LoadParams, LoadedTpcc, TpccMemory, create_and_load, load, memory};
+pub use mix::{MixError, StockLevelIsolation, TXN_NAMES, TpccMix, TxnType, WarehouseBinding};
 pub use random::NuRandConstants;
-pub use schema::{TpccConfig, TpccLayout};
+pub use schema::{MAX_WAREHOUSES, TpccConfig, TpccLayout, spare_orders_for};
 
 #[cfg(test)]
 mod tests;

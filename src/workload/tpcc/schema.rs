@@ -27,6 +27,7 @@
 //! key fields are all zero is vacant (spec ids start at 1); until the engine has inserts and
 //! deletes, that is how a vacant ORDER, NEW-ORDER, ORDER-LINE or HISTORY slot is recognised.
 
+use super::mix::{StockLevelIsolation, TpccMix, WarehouseBinding};
 use super::rows::{
     Customer, District, History, Item, NewOrder, Order, OrderLine, Row, Stock, Warehouse,
 };
@@ -73,30 +74,73 @@ pub const MAX_ORDER_LINES: u64 = 15;
 /// Smallest O_OL_CNT.
 pub const MIN_ORDER_LINES: u64 = 5;
 
-/// Default spare orders per district; see [`TpccConfig::spare_orders_per_district`].
+/// Default spare orders per district of [`TpccConfig::default`]; the command line sizes them
+/// from the run length instead ([`spare_orders_for`]).
 pub const DEFAULT_SPARE_ORDERS_PER_DISTRICT: u64 = 10_000;
 
-/// TPC-C parameters (validated by `config` once the workload is wired to the CLI).
+/// Largest warehouse count accepted (`--warehouses`).
+pub const MAX_WAREHOUSES: u64 = 1024;
+
+/// New-Orders per second, all warehouses together, that [`spare_orders_for`] provisions for.
+pub const PROVISIONED_NEW_ORDERS_PER_SECOND: u64 = 200_000;
+
+/// Fewest spare orders per district [`spare_orders_for`] returns.
+pub const MIN_SPARE_ORDERS_PER_DISTRICT: u64 = 2_000;
+
+/// Spare orders per district for a run of `seconds` (measured plus warm-up) on `warehouses`
+/// warehouses (0 is treated as 1).
+///
+/// Rule: New-Orders spread uniformly over the `10 * W` districts (each picks its district
+/// uniformly, clause 2.4.1.2), so at `N` New-Orders per second in total a district needs
+/// `N * seconds / (10 * W)` slots. With `N` = [`PROVISIONED_NEW_ORDERS_PER_SECOND`] (200,000)
+/// that is `ceil(seconds * 20,000 / W)`, and never fewer than [`MIN_SPARE_ORDERS_PER_DISTRICT`]
+/// (2,000). A run committing faster exhausts a district's slots before it ends; the workload
+/// warns when that happens.
+///
+/// Memory: each spare order costs one ORDER, NEW-ORDER and HISTORY slot and 15 ORDER-LINE slots:
+/// 18 records of at least 64 bytes (ORDER-LINE's 55-byte payload plus metadata; protocols with
+/// more than 8 bytes of record metadata take 128), about 1.15 KB. Per warehouse that is
+/// `10 * spare * 1.15 KB`; in total `10 * W * spare * 1.15 KB`, about `seconds * 230 MB` whatever
+/// `W` is (2.5 s: 576 MB), or the 2,000-order floor's 23 MB per warehouse when that is larger.
+pub fn spare_orders_for(seconds: f64, warehouses: u64) -> u64 {
+    let per_district_per_second =
+        PROVISIONED_NEW_ORDERS_PER_SECOND as f64 / DISTRICTS_PER_WAREHOUSE as f64;
+    let spare = (seconds * per_district_per_second / warehouses.max(1) as f64).ceil();
+    // `as` saturates: NaN and negative durations give 0, huge ones u64::MAX.
+    (spare as u64).max(MIN_SPARE_ORDERS_PER_DISTRICT)
+}
+
+/// TPC-C parameters, validated by `config` before anything is allocated.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct TpccConfig {
-    /// Number of warehouses W (at least 1).
+    /// Number of warehouses W (1..=[`MAX_WAREHOUSES`]).
     pub warehouses: u64,
     /// Order slots each district keeps free for New-Order beyond its 3,000 initial orders; also
     /// sizes NEW-ORDER, ORDER-LINE (15 slots per order) and HISTORY (Payment inserts one row per
     /// transaction and runs about as often as New-Order: 43% vs 45% of the mix).
     ///
-    /// Rule: a run of `T` seconds committing `N` New-Orders per second spreads them over
-    /// `10 * W` districts, so it needs `N * T / (10 * W)` spare orders per district. The default,
-    /// 10,000, covers about 10 seconds at 10,000 New-Orders per second per warehouse, and costs
-    /// about 10,000 * 10 * (15 + 3) * 64 bytes = 115 MB per warehouse (mostly ORDER-LINE).
+    /// The command line defaults it from the run length ([`spare_orders_for`], which states the
+    /// rule and its memory cost). [`TpccConfig::default`]'s 10,000 cost about
+    /// 10,000 * 10 * (15 + 3) * 64 bytes = 115 MB per warehouse (mostly ORDER-LINE).
     pub spare_orders_per_district: u64,
+    /// Percent of each transaction type.
+    pub mix: TpccMix,
+    /// Whether Stock-Level runs serializable or read committed.
+    pub stock_level: StockLevelIsolation,
+    /// How a worker picks its home warehouse.
+    pub binding: WarehouseBinding,
 }
 
 impl Default for TpccConfig {
+    /// One warehouse, [`DEFAULT_SPARE_ORDERS_PER_DISTRICT`], the full mix, serializable
+    /// Stock-Level, workers bound to home warehouses.
     fn default() -> Self {
         TpccConfig {
             warehouses: 1,
             spare_orders_per_district: DEFAULT_SPARE_ORDERS_PER_DISTRICT,
+            mix: TpccMix::FULL,
+            stock_level: StockLevelIsolation::Serializable,
+            binding: WarehouseBinding::Home,
         }
     }
 }
@@ -267,6 +311,7 @@ mod tests {
         TpccConfig {
             warehouses: w,
             spare_orders_per_district: 100,
+            ..Default::default()
         }
     }
 
@@ -349,6 +394,28 @@ mod tests {
             t[HISTORY.0 as usize].records - 1
         );
         assert_eq!(l.history(2, 10, 3_100), None);
+    }
+
+    #[test]
+    fn spare_orders_follow_the_run_length() {
+        // 2.5 s on one warehouse: 200,000/s * 2.5 s over 10 districts.
+        assert_eq!(spare_orders_for(2.5, 1), 50_000);
+        assert_eq!(spare_orders_for(2.5, 4), 12_500);
+        assert_eq!(spare_orders_for(1.0, 3), 6_667, "rounds up");
+        assert_eq!(spare_orders_for(0.1, 1), 2_000, "floor");
+        assert_eq!(spare_orders_for(2.5, 1024), 2_000, "floor");
+        assert_eq!(spare_orders_for(f64::NAN, 1), 2_000);
+        assert_eq!(spare_orders_for(1.0, 0), spare_orders_for(1.0, 1));
+        let d = TpccConfig::default();
+        assert_eq!(
+            (d.warehouses, d.mix, d.stock_level, d.binding),
+            (
+                1,
+                TpccMix::FULL,
+                StockLevelIsolation::Serializable,
+                WarehouseBinding::Home
+            )
+        );
     }
 
     #[test]

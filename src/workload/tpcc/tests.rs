@@ -17,6 +17,7 @@ fn config() -> TpccConfig {
     TpccConfig {
         warehouses: 1,
         spare_orders_per_district: 10,
+        ..Default::default()
     }
 }
 
