@@ -38,7 +38,7 @@ fn sync_loop<P: Protocol, const TIMED: bool>(
     let start = Instant::now();
     while Instant::now() < deadline {
         for _ in 0..64 {
-            y.generate(&mut rng, &mut req);
+            y.generate(0, &mut rng, &mut req);
             let t0 = TIMED.then(Instant::now);
             p.begin(&mut w, false);
             for op in &req.ops {

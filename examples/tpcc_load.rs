@@ -48,6 +48,7 @@ fn main() {
         let config = TpccConfig {
             warehouses: w,
             spare_orders_per_district: spare,
+            ..Default::default()
         };
         let start = Instant::now();
         let db = txbench::storage::Database::<u64>::new(&config.tables());

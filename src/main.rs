@@ -3,10 +3,11 @@
 use clap::Parser;
 use std::io::Write;
 use std::process::ExitCode;
-use txbench::config::{Cli, Command, Format, PRESETS, WORKLOADS};
+use txbench::config::{Cli, Command, Format, MAX_TABLE_BYTES, PRESETS, WORKLOADS};
 use txbench::metrics::report::{medians, render_table, write_csv};
 use txbench::protocol::ProtocolKind;
 use txbench::runner::run_all;
+use txbench::workload::tpcc::{MAX_WAREHOUSES, TpccMix, TxnType};
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
@@ -47,6 +48,11 @@ fn main() -> ExitCode {
                         println!("medians of {} runs per protocol", cfg.repeat);
                     }
                     let _ = writeln!(std::io::stdout(), "{}", render_table(&medians(&reports)));
+                }
+            }
+            for r in &reports {
+                for w in &r.warnings {
+                    eprintln!("warning: {}: {w}", r.protocol);
                 }
             }
             let broken = reports
@@ -124,6 +130,7 @@ fn list_text() -> String {
     ] {
         s += &format!("  {n:<18} {d}\n");
     }
+    s += &tpcc_list_text();
     s += "\nRun parameters:\n";
     for (n, d) in [
         ("--threads N", "worker threads (default: cores)"),
@@ -198,5 +205,49 @@ fn list_text() -> String {
     ] {
         s += &format!("  {n:<28} {d}\n");
     }
+    s
+}
+
+/// The TPC-C section of `txbench list`: flags, mix syntax, transaction names, run options.
+fn tpcc_list_text() -> String {
+    let mut s = String::from("\nTPC-C parameters (--workload tpcc):\n");
+    for (n, d) in [
+        (
+            "--warehouses N",
+            format!(
+                "1..={MAX_WAREHOUSES}, tables within {} GiB (default 1)",
+                MAX_TABLE_BYTES >> 30
+            ),
+        ),
+        (
+            "--mix M",
+            "full | np | NAME=PCT,... summing to 100, omitted = 0 (default full)".into(),
+        ),
+        (
+            "--stock-level-isolation I",
+            "serializable (default) | read-committed: Stock-Level (PLOR 6.1)".into(),
+        ),
+        (
+            "--warehouse-binding B",
+            "home (default): worker i uses warehouse i % W + 1 | random: per txn".into(),
+        ),
+        (
+            "--tpcc-spare-orders N",
+            "order slots per district (default: 200k New-Orders/s x run, >= 2000)".into(),
+        ),
+    ] {
+        s += &format!("  {n:<28} {d}\n");
+    }
+    s += "\nTPC-C transactions (NAME in --mix; dashes also accepted: new-order):\n";
+    s += &format!("  {:<14} {:>5} {:>5}\n", "", "full", "np");
+    for t in TxnType::ALL {
+        s += &format!(
+            "  {:<14} {:>4}% {:>4}%\n",
+            t.name(),
+            TpccMix::FULL.percent(t),
+            TpccMix::NP.percent(t)
+        );
+    }
+    s += "  e.g. --mix new_order=50,payment=40,delivery=10\n";
     s
 }

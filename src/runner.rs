@@ -18,6 +18,7 @@ use crate::storage::Database;
 use crate::workload::Workload;
 use crate::workload::WorkloadConfig;
 use crate::workload::long_scan::LongScan;
+use crate::workload::tpcc::Tpcc;
 use crate::workload::ycsb::Ycsb;
 
 /// Runs every protocol of `cfg`, `cfg.repeat` rounds of all protocols in order (interleaving the
@@ -27,6 +28,7 @@ pub fn run_all(cfg: &RunConfig, on_report: impl FnMut(&RunReport)) -> Vec<RunRep
     match &cfg.workload {
         WorkloadConfig::Ycsb(c) => run_rounds(cfg, &Ycsb::new(c.clone()), on_report),
         WorkloadConfig::LongScan(c) => run_rounds(cfg, &LongScan::new(c.clone()), on_report),
+        WorkloadConfig::Tpcc(c) => run_rounds(cfg, &Tpcc::new(c.clone()), on_report),
     }
 }
 
@@ -100,7 +102,15 @@ pub fn run_with<P: Protocol, W: Workload>(
         Database::with_indexes(&workload.tables(), &workload.indexes());
     workload.load(&db);
     let outcome = run_threads(&protocol, &db, workload, &cfg.exec);
-    let check = cfg.check.then(|| check::check(&outcome.histories));
+    let check = cfg.check.then(|| {
+        let mut report = check::check(&outcome.histories);
+        if let Some(consistency) = workload.check_consistency(&db) {
+            report.add_consistency(consistency);
+        }
+        report
+    });
     drop(protocol);
-    RunReport::build(kind, cfg, workload, &outcome, check, machine)
+    let mut report = RunReport::build(kind, cfg, workload, &outcome, check, machine);
+    report.warnings = workload.after_run();
+    report
 }

@@ -37,6 +37,41 @@ fn invalid_input_exits_2_naming_the_parameter() {
             "--plor-ro-threshold",
         ),
         (&["run", "-p", "plor", "--threads", "128"], "--threads"),
+        (
+            &["run", "--workload", "tpcc", "--warehouses", "0"],
+            "--warehouses",
+        ),
+        (
+            &["run", "--workload", "tpcc", "--warehouses", "100000"],
+            "--warehouses",
+        ),
+        (
+            &["run", "-w", "tpcc", "--mix", "new_order=50,payment=40"],
+            "--mix",
+        ),
+        (
+            &["run", "-w", "tpcc", "--mix", "new_order=50,payment=40"],
+            "sum to 90",
+        ),
+        (
+            &["run", "-w", "tpcc", "--mix", "new_order=50,foo=50"],
+            "--mix",
+        ),
+        (
+            &["run", "-w", "tpcc", "--mix", "new_order=50,foo=50"],
+            "unknown transaction 'foo'",
+        ),
+        (
+            &["run", "-w", "tpcc", "--tpcc-spare-orders", "0"],
+            "--tpcc-spare-orders",
+        ),
+        (
+            &["run", "-w", "tpcc", "--stock-level-isolation", "snapshot"],
+            "--stock-level-isolation",
+        ),
+        (&["run", "-w", "tpcc", "--theta", "0.5"], "--theta"),
+        (&["run", "--warehouses", "2"], "--warehouses"),
+        (&["run", "-w", "long-scan", "--mix", "np"], "--mix"),
     ];
     for (args, param) in cases {
         let out = txbench(args);
@@ -66,6 +101,32 @@ fn list_names_every_protocol_and_preset() {
     }
     for (preset, _) in txbench::config::PRESETS {
         assert!(text.contains(preset), "missing {preset}");
+    }
+    for (workload, _) in txbench::config::WORKLOADS {
+        assert!(text.contains(workload), "missing {workload}");
+    }
+}
+
+#[test]
+fn list_documents_tpcc() {
+    let out = txbench(&["list"]);
+    assert!(out.status.success());
+    let text = String::from_utf8_lossy(&out.stdout);
+    for needle in [
+        "tpcc",
+        "--warehouses",
+        "--mix",
+        "--stock-level-isolation",
+        "read-committed",
+        "--warehouse-binding",
+        "random",
+        "--tpcc-spare-orders",
+        "NAME=PCT",
+    ] {
+        assert!(text.contains(needle), "missing {needle}");
+    }
+    for t in txbench::workload::tpcc::TxnType::ALL {
+        assert!(text.contains(t.name()), "missing {}", t.name());
     }
 }
 
@@ -216,4 +277,54 @@ fn repeat_interleaves_rounds_and_reports_each_run() {
         1,
         "one row per protocol: {text}"
     );
+}
+
+/// `--workload tpcc --check`: the JSON `check` object carries the consistency conditions, and a
+/// serializable protocol violates none.
+#[test]
+fn tpcc_check_reports_consistency_conditions() {
+    let out = txbench(&[
+        "run",
+        "--workload",
+        "tpcc",
+        "--protocol",
+        "silo,no_wait",
+        "--threads",
+        "3",
+        "--duration",
+        "0.2",
+        "--warmup",
+        "0",
+        "--mix",
+        "np",
+        "--check",
+        "--format",
+        "json",
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let stdout = String::from_utf8(out.stdout).unwrap();
+    let rows: Vec<serde_json::Value> = stdout
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(rows.len(), 2);
+    for r in &rows {
+        let check = &r["check"];
+        assert_eq!(check["conditions_checked"], 7, "{r}");
+        assert_eq!(check["consistency_violations"], 0, "{r}");
+        let types: Vec<&str> = r["types"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|t| t["name"].as_str().unwrap())
+            .collect();
+        assert!(
+            types.contains(&"new_order") && types.contains(&"payment"),
+            "{types:?}"
+        );
+    }
 }

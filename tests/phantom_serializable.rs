@@ -126,6 +126,7 @@ impl Workload for Phantoms {
         vec![IndexSpec {
             name: "rows".into(),
             table: ROWS,
+            key_of: |row| word(row) - 1,
         }]
     }
 
@@ -161,7 +162,7 @@ impl Workload for Phantoms {
         Request::default()
     }
 
-    fn generate(&self, rng: &mut FastRng, req: &mut Request) {
+    fn generate(&self, _worker: usize, rng: &mut FastRng, req: &mut Request) {
         let p = rng.below(100);
         req.kind = match p {
             0..40 => 0,

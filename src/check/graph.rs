@@ -82,14 +82,31 @@ pub struct CheckReport {
     pub anomalies: u64,
     /// Anomalies per kind (`aborted_read`, `unknown_version`, `lost_update`, ...).
     pub anomaly_counts: BTreeMap<String, u64>,
-    /// Up to five human-readable descriptions of cycles (first) and anomalies.
+    /// Up to five human-readable descriptions of cycles (first) and anomalies, then the
+    /// consistency check's examples.
     pub examples: Vec<String>,
+    /// Consistency conditions the workload checked on the final database (TPC-C: clause
+    /// 3.3.2); absent for workloads without such conditions.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub conditions_checked: Option<u32>,
+    /// Violations of those conditions (each failing instance counted).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub consistency_violations: Option<u64>,
 }
 
 impl CheckReport {
-    /// Whether the history has neither a dependency cycle nor an anomaly.
+    /// Whether the history has neither a dependency cycle nor an anomaly, and the final database
+    /// violates none of the workload's consistency conditions (a violation can only come from a
+    /// non-serializable execution, or a bug).
     pub fn is_serializable(&self) -> bool {
-        self.cycles == 0 && self.anomalies == 0
+        self.cycles == 0 && self.anomalies == 0 && self.consistency_violations.unwrap_or(0) == 0
+    }
+
+    /// Adds the outcome of a workload's consistency check.
+    pub fn add_consistency(&mut self, c: crate::workload::tpcc::ConsistencyReport) {
+        self.conditions_checked = Some(c.conditions_checked);
+        self.consistency_violations = Some(c.consistency_violations);
+        self.examples.extend(c.examples);
     }
 }
 
@@ -123,6 +140,8 @@ pub fn check(histories: &[WorkerHistory]) -> CheckReport {
         anomalies: anomalies.total,
         anomaly_counts: anomalies.counts,
         examples,
+        conditions_checked: None,
+        consistency_violations: None,
     }
 }
 

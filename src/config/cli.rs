@@ -1,6 +1,7 @@
 //! The command line as clap sees it: subcommands and every flag of `txbench run`, unvalidated.
 
 use super::Format;
+use crate::workload::tpcc::{StockLevelIsolation, WarehouseBinding};
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
 /// The `txbench` command line.
@@ -67,7 +68,7 @@ pub struct RunArgs {
     /// Protocols: one name, a comma-separated list, or `all` (which includes `nocc` as the ceiling).
     #[arg(long, short = 'p', default_value = "all")]
     pub protocol: String,
-    /// Workload (ycsb).
+    /// Workload: ycsb, long-scan or tpcc.
     #[arg(long, short = 'w', default_value = "ycsb")]
     pub workload: String,
     /// Workload preset: ycsb-a, ycsb-b, ycsb-c, ycsb-f, ycsb-a-bimodal.
@@ -100,6 +101,24 @@ pub struct RunArgs {
     /// long-scan: consecutive records each transaction scans.
     #[arg(long)]
     pub scan_length: Option<u64>,
+    /// tpcc: warehouses W, 1..=1024 (default 1).
+    #[arg(long)]
+    pub warehouses: Option<u64>,
+    /// tpcc: transaction mix, `full`, `np` or `new_order=50,payment=40,...` summing to 100
+    /// (default full).
+    #[arg(long)]
+    pub mix: Option<String>,
+    /// tpcc: Stock-Level isolation (default serializable).
+    #[arg(long, value_enum)]
+    pub stock_level_isolation: Option<StockLevelIsolation>,
+    /// tpcc: home warehouse per worker (home: worker i uses i % W + 1) or per transaction (random)
+    /// (default home).
+    #[arg(long, value_enum)]
+    pub warehouse_binding: Option<WarehouseBinding>,
+    /// tpcc: spare order slots per district for inserts (default: enough for 200,000 New-Orders
+    /// per second over --duration + --warmup, at least 2000).
+    #[arg(long)]
+    pub tpcc_spare_orders: Option<u64>,
     /// Writes are read-modify-writes.
     #[arg(long, conflicts_with = "blind")]
     pub rmw: bool,

@@ -5,11 +5,12 @@
 //! point panics on user input.
 //!
 //! Files: `cli.rs` (the clap flags), `presets.rs` (workload presets and names), `validate.rs`
-//! (flags to [`RunConfig`], every range check), this file (the validated configuration and its
-//! error type).
+//! (flags to [`RunConfig`], every range check), `tpcc.rs` (the TPC-C flags' checks, called from
+//! `validate.rs`), this file (the validated configuration and its error type).
 
 mod cli;
 mod presets;
+mod tpcc;
 mod validate;
 
 pub use cli::{

@@ -80,4 +80,8 @@ pub const WORKLOADS: &[(&str, &str)] = &[
         "long-scan",
         "MOCC 5.6: read a hot record, scan --scan-length records of a large table, update the hot record",
     ),
+    (
+        "tpcc",
+        "TPC-C 5.11: nine tables over --warehouses W, the five transactions drawn by --mix",
+    ),
 ];

@@ -15,7 +15,7 @@ use crate::workload::long_scan::LongScanConfig;
 use crate::workload::ycsb::{MIN_CHECK_PAYLOAD, YcsbConfig};
 use std::time::Duration;
 
-fn out_of_range(
+pub(super) fn out_of_range(
     param: &'static str,
     value: impl ToString,
     allowed: impl Into<String>,
@@ -55,6 +55,25 @@ fn seconds(param: &'static str, s: f64, allow_zero: bool) -> Result<Duration, Co
     Ok(Duration::from_secs_f64(s))
 }
 
+/// Rejects the first flag in `flags` that was given (`true`) as not applying to `workload`: a
+/// flag of another workload is an error, never silently ignored.
+pub(super) fn reject_flags(
+    workload: &'static str,
+    flags: &[(&'static str, bool)],
+) -> Result<(), ConfigError> {
+    match flags.iter().find(|(_, given)| *given) {
+        Some(&(param, _)) => Err(ConfigError::NotForWorkload { param, workload }),
+        None => Ok(()),
+    }
+}
+
+/// Estimated bytes of a table of `records` records with `payload`-byte payloads: at most 64 bytes
+/// of header per record plus the payload in 8-byte words. An upper bound for every protocol's
+/// record metadata, used as a guard against typos, not a precise budget.
+pub(super) fn estimated_table_bytes(records: u64, payload: usize) -> u128 {
+    u128::from(records) * (64 + payload.div_ceil(8) as u128 * 8)
+}
+
 fn unit_interval(param: &'static str, v: f64) -> Result<f64, ConfigError> {
     if !(0.0..=1.0).contains(&v) {
         return Err(out_of_range(param, v, "0 <= value <= 1"));
@@ -65,9 +84,12 @@ impl RunArgs {
     /// Validates the flags into a [`RunConfig`].
     pub fn validate(&self) -> Result<RunConfig, ConfigError> {
         let protocols = parse_protocols(&self.protocol)?;
+        let duration = seconds("duration", self.duration, false)?;
+        let warmup = seconds("warmup", self.warmup, true)?;
         let workload = match self.workload.as_str() {
             "ycsb" => WorkloadConfig::Ycsb(self.ycsb_config()?),
             "long-scan" => WorkloadConfig::LongScan(self.long_scan_config()?),
+            "tpcc" => WorkloadConfig::Tpcc(self.tpcc_config(duration + warmup)?),
             other => {
                 return Err(ConfigError::UnknownName {
                     param: "workload",
@@ -126,8 +148,6 @@ impl RunArgs {
                 "0 <= aborts <= 1000000",
             ));
         }
-        let duration = seconds("duration", self.duration, false)?;
-        let warmup = seconds("warmup", self.warmup, true)?;
         if self.read_phase_extension > 1_000_000_000 {
             return Err(out_of_range(
                 "read-phase-extension",
@@ -207,6 +227,8 @@ impl RunArgs {
 
     /// The YCSB parameters: the preset (YCSB-A by default) with explicit flags on top.
     fn ycsb_config(&self) -> Result<YcsbConfig, ConfigError> {
+        reject_flags("ycsb", &self.long_scan_flags())?;
+        reject_flags("ycsb", &self.tpcc_flags())?;
         let mut y = match &self.preset {
             Some(p) => preset(p)?,
             None => preset("ycsb-a")?,
@@ -248,9 +270,9 @@ impl RunArgs {
         Ok(y)
     }
 
-    /// The long-scan parameters; YCSB-only flags are an error here, not silently ignored.
-    fn long_scan_config(&self) -> Result<LongScanConfig, ConfigError> {
-        let ycsb_only = [
+    /// The flags only YCSB reads, each with whether it was given.
+    pub(super) fn ycsb_only_flags(&self) -> [(&'static str, bool); 9] {
+        [
             ("preset", self.preset.is_some()),
             ("ops", self.ops.is_some()),
             ("long-ops", self.long_ops.is_some()),
@@ -260,13 +282,21 @@ impl RunArgs {
             ("rmw", self.rmw),
             ("blind", self.blind),
             ("theta", self.theta.is_some()),
-        ];
-        if let Some((flag, _)) = ycsb_only.iter().find(|(_, set)| *set) {
-            return Err(ConfigError::NotForWorkload {
-                param: flag,
-                workload: "long-scan",
-            });
-        }
+        ]
+    }
+
+    /// The flags only long-scan reads, each with whether it was given.
+    pub(super) fn long_scan_flags(&self) -> [(&'static str, bool); 2] {
+        [
+            ("hot-records", self.hot_records.is_some()),
+            ("scan-length", self.scan_length.is_some()),
+        ]
+    }
+
+    /// The long-scan parameters; other workloads' flags are an error here, not silently ignored.
+    fn long_scan_config(&self) -> Result<LongScanConfig, ConfigError> {
+        reject_flags("long-scan", &self.ycsb_only_flags())?;
+        reject_flags("long-scan", &self.tpcc_flags())?;
         let d = LongScanConfig::default();
         let c = LongScanConfig {
             records: self.records.unwrap_or(d.records),
@@ -315,7 +345,7 @@ impl RunArgs {
     }
 
     fn validate_memory(&self, records: u64, payload: usize) -> Result<(), ConfigError> {
-        let bytes = u128::from(records) * (64 + payload.div_ceil(8) as u128 * 8);
+        let bytes = estimated_table_bytes(records, payload);
         if bytes > MAX_TABLE_BYTES {
             return Err(out_of_range(
                 "records",
@@ -452,6 +482,7 @@ mod tests {
             (&["--preset", "ycsb-z"], "--preset"),
             (&["--ops", "4", "--writes", "5"], "--writes"),
             (&["--workload", "long-scan", "--theta", "0.5"], "--theta"),
+            (&["--scan-length", "10"], "--scan-length does not apply"),
             (
                 &[
                     "--workload",

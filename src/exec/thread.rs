@@ -156,7 +156,7 @@ impl<P: Protocol, W: Workload> Worker<'_, '_, P, W> {
                 break;
             }
             let counted = now_period == MEASURE;
-            self.workload.generate(&mut self.rng, &mut req);
+            self.workload.generate(self.id, &mut self.rng, &mut req);
             let ty = self.workload.txn_type(&req);
             let committed = self.run_to_commit(&req, ty, counted);
             if committed {

@@ -75,6 +75,10 @@ pub struct RunReport {
     /// Serializability check (with `--check`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub check: Option<CheckReport>,
+    /// What the workload warns about after the run (e.g. TPC-C running out of spare order
+    /// slots); empty when all went as configured.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub warnings: Vec<String>,
 }
 
 /// The configuration as recorded in reports.
@@ -190,6 +194,7 @@ impl RunReport {
             config: serde_json::to_value(config).expect("config serialises"),
             machine: machine.clone(),
             check,
+            warnings: Vec::new(),
         }
     }
 

@@ -22,6 +22,11 @@ pub struct IndexSpec {
     pub name: String,
     /// The table every record id in the index belongs to.
     pub table: TableId,
+    /// The index key of a (present) row of `table`. An entry counts as present only when its
+    /// row is present and has the entry's key: a slot may be refilled with a row of another key
+    /// while an entry of an aborted insert still points at it (TPC-C: an aborted New-Order's
+    /// (customer, order) entry, whose order slot the next New-Order fills for another customer).
+    pub key_of: fn(&[u8]) -> u64,
 }
 
 /// Key of the end sentinel every index must hold: a present record at `u64::MAX`, so that every

@@ -38,16 +38,6 @@ use std::marker::PhantomData;
 use std::ptr::NonNull;
 use std::sync::atomic::AtomicU64;
 
-/// Whether a payload holds no row: its first 8 bytes (all of it, when shorter) are zero.
-///
-/// The convention for tables whose rows come and go (TPC-C's ORDER, NEW-ORDER, ORDER-LINE and
-/// HISTORY): every row begins with a nonzero id field, so a slot never written (tables start
-/// zeroed) or whose row was deleted (a delete writes an all-zero payload) reads as vacant.
-/// [`Payload::is_vacant`] answers the same question without copying the payload.
-pub fn is_vacant(payload: &[u8]) -> bool {
-    payload.iter().take(8).all(|&b| b == 0)
-}
-
 /// Index of a table within a [`Database`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct TableId(pub u32);
@@ -254,6 +244,7 @@ impl<'a, M> Record<'a, M> {
 /// first 8 bytes (TPC-C's rows all begin with an id, and ids start at 1). Presence is part of
 /// the payload, so every protocol protects it exactly as it protects the data: reading a vacant
 /// slot is a read of that record, and a concurrent insert is a conflicting write of it.
+/// [`Payload::is_vacant`] answers the same question without copying the payload.
 #[inline]
 pub fn is_vacant(payload: &[u8]) -> bool {
     payload[..payload.len().min(8)].iter().all(|&b| b == 0)

@@ -10,7 +10,8 @@
 //!
 //! # Ordered indexes: next-key protection expressed as record accesses
 //!
-//! An index entry `key -> rid` is not transactional by itself: [`Txn::index_insert`] enters it at
+//! An entry `key -> rid` is *present* when the row in `rid` is present and carries `key`
+//! ([`IndexSpec::key_of`](crate::storage::IndexSpec::key_of)), and *vacant* otherwise. An entry is not transactional by itself: [`Txn::index_insert`] enters it at
 //! once and it stays even if the attempt aborts (a vacant entry, which scans read and skip like a
 //! deleted row, and which a later insert of the same key reuses), and [`Txn::index_remove`] takes
 //! it out after the deleting attempt committed. Undoing an aborted attempt's entries would be
@@ -184,10 +185,11 @@ impl<'db, P: Protocol> Txn<'db, P> {
             self.read_next_present(index, hi + 1).await?;
         }
         let ix = &self.indexes[index.0 as usize];
-        let table = ix.spec.table;
+        let (table, key_of) = (ix.spec.table, ix.spec.key_of);
         let mut top = hi;
         while let Some((key, rid)) = ix.map.last_at_or_before(lo..=top) {
-            let present = !is_vacant(self.read(table, rid).await?);
+            let row = self.read(table, rid).await?;
+            let present = !is_vacant(row) && key_of(row) == key;
             if ix.map.last_at_or_before(lo..=top) != Some((key, rid)) {
                 continue; // an entry appeared above `key` meanwhile: read it first
             }
@@ -240,8 +242,9 @@ impl<'db, P: Protocol> Txn<'db, P> {
     }
 
     /// Reads (or, with `rewrite`, read-modify-writes unchanged) through the protocol the record
-    /// of the first entry at or after `at`, and returns its key, record id and whether its row is
-    /// present.
+    /// of the first entry at or after `at`, and returns its key, record id and whether the entry
+    /// is present (its row is present and carries the entry's key, see [`IndexSpec::key_of`](crate::storage::IndexSpec::key_of);
+    /// the end sentinel always counts as present).
     ///
     /// The index lookup and the protocol's read are two steps, and an insert may slip between
     /// them: the walk finds `s`, an inserter enters `k < s` and writes `s` and commits, and only
@@ -260,6 +263,7 @@ impl<'db, P: Protocol> Txn<'db, P> {
         rewrite: bool,
     ) -> Result<(u64, RecordId, bool), Abort> {
         let ix = &self.indexes[index.0 as usize];
+        let key_of = ix.spec.key_of;
         let first = || {
             ix.map
                 .first_at_or_after(at)
@@ -267,11 +271,14 @@ impl<'db, P: Protocol> Txn<'db, P> {
         };
         let mut entry = first();
         loop {
+            let key = entry.0;
+            let holds =
+                |row: &[u8]| !is_vacant(row) && (key == END_SENTINEL_KEY || key_of(row) == key);
             let present = if rewrite {
-                self.update(ix.spec.table, entry.1, |row| !is_vacant(row))
+                self.update(ix.spec.table, entry.1, |row| holds(row))
                     .await?
             } else {
-                !is_vacant(self.read(ix.spec.table, entry.1).await?)
+                holds(self.read(ix.spec.table, entry.1).await?)
             };
             let again = first();
             if again == entry {

@@ -99,7 +99,7 @@ impl Workload for LongScan {
         LongScanRequest::default()
     }
 
-    fn generate(&self, rng: &mut FastRng, req: &mut LongScanRequest) {
+    fn generate(&self, _worker: usize, rng: &mut FastRng, req: &mut LongScanRequest) {
         let c = &self.config;
         req.hot = rng.below(c.hot_records);
         req.scan_start = rng.below(c.records - c.scan_length + 1);
@@ -183,7 +183,7 @@ mod tests {
         let mut req = w.new_request();
         let (mut max_start, mut hots) = (0, [false; 2]);
         for _ in 0..10_000 {
-            w.generate(&mut rng, &mut req);
+            w.generate(0, &mut rng, &mut req);
             assert!(req.scan_start + 1000 <= 1500);
             max_start = max_start.max(req.scan_start);
             hots[req.hot as usize] = true;

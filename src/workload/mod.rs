@@ -24,6 +24,8 @@ pub enum WorkloadConfig {
     Ycsb(ycsb::YcsbConfig),
     /// MOCC's long-scan workload.
     LongScan(long_scan::LongScanConfig),
+    /// TPC-C.
+    Tpcc(tpcc::TpccConfig),
 }
 
 /// A benchmark workload.
@@ -49,14 +51,27 @@ pub trait Workload: Sync {
     /// An empty request to be filled by [`Workload::generate`] (allocated once per worker).
     fn new_request(&self) -> Self::Request;
 
-    /// Fills `req` with the next transaction of a worker.
-    fn generate(&self, rng: &mut FastRng, req: &mut Self::Request);
+    /// Fills `req` with the next transaction of worker `worker` (workloads that bind workers to
+    /// a partition, like TPC-C's home warehouse, use it).
+    fn generate(&self, worker: usize, rng: &mut FastRng, req: &mut Self::Request);
 
     /// Names of the transaction types this workload reports separately (at least one).
     fn txn_types(&self) -> &'static [&'static str];
 
     /// Which of [`Workload::txn_types`] `req` is.
     fn txn_type(&self, req: &Self::Request) -> usize;
+
+    /// Checks the database's consistency after a run (`--check`), when the workload defines
+    /// conditions for it (TPC-C's clause 3.3.2); `None` by default.
+    fn check_consistency<M: Sync>(&self, _db: &Database<M>) -> Option<tpcc::ConsistencyReport> {
+        None
+    }
+
+    /// Warnings about the run just finished (e.g. capacity the workload ran out of), for the
+    /// user; none by default.
+    fn after_run(&self) -> Vec<String> {
+        Vec::new()
+    }
 
     /// Runs `req` as one transaction attempt (the executor commits or aborts afterwards).
     fn run<'a, 'db, P: Protocol>(

@@ -136,7 +136,7 @@ impl Workload for Ycsb {
     }
 
     #[inline]
-    fn generate(&self, rng: &mut FastRng, req: &mut YcsbRequest) {
+    fn generate(&self, _worker: usize, rng: &mut FastRng, req: &mut YcsbRequest) {
         let c = &self.config;
         req.long = c.long_share > 0.0 && rng.chance(c.long_share);
         let n = if req.long { c.long_ops } else { c.ops };
@@ -284,7 +284,7 @@ mod tests {
         let mut rng = FastRng::new(3);
         let mut req = y.new_request();
         for _ in 0..1000 {
-            y.generate(&mut rng, &mut req);
+            y.generate(0, &mut rng, &mut req);
             assert_eq!(req.ops.len(), 16);
             let mut keys: Vec<u64> = req.ops.iter().map(|o| o.key).collect();
             keys.sort_unstable();
@@ -307,7 +307,7 @@ mod tests {
         let mut req = y.new_request();
         let mut per_position = [0u32; 10];
         for _ in 0..10_000 {
-            y.generate(&mut rng, &mut req);
+            y.generate(0, &mut rng, &mut req);
             let writes: Vec<usize> = (0..10)
                 .filter(|&i| req.ops[i].kind == YcsbOpKind::Write)
                 .collect();
@@ -338,7 +338,7 @@ mod tests {
         let (mut long, mut reads, mut ops) = (0, 0, 0);
         let n = 20_000;
         for _ in 0..n {
-            y.generate(&mut rng, &mut req);
+            y.generate(0, &mut rng, &mut req);
             if y.txn_type(&req) == 1 {
                 long += 1;
                 assert_eq!(req.ops.len(), 16);

@@ -360,6 +360,7 @@ mod tests {
         TpccConfig {
             warehouses: 1,
             spare_orders_per_district: 100,
+            ..TpccConfig::default()
         }
     }
 

@@ -29,10 +29,12 @@ use super::rows::{
 use super::schema::{
     CUSTOMER, CUSTOMERS_PER_DISTRICT, DISTRICT, DISTRICTS_PER_WAREHOUSE, FIRST_NEW_ORDER_ID,
     HISTORY, INITIAL_ORDERS_PER_DISTRICT, ITEM, ITEMS, MAX_ORDER_LINES, MIN_ORDER_LINES, NEW_ORDER,
-    ORDER, ORDER_LINE, STOCK, STOCK_PER_WAREHOUSE, TpccConfig, TpccLayout, WAREHOUSE,
+    NEW_ORDER_INDEX, ORDER, ORDER_BY_CUSTOMER, ORDER_LINE, SENTINEL_CUSTOMER_ID, SENTINEL_ORDER_ID,
+    STOCK, STOCK_PER_WAREHOUSE, TpccConfig, TpccLayout, WAREHOUSE, new_order_key,
+    order_customer_key,
 };
 use crate::random::FastRng;
-use crate::storage::{Database, RecordId, Table, TableId};
+use crate::storage::{Database, END_SENTINEL_KEY, IndexId, RecordId, Table, TableId};
 use serde::Serialize;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -86,16 +88,19 @@ pub fn create_and_load<M: Default + Sync>(
     config: &TpccConfig,
     params: &LoadParams,
 ) -> (Database<M>, LoadedTpcc) {
-    let db = Database::new(&config.tables());
+    let db = Database::with_indexes(&config.tables(), &config.indexes());
     let loaded = load(&db, config, params);
     (db, loaded)
 }
 
-/// Populates `db` (created from `config.tables()`, all records still zero) per clause 4.3.3.1.
+/// Populates `db` (created from `config.tables()` and `config.indexes()`, all records still zero,
+/// indexes empty) per clause 4.3.3.1, and fills the two indexes with the loaded rows and their
+/// sentinels (one per district in each, plus the end sentinel).
 pub fn load<M: Sync>(db: &Database<M>, config: &TpccConfig, params: &LoadParams) -> LoadedTpcc {
     assert!(config.warehouses >= 1, "validated by config");
     assert!(params.threads >= 1, "at least one loader thread");
     assert_eq!(db.tables().len(), 9, "a TPC-C database");
+    assert_eq!(db.indexes().len(), 2, "a TPC-C database with its indexes");
     let layout = config.layout();
     let c_load = NuRandConstants::for_load(&mut FastRng::new(params.seed));
     let tasks = tasks(config.warehouses);
@@ -318,7 +323,70 @@ impl<M: Sync> Loader<'_, M> {
                 d_next_o_id: INITIAL_ORDERS_PER_DISTRICT as u32 + 1,
             };
             out.put(self.layout.district(w_id, d_id), &district);
+            self.put_sentinels(w_id, d_id);
         }
+        if w_id == 1 {
+            self.put_end_sentinels();
+        }
+    }
+
+    /// The sentinel rows and entries of district `(w, d)` in both indexes: a present row after
+    /// every real key of the district, so that inserts at a district's tail write a row of their
+    /// own district, not the next district's oldest order (see `txn/index_ops.rs`).
+    fn put_sentinels(&self, w: u32, d: u8) {
+        let slot = self
+            .layout
+            .index_sentinel(Some(self.layout.district_slot(w, d)));
+        let (no_key, order_key) = TpccLayout::sentinel_keys(w, d);
+        RowWriter::new::<NewOrder>(self.db, NEW_ORDER).put(
+            slot,
+            &NewOrder {
+                no_o_id: SENTINEL_ORDER_ID,
+                no_d_id: d,
+                no_w_id: w,
+            },
+        );
+        RowWriter::new::<Order>(self.db, ORDER).put(
+            slot,
+            &Order {
+                o_id: SENTINEL_ORDER_ID,
+                o_d_id: d,
+                o_w_id: w,
+                o_c_id: SENTINEL_CUSTOMER_ID,
+                ..Order::default()
+            },
+        );
+        self.index_put(NEW_ORDER_INDEX, no_key, slot);
+        self.index_put(ORDER_BY_CUSTOMER, order_key, slot);
+    }
+
+    /// Both indexes' end sentinels (key `u64::MAX`, a present row).
+    fn put_end_sentinels(&self) {
+        let slot = self.layout.index_sentinel(None);
+        RowWriter::new::<NewOrder>(self.db, NEW_ORDER).put(
+            slot,
+            &NewOrder {
+                no_o_id: SENTINEL_ORDER_ID,
+                ..NewOrder::default()
+            },
+        );
+        RowWriter::new::<Order>(self.db, ORDER).put(
+            slot,
+            &Order {
+                o_id: SENTINEL_ORDER_ID,
+                ..Order::default()
+            },
+        );
+        self.index_put(NEW_ORDER_INDEX, END_SENTINEL_KEY, slot);
+        self.index_put(ORDER_BY_CUSTOMER, END_SENTINEL_KEY, slot);
+    }
+
+    fn index_put(&self, index: IndexId, key: u64, rid: RecordId) {
+        self.db
+            .ordered_index(index)
+            .map
+            .insert(key, rid)
+            .expect("loaded keys are unique");
     }
 
     fn load_stock(&self, w_id: u32, first: u32, last: u32, rng: &mut FastRng) {
@@ -438,6 +506,11 @@ impl<M: Sync> Loader<'_, M> {
                 .order(w_id, d_id, o_id)
                 .expect("initial orders fit");
             orders.put(order_rid, &order);
+            self.index_put(
+                ORDER_BY_CUSTOMER,
+                order_customer_key(w_id, d_id, o_c_id, o_id),
+                order_rid,
+            );
             for ol_number in 1..=o_ol_cnt {
                 let mut dist_info = [0u8; 24];
                 fill_alphanumeric(rng, &mut dist_info);
@@ -466,6 +539,7 @@ impl<M: Sync> Loader<'_, M> {
                     no_w_id: w_id,
                 };
                 new_orders.put(order_rid, &new_order);
+                self.index_put(NEW_ORDER_INDEX, new_order_key(w_id, d_id, o_id), order_rid);
             }
         }
     }

@@ -7,6 +7,8 @@
 //!   payloads (fixed offsets, little-endian numbers, zero-padded text at the spec's max width).
 //! - [`random`]: NURand with its C-Load / C-Run constants (2.1.6), a-strings, n-strings, zip
 //!   codes, "ORIGINAL" data, last names from syllables (4.3.2).
+//! - [`mix`]: the five transaction types ([`TxnType`]), the mixes that draw them ([`TpccMix`]:
+//!   `full`, `np`, custom lists), Stock-Level's isolation and the home-warehouse binding.
 //! - [`schema`]: table ids, cardinalities (1.2, 4.3.3.1), [`TpccConfig`] (warehouses, spare order
 //!   slots for inserts) and [`TpccLayout`], the key -> record-id arithmetic for every table.
 //!   Fixed composite keys (warehouse, district, customer, stock, item) and the insert tables'
@@ -37,15 +39,21 @@
 pub mod consistency;
 pub mod customer_index;
 pub mod load;
+pub mod mix;
 pub mod random;
+pub mod request;
 pub mod rows;
 pub mod schema;
+mod txns;
+mod workload;
 
 pub use consistency::{ConsistencyReport, check_consistency};
 pub use customer_index::CustomersByLastName;
 pub use load::{LoadParams, LoadedTpcc, TpccMemory, create_and_load, load, memory};
+pub use mix::{MixError, StockLevelIsolation, TXN_NAMES, TpccMix, TxnType, WarehouseBinding};
 pub use random::NuRandConstants;
-pub use schema::{TpccConfig, TpccLayout};
+pub use schema::{MAX_WAREHOUSES, TpccConfig, TpccLayout, spare_orders_for};
+pub use workload::Tpcc;
 
 #[cfg(test)]
 mod tests;

@@ -28,10 +28,11 @@
 //! start at 1); until the engine has inserts and deletes, that is how a vacant ORDER, NEW-ORDER,
 //! ORDER-LINE or HISTORY slot is recognised.
 
+use super::mix::{StockLevelIsolation, TpccMix, WarehouseBinding};
 use super::rows::{
     Customer, District, History, Item, NewOrder, Order, OrderLine, Row, Stock, Warehouse,
 };
-use crate::storage::{RecordId, TableId, TableSpec};
+use crate::storage::{IndexId, IndexSpec, RecordId, TableId, TableSpec};
 use serde::Serialize;
 
 /// WAREHOUSE's table id.
@@ -52,6 +53,29 @@ pub const ORDER_LINE: TableId = TableId(6);
 pub const ITEM: TableId = TableId(7);
 /// STOCK's table id.
 pub const STOCK: TableId = TableId(8);
+
+/// NEW-ORDER by (w, d, o) ([`new_order_key`]): Delivery's oldest undelivered order of a district.
+pub const NEW_ORDER_INDEX: IndexId = IndexId(0);
+/// ORDER by (w, d, c, o) ([`order_customer_key`]): Order-Status's latest order of a customer.
+pub const ORDER_BY_CUSTOMER: IndexId = IndexId(1);
+
+/// Order id of the per-district sentinel entries of both indexes (above any real order id).
+pub const SENTINEL_ORDER_ID: u32 = u32::MAX;
+/// Customer id of ORDER_BY_CUSTOMER's per-district sentinel (above any real customer id).
+pub const SENTINEL_CUSTOMER_ID: u32 = 4095;
+
+/// [`NEW_ORDER_INDEX`]'s key of order `o` of district `(w, d)`.
+#[inline]
+pub fn new_order_key(w: u32, d: u8, o: u32) -> u64 {
+    (u64::from(w) << 36) | (u64::from(d) << 32) | u64::from(o)
+}
+
+/// [`ORDER_BY_CUSTOMER`]'s key of order `o` of customer `(w, d, c)`.
+#[inline]
+pub fn order_customer_key(w: u32, d: u8, c: u32, o: u32) -> u64 {
+    debug_assert!(w < 1 << 16 && c < 1 << 12);
+    (u64::from(w) << 48) | (u64::from(d) << 44) | (u64::from(c) << 32) | u64::from(o)
+}
 
 /// Rows of ITEM (fixed, independent of the warehouse count).
 pub const ITEMS: u64 = 100_000;
@@ -74,30 +98,73 @@ pub const MAX_ORDER_LINES: u64 = 15;
 /// Smallest O_OL_CNT.
 pub const MIN_ORDER_LINES: u64 = 5;
 
-/// Default spare orders per district; see [`TpccConfig::spare_orders_per_district`].
+/// Default spare orders per district of [`TpccConfig::default`]; the command line sizes them
+/// from the run length instead ([`spare_orders_for`]).
 pub const DEFAULT_SPARE_ORDERS_PER_DISTRICT: u64 = 10_000;
 
-/// TPC-C parameters (validated by `config` once the workload is wired to the CLI).
+/// Largest warehouse count accepted (`--warehouses`).
+pub const MAX_WAREHOUSES: u64 = 1024;
+
+/// New-Orders per second, all warehouses together, that [`spare_orders_for`] provisions for.
+pub const PROVISIONED_NEW_ORDERS_PER_SECOND: u64 = 200_000;
+
+/// Fewest spare orders per district [`spare_orders_for`] returns.
+pub const MIN_SPARE_ORDERS_PER_DISTRICT: u64 = 2_000;
+
+/// Spare orders per district for a run of `seconds` (measured plus warm-up) on `warehouses`
+/// warehouses (0 is treated as 1).
+///
+/// Rule: New-Orders spread uniformly over the `10 * W` districts (each picks its district
+/// uniformly, clause 2.4.1.2), so at `N` New-Orders per second in total a district needs
+/// `N * seconds / (10 * W)` slots. With `N` = [`PROVISIONED_NEW_ORDERS_PER_SECOND`] (200,000)
+/// that is `ceil(seconds * 20,000 / W)`, and never fewer than [`MIN_SPARE_ORDERS_PER_DISTRICT`]
+/// (2,000). A run committing faster exhausts a district's slots before it ends; the workload
+/// warns when that happens.
+///
+/// Memory: each spare order costs one ORDER, NEW-ORDER and HISTORY slot and 15 ORDER-LINE slots:
+/// 18 records of at least 64 bytes (ORDER-LINE's 55-byte payload plus metadata; protocols with
+/// more than 8 bytes of record metadata take 128), about 1.15 KB. Per warehouse that is
+/// `10 * spare * 1.15 KB`; in total `10 * W * spare * 1.15 KB`, about `seconds * 230 MB` whatever
+/// `W` is (2.5 s: 576 MB), or the 2,000-order floor's 23 MB per warehouse when that is larger.
+pub fn spare_orders_for(seconds: f64, warehouses: u64) -> u64 {
+    let per_district_per_second =
+        PROVISIONED_NEW_ORDERS_PER_SECOND as f64 / DISTRICTS_PER_WAREHOUSE as f64;
+    let spare = (seconds * per_district_per_second / warehouses.max(1) as f64).ceil();
+    // `as` saturates: NaN and negative durations give 0, huge ones u64::MAX.
+    (spare as u64).max(MIN_SPARE_ORDERS_PER_DISTRICT)
+}
+
+/// TPC-C parameters, validated by `config` before anything is allocated.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct TpccConfig {
-    /// Number of warehouses W (at least 1).
+    /// Number of warehouses W (1..=[`MAX_WAREHOUSES`]).
     pub warehouses: u64,
     /// Order slots each district keeps free for New-Order beyond its 3,000 initial orders; also
     /// sizes NEW-ORDER, ORDER-LINE (15 slots per order) and HISTORY (Payment inserts one row per
     /// transaction and runs about as often as New-Order: 43% vs 45% of the mix).
     ///
-    /// Rule: a run of `T` seconds committing `N` New-Orders per second spreads them over
-    /// `10 * W` districts, so it needs `N * T / (10 * W)` spare orders per district. The default,
-    /// 10,000, covers about 10 seconds at 10,000 New-Orders per second per warehouse, and costs
-    /// about 10,000 * 10 * (15 + 3) * 64 bytes = 115 MB per warehouse (mostly ORDER-LINE).
+    /// The command line defaults it from the run length ([`spare_orders_for`], which states the
+    /// rule and its memory cost). [`TpccConfig::default`]'s 10,000 cost about
+    /// 10,000 * 10 * (15 + 3) * 64 bytes = 115 MB per warehouse (mostly ORDER-LINE).
     pub spare_orders_per_district: u64,
+    /// Percent of each transaction type.
+    pub mix: TpccMix,
+    /// Whether Stock-Level runs serializable or read committed.
+    pub stock_level: StockLevelIsolation,
+    /// How a worker picks its home warehouse.
+    pub binding: WarehouseBinding,
 }
 
 impl Default for TpccConfig {
+    /// One warehouse, [`DEFAULT_SPARE_ORDERS_PER_DISTRICT`], the full mix, serializable
+    /// Stock-Level, workers bound to home warehouses.
     fn default() -> Self {
         TpccConfig {
             warehouses: 1,
             spare_orders_per_district: DEFAULT_SPARE_ORDERS_PER_DISTRICT,
+            mix: TpccMix::FULL,
+            stock_level: StockLevelIsolation::Serializable,
+            binding: WarehouseBinding::Home,
         }
     }
 }
@@ -132,8 +199,10 @@ impl TpccConfig {
                 Customer::BYTES,
             ),
             spec("history", order_slots, History::BYTES),
-            spec("new_order", order_slots, NewOrder::BYTES),
-            spec("order", order_slots, Order::BYTES),
+            // ORDER and NEW-ORDER also hold their indexes' sentinel rows: one per district,
+            // then the end sentinel (TpccLayout::index_sentinel).
+            spec("new_order", order_slots + districts + 1, NewOrder::BYTES),
+            spec("order", order_slots + districts + 1, Order::BYTES),
             spec(
                 "order_line",
                 order_slots * MAX_ORDER_LINES,
@@ -141,6 +210,28 @@ impl TpccConfig {
             ),
             spec("item", ITEMS, Item::BYTES),
             spec("stock", w * STOCK_PER_WAREHOUSE, Stock::BYTES),
+        ]
+    }
+
+    /// The two ordered indexes, in [`IndexId`] order ([`NEW_ORDER_INDEX`], [`ORDER_BY_CUSTOMER`]).
+    pub fn indexes(&self) -> Vec<IndexSpec> {
+        vec![
+            IndexSpec {
+                name: "new_order_by_district".into(),
+                table: NEW_ORDER,
+                key_of: |row| {
+                    let r = NewOrder::decode(row);
+                    new_order_key(r.no_w_id, r.no_d_id, r.no_o_id)
+                },
+            },
+            IndexSpec {
+                name: "order_by_customer".into(),
+                table: ORDER,
+                key_of: |row| {
+                    let r = Order::decode(row);
+                    order_customer_key(r.o_w_id, r.o_d_id, r.o_c_id, r.o_id)
+                },
+            },
         ]
     }
 
@@ -252,6 +343,25 @@ impl TpccLayout {
         RecordId(order.0 * MAX_ORDER_LINES + n - 1)
     }
 
+    /// Slot of the index sentinels of the district with index `district_slot` in ORDER and
+    /// NEW-ORDER (after every district's order slots), or of the end sentinel (key
+    /// [`END_SENTINEL_KEY`](crate::storage::END_SENTINEL_KEY)) for `None`.
+    #[inline]
+    pub fn index_sentinel(&self, district_slot: Option<u64>) -> RecordId {
+        let districts = self.warehouses * DISTRICTS_PER_WAREHOUSE;
+        let order_slots = districts * self.orders_per_district;
+        RecordId(order_slots + district_slot.unwrap_or(districts))
+    }
+
+    /// The sentinel keys of district `(w, d)` in [`NEW_ORDER_INDEX`] and [`ORDER_BY_CUSTOMER`].
+    #[inline]
+    pub fn sentinel_keys(w: u32, d: u8) -> (u64, u64) {
+        (
+            new_order_key(w, d, SENTINEL_ORDER_ID),
+            order_customer_key(w, d, SENTINEL_CUSTOMER_ID, SENTINEL_ORDER_ID),
+        )
+    }
+
     /// HISTORY row `k` (0-based) of district `(w, d)`, or `None` past the district's slots.
     #[inline]
     pub fn history(&self, w: u32, d: u8, k: u64) -> Option<RecordId> {
@@ -268,6 +378,7 @@ mod tests {
         TpccConfig {
             warehouses: w,
             spare_orders_per_district: 100,
+            ..Default::default()
         }
     }
 
@@ -293,8 +404,8 @@ mod tests {
         assert_eq!(t[WAREHOUSE.0 as usize].records, 3);
         assert_eq!(t[DISTRICT.0 as usize].records, 30);
         assert_eq!(t[CUSTOMER.0 as usize].records, 90_000);
-        assert_eq!(t[ORDER.0 as usize].records, 30 * 3_100);
-        assert_eq!(t[NEW_ORDER.0 as usize].records, 30 * 3_100);
+        assert_eq!(t[ORDER.0 as usize].records, 30 * 3_100 + 31);
+        assert_eq!(t[NEW_ORDER.0 as usize].records, 30 * 3_100 + 31);
         assert_eq!(t[HISTORY.0 as usize].records, 30 * 3_100);
         assert_eq!(t[ORDER_LINE.0 as usize].records, 30 * 3_100 * 15);
         assert_eq!(t[ITEM.0 as usize].records, 100_000);
@@ -336,7 +447,13 @@ mod tests {
         assert_eq!(l.order(1, 1, 1), Some(RecordId(0)));
         assert_eq!(l.order(1, 2, 1), Some(RecordId(3_100)));
         let last = l.order(2, 10, 3_100).unwrap();
-        assert_eq!(last.0, t[ORDER.0 as usize].records - 1);
+        assert_eq!(
+            last.0,
+            t[ORDER.0 as usize].records - 1 - 21,
+            "then 20 + 1 sentinels"
+        );
+        assert_eq!(l.index_sentinel(None).0, t[ORDER.0 as usize].records - 1);
+        assert_eq!(l.index_sentinel(Some(0)).0, last.0 + 1);
         assert_eq!(l.order(2, 10, 3_101), None);
         assert_eq!(l.new_order(1, 3, 7), l.order(1, 3, 7));
         assert_eq!(
@@ -350,6 +467,28 @@ mod tests {
             t[HISTORY.0 as usize].records - 1
         );
         assert_eq!(l.history(2, 10, 3_100), None);
+    }
+
+    #[test]
+    fn spare_orders_follow_the_run_length() {
+        // 2.5 s on one warehouse: 200,000/s * 2.5 s over 10 districts.
+        assert_eq!(spare_orders_for(2.5, 1), 50_000);
+        assert_eq!(spare_orders_for(2.5, 4), 12_500);
+        assert_eq!(spare_orders_for(1.0, 3), 6_667, "rounds up");
+        assert_eq!(spare_orders_for(0.1, 1), 2_000, "floor");
+        assert_eq!(spare_orders_for(2.5, 1024), 2_000, "floor");
+        assert_eq!(spare_orders_for(f64::NAN, 1), 2_000);
+        assert_eq!(spare_orders_for(1.0, 0), spare_orders_for(1.0, 1));
+        let d = TpccConfig::default();
+        assert_eq!(
+            (d.warehouses, d.mix, d.stock_level, d.binding),
+            (
+                1,
+                TpccMix::FULL,
+                StockLevelIsolation::Serializable,
+                WarehouseBinding::Home
+            )
+        );
     }
 
     #[test]

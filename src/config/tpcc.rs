@@ -1,0 +1,331 @@
+//! The TPC-C flags to a [`TpccConfig`]: warehouse count, mix, Stock-Level isolation, warehouse
+//! binding and spare order slots, all checked before anything is allocated or loaded.
+//!
+//! Spare order slots default to [`spare_orders_for`] the whole run (measured plus warm-up
+//! seconds), so a longer `--duration` allocates more; the memory guard below names
+//! `--tpcc-spare-orders` (or `--warehouses`) when the tables would not fit.
+
+use super::cli::RunArgs;
+use super::validate::{estimated_table_bytes, out_of_range, reject_flags};
+use super::{ConfigError, MAX_TABLE_BYTES};
+use crate::workload::tpcc::schema::INITIAL_ORDERS_PER_DISTRICT;
+use crate::workload::tpcc::{MAX_WAREHOUSES, TpccConfig, TpccMix, spare_orders_for};
+use std::time::Duration;
+
+/// Largest `--tpcc-spare-orders`: order ids are `u32`, and each district holds its 3,000 initial
+/// orders plus the spare ones.
+const MAX_SPARE_ORDERS: u64 = u32::MAX as u64 - INITIAL_ORDERS_PER_DISTRICT;
+
+/// Estimated bytes of every TPC-C table of `c` (see [`estimated_table_bytes`]).
+fn tpcc_bytes(c: &TpccConfig) -> u128 {
+    c.tables()
+        .iter()
+        .map(|t| estimated_table_bytes(t.records, t.payload_bytes))
+        .sum()
+}
+
+impl RunArgs {
+    /// The flags only TPC-C reads, each with whether it was given.
+    pub(super) fn tpcc_flags(&self) -> [(&'static str, bool); 5] {
+        [
+            ("warehouses", self.warehouses.is_some()),
+            ("mix", self.mix.is_some()),
+            (
+                "stock-level-isolation",
+                self.stock_level_isolation.is_some(),
+            ),
+            ("warehouse-binding", self.warehouse_binding.is_some()),
+            ("tpcc-spare-orders", self.tpcc_spare_orders.is_some()),
+        ]
+    }
+
+    /// The TPC-C parameters for a run of `run_length` (measured plus warm-up); other workloads'
+    /// flags are an error here, not silently ignored.
+    pub(super) fn tpcc_config(&self, run_length: Duration) -> Result<TpccConfig, ConfigError> {
+        reject_flags("tpcc", &self.ycsb_only_flags())?;
+        reject_flags("tpcc", &self.long_scan_flags())?;
+        reject_flags(
+            "tpcc",
+            &[
+                ("records", self.records.is_some()),
+                ("payload", self.payload.is_some()),
+            ],
+        )?;
+        let d = TpccConfig::default();
+        let warehouses = self.warehouses.unwrap_or(d.warehouses);
+        if !(1..=MAX_WAREHOUSES).contains(&warehouses) {
+            return Err(out_of_range(
+                "warehouses",
+                warehouses,
+                format!("1 <= warehouses <= {MAX_WAREHOUSES}"),
+            ));
+        }
+        let mix = match &self.mix {
+            None => d.mix,
+            Some(m) => TpccMix::parse(m).map_err(|e| {
+                out_of_range(
+                    "mix",
+                    m,
+                    format!("full, np, or NAME=PERCENT,... summing to 100; {e}"),
+                )
+            })?,
+        };
+        let run_seconds = run_length.as_secs_f64();
+        let spare = self
+            .tpcc_spare_orders
+            .unwrap_or_else(|| spare_orders_for(run_seconds, warehouses));
+        if spare == 0 || spare > MAX_SPARE_ORDERS {
+            let note = if self.tpcc_spare_orders.is_none() {
+                " (the default grows with --duration + --warmup)"
+            } else {
+                ""
+            };
+            return Err(out_of_range(
+                "tpcc-spare-orders",
+                spare,
+                format!("1 <= orders <= {MAX_SPARE_ORDERS}{note}"),
+            ));
+        }
+        let c = TpccConfig {
+            warehouses,
+            spare_orders_per_district: spare,
+            mix,
+            stock_level: self.stock_level_isolation.unwrap_or(d.stock_level),
+            binding: self.warehouse_binding.unwrap_or(d.binding),
+        };
+        if tpcc_bytes(&c) > MAX_TABLE_BYTES {
+            return Err(too_large(&c, self.tpcc_spare_orders, run_seconds));
+        }
+        Ok(c)
+    }
+}
+
+/// The error for a configuration whose tables exceed [`MAX_TABLE_BYTES`]. When even one spare
+/// order per district does not fit, the warehouse count is at fault: the error gives the largest
+/// count that fits with the spare orders the user would get (`spare_given`, or the default for a
+/// run of `run_seconds`). Otherwise it names `--tpcc-spare-orders` with the largest count that
+/// fits; table bytes are linear in the spare orders, which gives that limit in closed form.
+fn too_large(c: &TpccConfig, spare_given: Option<u64>, run_seconds: f64) -> ConfigError {
+    let limit = MAX_TABLE_BYTES;
+    let gib = limit >> 30;
+    let at = |warehouses: u64, spare: u64| {
+        tpcc_bytes(&TpccConfig {
+            warehouses,
+            spare_orders_per_district: spare,
+            ..c.clone()
+        })
+    };
+    if at(c.warehouses, 1) > limit {
+        let spare_at = |w| spare_given.unwrap_or_else(|| spare_orders_for(run_seconds, w));
+        // Bytes grow with the warehouse count (the default spare orders shrink with it, but the
+        // spare slots in total do not), so the first count that fits, from the top, is the largest.
+        if let Some(max) = (1..c.warehouses)
+            .rev()
+            .find(|&w| at(w, spare_at(w)) <= limit)
+        {
+            let spare = match spare_given {
+                Some(n) => format!("--tpcc-spare-orders {n}"),
+                None => "the default spare orders for --duration + --warmup".to_string(),
+            };
+            return out_of_range(
+                "warehouses",
+                c.warehouses,
+                format!("1 <= warehouses <= {max} with {spare} (the tables must fit in {gib} GiB)"),
+            );
+        }
+    }
+    let fixed = at(c.warehouses, 0);
+    let max = limit.saturating_sub(fixed) / (at(c.warehouses, 1) - fixed);
+    let default_note = if spare_given.is_none() {
+        "; the default grows with --duration + --warmup"
+    } else {
+        ""
+    };
+    out_of_range(
+        "tpcc-spare-orders",
+        c.spare_orders_per_district,
+        format!(
+            "1 <= orders <= {max} with --warehouses {} \
+             (the tables must fit in {gib} GiB{default_note})",
+            c.warehouses
+        ),
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::{Cli, Command, RunConfig};
+    use crate::workload::WorkloadConfig;
+    use crate::workload::tpcc::{StockLevelIsolation, WarehouseBinding};
+    use clap::Parser;
+
+    fn args(extra: &[&str]) -> Result<RunConfig, ConfigError> {
+        let mut argv = vec!["txbench", "run", "--workload", "tpcc"];
+        argv.extend_from_slice(extra);
+        let cli = Cli::try_parse_from(argv).expect("clap accepts the flags");
+        match cli.command {
+            Command::Run(a) => a.validate(),
+            Command::List => unreachable!(),
+        }
+    }
+
+    fn tpcc(extra: &[&str]) -> TpccConfig {
+        match args(extra).unwrap().workload {
+            WorkloadConfig::Tpcc(c) => c,
+            other => panic!("tpcc expected, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn defaults_are_one_warehouse_full_mix_sized_by_run_length() {
+        let c = tpcc(&[]);
+        assert_eq!(c.warehouses, 1);
+        assert_eq!(c.mix, TpccMix::FULL);
+        assert_eq!(c.stock_level, StockLevelIsolation::Serializable);
+        assert_eq!(c.binding, WarehouseBinding::Home);
+        // Default --duration 2 plus --warmup 0.5.
+        assert_eq!(c.spare_orders_per_district, spare_orders_for(2.5, 1));
+        let longer = tpcc(&["--duration", "10", "--warmup", "0", "--warehouses", "4"]);
+        assert_eq!(longer.spare_orders_per_district, spare_orders_for(10.0, 4));
+    }
+
+    #[test]
+    fn flags_set_every_field() {
+        let c = tpcc(&[
+            "--warehouses",
+            "8",
+            "--mix",
+            "np",
+            "--stock-level-isolation",
+            "read-committed",
+            "--warehouse-binding",
+            "random",
+            "--tpcc-spare-orders",
+            "123",
+        ]);
+        assert_eq!(
+            c,
+            TpccConfig {
+                warehouses: 8,
+                spare_orders_per_district: 123,
+                mix: TpccMix::NP,
+                stock_level: StockLevelIsolation::ReadCommitted,
+                binding: WarehouseBinding::Random,
+            }
+        );
+        let custom = tpcc(&["--mix", "new-order=90,delivery=10"]);
+        assert_eq!(custom.mix.to_string(), "new_order=90,delivery=10");
+    }
+
+    #[test]
+    fn bad_values_name_the_parameter() {
+        let cases: &[(&[&str], &str)] = &[
+            (&["--warehouses", "0"], "--warehouses"),
+            (&["--warehouses", "1025"], "--warehouses"),
+            (&["--mix", "new_order=50,payment=40"], "sum to 90"),
+            (
+                &["--mix", "new_order=50,foo=50"],
+                "unknown transaction 'foo'",
+            ),
+            (&["--mix", "new_order"], "--mix"),
+            (&["--tpcc-spare-orders", "0"], "--tpcc-spare-orders"),
+            (
+                &["--tpcc-spare-orders", "4294967295"],
+                "--tpcc-spare-orders",
+            ),
+            (
+                &["--tpcc-spare-orders", "1000000000"],
+                "--tpcc-spare-orders",
+            ),
+            (&["--duration", "86400"], "--duration + --warmup"),
+            (
+                &["--theta", "0.5"],
+                "--theta does not apply to --workload tpcc",
+            ),
+            (&["--preset", "ycsb-a"], "--preset"),
+            (&["--records", "10"], "--records"),
+            (&["--payload", "10"], "--payload"),
+            (&["--scan-length", "10"], "--scan-length"),
+        ];
+        for (flags, expected) in cases {
+            let err = args(flags).expect_err("must be rejected").to_string();
+            assert!(err.contains(expected), "{flags:?}: {err}");
+        }
+        let mix = args(&["--mix", "new_order=50,payment=40"]).unwrap_err();
+        assert!(mix.to_string().contains("--mix"), "{mix}");
+    }
+
+    #[test]
+    fn too_many_warehouses_for_memory_names_warehouses() {
+        let c = TpccConfig {
+            warehouses: MAX_WAREHOUSES,
+            spare_orders_per_district: 1,
+            ..TpccConfig::default()
+        };
+        let err = too_large(&c, Some(1), 1.0).to_string();
+        assert!(err.contains("--warehouses"), "{err}");
+        let spare = TpccConfig {
+            warehouses: 1,
+            spare_orders_per_district: 1 << 30,
+            ..TpccConfig::default()
+        };
+        let err = too_large(&spare, Some(1 << 30), 1.0).to_string();
+        assert!(err.contains("--tpcc-spare-orders"), "{err}");
+    }
+
+    /// The largest warehouse count in a `--warehouses` memory error for `flags`.
+    fn stated_max_warehouses(flags: &[&str]) -> u64 {
+        let err = args(flags).unwrap_err();
+        let ConfigError::OutOfRange { param, allowed, .. } = &err else {
+            panic!("{err}")
+        };
+        assert_eq!(*param, "warehouses", "{err}");
+        allowed
+            .split_whitespace()
+            .nth(4)
+            .and_then(|n| n.parse().ok())
+            .unwrap_or_else(|| panic!("no maximum in '{allowed}'"))
+    }
+
+    #[test]
+    fn the_memory_limit_on_warehouses_is_exact() {
+        // 1024 warehouses of TPC-C exceed the 64 GiB guard; the error states the largest count
+        // that fits with the spare orders the run would get, and that count is accepted.
+        for spare in [&["--tpcc-spare-orders", "1"][..], &[]] {
+            let mut flags = vec!["--warehouses", "1024"];
+            flags.extend_from_slice(spare);
+            let max = stated_max_warehouses(&flags);
+            assert!((1..MAX_WAREHOUSES).contains(&max), "{max}");
+            let (max, next) = (max.to_string(), (max + 1).to_string());
+            flags[1] = &max;
+            assert!(args(&flags).is_ok(), "{flags:?}");
+            flags[1] = &next;
+            assert!(args(&flags).is_err(), "{flags:?}");
+        }
+    }
+
+    #[test]
+    fn tpcc_flags_are_rejected_elsewhere() {
+        for workload in ["ycsb", "long-scan"] {
+            for flag in [
+                &["--warehouses", "2"][..],
+                &["--mix", "np"],
+                &["--stock-level-isolation", "read-committed"],
+                &["--warehouse-binding", "random"],
+                &["--tpcc-spare-orders", "10"],
+            ] {
+                let mut argv = vec!["txbench", "run", "--workload", workload];
+                argv.extend_from_slice(flag);
+                let Command::Run(a) = Cli::try_parse_from(argv).unwrap().command else {
+                    unreachable!()
+                };
+                let err = a.validate().expect_err("must be rejected");
+                assert_eq!(
+                    err.to_string(),
+                    format!("{} does not apply to --workload {workload}", flag[0]),
+                );
+            }
+        }
+    }
+}

@@ -1,0 +1,166 @@
+//! [`Tpcc`]: the TPC-C workload (tables, indexes, loader, request generation, the five
+//! transactions) behind the engine's `Workload` trait, so every protocol runs it unchanged.
+
+use super::consistency::{ConsistencyReport, check_consistency};
+use super::customer_index::CustomersByLastName;
+use super::load::{LoadParams, load};
+use super::mix::TXN_NAMES;
+use super::random::NuRandConstants;
+use super::request::{TpccRequest, generate};
+use super::schema::{DISTRICTS_PER_WAREHOUSE, INITIAL_ORDERS_PER_DISTRICT, TpccConfig, TpccLayout};
+use super::txns;
+use crate::protocol::{Abort, Protocol};
+use crate::random::FastRng;
+use crate::storage::{Database, IndexSpec, RecordId, TableSpec};
+use crate::txn::Txn;
+use crate::workload::Workload;
+use std::future::Future;
+use std::sync::OnceLock;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+/// Seed of the load: every run loads the same database (dates aside).
+pub const LOAD_SEED: u64 = 0x007c_c0de;
+/// Seed of the run-time NURand constants (C-Run), derived from C-Load per clause 2.1.6.1.
+const RUN_CONSTANTS_SEED: u64 = 0x007c_c0de_5eed;
+
+/// The TPC-C workload for one configuration.
+pub struct Tpcc {
+    pub(super) config: TpccConfig,
+    pub(super) layout: TpccLayout,
+    /// C-Run: the NURand constants transactions draw with.
+    c_run: NuRandConstants,
+    /// CUSTOMER by last name, built by the first load (every load builds the same one: names
+    /// depend on the seed only).
+    customers_by_last_name: OnceLock<CustomersByLastName>,
+    /// Next HISTORY slot of each district (Payment inserts one row): HISTORY has no key, so its
+    /// rows go to slots handed out in order, outside any transaction. One counter per district,
+    /// written only by Payments of that district (which also write the district row).
+    next_history: Box<[AtomicU64]>,
+    /// Transactions that found their district's spare order or history slots used up and did
+    /// nothing (user-aborted); reported after the run.
+    exhausted: AtomicU64,
+    /// "Current date and time" written into O_ENTRY_D, OL_DELIVERY_D and H_DATE (seconds since
+    /// the epoch, fixed when the workload is created: dates are not measured).
+    pub(super) now: u64,
+}
+
+impl Tpcc {
+    /// The workload for a validated configuration.
+    pub fn new(config: TpccConfig) -> Tpcc {
+        let c_load = NuRandConstants::for_load(&mut FastRng::new(LOAD_SEED));
+        let c_run = NuRandConstants::for_run(&c_load, &mut FastRng::new(RUN_CONSTANTS_SEED));
+        let districts = (config.warehouses * DISTRICTS_PER_WAREHOUSE) as usize;
+        Tpcc {
+            layout: config.layout(),
+            c_run,
+            customers_by_last_name: OnceLock::new(),
+            next_history: (0..districts).map(|_| AtomicU64::new(0)).collect(),
+            exhausted: AtomicU64::new(0),
+            now: LoadParams::new(LOAD_SEED).now,
+            config,
+        }
+    }
+
+    /// The configuration.
+    pub fn config(&self) -> &TpccConfig {
+        &self.config
+    }
+
+    /// Transactions of the last run that found their district's spare slots used up (see
+    /// [`TpccConfig::spare_orders_per_district`]); nonzero means the run needs more spare slots.
+    pub fn exhausted(&self) -> u64 {
+        self.exhausted.load(Ordering::Relaxed)
+    }
+
+    /// Notes a transaction that ran out of slots.
+    pub(super) fn note_exhausted(&self) {
+        // Relaxed: a statistic read after the workers are joined.
+        self.exhausted.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// CUSTOMER by last name (available once loaded).
+    pub(super) fn customers_by_last_name(&self) -> &CustomersByLastName {
+        self.customers_by_last_name
+            .get()
+            .expect("the workload is loaded before it runs")
+    }
+
+    /// A fresh HISTORY slot of district `(w, d)`, or `None` when its slots are used up. A slot
+    /// handed to an attempt that aborts stays vacant.
+    pub(super) fn history_slot(&self, w: u32, d: u8) -> Option<RecordId> {
+        let slot = self.layout.district_slot(w, d) as usize;
+        // Relaxed: the counter only makes slots unique; the row is published by the protocol.
+        let k = self.next_history[slot].fetch_add(1, Ordering::Relaxed);
+        self.layout.history(w, d, k)
+    }
+}
+
+impl Workload for Tpcc {
+    type Request = TpccRequest;
+
+    fn name(&self) -> &'static str {
+        "tpcc"
+    }
+
+    fn tables(&self) -> Vec<TableSpec> {
+        self.config.tables()
+    }
+
+    fn indexes(&self) -> Vec<IndexSpec> {
+        self.config.indexes()
+    }
+
+    fn load<M: Sync>(&self, db: &Database<M>) {
+        let loaded = load(db, &self.config, &LoadParams::new(LOAD_SEED));
+        // Every load builds the same index (same seed); the first one is kept.
+        let _ = self
+            .customers_by_last_name
+            .set(loaded.customers_by_last_name);
+        for next in self.next_history.iter() {
+            // Relaxed: workers start after the load returns (thread spawn synchronises).
+            next.store(INITIAL_ORDERS_PER_DISTRICT, Ordering::Relaxed);
+        }
+        self.exhausted.store(0, Ordering::Relaxed);
+    }
+
+    fn new_request(&self) -> TpccRequest {
+        TpccRequest::default()
+    }
+
+    fn generate(&self, worker: usize, rng: &mut FastRng, req: &mut TpccRequest) {
+        generate(&self.config, &self.c_run, worker, rng, req);
+    }
+
+    fn txn_types(&self) -> &'static [&'static str] {
+        &TXN_NAMES
+    }
+
+    fn txn_type(&self, req: &TpccRequest) -> usize {
+        req.txn_type() as usize
+    }
+
+    fn run<'a, 'db, P: Protocol>(
+        &'a self,
+        tx: &'a mut Txn<'db, P>,
+        req: &'a TpccRequest,
+    ) -> impl Future<Output = Result<(), Abort>> + 'a {
+        txns::run(self, tx, req)
+    }
+
+    fn check_consistency<M: Sync>(&self, db: &Database<M>) -> Option<ConsistencyReport> {
+        Some(check_consistency(db, &self.config))
+    }
+
+    fn after_run(&self) -> Vec<String> {
+        let n = self.exhausted();
+        if n == 0 {
+            return Vec::new();
+        }
+        vec![format!(
+            "{n} TPC-C transactions found their district's spare order or history slots used up \
+             and did nothing (counted as user aborts); rerun with a larger --tpcc-spare-orders \
+             (now {})",
+            self.config.spare_orders_per_district
+        )]
+    }
+}
