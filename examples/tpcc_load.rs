@@ -51,7 +51,8 @@ fn main() {
             ..Default::default()
         };
         let start = Instant::now();
-        let db = txbench::storage::Database::<u64>::new(&config.tables());
+        let db =
+            txbench::storage::Database::<u64>::with_indexes(&config.tables(), &config.indexes());
         let allocated = start.elapsed();
         let loaded = load(&db, &config, &params);
         let total = start.elapsed();

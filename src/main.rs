@@ -233,7 +233,7 @@ fn tpcc_list_text() -> String {
         ),
         (
             "--tpcc-spare-orders N",
-            "order slots per district (default: 200k New-Orders/s x run, >= 2000)".into(),
+            "order slots per district (default: 500k New-Orders/s x run, >= 2000)".into(),
         ),
     ] {
         s += &format!("  {n:<28} {d}\n");

@@ -115,7 +115,7 @@ pub struct RunArgs {
     /// (default home).
     #[arg(long, value_enum)]
     pub warehouse_binding: Option<WarehouseBinding>,
-    /// tpcc: spare order slots per district for inserts (default: enough for 200,000 New-Orders
+    /// tpcc: spare order slots per district for inserts (default: enough for 500,000 New-Orders
     /// per second over --duration + --warmup, at least 2000).
     #[arg(long)]
     pub tpcc_spare_orders: Option<u64>,

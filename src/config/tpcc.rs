@@ -9,7 +9,9 @@ use super::cli::RunArgs;
 use super::validate::{estimated_table_bytes, out_of_range, reject_flags};
 use super::{ConfigError, MAX_TABLE_BYTES};
 use crate::workload::tpcc::schema::INITIAL_ORDERS_PER_DISTRICT;
-use crate::workload::tpcc::{MAX_WAREHOUSES, TpccConfig, TpccMix, spare_orders_for};
+use crate::workload::tpcc::{
+    MAX_WAREHOUSES, TpccConfig, TpccMix, WarehouseBinding, spare_orders_for,
+};
 use std::time::Duration;
 
 /// Largest `--tpcc-spare-orders`: order ids are `u32`, and each district holds its 3,000 initial
@@ -39,9 +41,13 @@ impl RunArgs {
         ]
     }
 
-    /// The TPC-C parameters for a run of `run_length` (measured plus warm-up); other workloads'
-    /// flags are an error here, not silently ignored.
-    pub(super) fn tpcc_config(&self, run_length: Duration) -> Result<TpccConfig, ConfigError> {
+    /// The TPC-C parameters for a run of `run_length` (measured plus warm-up) with `threads`
+    /// workers; other workloads' flags are an error here, not silently ignored.
+    pub(super) fn tpcc_config(
+        &self,
+        run_length: Duration,
+        threads: usize,
+    ) -> Result<TpccConfig, ConfigError> {
         reject_flags("tpcc", &self.ycsb_only_flags())?;
         reject_flags("tpcc", &self.long_scan_flags())?;
         reject_flags(
@@ -71,9 +77,15 @@ impl RunArgs {
             })?,
         };
         let run_seconds = run_length.as_secs_f64();
+        let binding = self.warehouse_binding.unwrap_or(d.binding);
+        // Warehouses that receive New-Orders: with home binding only the first `threads` ones.
+        let busy = |w: u64| match binding {
+            WarehouseBinding::Home => w.min(threads as u64),
+            WarehouseBinding::Random => w,
+        };
         let spare = self
             .tpcc_spare_orders
-            .unwrap_or_else(|| spare_orders_for(run_seconds, warehouses));
+            .unwrap_or_else(|| spare_orders_for(run_seconds, busy(warehouses)));
         if spare == 0 || spare > MAX_SPARE_ORDERS {
             let note = if self.tpcc_spare_orders.is_none() {
                 " (the default grows with --duration + --warmup)"
@@ -91,10 +103,12 @@ impl RunArgs {
             spare_orders_per_district: spare,
             mix,
             stock_level: self.stock_level_isolation.unwrap_or(d.stock_level),
-            binding: self.warehouse_binding.unwrap_or(d.binding),
+            binding,
         };
         if tpcc_bytes(&c) > MAX_TABLE_BYTES {
-            return Err(too_large(&c, self.tpcc_spare_orders, run_seconds));
+            return Err(too_large(&c, self.tpcc_spare_orders, |w| {
+                spare_orders_for(run_seconds, busy(w))
+            }));
         }
         Ok(c)
     }
@@ -102,10 +116,14 @@ impl RunArgs {
 
 /// The error for a configuration whose tables exceed [`MAX_TABLE_BYTES`]. When even one spare
 /// order per district does not fit, the warehouse count is at fault: the error gives the largest
-/// count that fits with the spare orders the user would get (`spare_given`, or the default for a
-/// run of `run_seconds`). Otherwise it names `--tpcc-spare-orders` with the largest count that
-/// fits; table bytes are linear in the spare orders, which gives that limit in closed form.
-fn too_large(c: &TpccConfig, spare_given: Option<u64>, run_seconds: f64) -> ConfigError {
+/// count that fits with the spare orders the user would get (`spare_given`, or the default
+/// `default_spare(warehouses)`). Otherwise it names `--tpcc-spare-orders` with the largest count
+/// that fits; table bytes are linear in the spare orders, which gives that limit in closed form.
+fn too_large(
+    c: &TpccConfig,
+    spare_given: Option<u64>,
+    default_spare: impl Fn(u64) -> u64,
+) -> ConfigError {
     let limit = MAX_TABLE_BYTES;
     let gib = limit >> 30;
     let at = |warehouses: u64, spare: u64| {
@@ -116,7 +134,7 @@ fn too_large(c: &TpccConfig, spare_given: Option<u64>, run_seconds: f64) -> Conf
         })
     };
     if at(c.warehouses, 1) > limit {
-        let spare_at = |w| spare_given.unwrap_or_else(|| spare_orders_for(run_seconds, w));
+        let spare_at = |w| spare_given.unwrap_or_else(|| default_spare(w));
         // Bytes grow with the warehouse count (the default spare orders shrink with it, but the
         // spare slots in total do not), so the first count that fits, from the top, is the largest.
         if let Some(max) = (1..c.warehouses)
@@ -186,8 +204,29 @@ mod tests {
         assert_eq!(c.binding, WarehouseBinding::Home);
         // Default --duration 2 plus --warmup 0.5.
         assert_eq!(c.spare_orders_per_district, spare_orders_for(2.5, 1));
-        let longer = tpcc(&["--duration", "10", "--warmup", "0", "--warehouses", "4"]);
+        let longer = tpcc(&[
+            "--duration",
+            "10",
+            "--warmup",
+            "0",
+            "--warehouses",
+            "4",
+            "-t",
+            "8",
+        ]);
         assert_eq!(longer.spare_orders_per_district, spare_orders_for(10.0, 4));
+        // Home binding with 2 workers on 4 warehouses: only 2 warehouses take New-Orders.
+        let two = tpcc(&["--warehouses", "4", "--threads", "2"]);
+        assert_eq!(two.spare_orders_per_district, spare_orders_for(2.5, 2));
+        let random = tpcc(&[
+            "--warehouses",
+            "4",
+            "-t",
+            "2",
+            "--warehouse-binding",
+            "random",
+        ]);
+        assert_eq!(random.spare_orders_per_district, spare_orders_for(2.5, 4));
     }
 
     #[test]
@@ -263,14 +302,14 @@ mod tests {
             spare_orders_per_district: 1,
             ..TpccConfig::default()
         };
-        let err = too_large(&c, Some(1), 1.0).to_string();
+        let err = too_large(&c, Some(1), |w| spare_orders_for(1.0, w)).to_string();
         assert!(err.contains("--warehouses"), "{err}");
         let spare = TpccConfig {
             warehouses: 1,
             spare_orders_per_district: 1 << 30,
             ..TpccConfig::default()
         };
-        let err = too_large(&spare, Some(1 << 30), 1.0).to_string();
+        let err = too_large(&spare, Some(1 << 30), |w| spare_orders_for(1.0, w)).to_string();
         assert!(err.contains("--tpcc-spare-orders"), "{err}");
     }
 

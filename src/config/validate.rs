@@ -86,10 +86,15 @@ impl RunArgs {
         let protocols = parse_protocols(&self.protocol)?;
         let duration = seconds("duration", self.duration, false)?;
         let warmup = seconds("warmup", self.warmup, true)?;
+        let threads = self.threads.unwrap_or_else(|| {
+            std::thread::available_parallelism()
+                .map(|n| n.get())
+                .unwrap_or(1)
+        });
         let workload = match self.workload.as_str() {
             "ycsb" => WorkloadConfig::Ycsb(self.ycsb_config()?),
             "long-scan" => WorkloadConfig::LongScan(self.long_scan_config()?),
-            "tpcc" => WorkloadConfig::Tpcc(self.tpcc_config(duration + warmup)?),
+            "tpcc" => WorkloadConfig::Tpcc(self.tpcc_config(duration + warmup, threads)?),
             other => {
                 return Err(ConfigError::UnknownName {
                     param: "workload",
@@ -103,11 +108,6 @@ impl RunArgs {
             }
         };
 
-        let threads = self.threads.unwrap_or_else(|| {
-            std::thread::available_parallelism()
-                .map(|n| n.get())
-                .unwrap_or(1)
-        });
         if threads == 0 || threads > MAX_THREADS {
             return Err(out_of_range(
                 "threads",

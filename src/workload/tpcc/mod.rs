@@ -1,5 +1,6 @@
-//! TPC-C (TPC Benchmark C, revision 5.11): the schema, the random rules, the loader and the
-//! consistency checks; the transactions come next.
+//! TPC-C (TPC Benchmark C, revision 5.11): schema, random rules, loader, the five transactions,
+//! the mixes and the consistency checks, run by every protocol through the `Workload` trait
+//! ([`Tpcc`]; `txbench run --workload tpcc`).
 //!
 //! # Layout
 //!
@@ -10,31 +11,40 @@
 //! - [`mix`]: the five transaction types ([`TxnType`]), the mixes that draw them ([`TpccMix`]:
 //!   `full`, `np`, custom lists), Stock-Level's isolation and the home-warehouse binding.
 //! - [`schema`]: table ids, cardinalities (1.2, 4.3.3.1), [`TpccConfig`] (warehouses, spare order
-//!   slots for inserts) and [`TpccLayout`], the key -> record-id arithmetic for every table.
-//!   Fixed composite keys (warehouse, district, customer, stock, item) and the insert tables'
-//!   keys (order, new-order, order-line, history) map to records densely, so point lookups need
-//!   no index structure at all.
+//!   slots for inserts, mix, options), [`TpccLayout`] (key -> record-id arithmetic) and the two
+//!   ordered indexes with their key encodings.
 //! - [`customer_index`]: CUSTOMER by last name, a static structure built at load time.
 //! - [`load`]: the loader (4.3.3.1), parallel over districts, stock ranges and item ranges,
-//!   deterministic for a seed; [`memory`] reports bytes per warehouse.
+//!   deterministic for a seed; it also fills the indexes; [`memory`] reports bytes per warehouse.
+//! - [`request`]: each transaction's input (2.4.1 .. 2.8.1), drawn by the worker.
+//! - `txns/`: New-Order, Payment, Order-Status, Delivery, Stock-Level, one file each.
+//! - `workload.rs`: [`Tpcc`], the `Workload` impl.
 //! - [`consistency`]: the consistency conditions 3.3.2.1-7 on a quiescent database
-//!   ([`check_consistency`]), run after a run or after loading.
+//!   ([`check_consistency`]), run by `--check` after a run and by the tests.
 //!
-//! The general-purpose concurrent hash index is [`crate::index::HashIndex`]; TPC-C's own keys do
-//! not need it (above), but workloads with sparse keys do.
+//! # Where rows live, and which accesses need an index
 //!
-//! # Still to come (issue 4)
+//! Keys are dense, so a key maps to its record by arithmetic ([`TpccLayout`]), including the
+//! rows New-Order and Payment insert (ORDER, NEW-ORDER and ORDER-LINE slots belong to an order
+//! id; HISTORY slots are handed out per district). Only two accesses search:
 //!
-//! 1. An ordered index shared by all protocols, with range scans, inserts and deletes and phantom
-//!    protection (leaf versions or key-range locks): ORDER by (w, d, c, o) for Order-Status,
-//!    NEW-ORDER oldest per district for Delivery, ORDER-LINE ranges for Stock-Level.
-//! 2. Inserts and deletes in the `Protocol` trait (a slot's visibility decided by the protocol;
-//!    today a slot is vacant when its first 8 bytes are zero, [`crate::storage::is_vacant`]).
-//! 3. The five transactions (New-Order, Payment, Order-Status, Delivery, Stock-Level), the full
-//!    and no-Payment (np) mixes, the `Workload` impl (holding [`LoadedTpcc`] and C-Run constants
-//!    from [`NuRandConstants::for_run`]), CLI flags (`--workload tpcc --warehouses N
-//!    --mix full|np`) with validation before loading, per-type reports; calling
-//!    [`check_consistency`] after a run.
+//! - Delivery's oldest undelivered order of a district: the ordered index NEW-ORDER by
+//!   (w, d, o), `scan_first`, then the row is deleted and its entry removed after commit;
+//! - Order-Status's latest order of a customer: the ordered index ORDER by (w, d, c, o),
+//!   `scan_last`.
+//!
+//! Both go through [`Txn`](crate::txn::Txn)'s phantom-safe scans (see `txn/index_ops.rs`: every
+//! scanned entry's record is read through the protocol up to the first present entry after the
+//! range, and inserts and deletes write the records after their key), so every protocol protects
+//! them with its own record-level concurrency control. Each district has a sentinel entry at the
+//! end of its range in both indexes, so a New-Order's insert at the tail of its district writes
+//! the district's sentinel rather than the next district's oldest order. Stock-Level's 20 recent
+//! orders and their lines are found by arithmetic from D_NEXT_O_ID, which the transaction reads,
+//! so they need no scan. CUSTOMER by last name never changes during a run.
+//!
+//! Tables are preallocated ([`TpccConfig::spare_orders_per_district`]); a run that uses up a
+//! district's slots makes the affected transactions do nothing (user aborts) and the report
+//! carries a warning.
 
 pub mod consistency;
 pub mod customer_index;

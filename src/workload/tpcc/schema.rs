@@ -106,26 +106,28 @@ pub const DEFAULT_SPARE_ORDERS_PER_DISTRICT: u64 = 10_000;
 pub const MAX_WAREHOUSES: u64 = 1024;
 
 /// New-Orders per second, all warehouses together, that [`spare_orders_for`] provisions for.
-pub const PROVISIONED_NEW_ORDERS_PER_SECOND: u64 = 200_000;
+pub const PROVISIONED_NEW_ORDERS_PER_SECOND: u64 = 500_000;
 
 /// Fewest spare orders per district [`spare_orders_for`] returns.
 pub const MIN_SPARE_ORDERS_PER_DISTRICT: u64 = 2_000;
 
-/// Spare orders per district for a run of `seconds` (measured plus warm-up) on `warehouses`
-/// warehouses (0 is treated as 1).
+/// Spare orders per district for a run of `seconds` (measured plus warm-up) whose New-Orders go
+/// to `warehouses` warehouses (0 is treated as 1): all of them with random binding, the first
+/// `min(W, threads)` with home binding (worker `i` uses warehouse `i % W + 1`).
 ///
 /// Rule: New-Orders spread uniformly over the `10 * W` districts (each picks its district
 /// uniformly, clause 2.4.1.2), so at `N` New-Orders per second in total a district needs
-/// `N * seconds / (10 * W)` slots. With `N` = [`PROVISIONED_NEW_ORDERS_PER_SECOND`] (200,000)
-/// that is `ceil(seconds * 20,000 / W)`, and never fewer than [`MIN_SPARE_ORDERS_PER_DISTRICT`]
+/// `N * seconds / (10 * W)` slots. With `N` = [`PROVISIONED_NEW_ORDERS_PER_SECOND`] (500,000:
+/// TPC-C NP runs about 190,000 New-Orders per second on two cores of the reference VM, so this
+/// leaves room for several times more cores) that is `ceil(seconds * 50,000 / W)`, and never fewer than [`MIN_SPARE_ORDERS_PER_DISTRICT`]
 /// (2,000). A run committing faster exhausts a district's slots before it ends; the workload
 /// warns when that happens.
 ///
 /// Memory: each spare order costs one ORDER, NEW-ORDER and HISTORY slot and 15 ORDER-LINE slots:
 /// 18 records of at least 64 bytes (ORDER-LINE's 55-byte payload plus metadata; protocols with
 /// more than 8 bytes of record metadata take 128), about 1.15 KB. Per warehouse that is
-/// `10 * spare * 1.15 KB`; in total `10 * W * spare * 1.15 KB`, about `seconds * 230 MB` whatever
-/// `W` is (2.5 s: 576 MB), or the 2,000-order floor's 23 MB per warehouse when that is larger.
+/// `10 * spare * 1.15 KB`; in total `10 * W * spare * 1.15 KB`, about `seconds * 575 MB` whatever
+/// `W` is (2.5 s: 1.4 GB), or the 2,000-order floor's 23 MB per warehouse when that is larger.
 pub fn spare_orders_for(seconds: f64, warehouses: u64) -> u64 {
     let per_district_per_second =
         PROVISIONED_NEW_ORDERS_PER_SECOND as f64 / DISTRICTS_PER_WAREHOUSE as f64;
@@ -471,11 +473,11 @@ mod tests {
 
     #[test]
     fn spare_orders_follow_the_run_length() {
-        // 2.5 s on one warehouse: 200,000/s * 2.5 s over 10 districts.
-        assert_eq!(spare_orders_for(2.5, 1), 50_000);
-        assert_eq!(spare_orders_for(2.5, 4), 12_500);
-        assert_eq!(spare_orders_for(1.0, 3), 6_667, "rounds up");
-        assert_eq!(spare_orders_for(0.1, 1), 2_000, "floor");
+        // 2.5 s on one warehouse: 500,000/s * 2.5 s over 10 districts.
+        assert_eq!(spare_orders_for(2.5, 1), 125_000);
+        assert_eq!(spare_orders_for(2.5, 4), 31_250);
+        assert_eq!(spare_orders_for(1.0, 3), 16_667, "rounds up");
+        assert_eq!(spare_orders_for(0.01, 1), 2_000, "floor");
         assert_eq!(spare_orders_for(2.5, 1024), 2_000, "floor");
         assert_eq!(spare_orders_for(f64::NAN, 1), 2_000);
         assert_eq!(spare_orders_for(1.0, 0), spare_orders_for(1.0, 1));
