@@ -11,8 +11,9 @@
 //! # Ordered indexes: next-key protection expressed as record accesses
 //!
 //! An entry `key -> rid` is *present* when the row in `rid` is present and carries `key`
-//! ([`IndexSpec::key_of`](crate::storage::IndexSpec::key_of)), and *vacant* otherwise. An entry is not transactional by itself: [`Txn::index_insert`] enters it at
-//! once and it stays even if the attempt aborts (a vacant entry, which scans read and skip like a
+//! ([`IndexSpec::key_of`](crate::storage::IndexSpec::key_of)), and *vacant* otherwise. An entry
+//! is not transactional by itself: [`Txn::index_insert`] enters it at once and it stays even if
+//! the attempt aborts (a vacant entry, which scans read and skip like a
 //! deleted row, and which a later insert of the same key reuses), and [`Txn::index_remove`] takes
 //! it out after the deleting attempt committed. Undoing an aborted attempt's entries would be
 //! wrong: two attempts may insert one key concurrently, the loser's undo would take out the
@@ -51,10 +52,14 @@
 //! so nothing would stop such a walker from being ordered before the delete while seeing the
 //! index after it. Reading the next present record, which the delete wrote, orders it after.
 //! (Found by the phantom test: TicToc failed it without that write; next-key locking on delete
-//! is also what ARIES/KVL prescribes.) The argument needs
-//! a present entry after every range: every index holds an end sentinel at
-//! [`END_SENTINEL_KEY`], and workloads usually add one per partition (TPC-C: one per district) so
-//! that inserts at the tail of one partition do not write records of the next.
+//! is also what ARIES/KVL prescribes.)
+//!
+//! Each step of a walk looks an entry up and then reads its record, and an insert can slip in
+//! between; so every step repeats its lookup after the read and moves on only if it finds the
+//! same entry (see `access_entry_at_or_after`). The argument also needs a present entry after
+//! every range: every index holds an end sentinel at [`END_SENTINEL_KEY`], and workloads usually
+//! add one per partition (TPC-C: one per district) so that inserts at the tail of one partition
+//! do not write records of the next.
 //!
 //! The ordered index also records leaf versions for Silo-style node-set validation
 //! ([`crate::index::OrderedIndex::scan`]); the scans here do not use them, so one mechanism serves
