@@ -300,3 +300,178 @@ impl<'db, P: Protocol> Txn<'db, P> {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::protocol::ProtocolOptions;
+    use crate::protocol::silo::Silo;
+    use crate::storage::{Database, IndexSpec, TableSpec};
+    use std::future::Future;
+    use std::task::{Context, Poll, Waker};
+
+    const T: TableId = TableId(0);
+    const IX: IndexId = IndexId(0);
+    /// Slot of the end sentinel.
+    const END: u64 = 9;
+
+    /// Rows hold `key + 1` in their first word (so key 0 is not vacant).
+    fn row(key: u64) -> [u8; 8] {
+        (key + 1).to_le_bytes()
+    }
+
+    /// Ten slots; slots 1, 3, 5 present and indexed under keys 10, 30, 50; the end sentinel in
+    /// slot 9.
+    fn db() -> Database<<Silo as Protocol>::RecordMeta> {
+        let db = Database::with_indexes(
+            &[TableSpec {
+                name: "t".into(),
+                records: 10,
+                payload_bytes: 8,
+            }],
+            &[IndexSpec {
+                name: "t".into(),
+                table: T,
+                key_of: |r| u64::from_le_bytes(r[..8].try_into().unwrap()) - 1,
+            }],
+        );
+        let index = &db.ordered_index(IX).map;
+        for (slot, key) in [(1, 10), (3, 30), (5, 50)] {
+            db.table(T)
+                .get(RecordId(slot))
+                .unwrap()
+                .payload
+                .store(&row(key));
+            index.insert(key, RecordId(slot)).unwrap();
+        }
+        db.table(T)
+            .get(RecordId(END))
+            .unwrap()
+            .payload
+            .store(&row(END_SENTINEL_KEY - 1));
+        index.insert(END_SENTINEL_KEY, RecordId(END)).unwrap();
+        db
+    }
+
+    /// Polls a future that must not wait (one worker, no conflicts).
+    fn now<F: Future>(fut: F) -> F::Output {
+        let mut fut = std::pin::pin!(fut);
+        match fut.as_mut().poll(&mut Context::from_waker(Waker::noop())) {
+            Poll::Ready(out) => out,
+            Poll::Pending => panic!("a lone worker never waits"),
+        }
+    }
+
+    #[test]
+    fn scans_find_present_rows_and_skip_vacant_entries() {
+        let p = Silo::new(&ProtocolOptions::default());
+        let db = db();
+        let mut tx = Txn::new(&p, &db, 0, false);
+        tx.begin(false);
+        let mut found = Vec::new();
+        now(tx.scan(IX, 0..=49, &mut found)).unwrap();
+        assert_eq!(found, [(10, RecordId(1)), (30, RecordId(3))]);
+        assert_eq!(now(tx.scan_first(IX, 11..=60)), Ok(Some((30, RecordId(3)))));
+        assert_eq!(now(tx.scan_last(IX, 0..=49)), Ok(Some((30, RecordId(3)))));
+        assert_eq!(now(tx.scan_first(IX, 51..=99)), Ok(None));
+        assert_eq!(now(tx.scan_last(IX, 0..=9)), Ok(None));
+        // A deleted row's entry stays until commit, and scans skip it.
+        assert_eq!(now(tx.delete(T, RecordId(3))), Ok(true));
+        now(tx.index_remove(IX, 30)).unwrap();
+        assert_eq!(now(tx.scan_first(IX, 11..=60)), Ok(Some((50, RecordId(5)))));
+        assert!(db.ordered_index(IX).map.get(30).is_some());
+        assert_eq!(tx.poll_commit(), Poll::Ready(Ok(())));
+        tx.committed();
+        assert_eq!(
+            db.ordered_index(IX).map.get(30),
+            None,
+            "removed after commit"
+        );
+    }
+
+    #[test]
+    fn an_aborted_insert_leaves_a_vacant_entry_that_a_later_insert_reuses() {
+        let p = Silo::new(&ProtocolOptions::default());
+        let db = db();
+        let mut tx = Txn::new(&p, &db, 0, false);
+        tx.begin(false);
+        assert_eq!(
+            now(tx.insert(T, RecordId(2), |b| b.copy_from_slice(&row(20)))),
+            Ok(true)
+        );
+        assert_eq!(now(tx.index_insert(IX, 20, RecordId(2))), Ok(true));
+        tx.aborted(Abort::User);
+        assert_eq!(
+            db.ordered_index(IX).map.get(20),
+            Some(RecordId(2)),
+            "entry stays"
+        );
+        tx.begin(false);
+        let mut found = Vec::new();
+        now(tx.scan(IX, 0..=49, &mut found)).unwrap();
+        assert_eq!(
+            found,
+            [(10, RecordId(1)), (30, RecordId(3))],
+            "but is vacant"
+        );
+        assert_eq!(
+            now(tx.insert(T, RecordId(2), |b| b.copy_from_slice(&row(20)))),
+            Ok(true)
+        );
+        assert_eq!(
+            now(tx.index_insert(IX, 20, RecordId(2))),
+            Ok(false),
+            "reused"
+        );
+        assert_eq!(tx.poll_commit(), Poll::Ready(Ok(())));
+        tx.committed();
+        tx.begin(false);
+        found.clear();
+        now(tx.scan(IX, 0..=49, &mut found)).unwrap();
+        assert_eq!(
+            found,
+            [(10, RecordId(1)), (20, RecordId(2)), (30, RecordId(3))]
+        );
+        // Inserting into a present slot is refused and changes nothing.
+        assert_eq!(now(tx.insert(T, RecordId(2), |b| b.fill(7))), Ok(false));
+    }
+
+    #[test]
+    fn an_entry_whose_slot_holds_another_key_counts_as_vacant() {
+        let p = Silo::new(&ProtocolOptions::default());
+        let db = db();
+        // A stale entry (key 40) pointing at slot 5, which holds key 50.
+        db.ordered_index(IX).map.insert(40, RecordId(5)).unwrap();
+        let mut tx = Txn::new(&p, &db, 0, false);
+        tx.begin(false);
+        assert_eq!(now(tx.scan_first(IX, 31..=45)), Ok(None));
+        assert_eq!(now(tx.scan_last(IX, 31..=59)), Ok(Some((50, RecordId(5)))));
+    }
+
+    /// An insert writes its next key: a concurrent scan that read that record fails validation
+    /// (Silo) once the insert commits, although it never saw the new key.
+    #[test]
+    fn an_insert_into_a_scanned_gap_fails_the_scan() {
+        let p = Silo::new(&ProtocolOptions {
+            threads: 2,
+            ..ProtocolOptions::default()
+        });
+        let db = db();
+        let mut scan = Txn::new(&p, &db, 0, false);
+        let mut insert = Txn::new(&p, &db, 1, false);
+        scan.begin(false);
+        let mut found = Vec::new();
+        now(scan.scan(IX, 11..=29, &mut found)).unwrap();
+        assert!(found.is_empty());
+        assert_eq!(now(scan.write(T, RecordId(8), &row(80))), Ok(()));
+        insert.begin(false);
+        assert_eq!(
+            now(insert.insert(T, RecordId(2), |b| b.copy_from_slice(&row(20)))),
+            Ok(true)
+        );
+        assert_eq!(now(insert.index_insert(IX, 20, RecordId(2))), Ok(true));
+        assert_eq!(insert.poll_commit(), Poll::Ready(Ok(())));
+        insert.committed();
+        assert_eq!(scan.poll_commit(), Poll::Ready(Err(Abort::ReadValidation)));
+    }
+}
