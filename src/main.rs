@@ -4,7 +4,7 @@ use clap::Parser;
 use std::io::Write;
 use std::process::ExitCode;
 use txbench::config::{Cli, Command, Format, MAX_TABLE_BYTES, PRESETS, WORKLOADS};
-use txbench::metrics::report::{medians, render_table, write_csv};
+use txbench::metrics::report::{medians, render_table, render_type_table, write_csv};
 use txbench::protocol::ProtocolKind;
 use txbench::runner::run_all;
 use txbench::workload::tpcc::{MAX_WAREHOUSES, TpccMix, TxnType};
@@ -47,7 +47,11 @@ fn main() -> ExitCode {
                     if cfg.repeat > 1 {
                         println!("medians of {} runs per protocol", cfg.repeat);
                     }
-                    let _ = writeln!(std::io::stdout(), "{}", render_table(&medians(&reports)));
+                    let medians = medians(&reports);
+                    let _ = writeln!(std::io::stdout(), "{}", render_table(&medians));
+                    if let Some(types) = render_type_table(&medians) {
+                        let _ = writeln!(std::io::stdout(), "per transaction type:\n{types}");
+                    }
                 }
             }
             for r in &reports {

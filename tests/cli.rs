@@ -328,3 +328,50 @@ fn tpcc_check_reports_consistency_conditions() {
         );
     }
 }
+
+/// The table output breaks TPC-C down per transaction type; single-type workloads get no such
+/// table.
+#[test]
+fn tpcc_table_has_a_per_type_breakdown() {
+    let args = |workload| {
+        vec![
+            "run",
+            "--workload",
+            workload,
+            "-p",
+            "silo",
+            "-t",
+            "2",
+            "-d",
+            "0.1",
+            "--warmup",
+            "0",
+        ]
+    };
+    let out = txbench(&args("tpcc"));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let stdout = String::from_utf8(out.stdout).unwrap();
+    assert!(stdout.contains("per transaction type"), "{stdout}");
+    for name in [
+        "new_order",
+        "payment",
+        "order_status",
+        "delivery",
+        "stock_level",
+    ] {
+        assert!(stdout.contains(name), "{name} missing from\n{stdout}");
+    }
+    let mut ycsb = args("ycsb");
+    ycsb.extend(["--records", "1000"]);
+    let out = txbench(&ycsb);
+    assert!(out.status.success());
+    assert!(
+        !String::from_utf8(out.stdout)
+            .unwrap()
+            .contains("per transaction type")
+    );
+}

@@ -290,6 +290,44 @@ pub fn medians(reports: &[RunReport]) -> Vec<RunReport> {
         .collect()
 }
 
+/// Per transaction type, for workloads with more than one (TPC-C): a row per protocol and type
+/// that committed or aborted anything, with throughput, abort ratio, latency percentiles and
+/// the most attempts a commit needed; `None` for single-type workloads. With repeated runs,
+/// pass [`medians`] (the types then come from the run of median throughput).
+pub fn render_type_table(reports: &[RunReport]) -> Option<String> {
+    if reports.iter().all(|r| r.types.len() < 2) {
+        return None;
+    }
+    let mut t = Table::new();
+    t.load_preset(presets::UTF8_FULL_CONDENSED);
+    t.set_header(vec![
+        "protocol",
+        "type",
+        "txn/s",
+        "abort %",
+        "p50 us",
+        "p99 us",
+        "p99.9 us",
+        "max attempts",
+    ]);
+    let right = |s: String| Cell::new(s).set_alignment(CellAlignment::Right);
+    for r in reports {
+        for ty in r.types.iter().filter(|ty| ty.commits + ty.aborts > 0) {
+            t.add_row(vec![
+                Cell::new(&r.protocol),
+                Cell::new(&ty.name),
+                right(format!("{:.0}", ty.throughput_tps)),
+                right(format!("{:.2}", ty.abort_ratio * 100.0)),
+                right(format!("{:.1}", ty.latency_us.p50)),
+                right(format!("{:.1}", ty.latency_us.p99)),
+                right(format!("{:.1}", ty.latency_us.p999)),
+                right(ty.attempts.max.to_string()),
+            ]);
+        }
+    }
+    Some(t.to_string())
+}
+
 /// A comparison table; throughput and p99.9 also as ratios to the `nocc` row when present.
 /// With repeated runs, pass [`medians`] of the reports.
 pub fn render_table(reports: &[RunReport]) -> String {
@@ -346,7 +384,13 @@ pub fn render_table(reports: &[RunReport]) -> String {
         if with_check {
             row.push(Cell::new(match &r.check {
                 Some(c) if c.is_serializable() => format!("ok ({} txns)", c.transactions),
-                Some(c) => format!("{} cycles, {} anomalies", c.cycles, c.anomalies),
+                Some(c) => match c.consistency_violations {
+                    Some(v) if v > 0 => format!(
+                        "{} cycles, {} anomalies, {v} consistency violations",
+                        c.cycles, c.anomalies
+                    ),
+                    _ => format!("{} cycles, {} anomalies", c.cycles, c.anomalies),
+                },
                 None => "-".to_string(),
             }));
         }
