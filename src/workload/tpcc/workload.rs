@@ -14,6 +14,7 @@ use crate::random::FastRng;
 use crate::storage::{Database, IndexSpec, RecordId, TableSpec};
 use crate::txn::Txn;
 use crate::workload::Workload;
+use crossbeam_utils::CachePadded;
 use std::future::Future;
 use std::sync::OnceLock;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -34,8 +35,9 @@ pub struct Tpcc {
     customers_by_last_name: OnceLock<CustomersByLastName>,
     /// Next HISTORY slot of each district (Payment inserts one row): HISTORY has no key, so its
     /// rows go to slots handed out in order, outside any transaction. One counter per district,
-    /// written only by Payments of that district (which also write the district row).
-    next_history: Box<[AtomicU64]>,
+    /// written only by Payments of that district (which also write the district row); padded so
+    /// that Payments of neighbouring districts do not share a line.
+    next_history: Box<[CachePadded<AtomicU64>]>,
     /// Transactions that found their district's spare order or history slots used up and did
     /// nothing (user-aborted); reported after the run.
     exhausted: AtomicU64,
@@ -54,7 +56,9 @@ impl Tpcc {
             layout: config.layout(),
             c_run,
             customers_by_last_name: OnceLock::new(),
-            next_history: (0..districts).map(|_| AtomicU64::new(0)).collect(),
+            next_history: (0..districts)
+                .map(|_| CachePadded::new(AtomicU64::new(0)))
+                .collect(),
             exhausted: AtomicU64::new(0),
             now: LoadParams::new(LOAD_SEED).now,
             config,
