@@ -38,6 +38,12 @@ impl<'db, M, E> ReadSet<'db, M, E> {
         self.entries.len()
     }
 
+    /// The most recent entry.
+    #[inline]
+    pub fn last(&self) -> Option<(&Record<'db, M>, &E)> {
+        self.entries.last().map(|(r, e)| (r, e))
+    }
+
     /// Whether the set is empty.
     pub fn is_empty(&self) -> bool {
         self.entries.is_empty()
