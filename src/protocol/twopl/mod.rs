@@ -183,8 +183,7 @@ impl<'db, R: ConflictRule> TwoPlWorker<'db, R> {
     }
 
     fn set_read_lock(&mut self, rec: &Record<'db, R::Lock>, mode: LockMode) {
-        let key = rec.order_key();
-        if let Some((_, held)) = self.reads.iter_mut().find(|(r, _)| r.order_key() == key) {
+        if let Some(held) = self.reads.find_mut(rec) {
             *held = mode;
         }
     }
