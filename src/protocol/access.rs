@@ -16,21 +16,121 @@ use crate::storage::Record;
 /// generation, so `clear` is O(1) and a warmed-up worker allocates nothing.
 pub struct ReadSet<'db, M, E> {
     entries: Vec<(Record<'db, M>, E)>,
-    /// `generation << 32 | (position + 1)` per slot; a slot of another generation is empty.
+    index: PositionIndex,
+}
+
+/// Entries up to which lookups scan a set linearly (cheaper than hashing for a few entries).
+pub const LINEAR_LOOKUP: usize = 16;
+
+/// Hashed positions of records in a read or write set, used once the set holds more than
+/// [`LINEAR_LOOKUP`] entries: an open-addressing table of `generation << 32 | (position + 1)`
+/// words, where a word of another generation is an empty slot, so clearing is O(1). The set
+/// passes a function from position to record address; the first position of a record wins.
+struct PositionIndex {
     slots: Vec<u64>,
     /// The current generation (never 0, so zeroed slots are empty).
     generation: u32,
 }
 
-/// Entries up to which lookups scan the set linearly (cheaper than hashing for a few entries).
-pub const LINEAR_LOOKUP: usize = 16;
+impl Default for PositionIndex {
+    fn default() -> Self {
+        PositionIndex {
+            slots: Vec::new(),
+            generation: 1,
+        }
+    }
+}
+
+impl PositionIndex {
+    /// Makes every slot empty (O(1) except when the generation counter wraps).
+    fn clear(&mut self) {
+        self.generation = self.generation.wrapping_add(1);
+        if self.generation == 0 {
+            self.slots.fill(0);
+            self.generation = 1;
+        }
+    }
+
+    /// Position `n - 1` was just appended to a set of `n` entries: index it, building or growing
+    /// the table first when needed (at four slots per entry).
+    fn appended(&mut self, n: usize, key: impl Fn(usize) -> usize) {
+        if n <= LINEAR_LOOKUP {
+            return;
+        }
+        if n == LINEAR_LOOKUP + 1 || 2 * n > self.slots.len() {
+            self.rebuild(n, key);
+        } else {
+            self.insert(n - 1, key);
+        }
+    }
+
+    /// Indexes positions `0..n` afresh (after growth, or after the set reordered its entries).
+    fn rebuild(&mut self, n: usize, key: impl Fn(usize) -> usize) {
+        let want = (4 * n).next_power_of_two();
+        if self.slots.len() < want {
+            self.slots = vec![0; want];
+            self.generation = 1;
+        } else {
+            self.clear();
+        }
+        for i in 0..n {
+            self.insert(i, &key);
+        }
+    }
+
+    /// The slot a record address probes first.
+    #[inline]
+    fn home_slot(&self, addr: usize) -> usize {
+        // Records are 64-byte aligned: drop the zero bits, then Fibonacci hashing.
+        let h = ((addr >> 6) as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        (h >> (64 - self.slots.len().trailing_zeros())) as usize
+    }
+
+    /// Enters position `i` unless an earlier position has the same record.
+    fn insert(&mut self, i: usize, key: impl Fn(usize) -> usize) {
+        let addr = key(i);
+        let mask = self.slots.len() - 1;
+        let mut at = self.home_slot(addr);
+        loop {
+            let slot = self.slots[at];
+            if (slot >> 32) as u32 != self.generation {
+                self.slots[at] = (u64::from(self.generation) << 32) | (i as u64 + 1);
+                return;
+            }
+            if key((slot as u32 - 1) as usize) == addr {
+                return;
+            }
+            at = (at + 1) & mask;
+        }
+    }
+
+    /// The first position of the record at `addr` in a set of `n` entries.
+    #[inline]
+    fn find(&self, n: usize, addr: usize, key: impl Fn(usize) -> usize) -> Option<usize> {
+        if n <= LINEAR_LOOKUP {
+            return (0..n).find(|&i| key(i) == addr);
+        }
+        let mask = self.slots.len() - 1;
+        let mut at = self.home_slot(addr);
+        loop {
+            let slot = self.slots[at];
+            if (slot >> 32) as u32 != self.generation {
+                return None;
+            }
+            let j = (slot as u32 - 1) as usize;
+            if key(j) == addr {
+                return Some(j);
+            }
+            at = (at + 1) & mask;
+        }
+    }
+}
 
 impl<M, E> Default for ReadSet<'_, M, E> {
     fn default() -> Self {
         ReadSet {
             entries: Vec::with_capacity(64),
-            slots: Vec::new(),
-            generation: 1,
+            index: PositionIndex::default(),
         }
     }
 }
@@ -40,95 +140,26 @@ impl<'db, M, E> ReadSet<'db, M, E> {
     #[inline]
     pub fn push(&mut self, rec: Record<'db, M>, state: E) {
         self.entries.push((rec, state));
-        let n = self.entries.len();
-        if n > LINEAR_LOOKUP {
-            if n == LINEAR_LOOKUP + 1 || 2 * n > self.slots.len() {
-                self.rebuild_index();
-            } else {
-                self.index(n - 1);
-            }
-        }
+        let entries = &self.entries;
+        self.index
+            .appended(entries.len(), |i| entries[i].0.order_key());
     }
 
     /// Forgets every entry, keeping capacity.
     #[inline]
     pub fn clear(&mut self) {
         if self.entries.len() > LINEAR_LOOKUP {
-            self.next_generation();
+            self.index.clear();
         }
         self.entries.clear();
-    }
-
-    /// Makes every slot empty (O(1) except when the generation counter wraps).
-    fn next_generation(&mut self) {
-        self.generation = self.generation.wrapping_add(1);
-        if self.generation == 0 {
-            self.slots.fill(0);
-            self.generation = 1;
-        }
-    }
-
-    /// Indexes every entry, in a table at least four times the entry count.
-    fn rebuild_index(&mut self) {
-        let want = (4 * self.entries.len()).next_power_of_two();
-        if self.slots.len() < want {
-            self.slots = vec![0; want];
-            self.generation = 1;
-        } else {
-            self.next_generation();
-        }
-        for i in 0..self.entries.len() {
-            self.index(i);
-        }
-    }
-
-    /// The slot a record address probes first.
-    #[inline]
-    fn home_slot(&self, key: usize) -> usize {
-        // Records are 64-byte aligned: drop the zero bits, then Fibonacci hashing.
-        let h = ((key >> 6) as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15);
-        (h >> (64 - self.slots.len().trailing_zeros())) as usize
-    }
-
-    /// Enters entry `i` unless an earlier entry has its record (lookups return the first).
-    fn index(&mut self, i: usize) {
-        let key = self.entries[i].0.order_key();
-        let mask = self.slots.len() - 1;
-        let mut at = self.home_slot(key);
-        loop {
-            let slot = self.slots[at];
-            if (slot >> 32) as u32 != self.generation {
-                self.slots[at] = (u64::from(self.generation) << 32) | (i as u64 + 1);
-                return;
-            }
-            let j = (slot as u32 - 1) as usize;
-            if self.entries[j].0.order_key() == key {
-                return;
-            }
-            at = (at + 1) & mask;
-        }
     }
 
     /// Position of the first entry for `rec`.
     #[inline]
     fn position(&self, rec: &Record<'db, M>) -> Option<usize> {
-        let key = rec.order_key();
-        if self.entries.len() <= LINEAR_LOOKUP {
-            return self.entries.iter().position(|(r, _)| r.order_key() == key);
-        }
-        let mask = self.slots.len() - 1;
-        let mut at = self.home_slot(key);
-        loop {
-            let slot = self.slots[at];
-            if (slot >> 32) as u32 != self.generation {
-                return None;
-            }
-            let j = (slot as u32 - 1) as usize;
-            if self.entries[j].0.order_key() == key {
-                return Some(j);
-            }
-            at = (at + 1) & mask;
-        }
+        let entries = &self.entries;
+        self.index
+            .find(entries.len(), rec.order_key(), |i| entries[i].0.order_key())
     }
 
     /// Number of entries.
@@ -183,9 +214,13 @@ pub struct WriteEntry<'db, M, E> {
 }
 
 /// Buffered writes with their new payloads stored back to back in one reused byte arena.
+///
+/// Every read checks the write set first (read-your-own-writes), so lookups are hashed past
+/// [`LINEAR_LOOKUP`] entries, as in [`ReadSet`].
 pub struct WriteSet<'db, M, E> {
     entries: Vec<WriteEntry<'db, M, E>>,
     data: Vec<u8>,
+    index: PositionIndex,
 }
 
 impl<M, E> Default for WriteSet<'_, M, E> {
@@ -193,6 +228,7 @@ impl<M, E> Default for WriteSet<'_, M, E> {
         WriteSet {
             entries: Vec::with_capacity(64),
             data: Vec::with_capacity(64 * 128),
+            index: PositionIndex::default(),
         }
     }
 }
@@ -215,14 +251,19 @@ impl<'db, M, E> WriteSet<'db, M, E> {
             state,
             offset,
         });
+        let entries = &self.entries;
+        self.index
+            .appended(entries.len(), |i| entries[i].rec.order_key());
         self.entries.len() - 1
     }
 
     /// Index of the entry for `rec`, if buffered.
     #[inline]
     pub fn position(&self, rec: &Record<'db, M>) -> Option<usize> {
-        let key = rec.order_key();
-        self.entries.iter().position(|e| e.rec.order_key() == key)
+        let entries = &self.entries;
+        self.index.find(entries.len(), rec.order_key(), |i| {
+            entries[i].rec.order_key()
+        })
     }
 
     /// Read-your-own-writes, shared by every protocol: if `rec` is buffered, copies its new
@@ -267,6 +308,11 @@ impl<'db, M, E> WriteSet<'db, M, E> {
     /// Sorts entries into the global record order (lock order for deadlock freedom).
     pub fn sort_by_record(&mut self) {
         self.entries.sort_unstable_by_key(|e| e.rec.order_key());
+        if self.entries.len() > LINEAR_LOOKUP {
+            let entries = &self.entries;
+            self.index
+                .rebuild(entries.len(), |i| entries[i].rec.order_key());
+        }
     }
 
     /// Number of entries.
@@ -281,6 +327,9 @@ impl<'db, M, E> WriteSet<'db, M, E> {
 
     /// Forgets every entry and payload, keeping capacity.
     pub fn clear(&mut self) {
+        if self.entries.len() > LINEAR_LOOKUP {
+            self.index.clear();
+        }
         self.entries.clear();
         self.data.clear();
     }
@@ -350,6 +399,49 @@ mod tests {
                 let rec = t.get(RecordId(rid)).unwrap();
                 *rs.find_mut(&rec).unwrap() += 1;
                 assert_eq!(rs.find(&rec), Some(&(first + 1)));
+            }
+        }
+    }
+
+    /// Write-set lookups stay right past the linear range, across puts of known records and
+    /// after sorting (which reorders the entries under the index).
+    #[test]
+    fn write_set_positions_survive_growth_and_sorting() {
+        let t: Table<()> = Table::new(TableSpec {
+            name: "t".into(),
+            records: 200,
+            payload_bytes: 8,
+        });
+        let mut ws: WriteSet<'_, (), ()> = WriteSet::default();
+        for round in 0..3u64 {
+            ws.clear();
+            for rid in (0..100u64).rev() {
+                let rec = t.get(RecordId(rid * 2)).unwrap();
+                ws.put(rec, WriteKind::Blind, &(rid + round).to_le_bytes(), ());
+            }
+            let rec = t.get(RecordId(10)).unwrap();
+            ws.put(rec, WriteKind::Blind, &[7; 8], ());
+            assert_eq!(ws.len(), 100, "a second put replaces");
+            for sorted in [false, true] {
+                if sorted {
+                    ws.sort_by_record();
+                }
+                let mut out = [0u8; 8];
+                for rid in 0..200u64 {
+                    let rec = t.get(RecordId(rid)).unwrap();
+                    let i = ws.position(&rec);
+                    assert_eq!(i.is_some(), rid % 2 == 0, "rid {rid}");
+                    if let Some(i) = i {
+                        assert_eq!(ws.entries()[i].rec.rid, RecordId(rid));
+                        assert!(ws.read_own(&rec, &mut out));
+                        let want = if rid == 10 {
+                            [7; 8]
+                        } else {
+                            (rid / 2 + round).to_le_bytes()
+                        };
+                        assert_eq!(out, want);
+                    }
+                }
             }
         }
     }
