@@ -469,4 +469,57 @@ mod shuttle_tests {
     fn grants_follow_the_queue_order() {
         check(fifo, 3000, 2000);
     }
+
+    /// Fairness: the main thread holds a read lock (and releases it at some point); a writer
+    /// requests; a reader that arrives after the writer's request must not be let in beside the
+    /// main thread's read hold: it is granted only after the writer has been and gone.
+    fn reader_behind_writer() {
+        let s = Shared::new(2);
+        let queued = Arc::new(AtomicBool::new(false));
+        assert!(s.lock.try_lock(LockMode::Read));
+        let writer = {
+            let (s, queued) = (Arc::clone(&s), Arc::clone(&queued));
+            shuttle::thread::spawn(move || {
+                s.outstanding[1].store(true, Ordering::SeqCst);
+                // Granted at once only if the main thread has already released.
+                let ticket = match s.lock.request(&s.nodes, 1, LockMode::Write) {
+                    Request::Granted => None,
+                    Request::Queued(t) => Some(t),
+                };
+                queued.store(true, Ordering::SeqCst);
+                if let Some(t) = ticket {
+                    while !s.lock.poll(&s.nodes, t) {
+                        shuttle::thread::yield_now();
+                    }
+                }
+                s.outstanding[1].store(false, Ordering::SeqCst);
+                s.enter(1, LockMode::Write);
+            })
+        };
+        let reader = {
+            let (s, queued) = (Arc::clone(&s), Arc::clone(&queued));
+            shuttle::thread::spawn(move || {
+                while !queued.load(Ordering::SeqCst) {
+                    shuttle::thread::yield_now();
+                }
+                assert!(s.acquire(2, LockMode::Read, None));
+                assert_ne!(
+                    s.exited[1].load(Ordering::SeqCst),
+                    0,
+                    "reader passed a waiting writer"
+                );
+                s.enter(2, LockMode::Read);
+            })
+        };
+        shuttle::thread::yield_now();
+        s.lock.unlock(&s.nodes, LockMode::Read);
+        writer.join().unwrap();
+        reader.join().unwrap();
+        s.assert_idle();
+    }
+
+    #[test]
+    fn a_reader_never_passes_a_waiting_writer() {
+        check(reader_behind_writer, 3000, 2000);
+    }
 }
