@@ -172,9 +172,12 @@ mod shuttle_tests {
         nodes: MqlNodes<ShuttleU64>,
         readers: AtomicUsize,
         writers: AtomicUsize,
-        /// Per node: its owner has a request outstanding (between `request` and the poll or
-        /// cancel that ends it). A linked node must always have one.
+        /// Per node: its owner has a request outstanding on it (between `request` and the poll or
+        /// cancel that ends it). A linked `Waiting` node must have one; an abandoned
+        /// (`Leaving`) one may be linked after its owner's cancel returned.
         outstanding: Vec<AtomicBool>,
+        /// Per node: its owner is inside `cancel`.
+        cancelling: Vec<AtomicBool>,
         /// Sequence numbers for critical-section entry and exit, per node (FIFO checks).
         clock: AtomicUsize,
         entered: Vec<AtomicUsize>,
@@ -189,7 +192,12 @@ mod shuttle_tests {
                 nodes: MqlNodes::new(workers as usize),
                 readers: AtomicUsize::new(0),
                 writers: AtomicUsize::new(0),
-                outstanding: (0..=workers).map(|_| AtomicBool::new(false)).collect(),
+                outstanding: (0..=workers as usize * NODES_PER_WORKER)
+                    .map(|_| AtomicBool::new(false))
+                    .collect(),
+                cancelling: (0..=workers as usize * NODES_PER_WORKER)
+                    .map(|_| AtomicBool::new(false))
+                    .collect(),
                 clock: AtomicUsize::new(1),
                 entered: per_node(),
                 exited: per_node(),
@@ -234,8 +242,8 @@ mod shuttle_tests {
         /// Requests and then polls up to `polls` times (`None`: until granted) before
         /// cancelling. Returns whether the lock is held.
         fn acquire(&self, id: u32, mode: LockMode, polls: Option<u32>) -> bool {
-            self.outstanding[id as usize].store(true, Ordering::SeqCst);
-            let held = match self.lock.request(&self.nodes, id, mode) {
+            let node = self.begin(id);
+            let held = match self.lock.request(&self.nodes, node, mode) {
                 Request::Granted => true,
                 Request::Queued(t) => {
                     let mut n = 0;
@@ -244,15 +252,25 @@ mod shuttle_tests {
                             break true;
                         }
                         if polls.is_some_and(|p| n >= p) {
-                            break self.lock.cancel(&self.nodes, t);
+                            self.cancelling[t as usize].store(true, Ordering::SeqCst);
+                            let held = self.lock.cancel(&self.nodes, t);
+                            self.cancelling[t as usize].store(false, Ordering::SeqCst);
+                            break held;
                         }
                         n += 1;
                         shuttle::thread::yield_now();
                     }
                 }
             };
-            self.outstanding[id as usize].store(false, Ordering::SeqCst);
+            self.outstanding[node as usize].store(false, Ordering::SeqCst);
             held
+        }
+
+        /// Picks worker `id`'s (1-based) free node and marks a request outstanding on it.
+        fn begin(&self, id: u32) -> u32 {
+            let node = self.nodes.free_node(id as usize - 1);
+            self.outstanding[node as usize].store(true, Ordering::SeqCst);
+            node
         }
 
         /// The queue from head to tail, checked while holding `busy`: the chain from the tail
@@ -265,12 +283,19 @@ mod shuttle_tests {
             while c != 0 {
                 assert!(!order.contains(&c), "cycle through node {c}");
                 assert!(order.len() < self.outstanding.len(), "runaway chain");
+                // The flag first: an owner marks its node `Leaving` before it clears the flag.
+                let requested = self.outstanding[c as usize].load(Ordering::SeqCst);
                 let n = self.nodes.get(c);
-                assert_eq!(n.state(), NodeState::Waiting, "linked node {c} not waiting");
-                assert!(
-                    self.outstanding[c as usize].load(Ordering::SeqCst),
-                    "node {c} linked without a request"
-                );
+                match n.state() {
+                    NodeState::Waiting => {
+                        assert!(
+                            requested,
+                            "node {c} linked without a request: {n:?} in {w:?}"
+                        )
+                    }
+                    NodeState::Leaving => {}
+                    s => panic!("linked node {c} is {s:?}"),
+                }
                 order.push(c);
                 c = if c == w.head() { 0 } else { n.prev() };
             }
@@ -289,7 +314,24 @@ mod shuttle_tests {
         fn observe(&self) {
             let w = self.lock.take_busy();
             let q = self.queue(w);
-            if let Some(&h) = q.first() {
+            // An abandoned node whose owner has left `cancel` was announced (`leaving`) to a
+            // `busy` holder, which unlinks it before clearing `busy`; so if it is still linked,
+            // it was announced to us and `leaving` is set now.
+            let left: Vec<u32> = q
+                .iter()
+                .copied()
+                .filter(|&c| self.nodes.get(c).state() == NodeState::Leaving)
+                .filter(|&c| !self.cancelling[c as usize].load(Ordering::SeqCst))
+                .collect();
+            if !left.is_empty() {
+                assert!(
+                    self.lock.load().leaving(),
+                    "abandoned nodes {left:?} linked, unannounced"
+                );
+            }
+            if let Some(&h) = q.first()
+                && self.nodes.get(h).state() == NodeState::Waiting
+            {
                 let mode = self.nodes.get(h).mode();
                 // `take_busy` returned the word its CAS replaced, plus `busy`: a word with
                 // `busy` clear, which must not leave an admitted head waiting.
@@ -345,7 +387,7 @@ mod shuttle_tests {
 
     #[test]
     fn cancellation_races_keep_exclusion_and_the_queue() {
-        check(cancel_races, 3000, 2000);
+        check(cancel_races, 10_000, 5000);
     }
 
     /// Five workers mix readers and writers, try, unconditional waits (polled until granted:
@@ -387,7 +429,7 @@ mod shuttle_tests {
 
     #[test]
     fn mixed_workers_never_lose_a_grant_or_corrupt_the_queue() {
-        check(mixed_with_observer, 3000, 2000);
+        check(mixed_with_observer, 10_000, 5000);
     }
 
     /// FIFO: the main thread holds the write lock while four workers queue (modes W R R W; one
@@ -410,8 +452,8 @@ mod shuttle_tests {
             .map(|id| {
                 let (s, go) = (Arc::clone(&s), Arc::clone(&go));
                 shuttle::thread::spawn(move || {
-                    s.outstanding[id as usize].store(true, Ordering::SeqCst);
-                    let Request::Queued(t) = s.lock.request(&s.nodes, id, mode(id)) else {
+                    let node = s.begin(id);
+                    let Request::Queued(t) = s.lock.request(&s.nodes, node, mode(id)) else {
                         panic!("granted past a writer");
                     };
                     while !go.load(Ordering::SeqCst) {
@@ -426,7 +468,7 @@ mod shuttle_tests {
                         }
                         shuttle::thread::yield_now();
                     };
-                    s.outstanding[id as usize].store(false, Ordering::SeqCst);
+                    s.outstanding[node as usize].store(false, Ordering::SeqCst);
                     if held {
                         s.enter(id, mode(id));
                     }
@@ -439,7 +481,11 @@ mod shuttle_tests {
             let order = s.queue(w);
             s.lock.grant_and_unbusy(&s.nodes, w);
             if order.len() == WORKERS as usize {
-                break order;
+                // Node ids to worker ids (1-based).
+                break order
+                    .into_iter()
+                    .map(|n| (n - 1) / NODES_PER_WORKER as u32 + 1)
+                    .collect::<Vec<_>>();
             }
             shuttle::thread::yield_now();
         };
@@ -480,9 +526,9 @@ mod shuttle_tests {
         let writer = {
             let (s, queued) = (Arc::clone(&s), Arc::clone(&queued));
             shuttle::thread::spawn(move || {
-                s.outstanding[1].store(true, Ordering::SeqCst);
+                let node = s.begin(1);
                 // Granted at once only if the main thread has already released.
-                let ticket = match s.lock.request(&s.nodes, 1, LockMode::Write) {
+                let ticket = match s.lock.request(&s.nodes, node, LockMode::Write) {
                     Request::Granted => None,
                     Request::Queued(t) => Some(t),
                 };
@@ -492,7 +538,7 @@ mod shuttle_tests {
                         shuttle::thread::yield_now();
                     }
                 }
-                s.outstanding[1].store(false, Ordering::SeqCst);
+                s.outstanding[node as usize].store(false, Ordering::SeqCst);
                 s.enter(1, LockMode::Write);
             })
         };
