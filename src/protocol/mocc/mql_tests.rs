@@ -390,11 +390,10 @@ mod shuttle_tests {
         check(cancel_races, 10_000, 5000);
     }
 
-    /// Five workers mix readers and writers, try, unconditional waits (polled until granted:
+    /// `WORKERS` workers mix readers and writers, try, unconditional waits (polled until granted:
     /// a lost grant never terminates) and cancels after a few polls, while an observer
     /// repeatedly takes `busy` and checks the queue's shape and that no admitted head waits.
-    fn mixed_with_observer() {
-        const WORKERS: u32 = 5;
+    fn mixed_with_observer<const WORKERS: u32>() {
         let s = Shared::new(WORKERS);
         let mut handles: Vec<_> = (1..=WORKERS)
             .map(|id| {
@@ -429,7 +428,12 @@ mod shuttle_tests {
 
     #[test]
     fn mixed_workers_never_lose_a_grant_or_corrupt_the_queue() {
-        check(mixed_with_observer, 10_000, 5000);
+        check(mixed_with_observer::<5>, 10_000, 5000);
+    }
+
+    #[test]
+    fn eight_workers_never_lose_a_grant_or_corrupt_the_queue() {
+        check(mixed_with_observer::<8>, 3000, 2000);
     }
 
     /// FIFO: the main thread holds the write lock while four workers queue (modes W R R W; one
