@@ -148,7 +148,11 @@ fn mql_queued_writer_is_granted_on_release_and_abort_withdraws() {
     assert!(a.holds(&x, LockMode::Read));
     m.begin(&mut b, false);
     assert_eq!(m.read_for_update(&mut b, x, &mut buf), Poll::Pending);
-    assert_eq!(x.meta().lock.load().head(), 2, "b's node queued");
+    assert_eq!(
+        x.meta().lock.load().head(),
+        3,
+        "b's (worker 1's) first node queued"
+    );
     assert_eq!(m.read_for_update(&mut b, x, &mut buf), Poll::Pending);
     assert_eq!(m.commit(&mut a), OK);
     assert_eq!(m.read_for_update(&mut b, x, &mut buf), OK);
