@@ -98,19 +98,61 @@ pub fn run_with<P: Protocol, W: Workload>(
     workload: &W,
     machine: &MachineInfo,
 ) -> RunReport {
-    let db: Database<P::RecordMeta> =
-        Database::with_indexes(&workload.tables(), &workload.indexes());
+    let (tables, indexes) = (workload.tables(), workload.indexes());
+    let db: Database<P::RecordMeta> = if cfg.check {
+        Database::with_check_stamps(&tables, &indexes)
+    } else {
+        Database::with_indexes(&tables, &indexes)
+    };
     workload.load(&db);
+    if cfg.check {
+        db.stamp_loaded_rows();
+    }
     let outcome = run_threads(&protocol, &db, workload, &cfg.exec);
     let check = cfg.check.then(|| {
-        let mut report = check::check(&outcome.histories);
+        let mut progress = check_progress(kind);
+        let mut report = check::check_with_progress(&outcome.histories, &mut progress);
         if let Some(consistency) = workload.check_consistency(&db) {
             report.add_consistency(consistency);
         }
+        progress("");
         report
     });
     drop(protocol);
     let mut report = RunReport::build(kind, cfg, workload, &outcome, check, machine);
     report.warnings = workload.after_run();
+    if let Some(c) = report.check.as_ref().filter(|c| c.workers_truncated > 0) {
+        report.warnings.push(format!(
+            "--check-limit {} reached: {} of {} workers stopped recording before the run ended; \
+             the check covers {} transactions",
+            cfg.exec.check_limit_ops, c.workers_truncated, cfg.exec.threads, c.transactions
+        ));
+    }
     report
+}
+
+/// Shows the checker's phases on one self-overwriting stderr line when stderr is a terminal
+/// (nothing otherwise); an empty phase clears the line.
+fn check_progress(kind: ProtocolKind) -> impl FnMut(&str) {
+    use std::io::{IsTerminal, Write};
+    let shown = std::io::stderr().is_terminal();
+    let started = std::time::Instant::now();
+    move |phase: &str| {
+        if !shown {
+            return;
+        }
+        let mut err = std::io::stderr().lock();
+        // Progress is best effort: a failed write to stderr must not end the run.
+        let _ = if phase.is_empty() {
+            write!(err, "\r\x1b[2K")
+        } else {
+            write!(
+                err,
+                "\r\x1b[2Kchecking {}: {phase} ({:.1} s)",
+                kind.name(),
+                started.elapsed().as_secs_f64()
+            )
+        };
+        let _ = err.flush();
+    }
 }

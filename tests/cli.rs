@@ -20,7 +20,6 @@ fn invalid_input_exits_2_naming_the_parameter() {
         (&["run", "--protocol", "silo,nope"], "--protocol"),
         (&["run", "--threads", "0"], "--threads"),
         (&["run", "--duration", "0"], "--duration"),
-        (&["run", "--check", "--payload", "4"], "--payload"),
         (&["run", "--workload", "tpcx"], "--workload"),
         (&["run", "--theta", "abc"], "--theta"),
         (&["run", "-p", "plor", "--plor-slack", "-1"], "--plor-slack"),

@@ -5,83 +5,104 @@
 //! * **Nodes** are committed transactions, identified by id across all workers. An id seen twice
 //!   counts a `duplicate_txn_id` anomaly (both occurrences then share one node); the reserved id
 //!   [`Version::INITIAL_WRITER`] counts `reserved_txn_id` and its operations are ignored.
-//! * **Version order.** Every version of a key carries `(writer, seq)`. A read-modify-write turns
-//!   `(w, s)` into `(its id, s + 1)`, so per key the versions with a known seq are ordered by seq.
-//!   The loaded version `(0, 0)` is implicit; writer 0 is not a node.
+//! * **Version order.** Every write carries the seq its install gave it: one more than the seq of
+//!   the version it replaced, read while the protocol held the record (`protocol::InstallLog`),
+//!   so per key the versions are ordered by seq, blind writes and read-modify-writes alike. The
+//!   loaded version `(0, 0)` is implicit; writer 0 is not a node.
+//! * **Reads** name the writer of the version they saw; its seq is the one that writer's write of
+//!   the key got.
 //! * **Edges** (self edges are dropped: a transaction does not conflict with itself):
 //!   * `wr`: the writer of a version → each committed reader of that version;
 //!   * `ww`: each writer of `(key, s)` → each writer of `(key, s + 1)`;
 //!   * `rw` (anti-dependency): each reader of `(key, s)` → each writer of `(key, s + 1)`.
 //!
 //!   Several committed writers of one `(key, seq)` are kept as a set, never dropped; that is a
-//!   `lost_update`, and it also closes a cycle through the `rw` edges of their reads.
-//! * **Cycles.** Every strongly connected component with more than one node counts as one cycle.
-//!   (Self edges are never added, so there are no single-node cycles.)
+//!   `lost_update` (two installs overlapped), and it also closes a cycle through the `rw` edges
+//!   of their reads.
+//! * **Cycles.** Every strongly connected component with more than one node counts as one cycle,
+//!   classified by the strongest of Adya's phenomena it contains (`cycles::classify`): `G0`
+//!   (a cycle of `ww` edges: dirty write), `G1c` (of `ww` and `wr` edges: circular information
+//!   flow), `G-single` (exactly one `rw` edge: read skew) or `G2-item` (otherwise: write skew;
+//!   a phantom through a scan's records shows here too).
 //!
 //! # Anomalies (each occurrence counted once)
 //!
-//! * `aborted_read`: a read saw a version whose writer is neither committed nor 0 (a dirty or
-//!   aborted read, or a torn stamp);
-//! * `unknown_version`: a read saw `(writer, seq)` that its writer never wrote for that key (a torn
-//!   payload), including `(0, s)` with `s != 0`;
-//! * `lost_update`: two or more committed transactions wrote the same `(key, seq)`; counted once per
-//!   `(key, seq)`;
+//! * `aborted_read` (G1a): a read saw a version whose writer never committed;
+//! * `intermediate_read` (G1b): a read saw a version that never went through the install path
+//!   (a write exposed before its commit installed it);
+//! * `torn_read`: a read's row did not match its version's checksum (a copy of two versions);
+//! * `unknown_version`: a read named a committed writer that wrote no such key;
+//! * `lost_update`: two or more committed transactions wrote the same `(key, seq)`;
+//! * `unordered_write`: a committed write whose install was not recorded (a protocol that
+//!   installs outside the shared path without reporting it; its version has no place in the
+//!   order, so it yields `wr` edges only);
 //! * `duplicate_txn_id`, `reserved_txn_id`: see above.
 //!
-//! # Limitations
+//! # What it cannot see
 //!
-//! A blind write (`seq == Version::UNKNOWN_SEQ`) has no place in the version order: it yields `wr`
-//! edges to the transactions that read it (matched by writer id and key, whatever seq the read
-//! reports) but no `ww` or `rw` edges, so anomalies that only show through the order of blind writes
-//! go unseen. A version that is read but has no known seq likewise yields no `rw` edge.
+//! * Reads at read committed (TPC-C's Stock-Level option) are not recorded, by design.
+//! * With a history budget (`--check-limit`), recording stops per worker once its share is full:
+//!   the check covers each worker's prefix. Reads of versions written by unrecorded transactions
+//!   yield no edge (counted in `unresolved_reads`, not as anomalies), so a cycle through
+//!   unrecorded transactions is missed; nothing recorded is judged wrongly.
+//! * Consistency of the final database beyond the versions is the workload's own check (TPC-C).
 //!
 //! # Cost
 //!
 //! Operations are flattened into a few vectors, sorted, and merge-joined; edges are sorted,
 //! deduplicated (their kinds merged) and kept in compressed sparse row form. A topological peel
 //! (Kahn) removes every node not downstream of a cycle, so a serializable history never builds a
-//! petgraph graph. The rest goes to [`petgraph::algo::kosaraju_scc`], which keeps its DFS stack on
-//! the heap: petgraph's `tarjan_scc` recurses once per node on a path, and overflows the stack on
-//! the long chains that histories are. About 3 s for 1M transactions of 8 operations (release).
+//! petgraph graph (see `cycles`).
 //!
 //! Keys in examples are shown as `table/record` (see `history_key`).
 
-use std::collections::{BTreeMap, HashMap, HashSet, VecDeque};
-use std::fmt;
+use std::collections::{BTreeMap, HashMap};
 use std::hash::{BuildHasherDefault, Hasher};
 
-use petgraph::graph::{DiGraph, NodeIndex};
 use serde::Serialize;
 
-use super::history::{HistOp, Version, WorkerHistory};
+use super::cycles::{DependencyGraph, Edge, EdgeKinds, find_cycles};
+use super::history::{OpKind, Version, WorkerHistory, worker_tag};
 
-/// Anomaly name: a read saw a version written by no committed transaction.
+/// Anomaly name (G1a): a read saw a version written by no committed transaction.
 pub const ABORTED_READ: &str = "aborted_read";
-/// Anomaly name: a read saw a version its writer never wrote for that key.
+/// Anomaly name (G1b): a read saw a version that was never installed.
+pub const INTERMEDIATE_READ: &str = "intermediate_read";
+/// Anomaly name: a read copied parts of two versions.
+pub const TORN_READ: &str = "torn_read";
+/// Anomaly name: a read named a committed writer that never wrote that key.
 pub const UNKNOWN_VERSION: &str = "unknown_version";
 /// Anomaly name: several committed transactions wrote the same key and seq.
 pub const LOST_UPDATE: &str = "lost_update";
+/// Anomaly name: a committed write whose install was not recorded.
+pub const UNORDERED_WRITE: &str = "unordered_write";
 /// Anomaly name: a transaction id was committed more than once.
 pub const DUPLICATE_TXN_ID: &str = "duplicate_txn_id";
 /// Anomaly name: a committed transaction used the initial writer's id.
 pub const RESERVED_TXN_ID: &str = "reserved_txn_id";
 
 /// Most examples a report keeps.
-const MAX_EXAMPLES: usize = 5;
-/// Most transactions an example cycle lists.
-const MAX_CYCLE_TXNS_SHOWN: usize = 6;
+pub(super) const MAX_EXAMPLES: usize = 5;
 
 /// Result of [`check`].
 #[derive(Debug, Clone, Default, Serialize)]
 pub struct CheckReport {
     /// Committed transactions examined (duplicates included).
     pub transactions: u64,
+    /// Operations examined.
+    pub operations: u64,
     /// Strongly connected components with more than one transaction.
     pub cycles: u64,
+    /// Cycles per class (`G0`, `G1c`, `G-single`, `G2-item`; module docs).
+    pub cycle_kinds: BTreeMap<String, u64>,
     /// Anomalies counted, all kinds together.
     pub anomalies: u64,
-    /// Anomalies per kind (`aborted_read`, `unknown_version`, `lost_update`, ...).
+    /// Anomalies per kind (`aborted_read`, `torn_read`, `lost_update`, ...).
     pub anomaly_counts: BTreeMap<String, u64>,
+    /// Workers whose history budget ran out (recording stopped early; module docs).
+    pub workers_truncated: u64,
+    /// Reads of versions whose writers were not recorded (budget), which yield no edge.
+    pub unresolved_reads: u64,
     /// Up to five human-readable descriptions of cycles (first) and anomalies, then the
     /// consistency check's examples.
     pub examples: Vec<String>,
@@ -108,17 +129,40 @@ impl CheckReport {
         self.consistency_violations = Some(c.consistency_violations);
         self.examples.extend(c.examples);
     }
+
+    /// Occurrences of one cycle class or anomaly kind (0 when absent).
+    pub fn count(&self, name: &str) -> u64 {
+        self.cycle_kinds.get(name).copied().unwrap_or(0)
+            + self.anomaly_counts.get(name).copied().unwrap_or(0)
+    }
 }
 
 /// Checks the committed histories of all workers; see the module documentation.
 pub fn check(histories: &[WorkerHistory]) -> CheckReport {
-    let mut anomalies = AnomalyLog::default();
-    let txns = TxnIndex::build(histories, &mut anomalies);
-    let mut ops = RecordedOps::collect(histories, &txns, &mut anomalies);
-    ops.sort();
+    check_with_progress(histories, &mut |_| {})
+}
 
+/// [`check`], announcing each phase to `progress` before it starts (the graph of a long run
+/// takes seconds to build).
+pub fn check_with_progress(
+    histories: &[WorkerHistory],
+    progress: &mut dyn FnMut(&str),
+) -> CheckReport {
+    let mut anomalies = AnomalyLog::default();
+    progress("indexing transactions");
+    let txns = TxnIndex::build(histories, &mut anomalies);
+    progress(&format!(
+        "collecting {} operations of {} transactions",
+        txns.ops, txns.transactions
+    ));
+    let mut ops = RecordedOps::collect(histories, &txns, &mut anomalies);
+    progress("ordering versions");
+    ops.sort();
+    let reads = ops.resolve_reads(&txns, &mut anomalies);
+
+    progress("building the dependency graph");
     let groups = version_groups(&ops.known_writes);
-    let mut edges = Vec::with_capacity(ops.reads.len() * 2);
+    let mut edges = Vec::with_capacity(reads.len() * 2);
     add_write_edges(
         &ops.known_writes,
         &groups,
@@ -126,19 +170,27 @@ pub fn check(histories: &[WorkerHistory]) -> CheckReport {
         &mut edges,
         &mut anomalies,
     );
-    add_read_edges(&ops, &groups, &txns, &mut edges, &mut anomalies);
+    add_read_edges(&reads, &ops, &groups, &mut edges);
 
+    progress("finding cycles");
     let dependencies = DependencyGraph::build(txns.len(), edges);
-    let (cycles, cycle_examples) = find_cycles(&dependencies, &txns);
+    let cycles = find_cycles(&dependencies, &|node| txns.id(node));
 
-    let mut examples = cycle_examples;
+    let mut examples = cycles.examples;
     examples.extend(anomalies.examples);
     examples.truncate(MAX_EXAMPLES);
     CheckReport {
         transactions: txns.transactions,
-        cycles,
+        operations: txns.ops as u64,
+        cycles: cycles.count,
+        cycle_kinds: cycles.kinds,
         anomalies: anomalies.total,
         anomaly_counts: anomalies.counts,
+        workers_truncated: histories
+            .iter()
+            .filter(|h| h.stopped_at().is_some())
+            .count() as u64,
+        unresolved_reads: ops.unresolved_reads,
         examples,
         conditions_checked: None,
         consistency_violations: None,
@@ -146,7 +198,7 @@ pub fn check(histories: &[WorkerHistory]) -> CheckReport {
 }
 
 /// Dense index of a committed transaction (a graph node).
-type Node = u32;
+pub(super) type Node = u32;
 
 /// Stands for writer 0 (the loader) in a [`ReadRecord`]; not a node.
 const INITIAL_WRITER_NODE: Node = Node::MAX;
@@ -190,7 +242,7 @@ impl Hasher for TxnIdHasher {
     }
 }
 
-/// Committed transaction ids and their nodes.
+/// Committed transaction ids and their nodes, and where each worker stopped recording.
 struct TxnIndex {
     node_of: HashMap<u64, Node, BuildHasherDefault<TxnIdHasher>>,
     /// Transaction id of each node.
@@ -199,6 +251,8 @@ struct TxnIndex {
     transactions: u64,
     /// Operations seen, to size the flat vectors.
     ops: usize,
+    /// Worker tag → first unrecorded transaction id, for workers whose budget ran out.
+    stopped: HashMap<u64, u64>,
 }
 
 impl TxnIndex {
@@ -209,6 +263,11 @@ impl TxnIndex {
             id_of: Vec::with_capacity(capacity),
             transactions: 0,
             ops: 0,
+            stopped: histories
+                .iter()
+                .filter_map(WorkerHistory::stopped_at)
+                .map(|id| (worker_tag(id), id))
+                .collect(),
         };
         for history in histories {
             for txn in history.txns() {
@@ -248,6 +307,14 @@ impl TxnIndex {
     fn id(&self, node: Node) -> u64 {
         self.id_of[node as usize]
     }
+
+    /// Whether `id` may have committed without being recorded (its worker's budget ran out
+    /// at or before it).
+    fn maybe_unrecorded(&self, id: u64) -> bool {
+        self.stopped
+            .get(&worker_tag(id))
+            .is_some_and(|&first| id >= first)
+    }
 }
 
 /// A write with a known seq. Field order is the sort order.
@@ -258,14 +325,17 @@ struct WriteRecord {
     writer: Node,
 }
 
-/// A blind write: only the key and the writer are known.
+/// A read or write known by key and writer only: a read before its seq is looked up, or a write
+/// whose install was not recorded. Field order is the sort order.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
-struct BlindWriteRecord {
+struct KeyWriter {
     key: u64,
     writer: Node,
+    /// The reader (reads); the writer again (writes).
+    by: Node,
 }
 
-/// A read whose writer is committed (or the loader). Field order is the sort order.
+/// A read whose version is known. Field order is the sort order.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 struct ReadRecord {
     key: u64,
@@ -278,18 +348,26 @@ struct ReadRecord {
 /// All operations of the committed transactions, flattened.
 struct RecordedOps {
     known_writes: Vec<WriteRecord>,
-    blind_writes: Vec<BlindWriteRecord>,
-    reads: Vec<ReadRecord>,
+    /// Writes whose install was not recorded (`unordered_write`).
+    unordered_writes: Vec<KeyWriter>,
+    /// Reads of the loaded versions (seq 0).
+    initial_reads: Vec<ReadRecord>,
+    /// Reads of committed writers, seq still to be looked up.
+    reads: Vec<KeyWriter>,
+    /// Reads of versions whose writer may be unrecorded (budget).
+    unresolved_reads: u64,
 }
 
 impl RecordedOps {
-    /// Flattens the operations; reads of uncommitted writers, and of initial versions other than
-    /// `(0, 0)`, are recorded as anomalies here and dropped.
+    /// Flattens the operations; reads of uncommitted writers, torn and uninstalled reads, and
+    /// unordered writes are recorded as anomalies here.
     fn collect(histories: &[WorkerHistory], txns: &TxnIndex, anomalies: &mut AnomalyLog) -> Self {
         let mut ops = RecordedOps {
             known_writes: Vec::with_capacity(txns.ops / 2),
-            blind_writes: Vec::new(),
+            unordered_writes: Vec::new(),
+            initial_reads: Vec::new(),
             reads: Vec::with_capacity(txns.ops / 2),
+            unresolved_reads: 0,
         };
         for history in histories {
             for txn in history.txns() {
@@ -297,51 +375,62 @@ impl RecordedOps {
                     continue; // the reserved id 0, already reported
                 };
                 for op in history.ops(txn) {
-                    match *op {
-                        HistOp::Write { key, version } if version.seq == Version::UNKNOWN_SEQ => {
-                            ops.blind_writes
-                                .push(BlindWriteRecord { key, writer: node });
-                        }
-                        HistOp::Write { key, version } => {
-                            ops.known_writes.push(WriteRecord {
+                    let (key, word) = (op.key(), op.word());
+                    match op.kind() {
+                        OpKind::Write if word == Version::UNKNOWN_SEQ => {
+                            anomalies.record(UNORDERED_WRITE, || {
+                                format!(
+                                    "txn {} wrote key {} without a recorded install",
+                                    txn.id,
+                                    describe_key(key)
+                                )
+                            });
+                            ops.unordered_writes.push(KeyWriter {
                                 key,
-                                seq: version.seq,
                                 writer: node,
+                                by: node,
                             });
                         }
-                        HistOp::Read { key, version } => {
-                            let writer = if version.writer == Version::INITIAL_WRITER {
-                                if version.seq != 0 {
-                                    anomalies.record(UNKNOWN_VERSION, || {
-                                        describe_read(
-                                            txn.id,
-                                            key,
-                                            version,
-                                            "the loader wrote only seq 0",
-                                        )
-                                    });
-                                    continue;
-                                }
-                                INITIAL_WRITER_NODE
-                            } else if let Some(writer) = txns.node(version.writer) {
-                                writer
-                            } else {
-                                anomalies.record(ABORTED_READ, || {
-                                    describe_read(
-                                        txn.id,
-                                        key,
-                                        version,
-                                        "its writer never committed",
-                                    )
-                                });
-                                continue;
-                            };
-                            ops.reads.push(ReadRecord {
+                        OpKind::Write => ops.known_writes.push(WriteRecord {
+                            key,
+                            seq: word,
+                            writer: node,
+                        }),
+                        OpKind::TornRead => anomalies.record(TORN_READ, || {
+                            format!(
+                                "txn {} read key {} with a row that is not writer {}'s",
+                                txn.id,
+                                describe_key(key),
+                                word
+                            )
+                        }),
+                        OpKind::Read if word == Version::INITIAL_WRITER => {
+                            ops.initial_reads.push(ReadRecord {
                                 key,
-                                seq: version.seq,
-                                writer,
+                                seq: 0,
+                                writer: INITIAL_WRITER_NODE,
                                 reader: node,
-                            });
+                            })
+                        }
+                        kind => {
+                            let writer = txns.node(word);
+                            if writer.is_none() && txns.maybe_unrecorded(word) {
+                                ops.unresolved_reads += 1;
+                            } else if writer.is_none() {
+                                anomalies.record(ABORTED_READ, || {
+                                    describe_read(txn.id, key, word, "its writer never committed")
+                                });
+                            } else if kind == OpKind::UninstalledRead {
+                                anomalies.record(INTERMEDIATE_READ, || {
+                                    describe_read(txn.id, key, word, "it was never installed")
+                                });
+                            } else if let Some(writer) = writer {
+                                ops.reads.push(KeyWriter {
+                                    key,
+                                    writer,
+                                    by: node,
+                                });
+                            }
                         }
                     }
                 }
@@ -353,10 +442,64 @@ impl RecordedOps {
     fn sort(&mut self) {
         self.known_writes.sort_unstable();
         self.known_writes.dedup();
-        self.blind_writes.sort_unstable();
-        self.blind_writes.dedup();
+        self.unordered_writes.sort_unstable();
+        self.unordered_writes.dedup();
         self.reads.sort_unstable();
         self.reads.dedup();
+    }
+
+    /// Gives each read the seq its writer's write of the key got (a merge join on key and
+    /// writer), and merges in the reads of loaded versions. A read of an unordered write gets a
+    /// `wr` edge only (`seq` [`Version::UNKNOWN_SEQ`]); a read of a committed writer that wrote
+    /// no such key is an `unknown_version`. Returns the reads sorted by (key, seq).
+    fn resolve_reads(&mut self, txns: &TxnIndex, anomalies: &mut AnomalyLog) -> Vec<ReadRecord> {
+        let mut by_writer: Vec<(u64, Node, u64)> = self
+            .known_writes
+            .iter()
+            .map(|w| (w.key, w.writer, w.seq))
+            .collect();
+        by_writer.sort_unstable();
+        let mut resolved = std::mem::take(&mut self.initial_reads);
+        resolved.reserve(self.reads.len());
+        let mut cursor = 0;
+        for read in &self.reads {
+            while by_writer
+                .get(cursor)
+                .is_some_and(|&(key, writer, _)| (key, writer) < (read.key, read.writer))
+            {
+                cursor += 1;
+            }
+            let seq = match by_writer.get(cursor) {
+                Some(&(key, writer, seq)) if (key, writer) == (read.key, read.writer) => seq,
+                _ if self
+                    .unordered_writes
+                    .binary_search_by_key(&(read.key, read.writer), |w| (w.key, w.writer))
+                    .is_ok() =>
+                {
+                    Version::UNKNOWN_SEQ
+                }
+                _ => {
+                    anomalies.record(UNKNOWN_VERSION, || {
+                        describe_read(
+                            txns.id(read.by),
+                            read.key,
+                            txns.id(read.writer),
+                            "that transaction wrote no such key",
+                        )
+                    });
+                    continue;
+                }
+            };
+            resolved.push(ReadRecord {
+                key: read.key,
+                seq,
+                writer: read.writer,
+                reader: read.by,
+            });
+        }
+        resolved.sort_unstable();
+        resolved.dedup();
+        resolved
     }
 }
 
@@ -400,36 +543,6 @@ fn version_groups(known_writes: &[WriteRecord]) -> Vec<VersionGroup> {
     groups
 }
 
-/// Kinds of dependency between two transactions, as a bit set.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-struct EdgeKinds(u8);
-
-impl EdgeKinds {
-    const WR: EdgeKinds = EdgeKinds(1);
-    const WW: EdgeKinds = EdgeKinds(2);
-    const RW: EdgeKinds = EdgeKinds(4);
-}
-
-impl fmt::Display for EdgeKinds {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let names = [(Self::WR, "wr"), (Self::WW, "ww"), (Self::RW, "rw")];
-        let mut first = true;
-        for (kind, name) in names {
-            if self.0 & kind.0 != 0 {
-                if !first {
-                    f.write_str("+")?;
-                }
-                f.write_str(name)?;
-                first = false;
-            }
-        }
-        Ok(())
-    }
-}
-
-/// A dependency `from → to`, before deduplication.
-type Edge = (Node, Node, EdgeKinds);
-
 fn push_edge(edges: &mut Vec<Edge>, from: Node, to: Node, kind: EdgeKinds) {
     if from != to {
         edges.push((from, to, kind));
@@ -469,246 +582,51 @@ fn add_write_edges(
     }
 }
 
-/// `wr` and `rw` edges of every read, and `unknown_version` for reads matching no write.
+/// `wr` and `rw` edges of every resolved read (`reads` and `groups` are both sorted by key and
+/// seq: one cursor walks the groups).
 fn add_read_edges(
+    reads: &[ReadRecord],
     ops: &RecordedOps,
     groups: &[VersionGroup],
-    txns: &TxnIndex,
     edges: &mut Vec<Edge>,
-    anomalies: &mut AnomalyLog,
 ) {
-    // Reads and groups are both sorted by (key, seq): walk the groups with one cursor.
     let mut cursor = 0;
-    for read in &ops.reads {
+    for read in reads {
+        if read.writer != INITIAL_WRITER_NODE {
+            push_edge(edges, read.writer, read.reader, EdgeKinds::WR);
+        }
+        let Some(next_seq) = read
+            .seq
+            .checked_add(1)
+            .filter(|_| read.seq != Version::UNKNOWN_SEQ)
+        else {
+            continue; // an unordered write: no place in the version order
+        };
         while groups
             .get(cursor)
-            .is_some_and(|g| (g.key, g.seq) < (read.key, read.seq))
+            .is_some_and(|g| (g.key, g.seq) < (read.key, next_seq))
         {
             cursor += 1;
         }
-        let same_version = groups
+        if let Some(next) = groups
             .get(cursor)
-            .filter(|g| g.key == read.key && g.seq == read.seq);
-        let in_version_order = if read.writer == INITIAL_WRITER_NODE {
-            true // collect() kept only (0, 0)
-        } else {
-            same_version.is_some_and(|g| g.writers(&ops.known_writes).any(|w| w == read.writer))
-        };
-
-        if in_version_order {
-            if read.writer != INITIAL_WRITER_NODE {
-                push_edge(edges, read.writer, read.reader, EdgeKinds::WR);
-            }
-            let next_position = if same_version.is_some() {
-                cursor + 1
-            } else {
-                cursor
-            };
-            let next_version = groups
-                .get(next_position)
-                .filter(|next| next.key == read.key && Some(next.seq) == read.seq.checked_add(1));
-            if let Some(next) = next_version {
-                for overwriter in next.writers(&ops.known_writes) {
-                    push_edge(edges, read.reader, overwriter, EdgeKinds::RW);
-                }
-            }
-        } else if read.writer != INITIAL_WRITER_NODE
-            && ops
-                .blind_writes
-                .binary_search(&BlindWriteRecord {
-                    key: read.key,
-                    writer: read.writer,
-                })
-                .is_ok()
+            .filter(|g| g.key == read.key && g.seq == next_seq)
         {
-            push_edge(edges, read.writer, read.reader, EdgeKinds::WR);
-        } else {
-            anomalies.record(UNKNOWN_VERSION, || {
-                let version = Version {
-                    writer: txns.id(read.writer),
-                    seq: read.seq,
-                };
-                describe_read(
-                    txns.id(read.reader),
-                    read.key,
-                    version,
-                    "its writer wrote no such version",
-                )
-            });
+            for overwriter in next.writers(&ops.known_writes) {
+                push_edge(edges, read.reader, overwriter, EdgeKinds::RW);
+            }
         }
     }
 }
 
-/// The deduplicated dependencies in compressed sparse row form: the edges leaving node `n` are
-/// `targets[offsets[n]..offsets[n + 1]]`, with their kinds at the same positions in `kinds`.
-struct DependencyGraph {
-    offsets: Vec<usize>,
-    targets: Vec<Node>,
-    kinds: Vec<EdgeKinds>,
-}
-
-impl DependencyGraph {
-    /// Deduplicates the edges (merging their kinds) over `nodes` transactions.
-    fn build(nodes: usize, mut edges: Vec<Edge>) -> DependencyGraph {
-        edges.sort_unstable_by_key(|&(from, to, _)| (from, to));
-        let mut graph = DependencyGraph {
-            offsets: vec![0; nodes + 1],
-            targets: Vec::with_capacity(edges.len()),
-            kinds: Vec::with_capacity(edges.len()),
-        };
-        let mut last: Option<(Node, Node)> = None;
-        for (from, to, kind) in edges {
-            if last == Some((from, to)) {
-                let merged = graph.kinds.last_mut().expect("a previous edge exists");
-                merged.0 |= kind.0;
-                continue;
-            }
-            last = Some((from, to));
-            graph.offsets[from as usize + 1] += 1;
-            graph.targets.push(to);
-            graph.kinds.push(kind);
-        }
-        for node in 0..nodes {
-            graph.offsets[node + 1] += graph.offsets[node];
-        }
-        graph
-    }
-
-    fn successors(&self, node: Node) -> impl Iterator<Item = (Node, EdgeKinds)> + '_ {
-        let range = self.offsets[node as usize]..self.offsets[node as usize + 1];
-        self.targets[range.clone()]
-            .iter()
-            .copied()
-            .zip(self.kinds[range].iter().copied())
-    }
-
-    /// Nodes that remain after repeatedly removing nodes without incoming edges (Kahn's
-    /// topological sort). Every cycle lies among them; for an acyclic graph there are none.
-    fn cyclic_core(&self) -> Vec<Node> {
-        let nodes = self.offsets.len() - 1;
-        let mut in_degree = vec![0u32; nodes];
-        for &target in &self.targets {
-            in_degree[target as usize] += 1;
-        }
-        let mut ready: Vec<Node> = (0..nodes as Node)
-            .filter(|&n| in_degree[n as usize] == 0)
-            .collect();
-        while let Some(node) = ready.pop() {
-            for (target, _) in self.successors(node) {
-                in_degree[target as usize] -= 1;
-                if in_degree[target as usize] == 0 {
-                    ready.push(target);
-                }
-            }
-        }
-        (0..nodes as Node)
-            .filter(|&n| in_degree[n as usize] > 0)
-            .collect()
-    }
-}
-
-/// Counts the strongly connected components with more than one node and describes a few.
-///
-/// Only the cyclic core goes into a petgraph graph, so a serializable history costs no more
-/// than a topological sort.
-fn find_cycles(dependencies: &DependencyGraph, txns: &TxnIndex) -> (u64, Vec<String>) {
-    let core = dependencies.cyclic_core();
-    if core.is_empty() {
-        return (0, Vec::new());
-    }
-    let mut core_index = vec![Node::MAX; dependencies.offsets.len() - 1];
-    let mut graph: DiGraph<Node, EdgeKinds, u32> = DiGraph::with_capacity(core.len(), 0);
-    for &node in &core {
-        core_index[node as usize] = graph.add_node(node).index() as Node;
-    }
-    for &node in &core {
-        for (target, kinds) in dependencies.successors(node) {
-            let target_index = core_index[target as usize];
-            if target_index != Node::MAX {
-                let from = NodeIndex::new(core_index[node as usize] as usize);
-                graph.add_edge(from, NodeIndex::new(target_index as usize), kinds);
-            }
-        }
-    }
-
-    let mut cycles = 0;
-    let mut examples = Vec::new();
-    for component in petgraph::algo::kosaraju_scc(&graph) {
-        if component.len() < 2 {
-            continue;
-        }
-        cycles += 1;
-        if examples.len() < MAX_EXAMPLES {
-            examples.push(describe_cycle(&graph, &component, txns));
-        }
-    }
-    (cycles, examples)
-}
-
-/// Describes a shortest cycle through the component's smallest node, found by BFS inside it.
-/// Node weights are the transactions' nodes in the [`TxnIndex`].
-fn describe_cycle(
-    graph: &DiGraph<Node, EdgeKinds, u32>,
-    component: &[NodeIndex],
-    txns: &TxnIndex,
-) -> String {
-    let members: HashSet<NodeIndex> = component.iter().copied().collect();
-    let start = *component.iter().min().expect("components are not empty");
-    let mut parent: HashMap<NodeIndex, NodeIndex> = HashMap::new();
-    let mut queue = VecDeque::from([start]);
-    let mut closing = None;
-    'search: while let Some(node) = queue.pop_front() {
-        for next in graph.neighbors(node) {
-            if next == start {
-                closing = Some(node);
-                break 'search;
-            }
-            if members.contains(&next) && !parent.contains_key(&next) {
-                parent.insert(next, node);
-                queue.push_back(next);
-            }
-        }
-    }
-    let Some(last) = closing else {
-        return format!("cycle among {} txns (no path found)", component.len());
-    };
-    let mut path = vec![last];
-    while let Some(&previous) = path.last().and_then(|node| parent.get(node)) {
-        path.push(previous);
-    }
-    path.reverse(); // start, ..., last
-    path.push(start);
-
-    let txn_id = |index: NodeIndex| txns.id(graph[index]);
-    let mut text = format!(
-        "cycle among {} txns: txn {}",
-        component.len(),
-        txn_id(start)
-    );
-    for (shown, pair) in path.windows(2).enumerate() {
-        if shown == MAX_CYCLE_TXNS_SHOWN {
-            text.push_str(&format!(" ... ({} edges in all)", path.len() - 1));
-            break;
-        }
-        let kinds = graph
-            .find_edge(pair[0], pair[1])
-            .map(|edge| graph[edge])
-            .unwrap_or_default();
-        text.push_str(&format!(" -{kinds}-> txn {}", txn_id(pair[1])));
-    }
-    text
-}
-
-fn describe_key(key: u64) -> String {
+pub(super) fn describe_key(key: u64) -> String {
     format!("{}/{}", key >> 48, key & ((1 << 48) - 1))
 }
 
-fn describe_read(reader: u64, key: u64, version: Version, why: &str) -> String {
+fn describe_read(reader: u64, key: u64, writer: u64, why: &str) -> String {
     format!(
-        "txn {reader} read key {} version (writer {}, seq {}), but {why}",
+        "txn {reader} read key {} as written by txn {writer}, but {why}",
         describe_key(key),
-        version.writer,
-        version.seq
     )
 }
 

@@ -12,7 +12,10 @@ use crate::protocol::{
 };
 use crate::workload::WorkloadConfig;
 use crate::workload::long_scan::LongScanConfig;
-use crate::workload::ycsb::{MIN_CHECK_PAYLOAD, YcsbConfig};
+use crate::workload::ycsb::YcsbConfig;
+
+/// Default history budget of a checked run, in operations across all workers (`--check-limit`).
+pub const DEFAULT_CHECK_LIMIT_OPS: u64 = 16_000_000;
 use std::time::Duration;
 
 pub(super) fn out_of_range(
@@ -182,6 +185,7 @@ impl RunArgs {
                 warmup,
                 seed: self.seed,
                 record_history: self.check,
+                check_limit_ops: DEFAULT_CHECK_LIMIT_OPS,
                 adaptive_backoff: self.backoff,
                 read_phase_extension_ns: self.read_phase_extension,
                 pin_threads: !self.no_pin,
@@ -334,13 +338,6 @@ impl RunArgs {
                 format!("1 <= bytes <= {MAX_PAYLOAD}"),
             ));
         }
-        if self.check && payload < MIN_CHECK_PAYLOAD {
-            return Err(out_of_range(
-                "payload",
-                payload,
-                format!("at least {MIN_CHECK_PAYLOAD} bytes with --check (the version stamp)"),
-            ));
-        }
         Ok(())
     }
 
@@ -478,7 +475,6 @@ mod tests {
                 "--threads",
             ),
             (&["--duration", "0"], "--duration"),
-            (&["--check", "--payload", "8"], "--payload"),
             (&["--preset", "ycsb-z"], "--preset"),
             (&["--ops", "4", "--writes", "5"], "--writes"),
             (&["--workload", "long-scan", "--theta", "0.5"], "--theta"),

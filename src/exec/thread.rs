@@ -36,6 +36,9 @@ pub struct ExecConfig {
     pub seed: u64,
     /// Record histories for the serializability checker.
     pub record_history: bool,
+    /// Most operations the histories keep, all workers together (each worker keeps an equal
+    /// share, then stops recording; see `check::history`).
+    pub check_limit_ops: u64,
     /// AdaptiveBackoff before retries.
     pub adaptive_backoff: bool,
     /// ReadPhaseExtension: artificial delay at the end of every read phase, ns.
@@ -86,10 +89,13 @@ pub fn run_threads<P: Protocol, W: Workload>(
                     if cfg.pin_threads && !cores.is_empty() {
                         core_affinity::set_for_current(cores[id % cores.len()]);
                     }
+                    let mut tx = Txn::new(protocol, db, id, cfg.record_history);
+                    let share = cfg.check_limit_ops / cfg.threads as u64;
+                    tx.set_history_budget(usize::try_from(share).unwrap_or(usize::MAX));
                     let mut worker = Worker {
                         id,
                         workload,
-                        tx: Txn::new(protocol, db, id, cfg.record_history),
+                        tx,
                         rng: FastRng::for_worker(cfg.seed, id),
                         stats: WorkerStats::new(workload.txn_types().len()),
                         backoff,

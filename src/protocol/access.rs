@@ -6,6 +6,7 @@
 
 use super::WriteKind;
 use crate::storage::Record;
+use crate::storage::stamp;
 
 /// Records a transaction read, each with protocol-specific state `E`.
 ///
@@ -213,6 +214,64 @@ pub struct WriteEntry<'db, M, E> {
     offset: usize,
 }
 
+/// Check mode: the version order, as the shared install path saw it.
+///
+/// For each install, the record (its [`Record::order_key`]) and the seq its new version got: one
+/// more than the seq of the version it replaced, read from the record's stamp while the protocol
+/// holds the record exclusively (see `storage::stamp`). This is the only help the checker takes
+/// from the engine: with it, blind writes are ordered like read-modify-writes. The transaction
+/// handle enables the log in check mode, clears it when an attempt begins and reads it when the
+/// attempt commits; disabled, it costs one predictable branch per install.
+///
+/// A protocol that installs versions anywhere but [`WriteSet::install`] must [`record`] each
+/// install here itself, or the checker reports its writes as `unordered_write`s.
+///
+/// [`record`]: InstallLog::record
+#[derive(Debug, Default)]
+pub struct InstallLog {
+    enabled: bool,
+    installs: Vec<(usize, u64)>,
+}
+
+impl InstallLog {
+    /// Turns recording on (check mode).
+    pub fn enable(&mut self) {
+        self.enabled = true;
+    }
+
+    /// Whether installs are recorded.
+    #[inline]
+    pub fn is_enabled(&self) -> bool {
+        self.enabled
+    }
+
+    /// Forgets the recorded installs (a new attempt begins).
+    pub fn clear(&mut self) {
+        self.installs.clear();
+    }
+
+    /// Notes that the record at `order_key` got a version with `seq`.
+    pub fn record(&mut self, order_key: usize, seq: u64) {
+        if self.enabled {
+            self.installs.push((order_key, seq));
+        }
+    }
+
+    /// The seq the last install of the record at `order_key` gave its version.
+    pub fn seq_of(&self, order_key: usize) -> Option<u64> {
+        self.installs
+            .iter()
+            .rev()
+            .find(|&&(key, _)| key == order_key)
+            .map(|&(_, seq)| seq)
+    }
+
+    /// The recorded installs, in install order.
+    pub fn installs(&self) -> &[(usize, u64)] {
+        &self.installs
+    }
+}
+
 /// Buffered writes with their new payloads stored back to back in one reused byte arena.
 ///
 /// Every read checks the write set first (read-your-own-writes), so lookups are hashed past
@@ -221,6 +280,8 @@ pub struct WriteSet<'db, M, E> {
     entries: Vec<WriteEntry<'db, M, E>>,
     data: Vec<u8>,
     index: PositionIndex,
+    /// Check mode: the seqs that installs gave their versions.
+    log: InstallLog,
 }
 
 impl<M, E> Default for WriteSet<'_, M, E> {
@@ -229,6 +290,7 @@ impl<M, E> Default for WriteSet<'_, M, E> {
             entries: Vec::with_capacity(64),
             data: Vec::with_capacity(64 * 128),
             index: PositionIndex::default(),
+            log: InstallLog::default(),
         }
     }
 }
@@ -289,10 +351,26 @@ impl<'db, M, E> WriteSet<'db, M, E> {
         &self.data[e.offset..e.offset + e.rec.payload.len()]
     }
 
-    /// Installs entry `i`'s new payload into its record (the caller holds whatever protects it).
+    /// Installs entry `i`'s new payload into its record. The caller holds whatever protects the
+    /// record from other writers (its exclusive lock): in check mode the new version's seq is
+    /// derived here from the version it replaces, which is only an order if installs of one
+    /// record never overlap ([`InstallLog`]).
     #[inline]
-    pub fn install(&self, i: usize) {
-        self.entries[i].rec.payload.store(self.data(i));
+    pub fn install(&mut self, i: usize) {
+        let e = &self.entries[i];
+        let (rec, start, end) = (e.rec, e.offset, e.offset + e.rec.payload.len());
+        if self.log.is_enabled() {
+            let word = stamp::seq_word(rec.payload.len());
+            let seq = rec.payload.word(word).wrapping_add(1);
+            self.data[start + 8 * word..start + 8 * word + 8].copy_from_slice(&seq.to_le_bytes());
+            self.log.record(rec.order_key(), seq);
+        }
+        rec.payload.store(&self.data[start..end]);
+    }
+
+    /// Check mode: the log of this set's installs ([`InstallLog`]).
+    pub fn install_log(&mut self) -> &mut InstallLog {
+        &mut self.log
     }
 
     /// The entries.

@@ -20,6 +20,16 @@
 //! after an operation or `commit` returned `Err` (the executor calls `abort` exactly once per failed
 //! attempt, with the reason). After `commit` returns `Ready(Ok)`, the attempt's effects are visible
 //! and durable in memory and the worker state is ready for the next `begin`.
+//!
+//! # Installs and the checker
+//!
+//! A protocol installs the payloads it buffered with [`WriteSet::install`], while it holds each
+//! record exclusively (a lock, a TID word's lock bit). In check mode that shared path notes, for
+//! every install, which version it replaced ([`InstallLog`]): that gives the checker the version
+//! order of every record, blind writes included, without any protocol-specific code. A protocol
+//! that writes records any other way (in place at `write`, into a version chain) must record each
+//! such install in the log its [`Protocol::install_log`] returns, with the seq that follows the
+//! replaced version's (see `storage::stamp`), or the checker cannot see its writes.
 
 mod abort;
 mod access;
@@ -32,7 +42,7 @@ pub mod tictoc;
 pub mod twopl;
 
 pub use abort::Abort;
-pub use access::{ReadSet, WriteEntry, WriteSet};
+pub use access::{InstallLog, ReadSet, WriteEntry, WriteSet};
 pub use options::{
     LockWait, MoccLockKind, MoccOptions, MoccTemperature, PlorOptions, PlorPriority, ProtocolKind,
     ProtocolOptions, TicTocOptions, UnknownProtocol,
@@ -120,4 +130,8 @@ pub trait Protocol: Send + Sync + Sized + 'static {
     /// Undoes the attempt (releases locks, discards buffered writes). Called once per failed
     /// attempt, after an operation or `commit` returned `Err(why)` or the program returned one.
     fn abort(&self, w: &mut Self::Worker<'_>, why: Abort);
+
+    /// The log the worker's installs are recorded in (check mode; module docs): the write set's
+    /// ([`WriteSet::install_log`]) for every protocol that installs through [`WriteSet::install`].
+    fn install_log<'w>(&self, w: &'w mut Self::Worker<'_>) -> &'w mut InstallLog;
 }

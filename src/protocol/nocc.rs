@@ -77,6 +77,10 @@ impl Protocol for Nocc {
     fn abort(&self, w: &mut NoccWorker<'_>, _why: super::Abort) {
         w.writes.clear();
     }
+
+    fn install_log<'w>(&self, w: &'w mut NoccWorker<'_>) -> &'w mut super::InstallLog {
+        w.writes.install_log()
+    }
 }
 
 #[cfg(test)]

@@ -29,6 +29,7 @@
 
 mod indexes;
 mod payload;
+pub mod stamp;
 
 pub use indexes::{END_SENTINEL_KEY, IndexId, IndexSpec, TableIndex};
 pub use payload::Payload;
@@ -82,6 +83,10 @@ pub struct Table<M> {
     /// Offset of the payload within a record.
     payload_offset: usize,
     words_per_record: usize,
+    /// Bytes of each stored payload: the row, then (check mode) its [`stamp`].
+    stored_bytes: usize,
+    /// Whether payloads carry a check-mode stamp after the row.
+    stamped: bool,
     _meta: PhantomData<M>,
 }
 
@@ -95,13 +100,28 @@ unsafe impl<M: Sync> Sync for Table<M> {}
 impl<M: Default> Table<M> {
     /// Allocates every record of `spec`: zeroed payloads and default metadata.
     pub fn new(spec: TableSpec) -> Self {
+        Self::build(spec, false)
+    }
+
+    /// Like [`Table::new`], with room for a check-mode [`stamp`] after each row (a zeroed stamp
+    /// is the loaded version's, see [`stamp::row_checksum`]).
+    pub fn with_stamps(spec: TableSpec) -> Self {
+        Self::build(spec, true)
+    }
+
+    fn build(spec: TableSpec, stamped: bool) -> Self {
         assert!(spec.payload_bytes >= 1 && spec.payload_bytes <= MAX_PAYLOAD_BYTES);
         assert!(
             std::mem::align_of::<M>() <= RECORD_ALIGN,
             "metadata alignment above 64"
         );
         let len = usize::try_from(spec.records).expect("record count fits in usize");
-        let words_per_record = spec.payload_bytes.div_ceil(8);
+        let stored_bytes = if stamped {
+            spec.payload_bytes.next_multiple_of(8) + stamp::STAMP_BYTES
+        } else {
+            spec.payload_bytes
+        };
+        let words_per_record = stored_bytes.div_ceil(8);
         let payload_offset = std::mem::size_of::<M>().next_multiple_of(8);
         let stride = (payload_offset + words_per_record * 8).next_multiple_of(RECORD_ALIGN);
         let size = len
@@ -132,6 +152,8 @@ impl<M: Default> Table<M> {
             stride,
             payload_offset,
             words_per_record,
+            stored_bytes,
+            stamped,
             _meta: PhantomData,
         }
     }
@@ -169,9 +191,20 @@ impl<M> Table<M> {
         self.spec.records == 0
     }
 
-    /// Payload size in bytes.
+    /// Row size in bytes: what programs, loaders and checks read and write (the spec's payload).
     pub fn payload_bytes(&self) -> usize {
         self.spec.payload_bytes
+    }
+
+    /// Bytes each record stores and protocols copy: the row, plus the check-mode stamp on a
+    /// stamped table ([`Record::payload`]'s length).
+    pub fn stored_bytes(&self) -> usize {
+        self.stored_bytes
+    }
+
+    /// Whether payloads carry a check-mode [`stamp`] after the row.
+    pub fn is_stamped(&self) -> bool {
+        self.stamped
     }
 
     /// Bytes one record occupies (metadata, payload and padding to a cache line).
@@ -198,7 +231,7 @@ impl<M> Table<M> {
             Some(Record {
                 rid,
                 header,
-                payload: Payload::new(words, self.spec.payload_bytes),
+                payload: Payload::new(words, self.stored_bytes),
             })
         }
     }
@@ -266,6 +299,15 @@ impl<M: Default> Database<M> {
     /// Allocates the tables and creates the (empty) indexes; index `i` gets `IndexId(i)`.
     /// Panics when an index names a table that `specs` does not create (a workload bug).
     pub fn with_indexes(specs: &[TableSpec], indexes: &[IndexSpec]) -> Self {
+        Self::build(specs, indexes, false)
+    }
+
+    /// Like [`Database::with_indexes`], with check-mode [`stamp`]s after every row.
+    pub fn with_check_stamps(specs: &[TableSpec], indexes: &[IndexSpec]) -> Self {
+        Self::build(specs, indexes, true)
+    }
+
+    fn build(specs: &[TableSpec], indexes: &[IndexSpec], stamped: bool) -> Self {
         for ix in indexes {
             assert!(
                 (ix.table.0 as usize) < specs.len(),
@@ -275,8 +317,13 @@ impl<M: Default> Database<M> {
                 specs.len()
             );
         }
+        let table = if stamped {
+            Table::with_stamps
+        } else {
+            Table::new
+        };
         Database {
-            tables: specs.iter().cloned().map(Table::new).collect(),
+            tables: specs.iter().cloned().map(table).collect(),
             indexes: indexes.iter().cloned().map(TableIndex::new).collect(),
         }
     }
@@ -303,6 +350,29 @@ impl<M> Database<M> {
     /// Every index, in id order.
     pub fn indexes(&self) -> &[TableIndex] {
         &self.indexes
+    }
+
+    /// Check mode: gives every loaded row of a stamped table the checksum of its loaded version
+    /// (writer 0, seq 0). Loaders write rows only; rows left zeroed need nothing (their
+    /// checksum is 0), so only rows with data are touched. Call once, after loading, before any
+    /// transaction runs.
+    pub fn stamp_loaded_rows(&self) {
+        let mut row = Vec::new();
+        for table in self.tables.iter().filter(|t| t.stamped) {
+            row.resize(table.stored_bytes, 0);
+            let seq = stamp::seq_word(table.stored_bytes);
+            for i in 0..table.len {
+                let payload = table
+                    .get(RecordId(i as u64))
+                    .expect("within the table")
+                    .payload;
+                payload.load(&mut row);
+                let checksum = stamp::row_checksum(0, &row[..table.payload_bytes()]);
+                if checksum != 0 {
+                    payload.store_word(seq + 1, checksum);
+                }
+            }
+        }
     }
 
     /// Bytes held by records (metadata, payloads, padding): what the tables cost in memory.

@@ -29,10 +29,11 @@ impl<'a> Payload<'a> {
         self.bytes == 0
     }
 
-    /// Copies the payload into `out` (which must be exactly `len()` bytes).
+    /// Copies the first `out.len()` bytes of the payload into `out`: all of it (`len()` bytes,
+    /// what protocols copy) or the row of a stamped payload (see `stamp`).
     #[inline]
     pub fn load(&self, out: &mut [u8]) {
-        assert_eq!(out.len(), self.bytes, "payload buffer size");
+        assert!(out.len() <= self.bytes, "payload buffer size");
         let mut chunks = out.chunks_exact_mut(8);
         let mut words = self.words.iter();
         for (chunk, word) in (&mut chunks).zip(&mut words) {
@@ -50,10 +51,12 @@ impl<'a> Payload<'a> {
         }
     }
 
-    /// Overwrites the payload with `src` (which must be exactly `len()` bytes).
+    /// Overwrites the first `src.len()` bytes of the payload with `src` (zero-filling the rest
+    /// of the last word touched): all of it (`len()` bytes, what protocols install) or the row of
+    /// a stamped payload, whose stamp starts on the next word (see `stamp`).
     #[inline]
     pub fn store(&self, src: &[u8]) {
-        assert_eq!(src.len(), self.bytes, "payload buffer size");
+        assert!(src.len() <= self.bytes, "payload buffer size");
         let mut chunks = src.chunks_exact(8);
         let mut words = self.words.iter();
         for (chunk, word) in (&mut chunks).zip(&mut words) {
@@ -93,7 +96,16 @@ impl<'a> Payload<'a> {
     /// Reads the `i`-th 64-bit little-endian word (used by loaders and the checker's version stamp).
     #[inline]
     pub fn word(&self, i: usize) -> u64 {
+        // Relaxed: as in `load`, ordering is the protocol's business.
         self.words[i].load(Ordering::Relaxed)
+    }
+
+    /// Overwrites the `i`-th word (the check-mode stamp's words; the caller holds whatever
+    /// protects the record, as for `store`).
+    #[inline]
+    pub fn store_word(&self, i: usize, value: u64) {
+        // Relaxed: as in `store`, the protocol publishes it with its own word.
+        self.words[i].store(value, Ordering::Relaxed);
     }
 }
 

@@ -8,11 +8,22 @@
 //!
 //! Programs see tables, indexes and record ids only: never record headers, never the protocol's
 //! metadata. Inserts, deletes and index scans are in `index_ops.rs`.
+//!
+//! # Check mode
+//!
+//! When a run is checked, every table stores a version stamp after each row (`storage::stamp`)
+//! and the handle records the history on its own: each serializable read notes the writer of the
+//! version it saw (or a torn or uninstalled copy), each write stamps its row with this attempt's
+//! id and a checksum, and on commit each write gets the seq the install path gave it
+//! ([`crate::protocol::InstallLog`]). Programs only ever see rows; workloads need no code for the
+//! checker, and every workload is checked the same way. Reads of this attempt's own writes and
+//! read-committed reads are not recorded (they are not dependencies the checker judges).
 
 mod index_ops;
 
-use crate::check::history::{HistOp, Version, WorkerHistory};
+use crate::check::history::{HistOp, Version, WorkerHistory, history_key};
 use crate::protocol::{Abort, Protocol, WriteKind};
+use crate::storage::stamp::{Stamp, UNINSTALLED_SEQ, row_checksum};
 use crate::storage::{Database, IndexId, Record, RecordId, Table, TableId, TableIndex};
 use std::future::Future;
 use std::pin::Pin;
@@ -42,6 +53,39 @@ pub struct Txn<'db, P: Protocol> {
 struct HistoryStage {
     attempt: Vec<HistOp>,
     committed: WorkerHistory,
+    /// Scratch for matching writes to installs at commit: (record order key, seq), sorted.
+    installs: Vec<(usize, u64)>,
+}
+
+impl HistoryStage {
+    /// Notes a read of `key` whose stored bytes (row, then stamp) are `copy`, by attempt `me`.
+    #[inline]
+    fn read(&mut self, key: u64, copy: &[u8], row_bytes: usize, me: u64) {
+        let stamp = Stamp::decode(copy);
+        if stamp.writer == me {
+            return; // our own buffered write: not a dependency
+        }
+        let op = if !stamp.matches(&copy[..row_bytes]) {
+            HistOp::torn_read(key, stamp.writer)
+        } else if stamp.seq == UNINSTALLED_SEQ {
+            HistOp::uninstalled_read(key, stamp.writer)
+        } else {
+            HistOp::read(key, stamp.writer)
+        };
+        self.attempt.push(op);
+    }
+
+    /// Stamps a buffered write of `row_bytes` in `copy` by attempt `me`: the checksum now, the
+    /// seq when it is installed.
+    #[inline]
+    fn stamp_write(copy: &mut [u8], row_bytes: usize, me: u64) {
+        Stamp {
+            writer: me,
+            seq: UNINSTALLED_SEQ,
+            checksum: row_checksum(me, &copy[..row_bytes]),
+        }
+        .encode(copy);
+    }
 }
 
 impl<'db, P: Protocol> Txn<'db, P> {
@@ -55,15 +99,23 @@ impl<'db, P: Protocol> Txn<'db, P> {
         let max_payload = db
             .tables()
             .iter()
-            .map(|t| t.payload_bytes())
+            .map(|t| t.stored_bytes())
             .max()
             .unwrap_or(0);
+        assert!(
+            !record_history || db.tables().iter().all(|t| t.is_stamped()),
+            "check mode needs a database built with Database::with_check_stamps"
+        );
+        let mut worker = protocol.new_worker(worker_id);
+        if record_history {
+            protocol.install_log(&mut worker).enable();
+        }
         Txn {
             protocol,
             tables: db.tables(),
             indexes: db.indexes(),
             index_removals: Vec::new(),
-            worker: protocol.new_worker(worker_id),
+            worker,
             buf: vec![0; max_payload],
             id: 0,
             worker_id,
@@ -71,7 +123,16 @@ impl<'db, P: Protocol> Txn<'db, P> {
             history: record_history.then(|| HistoryStage {
                 attempt: Vec::with_capacity(64),
                 committed: WorkerHistory::default(),
+                installs: Vec::new(),
             }),
+        }
+    }
+
+    /// Check mode: keep at most `ops` operations of committed transactions; after that, this
+    /// worker stops recording ([`WorkerHistory::stopped_at`]).
+    pub fn set_history_budget(&mut self, ops: usize) {
+        if let Some(h) = &mut self.history {
+            h.committed = WorkerHistory::with_budget(ops);
         }
     }
 
@@ -86,28 +147,10 @@ impl<'db, P: Protocol> Txn<'db, P> {
         self.worker_id
     }
 
-    /// Whether check mode is on (the program should stamp and report versions).
+    /// Whether check mode is on (the handle records the history; see the module docs).
     #[inline]
     pub fn is_recording(&self) -> bool {
         self.history.is_some()
-    }
-
-    /// Check mode: note that this attempt read `version` of (`table`, `rid`).
-    #[inline]
-    pub fn record_read(&mut self, table: TableId, rid: RecordId, version: Version) {
-        if let Some(h) = &mut self.history {
-            let key = crate::check::history::history_key(table.0, rid.0);
-            h.attempt.push(HistOp::Read { key, version });
-        }
-    }
-
-    /// Check mode: note that this attempt wrote `version` of (`table`, `rid`).
-    #[inline]
-    pub fn record_write(&mut self, table: TableId, rid: RecordId, version: Version) {
-        if let Some(h) = &mut self.history {
-            let key = crate::check::history::history_key(table.0, rid.0);
-            h.attempt.push(HistOp::Write { key, version });
-        }
     }
 
     /// Reads a record; the returned bytes are valid until the next operation.
@@ -132,8 +175,8 @@ impl<'db, P: Protocol> Txn<'db, P> {
     /// whose staleness the program tolerates (TPC-C Stock-Level, PLOR 6.1). The returned bytes are
     /// valid until the next operation.
     ///
-    /// In check mode, do not report such a read with [`Txn::record_read`]: the checker tests
-    /// serializability, which read committed does not promise.
+    /// In check mode such reads are not recorded: the checker tests serializability, which read
+    /// committed does not promise.
     #[inline]
     pub fn read_committed(&mut self, table: TableId, rid: RecordId) -> ReadOp<'_, 'db, P> {
         ReadOp {
@@ -202,13 +245,16 @@ impl<'db, P: Protocol> Txn<'db, P> {
         }
     }
 
-    /// The record an operation addresses. Programs only name records the workload created, so a
-    /// miss is a workload bug, not user input.
+    /// The record an operation addresses, and its row size (what the program sees of the
+    /// payload). Programs only name records the workload created, so a miss is a workload bug,
+    /// not user input.
     #[inline]
-    fn record(&self, table: TableId, rid: RecordId) -> Record<'db, P::RecordMeta> {
-        self.tables[table.0 as usize]
-            .get(rid)
-            .expect("record id within table")
+    fn record(&self, table: TableId, rid: RecordId) -> (Record<'db, P::RecordMeta>, usize) {
+        let t = &self.tables[table.0 as usize];
+        (
+            t.get(rid).expect("record id within table"),
+            t.payload_bytes(),
+        )
     }
 
     // ---- executor side ----
@@ -217,9 +263,10 @@ impl<'db, P: Protocol> Txn<'db, P> {
     pub(crate) fn begin(&mut self, retry: bool) {
         debug_assert!(self.index_removals.is_empty());
         self.attempts_started += 1;
-        self.id = ((self.worker_id as u64 + 1) << 40) | (self.attempts_started & ((1 << 40) - 1));
+        self.id = crate::check::history::txn_id(self.worker_id, self.attempts_started);
         if let Some(h) = &mut self.history {
             h.attempt.clear();
+            self.protocol.install_log(&mut self.worker).clear();
         }
         self.protocol.begin(&mut self.worker, retry);
     }
@@ -234,9 +281,37 @@ impl<'db, P: Protocol> Txn<'db, P> {
     /// mode).
     pub(crate) fn committed(&mut self) {
         self.apply_index_removals();
-        if let Some(h) = &mut self.history {
-            h.committed.commit(self.id, &h.attempt);
+        let Some(h) = &mut self.history else {
+            return;
+        };
+        if !h.committed.is_recording() {
+            return;
         }
+        // Give each write the seq its install recorded (a record written twice by this attempt
+        // was installed once: its writes become one).
+        h.installs.clear();
+        h.installs
+            .extend_from_slice(self.protocol.install_log(&mut self.worker).installs());
+        h.installs.sort_unstable();
+        for op in &mut h.attempt {
+            if op.kind() != crate::check::history::OpKind::Write {
+                continue;
+            }
+            let (table, rid) = (op.key() >> 48, op.key() & ((1 << 48) - 1));
+            let addr = self.tables[table as usize]
+                .get(RecordId(rid))
+                .expect("recorded records exist")
+                .order_key();
+            let at = h.installs.partition_point(|&(a, _)| a <= addr);
+            let seq = match at.checked_sub(1).map(|i| h.installs[i]) {
+                Some((a, seq)) if a == addr => seq,
+                _ => Version::UNKNOWN_SEQ,
+            };
+            *op = op.with_word(seq);
+        }
+        h.attempt.sort_unstable();
+        h.attempt.dedup();
+        h.committed.commit(self.id, &h.attempt);
     }
 
     /// The attempt failed: drop its pending index removals and let the protocol undo it.
@@ -276,7 +351,7 @@ impl<'t, 'db, P: Protocol> Future for ReadOp<'t, 'db, P> {
     fn poll(mut self: Pin<&mut Self>, _cx: &mut Context<'_>) -> Poll<Self::Output> {
         let (table, rid, committed_only) = (self.table, self.rid, self.committed_only);
         let tx = self.tx.as_mut().expect("ReadOp polled after completion");
-        let rec = tx.record(table, rid);
+        let (rec, row) = tx.record(table, rid);
         let n = rec.payload.len();
         let polled = if committed_only {
             tx.protocol
@@ -289,7 +364,12 @@ impl<'t, 'db, P: Protocol> Future for ReadOp<'t, 'db, P> {
             Poll::Ready(Err(why)) => Poll::Ready(Err(why)),
             Poll::Ready(Ok(())) => {
                 let tx = self.tx.take().expect("present until completion");
-                Poll::Ready(Ok(&tx.buf[..n]))
+                if let Some(h) = &mut tx.history
+                    && !committed_only
+                {
+                    h.read(history_key(table.0, rid.0), &tx.buf[..n], row, tx.id);
+                }
+                Poll::Ready(Ok(&tx.buf[..row]))
             }
         }
     }
@@ -316,7 +396,7 @@ impl<P: Protocol, F: FnOnce(&mut [u8]) -> R, R> Future for UpdateOp<'_, '_, P, F
     fn poll(mut self: Pin<&mut Self>, _cx: &mut Context<'_>) -> Poll<Self::Output> {
         let this = &mut *self;
         let tx = &mut *this.tx;
-        let rec = tx.record(this.table, this.rid);
+        let (rec, row) = tx.record(this.table, this.rid);
         let n = rec.payload.len();
         let buf = &mut tx.buf[..n];
         if let Some(update) = this.update.take() {
@@ -326,7 +406,15 @@ impl<P: Protocol, F: FnOnce(&mut [u8]) -> R, R> Future for UpdateOp<'_, '_, P, F
                     return Poll::Pending;
                 }
                 Poll::Ready(Err(why)) => return Poll::Ready(Err(why)),
-                Poll::Ready(Ok(())) => this.result = Some(update(buf)),
+                Poll::Ready(Ok(())) => {
+                    if let Some(h) = &mut tx.history {
+                        h.read(history_key(this.table.0, this.rid.0), buf, row, tx.id);
+                    }
+                    this.result = Some(update(&mut buf[..row]));
+                    if tx.history.is_some() {
+                        HistoryStage::stamp_write(buf, row, tx.id);
+                    }
+                }
             }
         }
         // The buffer still holds the updated bytes: nothing else touches it between polls.
@@ -336,10 +424,16 @@ impl<P: Protocol, F: FnOnce(&mut [u8]) -> R, R> Future for UpdateOp<'_, '_, P, F
         {
             Poll::Pending => Poll::Pending,
             Poll::Ready(Err(why)) => Poll::Ready(Err(why)),
-            Poll::Ready(Ok(())) => Poll::Ready(Ok(this
-                .result
-                .take()
-                .expect("closure ran before the write"))),
+            Poll::Ready(Ok(())) => {
+                if let Some(h) = &mut tx.history {
+                    let key = history_key(this.table.0, this.rid.0);
+                    h.attempt.push(HistOp::write(key, Version::UNKNOWN_SEQ));
+                }
+                Poll::Ready(Ok(this
+                    .result
+                    .take()
+                    .expect("closure ran before the write")))
+            }
         }
     }
 }
@@ -364,13 +458,22 @@ impl<P: Protocol, F: FnOnce(&mut [u8])> Future for WriteOp<'_, '_, P, F> {
     fn poll(mut self: Pin<&mut Self>, _cx: &mut Context<'_>) -> Poll<Self::Output> {
         let this = &mut *self;
         let tx = &mut *this.tx;
-        let rec = tx.record(this.table, this.rid);
+        let (rec, row) = tx.record(this.table, this.rid);
         let buf = &mut tx.buf[..rec.payload.len()];
         if let Some(fill) = this.fill.take() {
-            fill(buf);
+            fill(&mut buf[..row]);
+            if tx.history.is_some() {
+                HistoryStage::stamp_write(buf, row, tx.id);
+            }
         }
-        tx.protocol
-            .write(&mut tx.worker, rec, buf, WriteKind::Blind)
+        let written = tx
+            .protocol
+            .write(&mut tx.worker, rec, buf, WriteKind::Blind);
+        if let (Poll::Ready(Ok(())), Some(h)) = (&written, &mut tx.history) {
+            let key = history_key(this.table.0, this.rid.0);
+            h.attempt.push(HistOp::write(key, Version::UNKNOWN_SEQ));
+        }
+        written
     }
 }
 

@@ -4,12 +4,10 @@
 //! distinct within a transaction. PLOR's bimodal sizes are a second transaction length drawn with a
 //! configurable share (PLOR 6.1: 90% with 4 operations, 10% with 16).
 //!
-//! In check mode, every write stamps the payload with a [`Version`] (the writer's transaction id
-//! and a per-record sequence number) and every read reports the version it saw, so the checker can
-//! rebuild the serialization graph from data alone.
+//! The checker needs nothing from this workload: in check mode the transaction handle stamps and
+//! records every version (see `txn`).
 
 use super::Workload;
-use crate::check::history::{STAMP_BYTES, Version};
 use crate::protocol::{Abort, Protocol};
 use crate::random::{FastRng, Zipf};
 use crate::storage::{Database, RecordId, TableId, TableSpec};
@@ -124,8 +122,7 @@ impl Workload for Ycsb {
     }
 
     fn load<M: Sync>(&self, _db: &Database<M>) {
-        // Tables start zeroed, which is exactly the initial version stamp (writer 0, seq 0) in
-        // the first 16 bytes; there is nothing else to load.
+        // Tables start zeroed; the values' content does not matter.
     }
 
     fn new_request(&self) -> YcsbRequest {
@@ -194,80 +191,29 @@ async fn run_ycsb<P: Protocol>(
     tx: &mut Txn<'_, P>,
     req: &YcsbRequest,
 ) -> Result<(), Abort> {
-    let recording = tx.is_recording();
     for op in &req.ops {
         let rid = RecordId(op.key);
         match (op.kind, rmw) {
             (YcsbOpKind::Read, _) => {
-                let data = tx.read(TABLE, rid).await?;
-                if recording {
-                    let seen = Version::decode(data);
-                    tx.record_read(TABLE, rid, seen);
-                }
+                tx.read(TABLE, rid).await?;
             }
             (YcsbOpKind::Write, true) => {
-                let id = tx.id();
-                let seen = tx
-                    .update(TABLE, rid, |data| {
-                        if recording {
-                            let seen = Version::decode(data);
-                            Version {
-                                writer: id,
-                                seq: seen.seq + 1,
-                            }
-                            .encode(data);
-                            seen
-                        } else {
-                            // Touch the value the way an update would (DBx1000 copies a field).
-                            let last = data.len() - 1;
-                            data[last] = data[last].wrapping_add(1);
-                            Version { writer: 0, seq: 0 }
-                        }
-                    })
-                    .await?;
-                if recording {
-                    tx.record_read(TABLE, rid, seen);
-                    tx.record_write(
-                        TABLE,
-                        rid,
-                        Version {
-                            writer: id,
-                            seq: seen.seq + 1,
-                        },
-                    );
-                }
+                tx.update(TABLE, rid, |data| {
+                    // Touch the value the way an update would (DBx1000 copies a field).
+                    let last = data.len() - 1;
+                    data[last] = data[last].wrapping_add(1);
+                })
+                .await?;
             }
             (YcsbOpKind::Write, false) => {
                 let id = tx.id();
-                tx.write_with(TABLE, rid, |data| {
-                    data.fill(id as u8);
-                    if recording {
-                        Version {
-                            writer: id,
-                            seq: Version::UNKNOWN_SEQ,
-                        }
-                        .encode(data);
-                    }
-                })
-                .await?;
-                if recording {
-                    tx.record_write(
-                        TABLE,
-                        rid,
-                        Version {
-                            writer: id,
-                            seq: Version::UNKNOWN_SEQ,
-                        },
-                    );
-                }
+                tx.write_with(TABLE, rid, |data| data.fill(id as u8))
+                    .await?;
             }
         }
     }
     Ok(())
 }
-
-/// Minimum payload for check mode (the version stamp).
-pub const MIN_CHECK_PAYLOAD: usize = STAMP_BYTES;
 
 #[cfg(test)]
 mod tests {

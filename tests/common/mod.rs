@@ -5,10 +5,11 @@
 
 use std::collections::HashMap;
 use std::time::Duration;
-use txbench::check::history::{HistOp, Version, WorkerHistory};
+use txbench::check::history::{OpKind, WorkerHistory};
 use txbench::check::{CheckReport, check};
 use txbench::exec::{ExecConfig, run_threads};
 use txbench::protocol::Protocol;
+use txbench::storage::stamp::Stamp;
 use txbench::storage::{Database, RecordId};
 use txbench::workload::Workload;
 use txbench::workload::ycsb::{TABLE, Ycsb, YcsbConfig};
@@ -36,6 +37,7 @@ pub fn checked_exec(threads: usize, millis: u64) -> ExecConfig {
         warmup: Duration::ZERO,
         seed: 7,
         record_history: true,
+        check_limit_ops: u64::MAX,
         adaptive_backoff: false,
         read_phase_extension_ns: 0,
         pin_threads: false,
@@ -56,8 +58,7 @@ pub struct Checked {
 /// Runs `ycsb` on `protocol` with `exec` and checks the history and the final table state.
 pub fn run_checked<P: Protocol>(protocol: P, ycsb: YcsbConfig, exec: &ExecConfig) -> Checked {
     let workload = Ycsb::new(ycsb.clone());
-    let db: Database<P::RecordMeta> = Database::new(&workload.tables());
-    workload.load(&db);
+    let db: Database<P::RecordMeta> = checked_db(&workload);
     let out = run_threads(&protocol, &db, &workload, exec);
     let report = check(&out.histories);
     let committed = out.histories.iter().map(WorkerHistory::len).sum();
@@ -73,13 +74,21 @@ pub fn run_checked<P: Protocol>(protocol: P, ycsb: YcsbConfig, exec: &ExecConfig
     }
 }
 
+/// A database for `workload` in check mode: stamped tables, loaded, loaded rows stamped.
+pub fn checked_db<W: Workload, M: Default + Sync>(workload: &W) -> Database<M> {
+    let db = Database::with_check_stamps(&workload.tables(), &workload.indexes());
+    workload.load(&db);
+    db.stamp_loaded_rows();
+    db
+}
+
 fn lost_updates<M>(db: &Database<M>, histories: &[WorkerHistory], records: u64) -> usize {
     let mut writes: HashMap<u64, u64> = HashMap::new();
     for h in histories {
         for t in h.txns() {
             for op in h.ops(t) {
-                if let HistOp::Write { key, .. } = op {
-                    *writes.entry(*key).or_default() += 1;
+                if op.kind() == OpKind::Write {
+                    *writes.entry(op.key()).or_default() += 1;
                 }
             }
         }
@@ -90,7 +99,7 @@ fn lost_updates<M>(db: &Database<M>, histories: &[WorkerHistory], records: u64) 
             let rec = table.get(RecordId(k)).expect("record");
             let mut buf = vec![0u8; rec.payload.len()];
             rec.payload.load(&mut buf);
-            let final_seq = Version::decode(&buf).seq;
+            let final_seq = Stamp::decode(&buf).seq;
             let key = txbench::check::history::history_key(TABLE.0, k);
             final_seq != writes.get(&key).copied().unwrap_or(0)
         })

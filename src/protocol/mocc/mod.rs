@@ -330,4 +330,8 @@ impl<L: RecordLock> Protocol for Mocc<L> {
     fn abort(&self, w: &mut MoccWorker<'_, L>, why: Abort) {
         self.abort_impl(w, why);
     }
+
+    fn install_log<'w>(&self, w: &'w mut MoccWorker<'_, L>) -> &'w mut crate::protocol::InstallLog {
+        w.writes.install_log()
+    }
 }

@@ -387,4 +387,8 @@ impl Protocol for Plor {
     fn abort(&self, w: &mut PlorWorker<'_>, _why: Abort) {
         commit::release_all(w);
     }
+
+    fn install_log<'w>(&self, w: &'w mut PlorWorker<'_>) -> &'w mut crate::protocol::InstallLog {
+        w.writes.install_log()
+    }
 }

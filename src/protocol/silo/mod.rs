@@ -215,6 +215,10 @@ impl Protocol for Silo {
         w.writes.clear();
         w.sorted = false;
     }
+
+    fn install_log<'w>(&self, w: &'w mut SiloWorker<'_>) -> &'w mut crate::protocol::InstallLog {
+        w.writes.install_log()
+    }
 }
 
 #[cfg(test)]

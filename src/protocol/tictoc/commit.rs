@@ -203,8 +203,8 @@ fn history_allows(rec: &Record<'_, TicTocMeta>, seen: TsWord, commit_ts: u64) ->
 /// (with its history, for TimestampHistory).
 fn install(w: &mut TicTocWorker<'_>, commit_ts: u64, record_history: bool) {
     let new_word = TsWord::installed_at(commit_ts);
-    for (i, e) in w.writes.entries().iter().enumerate() {
-        let meta = e.rec.meta();
+    for i in 0..w.writes.len() {
+        let meta = w.writes.entries()[i].rec.meta();
         // Relaxed: we hold the lock, and only the lock holder changes a locked word.
         let replaced = meta.word.load(Ordering::Relaxed);
         debug_assert!(replaced.is_locked() && replaced.rts() < commit_ts);

@@ -227,4 +227,8 @@ impl Protocol for TicToc {
         w.reads.clear();
         w.writes.clear();
     }
+
+    fn install_log<'w>(&self, w: &'w mut TicTocWorker<'_>) -> &'w mut crate::protocol::InstallLog {
+        w.writes.install_log()
+    }
 }

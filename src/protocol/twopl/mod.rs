@@ -373,4 +373,11 @@ impl<R: ConflictRule> Protocol for TwoPl<R> {
         self.rule.stop_waiting(&mut w.me);
         self.release_all(w);
     }
+
+    fn install_log<'w>(
+        &self,
+        w: &'w mut TwoPlWorker<'_, R>,
+    ) -> &'w mut crate::protocol::InstallLog {
+        w.writes.install_log()
+    }
 }
