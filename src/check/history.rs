@@ -192,8 +192,9 @@ impl WorkerHistory {
         }
     }
 
-    /// Appends a committed transaction with its operations, unless they do not fit in the
-    /// budget: then recording stops for good (returns false).
+    /// Appends a committed transaction with its operations, kept sorted (so the checker finds a
+    /// transaction's write of a key by binary search), unless they do not fit in the budget:
+    /// then recording stops for good (returns false).
     pub fn commit(&mut self, id: u64, ops: &[HistOp]) -> bool {
         if self.stopped_at.is_some() {
             return false;
@@ -204,6 +205,7 @@ impl WorkerHistory {
         }
         let start = self.ops.len() as u32;
         self.ops.extend_from_slice(ops);
+        self.ops[start as usize..].sort_unstable();
         self.txns.push(CommittedTxn {
             id,
             start,

@@ -15,7 +15,7 @@ use crate::workload::long_scan::LongScanConfig;
 use crate::workload::ycsb::YcsbConfig;
 
 /// Default history budget of a checked run, in operations across all workers (`--check-limit`).
-pub const DEFAULT_CHECK_LIMIT_OPS: u64 = 16_000_000;
+pub const DEFAULT_CHECK_LIMIT_OPS: u64 = 8_000_000;
 use std::time::Duration;
 
 pub(super) fn out_of_range(
