@@ -313,7 +313,7 @@ fn tpcc_check_reports_consistency_conditions() {
     assert_eq!(rows.len(), 2);
     for r in &rows {
         let check = &r["check"];
-        assert_eq!(check["conditions_checked"], 7, "{r}");
+        assert_eq!(check["conditions_checked"], 12, "{r}");
         assert_eq!(check["consistency_violations"], 0, "{r}");
         let types: Vec<&str> = r["types"]
             .as_array()

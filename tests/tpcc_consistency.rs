@@ -1,6 +1,8 @@
 //! TPC-C under every protocol with more workers than warehouses (and than cores): after the run,
-//! the database must satisfy the spec's consistency conditions (clause 3.3.2, conditions 1-7),
-//! and a protocol without concurrency control must not.
+//! the database must satisfy the spec's consistency conditions (clause 3.3.2, conditions 1-12,
+//! 11 in the form `txbench::workload::tpcc::consistency` gives it), and a protocol without
+//! concurrency control must not. A serial run (one worker) must satisfy them under any protocol,
+//! NoCC included: that shows the transactions keep them, whatever the concurrency control.
 //!
 //! Two workloads: the full mix (every transaction, inserts, deletes and both index scans), and
 //! Delivery against New-Order only, so that concurrent Deliveries of one warehouse keep racing
@@ -89,7 +91,7 @@ fn assert_consistent<P: Protocol>(name: &str, make: impl Fn(&ProtocolOptions) ->
         "{name}, full mix: {:?}",
         full.consistency.examples
     );
-    assert_eq!(full.consistency.conditions_checked, 7);
+    assert_eq!(full.consistency.conditions_checked, 12);
     for t in TxnType::ALL {
         assert!(
             full.commits[t as usize] > 0,
@@ -166,6 +168,31 @@ fn read_committed_stock_level_runs_everywhere() {
     check("plor", run(Plor::new(&opts(4)).unwrap(), &config, 4, 200));
     // NoCC loses D_NEXT_O_ID updates here, so only its read-committed reads are exercised.
     assert!(run(Nocc, &config, 4, 200).commits[TxnType::StockLevel as usize] > 0);
+}
+
+/// One worker: every transaction runs alone, so even NoCC must keep every condition, after the
+/// full mix and after the Delivery-heavy one.
+#[test]
+fn serial_runs_keep_tpcc_consistent() {
+    fn check(name: &str, o: Outcome, types: &[TxnType]) {
+        assert_eq!(
+            o.consistency.consistency_violations, 0,
+            "{name}: {:?}",
+            o.consistency.examples
+        );
+        assert_eq!(o.consistency.conditions_checked, 12);
+        for &t in types {
+            assert!(o.commits[t as usize] > 0, "{name}: no {}", t.name());
+        }
+    }
+    let both = [TxnType::NewOrder, TxnType::Delivery];
+    check("nocc", run(Nocc, &full_mix(), 1, 300), &TxnType::ALL);
+    check("nocc", run(Nocc, &deliveries(), 1, 200), &both);
+    check(
+        "silo",
+        run(Silo::new(&opts(1)), &full_mix(), 1, 300),
+        &TxnType::ALL,
+    );
 }
 
 /// The conditions catch a protocol without concurrency control (lost D_YTD / W_YTD updates and
