@@ -110,7 +110,15 @@ pub fn run_with<P: Protocol, W: Workload>(
         report
     });
     drop(protocol);
-    let mut report = RunReport::build(kind, cfg, workload, &outcome, check, machine);
+    let mut report = RunReport::build(
+        kind,
+        cfg,
+        workload,
+        &outcome.workers,
+        outcome.measured,
+        check,
+        machine,
+    );
     report.warnings = workload.after_run();
     report
 }

@@ -6,9 +6,12 @@
 //!
 //! Files: `cli.rs` (the clap flags), `presets.rs` (workload presets and names), `validate.rs`
 //! (flags to [`RunConfig`], every range check), `tpcc.rs` (the TPC-C flags' checks, called from
-//! `validate.rs`), this file (the validated configuration and its error type).
+//! `validate.rs`), `exec.rs` (the executor's options, [`ExecConfig`]: here rather than in `exec`
+//! so that configuration never imports the executor), this file (the validated configuration and
+//! its error type).
 
 mod cli;
+mod exec;
 mod presets;
 mod tpcc;
 mod validate;
@@ -16,10 +19,10 @@ mod validate;
 pub use cli::{
     Cli, Command, LockWaitArg, MoccLockArg, MoccTemperatureArg, PlorPriorityArg, RunArgs,
 };
+pub use exec::ExecConfig;
 pub use presets::{PRESETS, WORKLOADS, preset};
 pub use validate::parse_protocols;
 
-use crate::exec::ExecConfig;
 use crate::protocol::{ProtocolKind, ProtocolOptions, UnknownProtocol};
 use crate::workload::WorkloadConfig;
 use clap::ValueEnum;

@@ -2,8 +2,7 @@
 
 use super::cli::{LockWaitArg, MoccLockArg, MoccTemperatureArg, PlorPriorityArg, RunArgs};
 use super::presets::{WORKLOADS, preset};
-use super::{ConfigError, MAX_PAYLOAD, MAX_TABLE_BYTES, MAX_THREADS, RunConfig};
-use crate::exec::ExecConfig;
+use super::{ConfigError, ExecConfig, MAX_PAYLOAD, MAX_TABLE_BYTES, MAX_THREADS, RunConfig};
 use crate::protocol::plor::MAX_PLOR_WORKERS;
 use crate::protocol::twopl::MAX_WAITING_2PL_THREADS;
 use crate::protocol::{

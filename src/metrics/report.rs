@@ -8,13 +8,13 @@ use super::machine::MachineInfo;
 use super::{AttemptSummary, LatencySummary, Phase, TypeStats, WorkerStats};
 use crate::check::CheckReport;
 use crate::config::RunConfig;
-use crate::exec::ExecOutcome;
 use crate::protocol::{Abort, ProtocolKind};
 use crate::workload::Workload;
 use comfy_table::{Cell, CellAlignment, Table, presets};
 use serde::Serialize;
 use std::collections::BTreeMap;
 use std::io::Write;
+use std::time::Duration;
 
 /// Results of one transaction type.
 #[derive(Debug, Clone, Serialize)]
@@ -109,21 +109,23 @@ fn ratio(aborts: u64, commits: u64) -> f64 {
 }
 
 impl RunReport {
-    /// Summarises an executor outcome.
+    /// Summarises what the workers of one run measured (`workers`, over a measured period of
+    /// `measured`).
     pub fn build<W: Workload>(
         kind: ProtocolKind,
         cfg: &RunConfig,
         workload: &W,
-        outcome: &ExecOutcome,
+        workers: &[WorkerStats],
+        measured: Duration,
         check: Option<CheckReport>,
         machine: &MachineInfo,
     ) -> RunReport {
         let names = workload.txn_types();
         let mut merged = WorkerStats::new(names.len());
-        for w in &outcome.workers {
+        for w in workers {
             merged.merge(w);
         }
-        let secs = outcome.measured.as_secs_f64().max(1e-9);
+        let secs = measured.as_secs_f64().max(1e-9);
         let mut total = TypeStats::default();
         let types = merged
             .types

@@ -1,0 +1,27 @@
+//! The executor's configuration: protocol-independent options of how transactions are driven.
+//!
+//! It lives here, below the executor, so that configuration (which builds it) and the executor
+//! (which reads it) share it without configuration importing the executor.
+
+use std::time::Duration;
+
+/// How the executor runs (protocol-independent options).
+#[derive(Debug, Clone)]
+pub struct ExecConfig {
+    /// Worker threads.
+    pub threads: usize,
+    /// Measured time.
+    pub duration: Duration,
+    /// Warm-up before measuring (not counted).
+    pub warmup: Duration,
+    /// Seed; worker `i` draws from `FastRng::for_worker(seed, i)`.
+    pub seed: u64,
+    /// Record histories for the serializability checker.
+    pub record_history: bool,
+    /// AdaptiveBackoff before retries.
+    pub adaptive_backoff: bool,
+    /// ReadPhaseExtension: artificial delay at the end of every read phase, ns.
+    pub read_phase_extension_ns: u64,
+    /// Pin worker `i` to core `i % cores` where the OS allows.
+    pub pin_threads: bool,
+}
