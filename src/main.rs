@@ -62,7 +62,8 @@ fn main() -> ExitCode {
             let broken = reports
                 .iter()
                 .filter(|r| {
-                    r.serializable && r.check.as_ref().is_some_and(|c| !c.is_serializable())
+                    r.protocol_serializable
+                        && r.check.as_ref().is_some_and(|c| !c.is_serializable())
                 })
                 .count();
             if broken > 0 {

@@ -176,15 +176,17 @@ fn json_has_the_documented_fields_and_check_passes() {
         for p in ["p50", "p90", "p99", "p999", "max"] {
             assert!(v["latency_us"].get(p).is_some(), "missing latency_us.{p}");
         }
-        for f in ["transactions", "cycles", "anomalies"] {
+        for f in ["passed", "transactions", "cycles", "anomalies"] {
             assert!(v["check"].get(f).is_some(), "missing check.{f}");
         }
         assert!(v["machine"]["cores"].as_u64().unwrap() >= 1);
         assert_eq!(v["config"]["records"], 64);
         assert!(v["commits"].as_u64().unwrap() > 0, "{line}");
-        if v["serializable"] == true {
+        assert!(v.get("serializable").is_none(), "the class has its own name: {line}");
+        if v["protocol_serializable"] == true {
             assert_eq!(v["check"]["cycles"], 0, "{line}");
             assert_eq!(v["check"]["anomalies"], 0, "{line}");
+            assert_eq!(v["check"]["passed"], true, "{line}");
         }
     }
     // A serializable protocol failing the check would make the exit status non-zero.
