@@ -182,7 +182,10 @@ fn json_has_the_documented_fields_and_check_passes() {
         assert!(v["machine"]["cores"].as_u64().unwrap() >= 1);
         assert_eq!(v["config"]["records"], 64);
         assert!(v["commits"].as_u64().unwrap() > 0, "{line}");
-        assert!(v.get("serializable").is_none(), "the class has its own name: {line}");
+        assert!(
+            v.get("serializable").is_none(),
+            "the class has its own name: {line}"
+        );
         if v["protocol_serializable"] == true {
             assert_eq!(v["check"]["cycles"], 0, "{line}");
             assert_eq!(v["check"]["anomalies"], 0, "{line}");

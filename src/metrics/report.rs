@@ -495,6 +495,10 @@ mod tests {
         assert_eq!(ok["passed"], true);
         assert_eq!(ok["conditions_checked"], 7);
         assert_eq!(json(checked(1, None))["passed"], false);
-        assert_eq!(json(checked(0, Some((7, 1))))["passed"], false, "a violation fails");
+        assert_eq!(
+            json(checked(0, Some((7, 1))))["passed"],
+            false,
+            "a violation fails"
+        );
     }
 }
