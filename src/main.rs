@@ -52,6 +52,13 @@ fn run(args: &RunArgs, out: &mut Output<impl Write>) -> Result<ExitCode, OutputE
             ));
         }
     });
+    let reports = match reports {
+        Ok(r) => r,
+        Err(e) => {
+            note(format_args!("error: {e}"));
+            return Ok(ExitCode::from(2));
+        }
+    };
     match format {
         Format::Json => {}
         Format::Csv => write_csv(out.inner(), &reports)?,
