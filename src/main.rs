@@ -7,7 +7,7 @@
 use clap::Parser;
 use std::io::Write;
 use std::process::ExitCode;
-use txbench::config::{Cli, Command, Format, MAX_TABLE_BYTES, PRESETS, RunArgs, WORKLOADS};
+use txbench::config::{Cli, Command, Format, PRESETS, RunArgs, WORKLOADS};
 use txbench::metrics::output::{Output, OutputError};
 use txbench::metrics::report::{medians, render_table, render_type_table, write_csv};
 use txbench::protocol::ProtocolKind;
@@ -186,6 +186,10 @@ fn list_text() -> String {
         ),
         ("--check", "record history, run the serializability checker"),
         (
+            "--check-limit N",
+            "with --check: most operations recorded (default: 1/4 of memory)",
+        ),
+        (
             "--format F",
             "table | json (one object per run per line) | csv",
         ),
@@ -257,10 +261,7 @@ fn tpcc_list_text() -> String {
     for (n, d) in [
         (
             "--warehouses N",
-            format!(
-                "1..={MAX_WAREHOUSES}, tables within {} GiB (default 1)",
-                MAX_TABLE_BYTES >> 30
-            ),
+            format!("1..={MAX_WAREHOUSES}, as many as fit in memory (default 1)"),
         ),
         (
             "--mix M",

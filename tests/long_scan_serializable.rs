@@ -32,6 +32,7 @@ fn run<P: Protocol>(p: P, threads: usize) -> (bool, usize, u64) {
         warmup: Duration::ZERO,
         seed: 3,
         record_history: true,
+        check_limit_ops: u64::MAX,
         adaptive_backoff: false,
         read_phase_extension_ns: 0,
         pin_threads: false,

@@ -38,6 +38,7 @@ fn run<P: Protocol>(protocol: P, config: &TpccConfig, threads: usize, millis: u6
         warmup: Duration::ZERO,
         seed: 5,
         record_history: false,
+        check_limit_ops: 0,
         adaptive_backoff: false,
         read_phase_extension_ns: 0,
         pin_threads: false,

@@ -8,6 +8,10 @@
 //! Each worker keeps a [`WorkerHistory`]: the committed transactions and their operations, in flat
 //! vectors. An attempt's operations are staged in the `Txn` and appended only on commit.
 
+/// Bytes one recorded operation costs in a history: the unit of the memory estimate for check
+/// mode (`--check-limit` operations, see `config`).
+pub const HIST_OP_BYTES: usize = 16;
+
 /// Bytes a payload needs to carry a version stamp (writer id, then sequence number, little endian).
 pub const STAMP_BYTES: usize = 16;
 

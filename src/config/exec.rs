@@ -18,6 +18,11 @@ pub struct ExecConfig {
     pub seed: u64,
     /// Record histories for the serializability checker.
     pub record_history: bool,
+    /// With `record_history`: the most operations the histories record, all workers together;
+    /// past it recording stops (with a warning) and the run goes on unchecked. `--check-limit`,
+    /// by default sized from the available memory (see `config::memory`); `u64::MAX` for no
+    /// limit; 0 without `record_history`.
+    pub check_limit_ops: u64,
     /// AdaptiveBackoff before retries.
     pub adaptive_backoff: bool,
     /// ReadPhaseExtension: artificial delay at the end of every read phase, ns.

@@ -122,6 +122,9 @@ struct ConfigRecord<'a> {
     warmup_s: f64,
     seed: u64,
     check: bool,
+    /// `--check-limit` (what it defaulted to when not given); absent without `--check`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    check_limit_ops: Option<u64>,
     repeat: usize,
     adaptive_backoff: bool,
     read_phase_extension_ns: u64,
@@ -199,6 +202,7 @@ impl RunReport {
             warmup_s: cfg.exec.warmup.as_secs_f64(),
             seed: cfg.exec.seed,
             check: cfg.check,
+            check_limit_ops: cfg.check.then_some(cfg.exec.check_limit_ops),
             repeat: cfg.repeat,
             adaptive_backoff: cfg.exec.adaptive_backoff,
             read_phase_extension_ns: cfg.exec.read_phase_extension_ns,

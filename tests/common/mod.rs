@@ -36,6 +36,7 @@ pub fn checked_exec(threads: usize, millis: u64) -> ExecConfig {
         warmup: Duration::ZERO,
         seed: 7,
         record_history: true,
+        check_limit_ops: u64::MAX,
         adaptive_backoff: false,
         read_phase_extension_ns: 0,
         pin_threads: false,
