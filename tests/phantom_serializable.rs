@@ -273,7 +273,7 @@ fn run_phantoms<P: Protocol>(protocol: P, threads: usize, millis: u64) -> Outcom
         warmup: Duration::ZERO,
         seed: 11,
         record_history: false,
-        check_limit_ops: u64::MAX,
+        check_limit_ops: 0,
         adaptive_backoff: false,
         read_phase_extension_ns: 0,
         pin_threads: false,

@@ -19,6 +19,12 @@ pub const HIST_OP_BYTES: usize = std::mem::size_of::<HistOp>();
 /// Bytes one committed transaction takes besides its operations.
 pub const HIST_TXN_BYTES: usize = std::mem::size_of::<CommittedTxn>();
 
+/// Bytes a checked run plans per recorded operation (`--check-limit`'s unit in the memory
+/// estimate): the history's [`HIST_OP_BYTES`], the vectors' growth slack, its share of the
+/// transaction records, and the checker's working set (flattened reads and writes, edges, the
+/// graph), measured at about 90 bytes per operation on YCSB (docs/RESULTS.md).
+pub const CHECK_BYTES_PER_OP: usize = 128;
+
 /// A version of one record: who wrote it, and its position in the record's history.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct Version {
