@@ -304,8 +304,8 @@ impl<'db, P: Protocol> Txn<'db, P> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::protocol::ProtocolOptions;
     use crate::protocol::silo::Silo;
+    use crate::protocol::{AttemptStart, ProtocolOptions};
     use crate::storage::{Database, IndexSpec, TableSpec};
     use std::future::Future;
     use std::task::{Context, Poll, Waker};
@@ -367,7 +367,7 @@ mod tests {
         let p = Silo::new(&ProtocolOptions::default());
         let db = db();
         let mut tx = Txn::new(&p, &db, 0, false);
-        tx.begin(false);
+        tx.begin(AttemptStart::FIRST);
         let mut found = Vec::new();
         now(tx.scan(IX, 0..=49, &mut found)).unwrap();
         assert_eq!(found, [(10, RecordId(1)), (30, RecordId(3))]);
@@ -394,7 +394,7 @@ mod tests {
         let p = Silo::new(&ProtocolOptions::default());
         let db = db();
         let mut tx = Txn::new(&p, &db, 0, false);
-        tx.begin(false);
+        tx.begin(AttemptStart::FIRST);
         assert_eq!(
             now(tx.insert(T, RecordId(2), |b| b.copy_from_slice(&row(20)))),
             Ok(true)
@@ -406,7 +406,7 @@ mod tests {
             Some(RecordId(2)),
             "entry stays"
         );
-        tx.begin(false);
+        tx.begin(AttemptStart::FIRST);
         let mut found = Vec::new();
         now(tx.scan(IX, 0..=49, &mut found)).unwrap();
         assert_eq!(
@@ -425,7 +425,7 @@ mod tests {
         );
         assert_eq!(tx.poll_commit(), Poll::Ready(Ok(())));
         tx.committed();
-        tx.begin(false);
+        tx.begin(AttemptStart::FIRST);
         found.clear();
         now(tx.scan(IX, 0..=49, &mut found)).unwrap();
         assert_eq!(
@@ -443,7 +443,7 @@ mod tests {
         // A stale entry (key 40) pointing at slot 5, which holds key 50.
         db.ordered_index(IX).map.insert(40, RecordId(5)).unwrap();
         let mut tx = Txn::new(&p, &db, 0, false);
-        tx.begin(false);
+        tx.begin(AttemptStart::FIRST);
         assert_eq!(now(tx.scan_first(IX, 31..=45)), Ok(None));
         assert_eq!(now(tx.scan_last(IX, 31..=59)), Ok(Some((50, RecordId(5)))));
     }
@@ -459,12 +459,12 @@ mod tests {
         let db = db();
         let mut scan = Txn::new(&p, &db, 0, false);
         let mut insert = Txn::new(&p, &db, 1, false);
-        scan.begin(false);
+        scan.begin(AttemptStart::FIRST);
         let mut found = Vec::new();
         now(scan.scan(IX, 11..=29, &mut found)).unwrap();
         assert!(found.is_empty());
         assert_eq!(now(scan.write(T, RecordId(8), &row(80))), Ok(()));
-        insert.begin(false);
+        insert.begin(AttemptStart::FIRST);
         assert_eq!(
             now(insert.insert(T, RecordId(2), |b| b.copy_from_slice(&row(20)))),
             Ok(true)

@@ -12,7 +12,7 @@
 mod index_ops;
 
 use crate::check::history::{HistOp, Version, WorkerHistory};
-use crate::protocol::{Abort, Protocol, WriteKind};
+use crate::protocol::{Abort, AttemptStart, Protocol, WriteKind};
 use crate::storage::{Database, IndexId, Record, RecordId, Table, TableId, TableIndex};
 use std::future::Future;
 use std::pin::Pin;
@@ -214,14 +214,14 @@ impl<'db, P: Protocol> Txn<'db, P> {
     // ---- executor side ----
 
     /// Starts an attempt (the executor calls this, then runs the program).
-    pub(crate) fn begin(&mut self, retry: bool) {
+    pub(crate) fn begin(&mut self, start: AttemptStart) {
         debug_assert!(self.index_removals.is_empty());
         self.attempts_started += 1;
         self.id = ((self.worker_id as u64 + 1) << 40) | (self.attempts_started & ((1 << 40) - 1));
         if let Some(h) = &mut self.history {
             h.attempt.clear();
         }
-        self.protocol.begin(&mut self.worker, retry);
+        self.protocol.begin(&mut self.worker, start);
     }
 
     /// Polls the protocol's commit once.
@@ -401,7 +401,7 @@ mod tests {
         let (table, rid) = (TableId(0), RecordId(0));
         let mut reader = Txn::new(&p, &db, 0, false);
         let mut writer = Txn::new(&p, &db, 1, false);
-        reader.begin(false);
+        reader.begin(AttemptStart::FIRST);
         let read = if read_committed {
             poll(reader.read_committed(table, rid))
         } else {
@@ -410,7 +410,7 @@ mod tests {
         assert!(matches!(read, Poll::Ready(Ok(&[0, 0, 0, 0, 0, 0, 0, 0]))));
         let own = poll(reader.write(table, RecordId(1), &[2; 8]));
         assert_eq!(own, Poll::Ready(Ok(())));
-        writer.begin(false);
+        writer.begin(AttemptStart::FIRST);
         assert_eq!(poll(writer.write(table, rid, &[1; 8])), Poll::Ready(Ok(())));
         assert_eq!(writer.poll_commit(), Poll::Ready(Ok(())));
         match reader.poll_commit() {

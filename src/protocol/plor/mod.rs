@@ -66,8 +66,8 @@ pub use locker::{MAX_PLOR_WORKERS, PlorLock};
 
 use super::twopl::TooManyWorkers;
 use super::{
-    Abort, OpResult, PlorOptions, PlorPriority, Protocol, ProtocolOptions, ReadSet, WriteKind,
-    WriteSet,
+    Abort, AttemptStart, OpResult, PlorOptions, PlorPriority, Protocol, ProtocolOptions, ReadSet,
+    WriteKind, WriteSet,
 };
 use crate::storage::Record;
 use read::{LockAfterRead, ReadMode, lock_after_read, locked_read, optimistic_read};
@@ -221,9 +221,9 @@ impl Protocol for Plor {
         }
     }
 
-    fn begin(&self, w: &mut PlorWorker<'_>, retry: bool) {
+    fn begin(&self, w: &mut PlorWorker<'_>, start: AttemptStart) {
         debug_assert!(w.reads.is_empty() && w.writes.is_empty() && w.req.waiting_on.is_none());
-        if retry {
+        if start.retry {
             w.aborts = w.aborts.saturating_add(1);
         } else {
             w.arrival = self.ctx.arrive();
