@@ -25,12 +25,14 @@
 //! - **DWA** (`PlorOptions::dwa`, PLOR 4.1.4): blind writes take no lock in the read phase;
 //!   read-modify-writes take a read lock. Commit sorts the write set and takes the write locks
 //!   (WOUND_WAIT) in that order before upgrading each to exclusive mode.
-//! - **Read-only transactions** (PLOR 4.1.3): the protocol learns a transaction is read-only only
-//!   when it commits with no write, so an attempt starts optimistic (seqlock reads against the
-//!   record's install counter, validated at commit like Silo) unless an earlier attempt of the same
-//!   transaction wrote, or it already aborted `ro_threshold` times. At its first write, an
-//!   optimistic attempt locks every record it read and checks each is unchanged (else it aborts with
-//!   `ReadValidation`, and its retries lock from the start).
+//! - **Read-only transactions** (PLOR 4.1.3): the workload declares a transaction read-only
+//!   ([`AttemptStart::read_only`]). Such a transaction reads optimistically (seqlock reads against
+//!   the record's install counter, validated at commit like Silo) until it has aborted
+//!   `ro_threshold` times; then it takes read locks like any other. Every other transaction locks
+//!   its reads from its first attempt, so only read-only transactions can abort on validation. The
+//!   declaration is a hint, not a precondition: if a transaction declared read-only writes, its
+//!   first write locks every record it read and checks each is unchanged (else it aborts with
+//!   `ReadValidation`), and its retries lock from the start.
 //! - **Priority** (`PlorOptions::priority`). Arrival: a global counter drawn at the first attempt,
 //!   kept across retries. Deadline (PLOR-RT, 6.4): `D = A + SF x R` in arrival ticks, where `A` is
 //!   the arrival and `R` the number of records accessed. The protocol sees accesses only as they
@@ -44,7 +46,8 @@
 //!   install, and its value is the last committed one for as long as its bit is set.
 //! - A transaction holding a reader bit or the write lock never waits for a younger transaction it
 //!   has not wounded; a transaction past phase 1 never waits at all. Hence no deadlock, and the
-//!   oldest transaction is never aborted: starvation freedom.
+//!   oldest transaction is never aborted, except a declared read-only one on an optimistic
+//!   attempt (at most `ro_threshold` times): starvation freedom.
 //! - Each bit, owner word and `EXCL` a transaction set is cleared exactly once, at commit or abort.
 //!
 //! Workers: the locker's reader and waiter bitmaps span two words each, so up to
@@ -121,7 +124,8 @@ pub struct PlorWorker<'db> {
     last_accessed: u32,
     /// Aborts of the current transaction so far.
     aborts: u32,
-    /// Some attempt of the current transaction wrote: it is not read-only.
+    /// Some attempt of the current transaction wrote, although it was declared read-only: its
+    /// retries lock their reads.
     wrote: bool,
     /// This attempt reads optimistically (no read locks).
     optimistic: bool,
@@ -231,7 +235,10 @@ impl Protocol for Plor {
             w.wrote = false;
         }
         w.req.me = self.ctx.begin(w.req.id, self.priority(w));
-        w.optimistic = !w.wrote && w.aborts < self.opts.ro_threshold;
+        // Only a transaction declared read-only reads optimistically (PLOR 4.1.3): a read-write
+        // one locks its reads from the first attempt, so that a younger writer waits for (or is
+        // wounded by) it instead of invalidating its reads and aborting it at its first write.
+        w.optimistic = start.read_only && !w.wrote && w.aborts < self.opts.ro_threshold;
         w.accessed = 0;
         w.sorted = false;
         w.next = 0;

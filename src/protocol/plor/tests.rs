@@ -241,7 +241,7 @@ fn read_only_attempts_validate_optimistically_then_lock_after_threshold() {
     let x = t.get(RecordId(0)).unwrap();
     let (mut ro, mut w) = (p.new_worker(0), p.new_worker(1));
     let mut buf = [0u8; 8];
-    p.begin(&mut ro, AttemptStart::FIRST);
+    p.begin(&mut ro, AttemptStart::FIRST.read_only());
     for attempt in 0..2 {
         assert!(ro.is_optimistic(), "attempt {attempt} validates");
         assert_eq!(p.read(&mut ro, x, &mut buf), OK);
@@ -251,7 +251,7 @@ fn read_only_attempts_validate_optimistically_then_lock_after_threshold() {
         assert_eq!(p.commit(&mut w), OK, "no reader bit to wait for");
         assert_eq!(p.commit(&mut ro), Poll::Ready(Err(Abort::ReadValidation)));
         p.abort(&mut ro, Abort::ReadValidation);
-        p.begin(&mut ro, AttemptStart::RETRY);
+        p.begin(&mut ro, AttemptStart::RETRY.read_only());
     }
     assert!(!ro.is_optimistic(), "after 2 aborts, read locks");
     assert_eq!(p.read(&mut ro, x, &mut buf), OK);
@@ -261,12 +261,71 @@ fn read_only_attempts_validate_optimistically_then_lock_after_threshold() {
 }
 
 #[test]
+fn first_attempt_reads_lock_unless_the_transaction_is_declared_read_only() {
+    // Default options: the threshold (3 aborts) leaves the optimistic path open.
+    for read_only in [false, true] {
+        let (p, t) = (plor(2, PlorOptions::default()), table());
+        let x = t.get(RecordId(0)).unwrap();
+        let (mut old, mut young) = (p.new_worker(0), p.new_worker(1));
+        let mut buf = [0u8; 8];
+        p.begin(
+            &mut old,
+            AttemptStart {
+                retry: false,
+                read_only,
+            },
+        );
+        p.begin(&mut young, AttemptStart::FIRST);
+        assert_eq!(old.is_optimistic(), read_only);
+        assert_eq!(p.read(&mut old, x, &mut buf), OK);
+        assert_eq!(x.meta().is_reading(0), !read_only, "read-only: {read_only}");
+        assert_eq!(p.write(&mut young, x, &[1; 8], WriteKind::Blind), OK);
+        if read_only {
+            // An invisible read: the younger writer commits past it, the reader fails validation.
+            assert_eq!(p.commit(&mut young), OK);
+            assert_eq!(p.commit(&mut old), Poll::Ready(Err(Abort::ReadValidation)));
+        } else {
+            // The reader bit makes the younger writer wait for the older reader.
+            assert_eq!(p.commit(&mut young), Poll::Pending);
+            assert!(!p.contexts().is_aborted(0));
+            assert_eq!(p.commit(&mut old), OK);
+            assert_eq!(p.commit(&mut young), OK);
+        }
+        assert_eq!(value(x), [1; 8]);
+    }
+}
+
+#[test]
+fn oldest_read_write_transaction_commits_its_first_attempt_past_a_younger_writer() {
+    let (p, t) = (plor(2, PlorOptions::default()), table());
+    let (x, y) = (t.get(RecordId(0)).unwrap(), t.get(RecordId(1)).unwrap());
+    let (mut old, mut young) = (p.new_worker(0), p.new_worker(1));
+    let mut buf = [0u8; 8];
+    p.begin(&mut old, AttemptStart::FIRST);
+    p.begin(&mut young, AttemptStart::FIRST);
+    assert_eq!(p.read(&mut old, x, &mut buf), OK);
+    assert_eq!(p.write(&mut young, x, &[1; 8], WriteKind::Blind), OK);
+    // Were `old`'s read optimistic, `young` would commit here and `old` would fail validation
+    // at its first write.
+    assert_eq!(
+        p.commit(&mut young),
+        Poll::Pending,
+        "waits for the older reader"
+    );
+    assert_eq!(p.write(&mut old, y, &[2; 8], WriteKind::Blind), OK);
+    assert_eq!(p.commit(&mut old), OK);
+    assert_eq!(p.commit(&mut young), OK);
+    assert_eq!((value(x), value(y)), ([1; 8], [2; 8]));
+}
+
+#[test]
 fn optimistic_read_waits_for_exclusive_mode_and_first_write_locks_reads() {
     let (p, t) = (plor(2, PlorOptions::default()), table());
     let (x, y) = (t.get(RecordId(0)).unwrap(), t.get(RecordId(1)).unwrap());
     let (mut a, mut b) = (p.new_worker(0), p.new_worker(1));
     let mut buf = [0u8; 8];
-    p.begin(&mut a, AttemptStart::FIRST);
+    // Declared read-only, `a` writes anyway.
+    p.begin(&mut a, AttemptStart::FIRST.read_only());
     assert_eq!(p.read(&mut a, x, &mut buf), OK);
     assert!(!x.meta().is_reading(0));
     assert_eq!(p.write(&mut a, y, &[1; 8], WriteKind::Blind), OK);
@@ -278,7 +337,7 @@ fn optimistic_read_waits_for_exclusive_mode_and_first_write_locks_reads() {
     assert_eq!(p.commit(&mut a), OK);
     // An optimistic reader waits while a committer is in exclusive mode.
     p.begin(&mut a, AttemptStart::FIRST);
-    p.begin(&mut b, AttemptStart::FIRST);
+    p.begin(&mut b, AttemptStart::FIRST.read_only());
     assert!(b.is_optimistic());
     x.meta().try_write_lock(a.ident().raw());
     x.meta().set_exclusive();
@@ -299,7 +358,7 @@ fn optimistic_read_waits_for_exclusive_mode_and_first_write_locks_reads() {
         !x.meta().is_reading(1),
         "abort releases the bit the conversion set"
     );
-    p.begin(&mut b, AttemptStart::RETRY);
+    p.begin(&mut b, AttemptStart::RETRY.read_only());
     assert!(
         !b.is_optimistic(),
         "a transaction that wrote locks its reads on retry"
@@ -430,7 +489,7 @@ fn read_committed_is_not_validated_in_an_optimistic_read_only_attempt() {
     let x = t.get(RecordId(0)).unwrap();
     let (mut ro, mut w) = (p.new_worker(0), p.new_worker(1));
     let mut buf = [0u8; 8];
-    p.begin(&mut ro, AttemptStart::FIRST);
+    p.begin(&mut ro, AttemptStart::FIRST.read_only());
     assert!(ro.is_optimistic());
     assert_eq!(p.read_committed(&mut ro, x, &mut buf), OK);
     p.begin(&mut w, AttemptStart::FIRST);
