@@ -36,8 +36,10 @@
 //! - **Priority** (`PlorOptions::priority`). Arrival: a global counter drawn at the first attempt,
 //!   kept across retries. Deadline (PLOR-RT, 6.4): `D = A + SF x R` in arrival ticks, where `A` is
 //!   the arrival and `R` the number of records accessed. The protocol sees accesses only as they
-//!   happen, so `R` is the count of the worker's previous attempt: exact for retries of the same
-//!   transaction (the deadline is final from the first retry on), an estimate on a first attempt.
+//!   happen, so a first attempt estimates `R` by the worker's previous attempt (of the previous
+//!   transaction); at the first retry `R` becomes the count of this transaction's first attempt,
+//!   and that deadline is kept for every later retry (a retry aborted part-way would otherwise
+//!   move it).
 //!
 //! # Invariants
 //!
@@ -119,7 +121,11 @@ pub struct PlorWorker<'db> {
     req: Requester<'db>,
     /// Arrival timestamp of the current transaction (kept across retries).
     arrival: u64,
-    /// Records accessed by this attempt, and by the previous one (`R` of the deadline).
+    /// Commit priority of the current transaction: the arrival, or the deadline (estimated at
+    /// the first attempt, fixed at the first retry, then kept).
+    priority: u64,
+    /// Records accessed by this attempt, and by the worker's previous attempt (`R` of the
+    /// deadline).
     accessed: u32,
     last_accessed: u32,
     /// Aborts of the current transaction so far.
@@ -190,12 +196,14 @@ impl Plor {
         Ok(())
     }
 
-    fn priority(&self, w: &PlorWorker<'_>) -> u64 {
+    /// The commit priority of a transaction that arrived at `arrival` and accesses `records`
+    /// records: the arrival, or the deadline `A + SF x R`.
+    fn priority(&self, arrival: u64, records: u32) -> u64 {
         match self.opts.priority {
-            PlorPriority::Arrival => w.arrival,
+            PlorPriority::Arrival => arrival,
             PlorPriority::Deadline => {
-                let slack = (self.opts.slack * f64::from(w.last_accessed)).round() as u64;
-                w.arrival.saturating_add(slack)
+                let slack = (self.opts.slack * f64::from(records)).round() as u64;
+                arrival.saturating_add(slack)
             }
         }
     }
@@ -213,6 +221,7 @@ impl Protocol for Plor {
                 waiting_on: None,
             },
             arrival: 0,
+            priority: 0,
             accessed: 0,
             last_accessed: 0,
             aborts: 0,
@@ -227,14 +236,22 @@ impl Protocol for Plor {
 
     fn begin(&self, w: &mut PlorWorker<'_>, start: AttemptStart) {
         debug_assert!(w.reads.is_empty() && w.writes.is_empty() && w.req.waiting_on.is_none());
+        // `last_accessed` is the worker's previous attempt: on a first attempt the previous
+        // transaction's last one (an estimate of `R`), on the first retry this transaction's first
+        // attempt. The deadline fixed then is kept, so it does not drift with later attempts that
+        // stop at a different point.
         if start.retry {
             w.aborts = w.aborts.saturating_add(1);
+            if w.aborts == 1 {
+                w.priority = self.priority(w.arrival, w.last_accessed);
+            }
         } else {
             w.arrival = self.ctx.arrive();
+            w.priority = self.priority(w.arrival, w.last_accessed);
             w.aborts = 0;
             w.wrote = false;
         }
-        w.req.me = self.ctx.begin(w.req.id, self.priority(w));
+        w.req.me = self.ctx.begin(w.req.id, w.priority);
         // Only a transaction declared read-only reads optimistically (PLOR 4.1.3): a read-write
         // one locks its reads from the first attempt, so that a younger writer waits for (or is
         // wounded by) it instead of invalidating its reads and aborting it at its first write.

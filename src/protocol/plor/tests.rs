@@ -397,6 +397,54 @@ fn deadline_priority_orders_by_arrival_plus_slack_times_records() {
 }
 
 #[test]
+fn deadline_is_fixed_at_the_first_retry_from_the_first_attempts_accesses() {
+    let opts = PlorOptions {
+        priority: PlorPriority::Deadline,
+        slack: 10.0,
+        ..locking()
+    };
+    let (p, t) = (plor(1, opts), table());
+    let mut w = p.new_worker(0);
+    let mut buf = [0u8; 8];
+    // Three attempts of one transaction accessing 4, then 1, then 2 records, each aborted.
+    let mut deadlines = Vec::new();
+    for (i, records) in [4, 1, 2].into_iter().enumerate() {
+        let start = if i == 0 {
+            AttemptStart::FIRST
+        } else {
+            AttemptStart::RETRY
+        };
+        p.begin(&mut w, start);
+        deadlines.push(w.ident().priority());
+        for r in 0..records {
+            assert_eq!(p.read(&mut w, t.get(RecordId(r)).unwrap(), &mut buf), OK);
+        }
+        p.abort(&mut w, Abort::Wounded);
+    }
+    let arrival = w.arrival;
+    assert_eq!(
+        deadlines[0], arrival,
+        "first attempt: R estimated from nothing"
+    );
+    assert_eq!(
+        deadlines[1],
+        arrival + 40,
+        "R = the first attempt's 4 records"
+    );
+    assert_eq!(
+        deadlines[2], deadlines[1],
+        "kept although the second attempt accessed 1"
+    );
+    p.begin(&mut w, AttemptStart::RETRY);
+    assert_eq!(w.ident().priority(), arrival + 40);
+    p.abort(&mut w, Abort::Wounded);
+    // The next transaction gets a new deadline, estimated from the worker's last attempt (0).
+    p.begin(&mut w, AttemptStart::FIRST);
+    assert_eq!(w.ident().priority(), w.arrival);
+    assert!(w.arrival > arrival);
+}
+
+#[test]
 fn a_hundred_workers_share_a_record() {
     let (p, t) = (plor(100, locking()), table());
     let x = t.get(RecordId(0)).unwrap();
