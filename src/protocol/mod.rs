@@ -57,9 +57,10 @@ pub type OpResult = Poll<Result<(), Abort>>;
 ///
 /// Both facts come from outside the protocol: `retry` from the executor (the previous attempt of
 /// the same transaction aborted), `read_only` from the workload, which knows from the request
-/// alone that the program will not write ([`Workload::is_read_only`](crate::workload::Workload::is_read_only)).
-/// `read_only` is a promise a protocol may optimise for (PLOR's optimistic read-only path), never
-/// a precondition of correctness: a protocol must stay correct if a transaction so marked writes.
+/// alone that the program will not write
+/// ([`Workload::is_read_only`](crate::workload::Workload::is_read_only)). `read_only` is a hint a
+/// protocol may optimise for (PLOR's optimistic read-only path), never a precondition of
+/// correctness: a protocol must stay correct if a transaction so marked writes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct AttemptStart {
     /// The previous attempt of the same transaction aborted: wound-wait families keep their

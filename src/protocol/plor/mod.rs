@@ -130,7 +130,7 @@ pub struct PlorWorker<'db> {
     last_accessed: u32,
     /// Aborts of the current transaction so far.
     aborts: u32,
-    /// Some attempt of the current transaction wrote, although it was declared read-only: its
+    /// Some attempt of the current transaction wrote: even if it was declared read-only, its
     /// retries lock their reads.
     wrote: bool,
     /// This attempt reads optimistically (no read locks).
