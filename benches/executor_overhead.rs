@@ -15,7 +15,7 @@ use txbench::exec::{ExecConfig, run_threads};
 use txbench::metrics::{Phase, WorkerStats};
 use txbench::protocol::nocc::Nocc;
 use txbench::protocol::silo::Silo;
-use txbench::protocol::{Protocol, ProtocolOptions};
+use txbench::protocol::{AttemptStart, Protocol, ProtocolOptions};
 use txbench::random::FastRng;
 use txbench::storage::{Database, RecordId};
 use txbench::workload::Workload;
@@ -40,7 +40,7 @@ fn sync_loop<P: Protocol, const TIMED: bool>(
         for _ in 0..64 {
             y.generate(0, &mut rng, &mut req);
             let t0 = TIMED.then(Instant::now);
-            p.begin(&mut w, false);
+            p.begin(&mut w, AttemptStart::FIRST.read_only());
             for op in &req.ops {
                 assert_eq!(op.kind, YcsbOpKind::Read, "YCSB-C is read-only");
                 let rec = table.get(RecordId(op.key)).expect("key in table");

@@ -6,14 +6,15 @@
 //! transaction in hand and exit). A transaction counts when its first attempt starts during
 //! measure; its latency runs from that first start to its commit, retries and waits included.
 //! Retries reuse the transaction's request and tell the protocol it is a retry, so wound-wait
-//! families keep their timestamp.
+//! families keep their timestamp. Every attempt also tells the protocol whether the workload
+//! declared the request read-only ([`Workload::is_read_only`]).
 
 use super::backoff::AdaptiveBackoff;
 use super::wait::{delay, drive, pause};
 use crate::check::history::WorkerHistory;
 pub use crate::config::ExecConfig;
 use crate::metrics::{Phase, WorkerStats};
-use crate::protocol::Protocol;
+use crate::protocol::{AttemptStart, Protocol};
 use crate::random::FastRng;
 use crate::storage::Database;
 use crate::txn::Txn;
@@ -159,10 +160,13 @@ impl<P: Protocol, W: Workload> Worker<'_, '_, P, W> {
     fn run_to_commit(&mut self, req: &W::Request, ty: usize, counted: bool) -> bool {
         let first_start = Instant::now();
         let mut attempt_start = first_start;
-        let mut retry = false;
+        let mut start = AttemptStart {
+            retry: false,
+            read_only: self.workload.is_read_only(req),
+        };
         let mut aborts_in_a_row: u32 = 0;
         loop {
-            self.tx.begin(retry);
+            self.tx.begin(start);
             let (result, exec_wait) = drive(pin!(self.workload.run(&mut self.tx, req)));
             let (result, commit_wait, exec_end) = match result {
                 Ok(()) => {
@@ -220,7 +224,7 @@ impl<P: Protocol, W: Workload> Worker<'_, '_, P, W> {
                     // burn our time slice re-aborting against it.
                     pause(aborts_in_a_row);
                     aborts_in_a_row = aborts_in_a_row.saturating_add(1);
-                    retry = true;
+                    start.retry = true;
                     attempt_start = Instant::now();
                 }
             }

@@ -63,6 +63,44 @@ pub enum WriteKind {
 /// The outcome of one protocol operation: `Pending` to wait, then a result.
 pub type OpResult = Poll<Result<(), Abort>>;
 
+/// What the executor tells a protocol when an attempt starts ([`Protocol::begin`]).
+///
+/// Both facts come from outside the protocol: `retry` from the executor (the previous attempt of
+/// the same transaction aborted), `read_only` from the workload, which knows from the request
+/// alone that the program will not write
+/// ([`Workload::is_read_only`](crate::workload::Workload::is_read_only)). `read_only` is a hint a
+/// protocol may optimise for (PLOR's optimistic read-only path), never a precondition of
+/// correctness: a protocol must stay correct if a transaction so marked writes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct AttemptStart {
+    /// The previous attempt of the same transaction aborted: wound-wait families keep their
+    /// original timestamp across retries.
+    pub retry: bool,
+    /// The transaction is declared read-only (it stays so across its retries).
+    pub read_only: bool,
+}
+
+impl AttemptStart {
+    /// The first attempt of a read-write transaction.
+    pub const FIRST: AttemptStart = AttemptStart {
+        retry: false,
+        read_only: false,
+    };
+    /// A retry of a read-write transaction.
+    pub const RETRY: AttemptStart = AttemptStart {
+        retry: true,
+        read_only: false,
+    };
+
+    /// The same start, for a transaction declared read-only.
+    pub const fn read_only(self) -> AttemptStart {
+        AttemptStart {
+            read_only: true,
+            ..self
+        }
+    }
+}
+
 /// A concurrency-control protocol. See the module docs for the contract.
 pub trait Protocol: Send + Sync + Sized + 'static {
     /// Per-record metadata, stored in the cache-line-aligned record header.
@@ -75,9 +113,9 @@ pub trait Protocol: Send + Sync + Sized + 'static {
     /// Creates the state of worker `id` (ids are dense, `0..threads`).
     fn new_worker<'db>(&'db self, id: usize) -> Self::Worker<'db>;
 
-    /// Starts an attempt. `retry` is true when the previous attempt of the same transaction
-    /// aborted: wound-wait families keep their original timestamp across retries.
-    fn begin(&self, w: &mut Self::Worker<'_>, retry: bool);
+    /// Starts an attempt: `start` says whether it retries an aborted attempt of the same
+    /// transaction and whether the transaction is declared read-only.
+    fn begin(&self, w: &mut Self::Worker<'_>, start: AttemptStart);
 
     /// Copies the record's payload into `out` (`out.len()` is the payload size).
     fn read<'db>(

@@ -28,7 +28,7 @@ impl Protocol for Nocc {
         }
     }
 
-    fn begin(&self, w: &mut NoccWorker<'_>, _retry: bool) {
+    fn begin(&self, w: &mut NoccWorker<'_>, _start: super::AttemptStart) {
         w.writes.clear();
     }
 
@@ -86,6 +86,7 @@ impl Protocol for Nocc {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::protocol::AttemptStart;
     use crate::storage::{RecordId, Table, TableSpec};
 
     const OK: OpResult = Poll::Ready(Ok(()));
@@ -101,8 +102,8 @@ mod tests {
         let p = Nocc;
         let (mut a, mut b) = (p.new_worker(0), p.new_worker(1));
         let mut buf = [9u8; 8];
-        p.begin(&mut a, false);
-        p.begin(&mut b, false);
+        p.begin(&mut a, AttemptStart::FIRST);
+        p.begin(&mut b, AttemptStart::FIRST);
         assert_eq!(p.write(&mut b, x, &[1; 8], WriteKind::Blind), OK);
         assert_eq!(p.read_committed(&mut a, x, &mut buf), OK);
         assert_eq!(buf, [0; 8], "another worker's buffered write is not seen");

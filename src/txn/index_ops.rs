@@ -336,10 +336,10 @@ impl<'db, P: Protocol> Txn<'db, P> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::protocol::ProtocolOptions;
     use crate::protocol::silo::Silo;
     use crate::protocol::tictoc::TicToc;
     use crate::protocol::twopl::NoWait;
+    use crate::protocol::{AttemptStart, ProtocolOptions};
     use crate::storage::{Database, IndexSpec, TableSpec};
     use std::future::Future;
     use std::task::{Context, Poll, Waker};
@@ -401,7 +401,7 @@ mod tests {
         let p = Silo::new(&ProtocolOptions::default());
         let db = db();
         let mut tx = Txn::new(&p, &db, 0, false);
-        tx.begin(false);
+        tx.begin(AttemptStart::FIRST);
         let mut found = Vec::new();
         now(tx.scan(IX, 0..=49, &mut found)).unwrap();
         assert_eq!(found, [(10, RecordId(1)), (30, RecordId(3))]);
@@ -428,7 +428,7 @@ mod tests {
         let p = Silo::new(&ProtocolOptions::default());
         let db = db();
         let mut tx = Txn::new(&p, &db, 0, false);
-        tx.begin(false);
+        tx.begin(AttemptStart::FIRST);
         assert_eq!(
             now(tx.insert(T, RecordId(2), |b| b.copy_from_slice(&row(20)))),
             Ok(true)
@@ -440,7 +440,7 @@ mod tests {
             Some(RecordId(2)),
             "entry stays"
         );
-        tx.begin(false);
+        tx.begin(AttemptStart::FIRST);
         let mut found = Vec::new();
         now(tx.scan(IX, 0..=49, &mut found)).unwrap();
         assert_eq!(
@@ -459,7 +459,7 @@ mod tests {
         );
         assert_eq!(tx.poll_commit(), Poll::Ready(Ok(())));
         tx.committed();
-        tx.begin(false);
+        tx.begin(AttemptStart::FIRST);
         found.clear();
         now(tx.scan(IX, 0..=49, &mut found)).unwrap();
         assert_eq!(
@@ -477,7 +477,7 @@ mod tests {
         // A stale entry (key 40) pointing at slot 5, which holds key 50.
         db.ordered_index(IX).map.insert(40, RecordId(5)).unwrap();
         let mut tx = Txn::new(&p, &db, 0, false);
-        tx.begin(false);
+        tx.begin(AttemptStart::FIRST);
         assert_eq!(now(tx.scan_first(IX, 31..=45)), Ok(None));
         assert_eq!(now(tx.scan_last(IX, 31..=59)), Ok(Some((50, RecordId(5)))));
     }
@@ -493,12 +493,12 @@ mod tests {
         let db = db();
         let mut scan = Txn::new(&p, &db, 0, false);
         let mut insert = Txn::new(&p, &db, 1, false);
-        scan.begin(false);
+        scan.begin(AttemptStart::FIRST);
         let mut found = Vec::new();
         now(scan.scan(IX, 11..=29, &mut found)).unwrap();
         assert!(found.is_empty());
         assert_eq!(now(scan.write(T, RecordId(8), &row(80))), Ok(()));
-        insert.begin(false);
+        insert.begin(AttemptStart::FIRST);
         assert_eq!(
             now(insert.insert(T, RecordId(2), |b| b.copy_from_slice(&row(20)))),
             Ok(true)
@@ -520,12 +520,12 @@ mod tests {
         let db = db();
         let mut scan = Txn::new(p, &db, 0, false);
         let mut insert = Txn::new(p, &db, 1, false);
-        scan.begin(false);
+        scan.begin(AttemptStart::FIRST);
         let mut found = Vec::new();
         now(scan.scan(IX, 11..=29, &mut found)).unwrap();
         assert!(found.is_empty());
 
-        insert.begin(false);
+        insert.begin(AttemptStart::FIRST);
         assert_eq!(
             now(insert.insert(T, RecordId(2), |b| b.copy_from_slice(&row(20)))),
             Ok(true)
@@ -535,7 +535,7 @@ mod tests {
         assert_eq!(db.ordered_index(IX).map.get(20), Some(RecordId(2)));
         insert.aborted(first.err().unwrap_or(Abort::User));
 
-        insert.begin(true);
+        insert.begin(AttemptStart::RETRY);
         let retry = now(async {
             let inserted = insert
                 .insert(T, RecordId(2), |b| b.copy_from_slice(&row(20)))
@@ -607,7 +607,7 @@ mod tests {
         let p = Silo::new(&ProtocolOptions::default());
         let db = db();
         let mut tx = Txn::new(&p, &db, 0, false);
-        tx.begin(false);
+        tx.begin(AttemptStart::FIRST);
         let _ = now(tx.index_insert(IX, 30, RecordId(2)));
     }
 }

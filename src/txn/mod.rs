@@ -22,7 +22,7 @@
 mod index_ops;
 
 use crate::check::history::{HistOp, Version, WorkerHistory, history_key};
-use crate::protocol::{Abort, Protocol, WriteKind};
+use crate::protocol::{Abort, AttemptStart, Protocol, WriteKind};
 use crate::storage::stamp::{Stamp, UNINSTALLED_SEQ, row_checksum};
 use crate::storage::{Database, IndexId, Record, RecordId, Table, TableId, TableIndex};
 use std::future::Future;
@@ -260,7 +260,7 @@ impl<'db, P: Protocol> Txn<'db, P> {
     // ---- executor side ----
 
     /// Starts an attempt (the executor calls this, then runs the program).
-    pub(crate) fn begin(&mut self, retry: bool) {
+    pub(crate) fn begin(&mut self, start: AttemptStart) {
         debug_assert!(self.index_removals.is_empty());
         self.attempts_started += 1;
         self.id = crate::check::history::txn_id(self.worker_id, self.attempts_started);
@@ -268,7 +268,7 @@ impl<'db, P: Protocol> Txn<'db, P> {
             h.attempt.clear();
             self.protocol.install_log(&mut self.worker).clear();
         }
-        self.protocol.begin(&mut self.worker, retry);
+        self.protocol.begin(&mut self.worker, start);
     }
 
     /// Polls the protocol's commit once.
@@ -504,7 +504,7 @@ mod tests {
         let (table, rid) = (TableId(0), RecordId(0));
         let mut reader = Txn::new(&p, &db, 0, false);
         let mut writer = Txn::new(&p, &db, 1, false);
-        reader.begin(false);
+        reader.begin(AttemptStart::FIRST);
         let read = if read_committed {
             poll(reader.read_committed(table, rid))
         } else {
@@ -513,7 +513,7 @@ mod tests {
         assert!(matches!(read, Poll::Ready(Ok(&[0, 0, 0, 0, 0, 0, 0, 0]))));
         let own = poll(reader.write(table, RecordId(1), &[2; 8]));
         assert_eq!(own, Poll::Ready(Ok(())));
-        writer.begin(false);
+        writer.begin(AttemptStart::FIRST);
         assert_eq!(poll(writer.write(table, rid, &[1; 8])), Poll::Ready(Ok(())));
         assert_eq!(writer.poll_commit(), Poll::Ready(Ok(())));
         match reader.poll_commit() {

@@ -115,6 +115,11 @@ impl Workload for LongScan {
         &["long_scan"]
     }
 
+    /// Never: every transaction updates its hot record.
+    fn is_read_only(&self, _req: &LongScanRequest) -> bool {
+        false
+    }
+
     fn txn_type(&self, _req: &LongScanRequest) -> usize {
         0
     }

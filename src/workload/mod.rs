@@ -81,6 +81,15 @@ pub trait Workload: Sync {
     /// Which of [`Workload::txn_types`] `req` is.
     fn txn_type(&self, req: &Self::Request) -> usize;
 
+    /// Whether `req` runs as a read-only transaction: its program never writes, inserts or
+    /// deletes. Told to the protocol at every attempt's `begin`
+    /// ([`AttemptStart::read_only`](crate::protocol::AttemptStart)), where it may choose a cheaper
+    /// path (PLOR's optimistic reads). Answer `true` only when the request alone guarantees it;
+    /// `false` (the default) is always safe.
+    fn is_read_only(&self, _req: &Self::Request) -> bool {
+        false
+    }
+
     /// Checks the database's consistency after a run (`--check`), when the workload defines
     /// conditions for it (TPC-C's clause 3.3.2); `None` by default.
     fn check_consistency<M: Sync>(&self, _db: &Database<M>) -> Option<tpcc::ConsistencyReport> {

@@ -184,6 +184,11 @@ impl Workload for Ycsb {
         usize::from(req.long)
     }
 
+    /// No write operation in the request.
+    fn is_read_only(&self, req: &YcsbRequest) -> bool {
+        req.ops.iter().all(|o| o.kind == YcsbOpKind::Read)
+    }
+
     fn run<'a, 'db, P: Protocol>(
         &'a self,
         tx: &'a mut Txn<'db, P>,
@@ -225,6 +230,28 @@ async fn run_ycsb<P: Protocol>(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_request_is_read_only_exactly_when_it_has_no_write() {
+        let y = Ycsb::new(YcsbConfig {
+            records: 100,
+            ops: 4,
+            read_ratio: 0.8,
+            theta: 0.0,
+            ..Default::default()
+        });
+        let mut rng = FastRng::new(5);
+        let mut req = y.new_request();
+        let mut read_only = 0;
+        for _ in 0..2_000 {
+            y.generate(0, &mut rng, &mut req);
+            let no_write = req.ops.iter().all(|o| o.kind == YcsbOpKind::Read);
+            assert_eq!(y.is_read_only(&req), no_write);
+            read_only += usize::from(no_write);
+        }
+        // 0.8^4: about 41% of the requests.
+        assert!((600..1_050).contains(&read_only), "{read_only}");
+    }
 
     #[test]
     fn keys_are_distinct_and_in_range() {

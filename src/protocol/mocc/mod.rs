@@ -21,7 +21,7 @@
 //!   install with a new TID. A verification failure heats the record's temperature.
 //! - **Abort** ([`rll`]): releases every lock, withdraws a queued request, and builds the RLL
 //!   from the write set (write mode) and the reads that were hot or failed verification (read
-//!   mode), used by the retry (`begin(retry = true)`).
+//!   mode), used by the retry (`AttemptStart::retry`).
 //!
 //! # Two words per record
 //!
@@ -251,9 +251,9 @@ impl<L: RecordLock> Protocol for Mocc<L> {
         }
     }
 
-    fn begin(&self, w: &mut MoccWorker<'_, L>, retry: bool) {
+    fn begin(&self, w: &mut MoccWorker<'_, L>, start: super::AttemptStart) {
         debug_assert!(w.cll.is_empty() && w.waiting.is_none());
-        if retry {
+        if start.retry {
             for p in &mut w.rll {
                 p.done = false;
             }

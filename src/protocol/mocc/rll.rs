@@ -2,7 +2,7 @@
 //!
 //! On an abort that will be retried, the RLL becomes: every written record in write mode, and
 //! every read record that is hot or failed verification in read mode (one entry per record, the
-//! stronger mode winning), sorted by address. The retry (`begin(retry = true)`) locks RLL entries
+//! stronger mode winning), sorted by address. The retry (`AttemptStart::retry`) locks RLL entries
 //! in that order as its accesses reach them, so it usually stays in canonical mode and its
 //! contended reads are protected. An abort that is not retried forgets the RLL.
 

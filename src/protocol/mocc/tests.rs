@@ -1,6 +1,7 @@
 //! Deterministic interleavings of MOCC workers on one thread.
 
 use super::*;
+use crate::protocol::AttemptStart;
 use crate::storage::{RecordId, Table, TableSpec};
 
 fn setup<L: RecordLock>(threshold: u32) -> (Mocc<L>, Table<MoccMeta<L>>) {
@@ -37,11 +38,11 @@ fn verification_failure_heats_builds_rll_and_retry_read_locks() {
     let mut a = m.new_worker(0);
     let mut b = m.new_worker(1);
     let mut buf = [0u8; 8];
-    m.begin(&mut a, false);
+    m.begin(&mut a, AttemptStart::FIRST);
     assert_eq!(m.read(&mut a, x, &mut buf), OK);
     assert!(!a.holds(&x, LockMode::Read), "cold record: optimistic read");
     assert_eq!(m.write(&mut a, y, &[1; 8], WriteKind::Blind), OK);
-    m.begin(&mut b, false);
+    m.begin(&mut b, AttemptStart::FIRST);
     assert_eq!(m.write(&mut b, x, &[2; 8], WriteKind::Blind), OK);
     assert_eq!(m.commit(&mut b), OK);
     assert_eq!(m.commit(&mut a), Poll::Ready(Err(Abort::ReadValidation)));
@@ -61,12 +62,12 @@ fn verification_failure_heats_builds_rll_and_retry_read_locks() {
         ]
     );
     // The retry read-locks x in its read phase although x is far below the threshold.
-    m.begin(&mut a, true);
+    m.begin(&mut a, AttemptStart::RETRY);
     assert_eq!(m.read(&mut a, x, &mut buf), OK);
     assert!(a.holds(&x, LockMode::Read));
     assert_eq!(buf, [2; 8]);
     // A writer of x now waits for the reader instead of clobbering it.
-    m.begin(&mut b, false);
+    m.begin(&mut b, AttemptStart::FIRST);
     assert_eq!(m.write(&mut b, x, &[3; 8], WriteKind::Blind), OK);
     assert_eq!(m.commit(&mut b), Poll::Pending);
     assert_eq!(m.write(&mut a, y, &[1; 8], WriteKind::Blind), OK);
@@ -74,7 +75,7 @@ fn verification_failure_heats_builds_rll_and_retry_read_locks() {
     assert!(a.rll().is_empty());
     assert_eq!(m.commit(&mut b), OK, "the writer gets the lock after");
     // A fresh transaction (not a retry) forgets the RLL.
-    m.begin(&mut a, false);
+    m.begin(&mut a, AttemptStart::FIRST);
     assert!(a.rll().is_empty());
 }
 
@@ -85,7 +86,7 @@ fn rll_prefix_is_locked_before_the_access() {
     heat(&m, &y);
     let mut a = m.new_worker(0);
     let mut buf = [0u8; 8];
-    m.begin(&mut a, false);
+    m.begin(&mut a, AttemptStart::FIRST);
     assert_eq!(m.read_for_update(&mut a, x, &mut buf), OK);
     assert_eq!(m.write(&mut a, x, &[1; 8], WriteKind::ReadModifyWrite), OK);
     assert_eq!(m.read(&mut a, y, &mut buf), OK);
@@ -98,7 +99,7 @@ fn rll_prefix_is_locked_before_the_access() {
         ],
         "written x in write mode, hot y in read mode"
     );
-    m.begin(&mut a, true);
+    m.begin(&mut a, AttemptStart::RETRY);
     assert_eq!(m.read(&mut a, y, &mut buf), OK);
     assert!(
         a.holds(&x, LockMode::Write),
@@ -118,7 +119,7 @@ fn canonical_mode_releases_a_later_lock_to_take_an_earlier_one() {
     heat(&m, &r2);
     let mut a = m.new_worker(0);
     let mut buf = [0u8; 8];
-    m.begin(&mut a, false);
+    m.begin(&mut a, AttemptStart::FIRST);
     assert_eq!(m.read(&mut a, r2, &mut buf), OK);
     assert!(a.holds(&r2, LockMode::Read), "hot record read-locked");
     assert_eq!(m.read(&mut a, r0, &mut buf), OK);
@@ -143,10 +144,10 @@ fn mql_queued_writer_is_granted_on_release_and_abort_withdraws() {
     let mut a = m.new_worker(0);
     let mut b = m.new_worker(1);
     let mut buf = [0u8; 8];
-    m.begin(&mut a, false);
+    m.begin(&mut a, AttemptStart::FIRST);
     assert_eq!(m.read(&mut a, x, &mut buf), OK);
     assert!(a.holds(&x, LockMode::Read));
-    m.begin(&mut b, false);
+    m.begin(&mut b, AttemptStart::FIRST);
     assert_eq!(m.read_for_update(&mut b, x, &mut buf), Poll::Pending);
     assert_eq!(
         x.meta().lock.load().head(),
@@ -159,7 +160,7 @@ fn mql_queued_writer_is_granted_on_release_and_abort_withdraws() {
     assert!(b.holds(&x, LockMode::Write));
     assert_eq!(m.write(&mut b, x, &[5; 8], WriteKind::ReadModifyWrite), OK);
     // Now a queues behind b, then aborts while queued: the queue is left empty.
-    m.begin(&mut a, false);
+    m.begin(&mut a, AttemptStart::FIRST);
     assert_eq!(m.read(&mut a, x, &mut buf), Poll::Pending);
     m.abort(&mut a, Abort::LockConflict);
     let w = x.meta().lock.load();
@@ -180,7 +181,7 @@ fn read_committed_takes_no_lock_on_a_hot_record_and_is_not_verified() {
     let mut a = m.new_worker(0);
     let mut b = m.new_worker(1);
     let mut buf = [0u8; 8];
-    m.begin(&mut a, false);
+    m.begin(&mut a, AttemptStart::FIRST);
     assert_eq!(m.read_committed(&mut a, x, &mut buf), OK);
     assert!(!a.holds(&x, LockMode::Read), "hot, but no read lock");
     assert_eq!(x.meta().lock.load().readers(), 0);
@@ -188,7 +189,7 @@ fn read_committed_takes_no_lock_on_a_hot_record_and_is_not_verified() {
     assert_eq!(m.read_committed(&mut a, y, &mut buf), OK);
     assert_eq!(buf, [1; 8], "own write");
     // A writer of x is not held up by the reader (it would wait for a read lock)...
-    m.begin(&mut b, false);
+    m.begin(&mut b, AttemptStart::FIRST);
     assert_eq!(m.write(&mut b, x, &[2; 8], WriteKind::Blind), OK);
     assert_eq!(m.commit(&mut b), OK);
     // ...and the reader's commit does not verify x.
@@ -205,8 +206,8 @@ fn read_committed_skips_buffered_writes_and_waits_for_an_install() {
     let mut a = m.new_worker(0);
     let mut b = m.new_worker(1);
     let mut buf = [0u8; 8];
-    m.begin(&mut a, false);
-    m.begin(&mut b, false);
+    m.begin(&mut a, AttemptStart::FIRST);
+    m.begin(&mut b, AttemptStart::FIRST);
     assert_eq!(m.read_for_update(&mut b, x, &mut buf), OK);
     assert!(b.holds(&x, LockMode::Write));
     assert_eq!(m.write(&mut b, x, &[3; 8], WriteKind::ReadModifyWrite), OK);

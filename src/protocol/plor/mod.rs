@@ -25,17 +25,21 @@
 //! - **DWA** (`PlorOptions::dwa`, PLOR 4.1.4): blind writes take no lock in the read phase;
 //!   read-modify-writes take a read lock. Commit sorts the write set and takes the write locks
 //!   (WOUND_WAIT) in that order before upgrading each to exclusive mode.
-//! - **Read-only transactions** (PLOR 4.1.3): the protocol learns a transaction is read-only only
-//!   when it commits with no write, so an attempt starts optimistic (seqlock reads against the
-//!   record's install counter, validated at commit like Silo) unless an earlier attempt of the same
-//!   transaction wrote, or it already aborted `ro_threshold` times. At its first write, an
-//!   optimistic attempt locks every record it read and checks each is unchanged (else it aborts with
-//!   `ReadValidation`, and its retries lock from the start).
+//! - **Read-only transactions** (PLOR 4.1.3): the workload declares a transaction read-only
+//!   ([`AttemptStart::read_only`]). Such a transaction reads optimistically (seqlock reads against
+//!   the record's install counter, validated at commit like Silo) until it has aborted
+//!   `ro_threshold` times; then it takes read locks like any other. Every other transaction locks
+//!   its reads from its first attempt, so only read-only transactions can abort on validation. The
+//!   declaration is a hint, not a precondition: if a transaction declared read-only writes, its
+//!   first write locks every record it read and checks each is unchanged (else it aborts with
+//!   `ReadValidation`), and its retries lock from the start.
 //! - **Priority** (`PlorOptions::priority`). Arrival: a global counter drawn at the first attempt,
 //!   kept across retries. Deadline (PLOR-RT, 6.4): `D = A + SF x R` in arrival ticks, where `A` is
 //!   the arrival and `R` the number of records accessed. The protocol sees accesses only as they
-//!   happen, so `R` is the count of the worker's previous attempt: exact for retries of the same
-//!   transaction (the deadline is final from the first retry on), an estimate on a first attempt.
+//!   happen, so a first attempt estimates `R` by the worker's previous attempt (of the previous
+//!   transaction); at the first retry `R` becomes the count of this transaction's first attempt,
+//!   and that deadline is kept for every later retry (a retry aborted part-way would otherwise
+//!   move it).
 //!
 //! # Invariants
 //!
@@ -44,7 +48,8 @@
 //!   install, and its value is the last committed one for as long as its bit is set.
 //! - A transaction holding a reader bit or the write lock never waits for a younger transaction it
 //!   has not wounded; a transaction past phase 1 never waits at all. Hence no deadlock, and the
-//!   oldest transaction is never aborted: starvation freedom.
+//!   oldest transaction is never aborted, except a declared read-only one on an optimistic
+//!   attempt (at most `ro_threshold` times): starvation freedom.
 //! - Each bit, owner word and `EXCL` a transaction set is cleared exactly once, at commit or abort.
 //!
 //! Workers: the locker's reader and waiter bitmaps span two words each, so up to
@@ -66,8 +71,8 @@ pub use locker::{MAX_PLOR_WORKERS, PlorLock};
 
 use super::twopl::TooManyWorkers;
 use super::{
-    Abort, OpResult, PlorOptions, PlorPriority, Protocol, ProtocolOptions, ReadSet, WriteKind,
-    WriteSet,
+    Abort, AttemptStart, OpResult, PlorOptions, PlorPriority, Protocol, ProtocolOptions, ReadSet,
+    WriteKind, WriteSet,
 };
 use crate::storage::Record;
 use read::{LockAfterRead, ReadMode, lock_after_read, locked_read, optimistic_read};
@@ -116,12 +121,17 @@ pub struct PlorWorker<'db> {
     req: Requester<'db>,
     /// Arrival timestamp of the current transaction (kept across retries).
     arrival: u64,
-    /// Records accessed by this attempt, and by the previous one (`R` of the deadline).
+    /// Commit priority of the current transaction: the arrival, or the deadline (estimated at
+    /// the first attempt, fixed at the first retry, then kept).
+    priority: u64,
+    /// Records accessed by this attempt, and by the worker's previous attempt (`R` of the
+    /// deadline).
     accessed: u32,
     last_accessed: u32,
     /// Aborts of the current transaction so far.
     aborts: u32,
-    /// Some attempt of the current transaction wrote: it is not read-only.
+    /// Some attempt of the current transaction wrote: even if it was declared read-only, its
+    /// retries lock their reads.
     wrote: bool,
     /// This attempt reads optimistically (no read locks).
     optimistic: bool,
@@ -186,12 +196,14 @@ impl Plor {
         Ok(())
     }
 
-    fn priority(&self, w: &PlorWorker<'_>) -> u64 {
+    /// The commit priority of a transaction that arrived at `arrival` and accesses `records`
+    /// records: the arrival, or the deadline `A + SF x R`.
+    fn priority(&self, arrival: u64, records: u32) -> u64 {
         match self.opts.priority {
-            PlorPriority::Arrival => w.arrival,
+            PlorPriority::Arrival => arrival,
             PlorPriority::Deadline => {
-                let slack = (self.opts.slack * f64::from(w.last_accessed)).round() as u64;
-                w.arrival.saturating_add(slack)
+                let slack = (self.opts.slack * f64::from(records)).round() as u64;
+                arrival.saturating_add(slack)
             }
         }
     }
@@ -209,6 +221,7 @@ impl Protocol for Plor {
                 waiting_on: None,
             },
             arrival: 0,
+            priority: 0,
             accessed: 0,
             last_accessed: 0,
             aborts: 0,
@@ -221,17 +234,28 @@ impl Protocol for Plor {
         }
     }
 
-    fn begin(&self, w: &mut PlorWorker<'_>, retry: bool) {
+    fn begin(&self, w: &mut PlorWorker<'_>, start: AttemptStart) {
         debug_assert!(w.reads.is_empty() && w.writes.is_empty() && w.req.waiting_on.is_none());
-        if retry {
+        // `last_accessed` is the worker's previous attempt: on a first attempt the previous
+        // transaction's last one (an estimate of `R`), on the first retry this transaction's first
+        // attempt. The deadline fixed then is kept, so it does not drift with later attempts that
+        // stop at a different point.
+        if start.retry {
             w.aborts = w.aborts.saturating_add(1);
+            if w.aborts == 1 {
+                w.priority = self.priority(w.arrival, w.last_accessed);
+            }
         } else {
             w.arrival = self.ctx.arrive();
+            w.priority = self.priority(w.arrival, w.last_accessed);
             w.aborts = 0;
             w.wrote = false;
         }
-        w.req.me = self.ctx.begin(w.req.id, self.priority(w));
-        w.optimistic = !w.wrote && w.aborts < self.opts.ro_threshold;
+        w.req.me = self.ctx.begin(w.req.id, w.priority);
+        // Only a transaction declared read-only reads optimistically (PLOR 4.1.3): a read-write
+        // one locks its reads from the first attempt, so that a younger writer waits for (or is
+        // wounded by) it instead of invalidating its reads and aborting it at its first write.
+        w.optimistic = start.read_only && !w.wrote && w.aborts < self.opts.ro_threshold;
         w.accessed = 0;
         w.sorted = false;
         w.next = 0;

@@ -1,5 +1,6 @@
 //! The two ways PLOR reads a record: under a read lock (`LockRd`, PLOR Figure 4 lines 1-8), or
-//! optimistically with validation (read-only transactions' first attempts, PLOR 4.1.3).
+//! optimistically with validation (attempts of transactions declared read-only, until they have
+//! aborted `ro_threshold` times; PLOR 4.1.3).
 
 use super::context::{ContextTable, CtxWord};
 use super::locker::PlorLock;

@@ -42,8 +42,8 @@ fn reader_ignores_write_lock_and_older_reader_makes_committer_wait() {
     let x = t.get(RecordId(0)).unwrap();
     let (mut old, mut young) = (p.new_worker(0), p.new_worker(1));
     let mut buf = [0u8; 8];
-    p.begin(&mut old, false);
-    p.begin(&mut young, false);
+    p.begin(&mut old, AttemptStart::FIRST);
+    p.begin(&mut young, AttemptStart::FIRST);
     assert_eq!(p.write(&mut young, x, &[7; 8], WriteKind::Blind), OK);
     assert_eq!(
         x.meta().owner(),
@@ -76,8 +76,8 @@ fn committer_wounds_younger_reader_and_waits_for_it_to_leave() {
     let (x, y) = (t.get(RecordId(0)).unwrap(), t.get(RecordId(1)).unwrap());
     let (mut old, mut young) = (p.new_worker(0), p.new_worker(1));
     let mut buf = [0u8; 8];
-    p.begin(&mut old, false);
-    p.begin(&mut young, false);
+    p.begin(&mut old, AttemptStart::FIRST);
+    p.begin(&mut young, AttemptStart::FIRST);
     assert_eq!(p.write(&mut old, x, &[1; 8], WriteKind::Blind), OK);
     assert_eq!(p.read(&mut young, x, &mut buf), OK);
     assert_eq!(
@@ -94,7 +94,7 @@ fn committer_wounds_younger_reader_and_waits_for_it_to_leave() {
     assert_eq!(p.commit(&mut old), OK);
     // The retry keeps its priority, and is no longer wounded.
     let before = young.ident();
-    p.begin(&mut young, true);
+    p.begin(&mut young, AttemptStart::RETRY);
     assert_eq!(young.ident(), before);
     assert_eq!(p.read(&mut young, x, &mut buf), OK);
     assert_eq!(buf, [1; 8]);
@@ -106,9 +106,9 @@ fn reader_refused_by_exclusive_mode_wounds_a_younger_committer() {
     let x = t.get(RecordId(0)).unwrap();
     let (mut oldest, mut mid, mut young) = (p.new_worker(0), p.new_worker(1), p.new_worker(2));
     let mut buf = [0u8; 8];
-    p.begin(&mut oldest, false);
-    p.begin(&mut mid, false);
-    p.begin(&mut young, false);
+    p.begin(&mut oldest, AttemptStart::FIRST);
+    p.begin(&mut mid, AttemptStart::FIRST);
+    p.begin(&mut young, AttemptStart::FIRST);
     assert_eq!(p.write(&mut young, x, &[3; 8], WriteKind::Blind), OK);
     assert_eq!(p.read(&mut oldest, x, &mut buf), OK);
     assert_eq!(p.commit(&mut young), Poll::Pending);
@@ -127,9 +127,9 @@ fn released_write_lock_goes_to_the_oldest_waiter() {
     let (p, t) = (plor(3, locking()), table());
     let x = t.get(RecordId(0)).unwrap();
     let (mut w1, mut w2, mut w3) = (p.new_worker(0), p.new_worker(1), p.new_worker(2));
-    p.begin(&mut w1, false);
-    p.begin(&mut w2, false);
-    p.begin(&mut w3, false);
+    p.begin(&mut w1, AttemptStart::FIRST);
+    p.begin(&mut w2, AttemptStart::FIRST);
+    p.begin(&mut w3, AttemptStart::FIRST);
     assert_eq!(p.write(&mut w2, x, &[2; 8], WriteKind::Blind), OK);
     assert_eq!(
         p.write(&mut w3, x, &[3; 8], WriteKind::Blind),
@@ -168,9 +168,9 @@ fn waiter_rechecks_the_owner_and_wounds_a_younger_one() {
     let (p, t) = (plor(3, locking()), table());
     let x = t.get(RecordId(0)).unwrap();
     let (mut owner, mut waiter, mut late) = (p.new_worker(0), p.new_worker(1), p.new_worker(2));
-    p.begin(&mut owner, false);
-    p.begin(&mut waiter, false);
-    p.begin(&mut late, false);
+    p.begin(&mut owner, AttemptStart::FIRST);
+    p.begin(&mut waiter, AttemptStart::FIRST);
+    p.begin(&mut late, AttemptStart::FIRST);
     assert_eq!(p.write(&mut owner, x, &[1; 8], WriteKind::Blind), OK);
     assert_eq!(
         p.write(&mut waiter, x, &[2; 8], WriteKind::Blind),
@@ -200,8 +200,8 @@ fn dwa_locks_blind_writes_at_commit_and_upgrades_read_modify_writes() {
     let (x, y) = (t.get(RecordId(0)).unwrap(), t.get(RecordId(1)).unwrap());
     let (mut a, mut b) = (p.new_worker(0), p.new_worker(1));
     let mut buf = [0u8; 8];
-    p.begin(&mut a, false);
-    p.begin(&mut b, false);
+    p.begin(&mut a, AttemptStart::FIRST);
+    p.begin(&mut b, AttemptStart::FIRST);
     assert_eq!(p.write(&mut a, y, &[5; 8], WriteKind::Blind), OK);
     assert_eq!(
         y.meta().owner(),
@@ -219,7 +219,7 @@ fn dwa_locks_blind_writes_at_commit_and_upgrades_read_modify_writes() {
     assert_eq!(p.commit(&mut b), OK);
     assert_eq!(value(y), [9; 8]);
     // `b` now holds y at commit while `a` commits: `a` waits, wounding the younger holder.
-    p.begin(&mut b, false);
+    p.begin(&mut b, AttemptStart::FIRST);
     assert_eq!(p.write(&mut b, y, &[8; 8], WriteKind::Blind), OK);
     assert!(y.meta().try_write_lock(b.ident().raw()));
     assert_eq!(p.commit(&mut a), Poll::Pending);
@@ -241,17 +241,17 @@ fn read_only_attempts_validate_optimistically_then_lock_after_threshold() {
     let x = t.get(RecordId(0)).unwrap();
     let (mut ro, mut w) = (p.new_worker(0), p.new_worker(1));
     let mut buf = [0u8; 8];
-    p.begin(&mut ro, false);
+    p.begin(&mut ro, AttemptStart::FIRST.read_only());
     for attempt in 0..2 {
         assert!(ro.is_optimistic(), "attempt {attempt} validates");
         assert_eq!(p.read(&mut ro, x, &mut buf), OK);
         assert!(!x.meta().is_reading(0), "optimistic reads set no bit");
-        p.begin(&mut w, false);
+        p.begin(&mut w, AttemptStart::FIRST);
         assert_eq!(p.write(&mut w, x, &[attempt + 1; 8], WriteKind::Blind), OK);
         assert_eq!(p.commit(&mut w), OK, "no reader bit to wait for");
         assert_eq!(p.commit(&mut ro), Poll::Ready(Err(Abort::ReadValidation)));
         p.abort(&mut ro, Abort::ReadValidation);
-        p.begin(&mut ro, true);
+        p.begin(&mut ro, AttemptStart::RETRY.read_only());
     }
     assert!(!ro.is_optimistic(), "after 2 aborts, read locks");
     assert_eq!(p.read(&mut ro, x, &mut buf), OK);
@@ -261,12 +261,71 @@ fn read_only_attempts_validate_optimistically_then_lock_after_threshold() {
 }
 
 #[test]
+fn first_attempt_reads_lock_unless_the_transaction_is_declared_read_only() {
+    // Default options: the threshold (3 aborts) leaves the optimistic path open.
+    for read_only in [false, true] {
+        let (p, t) = (plor(2, PlorOptions::default()), table());
+        let x = t.get(RecordId(0)).unwrap();
+        let (mut old, mut young) = (p.new_worker(0), p.new_worker(1));
+        let mut buf = [0u8; 8];
+        p.begin(
+            &mut old,
+            AttemptStart {
+                retry: false,
+                read_only,
+            },
+        );
+        p.begin(&mut young, AttemptStart::FIRST);
+        assert_eq!(old.is_optimistic(), read_only);
+        assert_eq!(p.read(&mut old, x, &mut buf), OK);
+        assert_eq!(x.meta().is_reading(0), !read_only, "read-only: {read_only}");
+        assert_eq!(p.write(&mut young, x, &[1; 8], WriteKind::Blind), OK);
+        if read_only {
+            // An invisible read: the younger writer commits past it, the reader fails validation.
+            assert_eq!(p.commit(&mut young), OK);
+            assert_eq!(p.commit(&mut old), Poll::Ready(Err(Abort::ReadValidation)));
+        } else {
+            // The reader bit makes the younger writer wait for the older reader.
+            assert_eq!(p.commit(&mut young), Poll::Pending);
+            assert!(!p.contexts().is_aborted(0));
+            assert_eq!(p.commit(&mut old), OK);
+            assert_eq!(p.commit(&mut young), OK);
+        }
+        assert_eq!(value(x), [1; 8]);
+    }
+}
+
+#[test]
+fn oldest_read_write_transaction_commits_its_first_attempt_past_a_younger_writer() {
+    let (p, t) = (plor(2, PlorOptions::default()), table());
+    let (x, y) = (t.get(RecordId(0)).unwrap(), t.get(RecordId(1)).unwrap());
+    let (mut old, mut young) = (p.new_worker(0), p.new_worker(1));
+    let mut buf = [0u8; 8];
+    p.begin(&mut old, AttemptStart::FIRST);
+    p.begin(&mut young, AttemptStart::FIRST);
+    assert_eq!(p.read(&mut old, x, &mut buf), OK);
+    assert_eq!(p.write(&mut young, x, &[1; 8], WriteKind::Blind), OK);
+    // Were `old`'s read optimistic, `young` would commit here and `old` would fail validation
+    // at its first write.
+    assert_eq!(
+        p.commit(&mut young),
+        Poll::Pending,
+        "waits for the older reader"
+    );
+    assert_eq!(p.write(&mut old, y, &[2; 8], WriteKind::Blind), OK);
+    assert_eq!(p.commit(&mut old), OK);
+    assert_eq!(p.commit(&mut young), OK);
+    assert_eq!((value(x), value(y)), ([1; 8], [2; 8]));
+}
+
+#[test]
 fn optimistic_read_waits_for_exclusive_mode_and_first_write_locks_reads() {
     let (p, t) = (plor(2, PlorOptions::default()), table());
     let (x, y) = (t.get(RecordId(0)).unwrap(), t.get(RecordId(1)).unwrap());
     let (mut a, mut b) = (p.new_worker(0), p.new_worker(1));
     let mut buf = [0u8; 8];
-    p.begin(&mut a, false);
+    // Declared read-only, `a` writes anyway.
+    p.begin(&mut a, AttemptStart::FIRST.read_only());
     assert_eq!(p.read(&mut a, x, &mut buf), OK);
     assert!(!x.meta().is_reading(0));
     assert_eq!(p.write(&mut a, y, &[1; 8], WriteKind::Blind), OK);
@@ -277,8 +336,8 @@ fn optimistic_read_waits_for_exclusive_mode_and_first_write_locks_reads() {
     assert!(!a.is_optimistic());
     assert_eq!(p.commit(&mut a), OK);
     // An optimistic reader waits while a committer is in exclusive mode.
-    p.begin(&mut a, false);
-    p.begin(&mut b, false);
+    p.begin(&mut a, AttemptStart::FIRST);
+    p.begin(&mut b, AttemptStart::FIRST.read_only());
     assert!(b.is_optimistic());
     x.meta().try_write_lock(a.ident().raw());
     x.meta().set_exclusive();
@@ -287,7 +346,7 @@ fn optimistic_read_waits_for_exclusive_mode_and_first_write_locks_reads() {
     x.meta().write_unlock(a.ident().raw());
     assert_eq!(p.read(&mut b, x, &mut buf), OK);
     // A stale optimistic read fails the conversion at the first write.
-    p.begin(&mut a, false);
+    p.begin(&mut a, AttemptStart::FIRST);
     assert_eq!(p.write(&mut a, x, &[2; 8], WriteKind::Blind), OK);
     assert_eq!(p.commit(&mut a), OK);
     assert_eq!(
@@ -299,7 +358,7 @@ fn optimistic_read_waits_for_exclusive_mode_and_first_write_locks_reads() {
         !x.meta().is_reading(1),
         "abort releases the bit the conversion set"
     );
-    p.begin(&mut b, true);
+    p.begin(&mut b, AttemptStart::RETRY.read_only());
     assert!(
         !b.is_optimistic(),
         "a transaction that wrote locks its reads on retry"
@@ -321,14 +380,14 @@ fn deadline_priority_orders_by_arrival_plus_slack_times_records() {
         let (mut big, mut small) = (p.new_worker(0), p.new_worker(1));
         let mut buf = [0u8; 8];
         // `big` accesses 4 records, aborts, and retries: R = 4 from then on.
-        p.begin(&mut big, false);
+        p.begin(&mut big, AttemptStart::FIRST);
         for r in 0..4 {
             assert_eq!(p.read(&mut big, t.get(RecordId(r)).unwrap(), &mut buf), OK);
         }
         p.abort(&mut big, Abort::Wounded);
-        p.begin(&mut big, true);
+        p.begin(&mut big, AttemptStart::RETRY);
         // `small` arrives later and has accessed nothing: deadline = arrival.
-        p.begin(&mut small, false);
+        p.begin(&mut small, AttemptStart::FIRST);
         assert_eq!(big.ident().priority() < small.ident().priority(), big_first);
         assert_eq!(big.ident().is_older_than(small.ident()), big_first);
         if priority == PlorPriority::Deadline {
@@ -338,13 +397,61 @@ fn deadline_priority_orders_by_arrival_plus_slack_times_records() {
 }
 
 #[test]
+fn deadline_is_fixed_at_the_first_retry_from_the_first_attempts_accesses() {
+    let opts = PlorOptions {
+        priority: PlorPriority::Deadline,
+        slack: 10.0,
+        ..locking()
+    };
+    let (p, t) = (plor(1, opts), table());
+    let mut w = p.new_worker(0);
+    let mut buf = [0u8; 8];
+    // Three attempts of one transaction accessing 4, then 1, then 2 records, each aborted.
+    let mut deadlines = Vec::new();
+    for (i, records) in [4, 1, 2].into_iter().enumerate() {
+        let start = if i == 0 {
+            AttemptStart::FIRST
+        } else {
+            AttemptStart::RETRY
+        };
+        p.begin(&mut w, start);
+        deadlines.push(w.ident().priority());
+        for r in 0..records {
+            assert_eq!(p.read(&mut w, t.get(RecordId(r)).unwrap(), &mut buf), OK);
+        }
+        p.abort(&mut w, Abort::Wounded);
+    }
+    let arrival = w.arrival;
+    assert_eq!(
+        deadlines[0], arrival,
+        "first attempt: R estimated from nothing"
+    );
+    assert_eq!(
+        deadlines[1],
+        arrival + 40,
+        "R = the first attempt's 4 records"
+    );
+    assert_eq!(
+        deadlines[2], deadlines[1],
+        "kept although the second attempt accessed 1"
+    );
+    p.begin(&mut w, AttemptStart::RETRY);
+    assert_eq!(w.ident().priority(), arrival + 40);
+    p.abort(&mut w, Abort::Wounded);
+    // The next transaction gets a new deadline, estimated from the worker's last attempt (0).
+    p.begin(&mut w, AttemptStart::FIRST);
+    assert_eq!(w.ident().priority(), w.arrival);
+    assert!(w.arrival > arrival);
+}
+
+#[test]
 fn a_hundred_workers_share_a_record() {
     let (p, t) = (plor(100, locking()), table());
     let x = t.get(RecordId(0)).unwrap();
     let mut ws: Vec<_> = (0..100).map(|i| p.new_worker(i)).collect();
     let mut buf = [0u8; 8];
     for w in ws.iter_mut() {
-        p.begin(w, false);
+        p.begin(w, AttemptStart::FIRST);
     }
     for w in ws.iter_mut().take(99) {
         assert_eq!(p.read(w, x, &mut buf), OK);
@@ -375,9 +482,9 @@ fn reader_refused_by_exclusive_mode_keeps_its_place_against_a_retrying_writer() 
     let (x, z) = (t.get(RecordId(0)).unwrap(), t.get(RecordId(1)).unwrap());
     let (mut oldest, mut reader, mut writer) = (p.new_worker(0), p.new_worker(1), p.new_worker(2));
     let mut buf = [0u8; 8];
-    p.begin(&mut oldest, false);
-    p.begin(&mut reader, false);
-    p.begin(&mut writer, false);
+    p.begin(&mut oldest, AttemptStart::FIRST);
+    p.begin(&mut reader, AttemptStart::FIRST);
+    p.begin(&mut writer, AttemptStart::FIRST);
     // `writer` enters exclusive mode on x, then waits for the oldest reader of z.
     assert_eq!(p.read(&mut oldest, z, &mut buf), OK);
     assert_eq!(p.write(&mut writer, x, &[1; 8], WriteKind::Blind), OK);
@@ -389,7 +496,7 @@ fn reader_refused_by_exclusive_mode_keeps_its_place_against_a_retrying_writer() 
     assert_eq!(p.commit(&mut writer), Poll::Ready(Err(Abort::Wounded)));
     p.abort(&mut writer, Abort::Wounded);
     // The retry may not retake x's write lock past the registered older reader.
-    p.begin(&mut writer, true);
+    p.begin(&mut writer, AttemptStart::RETRY);
     assert_eq!(
         p.write(&mut writer, x, &[2; 8], WriteKind::Blind),
         Poll::Pending
@@ -408,8 +515,8 @@ fn read_committed_sets_no_bit_so_a_writer_commits_past_it() {
     let (x, y) = (t.get(RecordId(0)).unwrap(), t.get(RecordId(1)).unwrap());
     let (mut old, mut young) = (p.new_worker(0), p.new_worker(1));
     let mut buf = [0u8; 8];
-    p.begin(&mut old, false);
-    p.begin(&mut young, false);
+    p.begin(&mut old, AttemptStart::FIRST);
+    p.begin(&mut young, AttemptStart::FIRST);
     assert_eq!(p.write(&mut young, x, &[7; 8], WriteKind::Blind), OK);
     assert_eq!(p.read_committed(&mut old, x, &mut buf), OK);
     assert_eq!(buf, [0; 8], "young's write is buffered, not committed");
@@ -430,10 +537,10 @@ fn read_committed_is_not_validated_in_an_optimistic_read_only_attempt() {
     let x = t.get(RecordId(0)).unwrap();
     let (mut ro, mut w) = (p.new_worker(0), p.new_worker(1));
     let mut buf = [0u8; 8];
-    p.begin(&mut ro, false);
+    p.begin(&mut ro, AttemptStart::FIRST.read_only());
     assert!(ro.is_optimistic());
     assert_eq!(p.read_committed(&mut ro, x, &mut buf), OK);
-    p.begin(&mut w, false);
+    p.begin(&mut w, AttemptStart::FIRST);
     assert_eq!(p.write(&mut w, x, &[2; 8], WriteKind::Blind), OK);
     assert_eq!(p.commit(&mut w), OK);
     // An optimistic read of x would fail validation here.
@@ -446,9 +553,9 @@ fn read_committed_waits_for_exclusive_mode_and_wounds_only_when_holding_a_lock()
     let (x, z) = (t.get(RecordId(0)).unwrap(), t.get(RecordId(1)).unwrap());
     let (mut free, mut holder, mut writer) = (p.new_worker(0), p.new_worker(1), p.new_worker(2));
     let mut buf = [0u8; 8];
-    p.begin(&mut free, false);
-    p.begin(&mut holder, false);
-    p.begin(&mut writer, false);
+    p.begin(&mut free, AttemptStart::FIRST);
+    p.begin(&mut holder, AttemptStart::FIRST);
+    p.begin(&mut writer, AttemptStart::FIRST);
     // `writer` puts x in exclusive mode, then waits for the older `holder`'s reader bit on z.
     assert_eq!(p.read(&mut holder, z, &mut buf), OK);
     assert_eq!(p.write(&mut writer, x, &[1; 8], WriteKind::Blind), OK);

@@ -90,7 +90,7 @@ impl Protocol for Silo {
         }
     }
 
-    fn begin(&self, w: &mut SiloWorker<'_>, _retry: bool) {
+    fn begin(&self, w: &mut SiloWorker<'_>, _start: super::AttemptStart) {
         w.reads.clear();
         w.writes.clear();
         w.sorted = false;
@@ -224,6 +224,7 @@ impl Protocol for Silo {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::protocol::AttemptStart;
     use crate::storage::{RecordId, Table, TableSpec};
 
     fn setup() -> (Silo, Table<SiloMeta>) {
@@ -246,13 +247,13 @@ mod tests {
         let mut a = silo.new_worker(0);
         let mut b = silo.new_worker(1);
         let mut buf = [0u8; 8];
-        silo.begin(&mut a, false);
+        silo.begin(&mut a, AttemptStart::FIRST);
         assert_eq!(silo.read(&mut a, x, &mut buf), Poll::Ready(Ok(())));
         assert_eq!(
             silo.write(&mut a, y, &[1; 8], WriteKind::Blind),
             Poll::Ready(Ok(()))
         );
-        silo.begin(&mut b, false);
+        silo.begin(&mut b, AttemptStart::FIRST);
         assert_eq!(
             silo.write(&mut b, x, &[2; 8], WriteKind::Blind),
             Poll::Ready(Ok(()))
@@ -275,9 +276,9 @@ mod tests {
         let mut buf = [0u8; 8];
         let seen = x.meta().load();
         assert!(x.meta().try_lock(seen));
-        silo.begin(&mut a, false);
+        silo.begin(&mut a, AttemptStart::FIRST);
         assert_eq!(silo.read(&mut a, x, &mut buf), Poll::Pending);
-        silo.begin(&mut b, false);
+        silo.begin(&mut b, AttemptStart::FIRST);
         assert_eq!(
             silo.write(&mut b, x, &[3; 8], WriteKind::Blind),
             Poll::Ready(Ok(()))
@@ -296,7 +297,7 @@ mod tests {
         let mut buf = [0u8; 8];
         let mut last = 0;
         for i in 0..3u8 {
-            silo.begin(&mut a, false);
+            silo.begin(&mut a, AttemptStart::FIRST);
             assert_eq!(silo.read(&mut a, x, &mut buf), Poll::Ready(Ok(())));
             assert_eq!(buf, [i; 8]);
             assert_eq!(
@@ -317,8 +318,8 @@ mod tests {
         let mut a = silo.new_worker(0);
         let mut b = silo.new_worker(1);
         let mut buf = [0u8; 8];
-        silo.begin(&mut a, false);
-        silo.begin(&mut b, false);
+        silo.begin(&mut a, AttemptStart::FIRST);
+        silo.begin(&mut b, AttemptStart::FIRST);
         assert_eq!(
             silo.write(&mut b, x, &[4; 8], WriteKind::Blind),
             Poll::Ready(Ok(()))
@@ -349,7 +350,7 @@ mod tests {
         let mut a = silo.new_worker(0);
         let mut b = silo.new_worker(1);
         let mut buf = [0u8; 8];
-        silo.begin(&mut a, false);
+        silo.begin(&mut a, AttemptStart::FIRST);
         assert_eq!(
             silo.read_committed(&mut a, x, &mut buf),
             Poll::Ready(Ok(()))
@@ -363,7 +364,7 @@ mod tests {
             Poll::Ready(Ok(()))
         );
         assert_eq!(buf, [1; 8], "own write");
-        silo.begin(&mut b, false);
+        silo.begin(&mut b, AttemptStart::FIRST);
         assert_eq!(
             silo.write(&mut b, x, &[2; 8], WriteKind::Blind),
             Poll::Ready(Ok(()))

@@ -179,7 +179,7 @@ impl Protocol for TicToc {
         }
     }
 
-    fn begin(&self, w: &mut TicTocWorker<'_>, _retry: bool) {
+    fn begin(&self, w: &mut TicTocWorker<'_>, _start: super::AttemptStart) {
         debug_assert_eq!(w.commit.locked, 0, "a new attempt holds no locks");
         w.reads.clear();
         w.writes.clear();

@@ -2,7 +2,7 @@
 //! A record "locked by another committing transaction" is simulated by setting its lock bit.
 
 use super::*;
-use crate::protocol::{ProtocolOptions, TicTocOptions};
+use crate::protocol::{AttemptStart, ProtocolOptions, TicTocOptions};
 use crate::storage::{RecordId, Table, TableSpec};
 use std::sync::atomic::Ordering;
 
@@ -75,7 +75,7 @@ fn write<'db>(p: &TicToc, w: &mut TicTocWorker<'db>, r: Record<'db, TicTocMeta>,
 /// A whole transaction on its own worker: blind-writes `v` to `r` and commits.
 fn committed_write(p: &TicToc, r: Record<'_, TicTocMeta>, v: u64) {
     let mut w = p.new_worker(9);
-    p.begin(&mut w, false);
+    p.begin(&mut w, AttemptStart::FIRST);
     write(p, &mut w, r, v);
     assert_eq!(p.commit(&mut w), Poll::Ready(Ok(())));
 }
@@ -88,7 +88,7 @@ fn read_of_locked_record_is_pending_until_unlocked() {
     committed_write(&p, x, 42);
     let unlocked = lock_as_other(x);
     let mut w = p.new_worker(0);
-    p.begin(&mut w, false);
+    p.begin(&mut w, AttemptStart::FIRST);
     assert_eq!(read(&p, &mut w, x), Poll::Pending);
     assert_eq!(
         read(&p, &mut w, x),
@@ -106,7 +106,7 @@ fn own_writes_are_read_back() {
     let p = default_tictoc();
     let x = rec(&t, X);
     let mut w = p.new_worker(0);
-    p.begin(&mut w, false);
+    p.begin(&mut w, AttemptStart::FIRST);
     write(&p, &mut w, x, 7);
     assert_eq!(read_ok(&p, &mut w, x), 7);
     assert_eq!(
@@ -122,8 +122,8 @@ fn read_validation_fails_after_a_concurrent_committed_write() {
     let p = default_tictoc();
     let x = rec(&t, X);
     let (mut t1, mut t2) = (p.new_worker(0), p.new_worker(1));
-    p.begin(&mut t1, false);
-    p.begin(&mut t2, false);
+    p.begin(&mut t1, AttemptStart::FIRST);
+    p.begin(&mut t2, AttemptStart::FIRST);
     let v = read_ok(&p, &mut t1, x);
     let _ = read_ok(&p, &mut t2, x);
     write(&p, &mut t2, x, 100);
@@ -150,7 +150,7 @@ fn rts_extension_lets_a_reader_commit_before_a_later_writer() {
 
     // T0 reads x (wts 0) and z (wts 3): commit_ts 3, so x's rts is extended from 0 to 3.
     let mut t0 = p.new_worker(0);
-    p.begin(&mut t0, false);
+    p.begin(&mut t0, AttemptStart::FIRST);
     read_ok(&p, &mut t0, x);
     read_ok(&p, &mut t0, z);
     assert_eq!(p.commit(&mut t0), Poll::Ready(Ok(())));
@@ -158,8 +158,8 @@ fn rts_extension_lets_a_reader_commit_before_a_later_writer() {
 
     // T1 reads x's version valid over [0, 3]; T2 overwrites x (commit_ts 4) and commits first.
     let (mut t1, mut t2) = (p.new_worker(1), p.new_worker(2));
-    p.begin(&mut t1, false);
-    p.begin(&mut t2, false);
+    p.begin(&mut t1, AttemptStart::FIRST);
+    p.begin(&mut t2, AttemptStart::FIRST);
     read_ok(&p, &mut t1, x);
     write(&p, &mut t2, x, 9);
     assert_eq!(p.commit(&mut t2), Poll::Ready(Ok(())));
@@ -182,12 +182,12 @@ fn extension_past_the_delta_range_shifts_wts() {
 
     // T2 read x's version at wts 0 before the shift.
     let mut t2 = p.new_worker(1);
-    p.begin(&mut t2, false);
+    p.begin(&mut t2, AttemptStart::FIRST);
     read_ok(&p, &mut t2, x);
     read_ok(&p, &mut t2, q);
 
     let mut t1 = p.new_worker(0);
-    p.begin(&mut t1, false);
+    p.begin(&mut t1, AttemptStart::FIRST);
     read_ok(&p, &mut t1, x);
     read_ok(&p, &mut t1, z);
     assert_eq!(p.commit(&mut t1), Poll::Ready(Ok(())));
@@ -209,7 +209,7 @@ fn extension_fails_on_a_record_locked_by_another() {
     committed_write(&p, z, 1);
     committed_write(&p, z, 2);
     let mut t1 = p.new_worker(0);
-    p.begin(&mut t1, false);
+    p.begin(&mut t1, AttemptStart::FIRST);
     read_ok(&p, &mut t1, x);
     read_ok(&p, &mut t1, z);
     write(&p, &mut t1, y, 1);
@@ -238,7 +238,7 @@ fn nowait_aborts_on_a_busy_lock_and_releases_its_locks() {
     let (x, y) = (rec(&t, X), rec(&t, Y));
     lock_as_other(y);
     let mut w = p.new_worker(0);
-    p.begin(&mut w, false);
+    p.begin(&mut w, AttemptStart::FIRST);
     write(&p, &mut w, y, 1);
     write(&p, &mut w, x, 1);
     assert_eq!(p.commit(&mut w), Poll::Ready(Err(Abort::LockConflict)));
@@ -255,7 +255,7 @@ fn wait_keeps_its_locks_and_resumes_where_it_stopped() {
     let y_unlocked = lock_as_other(y);
     let (mut t1, mut t2) = (p.new_worker(0), p.new_worker(1));
 
-    p.begin(&mut t2, false);
+    p.begin(&mut t2, AttemptStart::FIRST);
     write(&p, &mut t2, x, 2);
     write(&p, &mut t2, y, 2);
     assert_eq!(p.commit(&mut t2), Poll::Pending);
@@ -263,7 +263,7 @@ fn wait_keeps_its_locks_and_resumes_where_it_stopped() {
     assert_eq!(p.commit(&mut t2), Poll::Pending);
 
     // t1 waits behind t2: a read of x, and a commit that must lock x.
-    p.begin(&mut t1, false);
+    p.begin(&mut t1, AttemptStart::FIRST);
     assert_eq!(read(&p, &mut t1, x), Poll::Pending);
     write(&p, &mut t1, x, 1);
     assert_eq!(p.commit(&mut t1), Poll::Pending);
@@ -288,7 +288,7 @@ fn nowait_tt_releases_every_lock_pauses_and_relocks() {
     let (x, y) = (rec(&t, X), rec(&t, Y));
     let y_unlocked = lock_as_other(y);
     let mut w = p.new_worker(0);
-    p.begin(&mut w, false);
+    p.begin(&mut w, AttemptStart::FIRST);
     write(&p, &mut w, x, 1);
     write(&p, &mut w, y, 1);
     assert_eq!(p.commit(&mut w), Poll::Pending);
@@ -321,7 +321,7 @@ fn preemptive_abort_on_a_locked_read_takes_no_lock() {
         committed_write(&p, z, 1);
         committed_write(&p, z, 2);
         let mut w = p.new_worker(0);
-        p.begin(&mut w, false);
+        p.begin(&mut w, AttemptStart::FIRST);
         read_ok(&p, &mut w, x);
         read_ok(&p, &mut w, z);
         write(&p, &mut w, y, 1);
@@ -346,7 +346,7 @@ fn preemptive_abort_on_a_replaced_read_version() {
         let (x, y, z) = (rec(&t, X), rec(&t, Y), rec(&t, Z));
         committed_write(&p, z, 1);
         let mut w = p.new_worker(0);
-        p.begin(&mut w, false);
+        p.begin(&mut w, AttemptStart::FIRST);
         read_ok(&p, &mut w, x);
         read_ok(&p, &mut w, z);
         committed_write(&p, x, 5);
@@ -381,8 +381,8 @@ fn timestamp_history_validates_a_read_of_the_replaced_version() {
         set_word(z, TsWord::installed_at(2));
         set_word(q, TsWord::installed_at(5));
         let (mut t1, mut t2) = (p.new_worker(0), p.new_worker(1));
-        p.begin(&mut t1, false);
-        p.begin(&mut t2, false);
+        p.begin(&mut t1, AttemptStart::FIRST);
+        p.begin(&mut t2, AttemptStart::FIRST);
         read_ok(&p, &mut t1, x);
         read_ok(&p, &mut t1, z);
 
@@ -415,7 +415,7 @@ fn timestamp_history_rejects_a_read_overtaken_by_the_next_version() {
     set_word(z, TsWord::installed_at(100_000));
 
     let mut t1 = p.new_worker(0);
-    p.begin(&mut t1, false);
+    p.begin(&mut t1, AttemptStart::FIRST);
     read_ok(&p, &mut t1, x);
     read_ok(&p, &mut t1, q);
 
@@ -423,7 +423,7 @@ fn timestamp_history_rejects_a_read_overtaken_by_the_next_version() {
     // past 10. The history must still say the version T1 read ended at 1.
     committed_write(&p, x, 1);
     let mut t3 = p.new_worker(2);
-    p.begin(&mut t3, false);
+    p.begin(&mut t3, AttemptStart::FIRST);
     read_ok(&p, &mut t3, x);
     read_ok(&p, &mut t3, z);
     assert_eq!(p.commit(&mut t3), Poll::Ready(Ok(())));
@@ -451,8 +451,8 @@ fn read_committed_skips_buffered_writes_and_waits_for_a_locked_record() {
     let x = rec(&t, X);
     committed_write(&p, x, 42);
     let (mut t1, mut t2) = (p.new_worker(0), p.new_worker(1));
-    p.begin(&mut t1, false);
-    p.begin(&mut t2, false);
+    p.begin(&mut t1, AttemptStart::FIRST);
+    p.begin(&mut t2, AttemptStart::FIRST);
     write(&p, &mut t2, x, 43);
     assert_eq!(
         read_committed(&p, &mut t1, x),
@@ -473,8 +473,8 @@ fn read_committed_is_not_validated_and_reads_own_writes() {
     let p = default_tictoc();
     let (x, y) = (rec(&t, X), rec(&t, Y));
     let (mut t1, mut t2) = (p.new_worker(0), p.new_worker(1));
-    p.begin(&mut t1, false);
-    p.begin(&mut t2, false);
+    p.begin(&mut t1, AttemptStart::FIRST);
+    p.begin(&mut t2, AttemptStart::FIRST);
     assert_eq!(read_committed(&p, &mut t1, x), Poll::Ready(Ok(0)));
     write(&p, &mut t1, y, 5);
     assert_eq!(

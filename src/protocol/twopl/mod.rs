@@ -253,9 +253,9 @@ impl<R: ConflictRule> Protocol for TwoPl<R> {
         }
     }
 
-    fn begin(&self, w: &mut TwoPlWorker<'_, R>, retry: bool) {
+    fn begin(&self, w: &mut TwoPlWorker<'_, R>, start: super::AttemptStart) {
         debug_assert!(w.reads.is_empty() && w.writes.is_empty());
-        self.rule.begin(&mut w.me, retry);
+        self.rule.begin(&mut w.me, start.retry);
     }
 
     fn read<'db>(

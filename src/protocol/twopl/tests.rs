@@ -1,6 +1,7 @@
 //! Deterministic interleavings: two or three workers driven step by step on one thread.
 
 use super::*;
+use crate::protocol::AttemptStart;
 use crate::storage::{RecordId, Table, TableSpec};
 
 const PAYLOAD: usize = 8;
@@ -59,8 +60,8 @@ fn no_wait_aborts_on_conflict_and_reads_own_writes() {
     let p = protocol::<NoWaitRule>(2);
     let t = table();
     let (mut w0, mut w1) = (p.new_worker(0), p.new_worker(1));
-    p.begin(&mut w0, false);
-    p.begin(&mut w1, false);
+    p.begin(&mut w0, AttemptStart::FIRST);
+    p.begin(&mut w1, AttemptStart::FIRST);
     assert_eq!(rmw(&p, &mut w0, rec(&t, 0)), OK);
     assert_eq!(
         read(&p, &mut w1, rec(&t, 0)),
@@ -76,7 +77,7 @@ fn no_wait_aborts_on_conflict_and_reads_own_writes() {
     );
     assert_eq!(p.commit(&mut w0), OK);
     assert_eq!(rec(&t, 0).meta().load(), CounterLock::default().load());
-    p.begin(&mut w1, true);
+    p.begin(&mut w1, AttemptStart::RETRY);
     assert_eq!(read(&p, &mut w1, rec(&t, 0)), Poll::Ready(Ok([7; PAYLOAD])));
     assert_eq!(p.commit(&mut w1), OK);
 }
@@ -86,8 +87,8 @@ fn no_wait_shares_reads_and_upgrades_only_when_alone() {
     let p = protocol::<NoWaitRule>(2);
     let t = table();
     let (mut w0, mut w1) = (p.new_worker(0), p.new_worker(1));
-    p.begin(&mut w0, false);
-    p.begin(&mut w1, false);
+    p.begin(&mut w0, AttemptStart::FIRST);
+    p.begin(&mut w1, AttemptStart::FIRST);
     assert!(read(&p, &mut w0, rec(&t, 1)).is_ready());
     assert!(read(&p, &mut w1, rec(&t, 1)).is_ready());
     assert_eq!(
@@ -119,8 +120,8 @@ fn wait_die_older_waits_younger_dies_and_retry_keeps_timestamp() {
     let p = protocol::<WaitDieRule>(2);
     let t = table();
     let (mut w0, mut w1) = (p.new_worker(0), p.new_worker(1));
-    p.begin(&mut w0, false);
-    p.begin(&mut w1, false);
+    p.begin(&mut w0, AttemptStart::FIRST);
+    p.begin(&mut w1, AttemptStart::FIRST);
     assert!(w0.me.ts.is_older_than(w1.me.ts));
     // Younger w1 holds X; older w0 waits, as often as it is polled.
     assert_eq!(rmw(&p, &mut w1, rec(&t, 0)), OK);
@@ -130,19 +131,19 @@ fn wait_die_older_waits_younger_dies_and_retry_keeps_timestamp() {
     assert_eq!(p.commit(&mut w1), OK);
     assert_eq!(read(&p, &mut w0, rec(&t, 0)), Poll::Ready(Ok([5; PAYLOAD])));
     // Older w0 holds S; a younger writer dies, and keeps dying with its original timestamp.
-    p.begin(&mut w1, false);
+    p.begin(&mut w1, AttemptStart::FIRST);
     let ts = w1.me.ts;
     assert_eq!(
         write(&p, &mut w1, rec(&t, 0), 6),
         Poll::Ready(Err(Abort::Die))
     );
     p.abort(&mut w1, Abort::Die);
-    p.begin(&mut w1, true);
+    p.begin(&mut w1, AttemptStart::RETRY);
     assert_eq!(w1.me.ts, ts, "retry keeps the original timestamp");
     assert_eq!(rmw(&p, &mut w1, rec(&t, 0)), Poll::Ready(Err(Abort::Die)));
     p.abort(&mut w1, Abort::Die);
     assert_eq!(p.commit(&mut w0), OK);
-    p.begin(&mut w1, false);
+    p.begin(&mut w1, AttemptStart::FIRST);
     assert!(
         ts.is_older_than(w1.me.ts),
         "a new transaction gets a new timestamp"
@@ -154,8 +155,8 @@ fn wait_die_younger_reader_dies_on_older_writer() {
     let p = protocol::<WaitDieRule>(2);
     let t = table();
     let (mut w0, mut w1) = (p.new_worker(0), p.new_worker(1));
-    p.begin(&mut w0, false);
-    p.begin(&mut w1, false);
+    p.begin(&mut w0, AttemptStart::FIRST);
+    p.begin(&mut w1, AttemptStart::FIRST);
     assert_eq!(write(&p, &mut w0, rec(&t, 2), 1), OK);
     assert_eq!(read(&p, &mut w1, rec(&t, 2)), Poll::Ready(Err(Abort::Die)));
     p.abort(&mut w1, Abort::Die);
@@ -167,9 +168,9 @@ fn wait_die_newcomer_dies_behind_older_waiter_and_waiter_gets_the_lock() {
     let p = protocol::<WaitDieRule>(3);
     let t = table();
     let (mut w0, mut w1, mut w2) = (p.new_worker(0), p.new_worker(1), p.new_worker(2));
-    p.begin(&mut w0, false);
-    p.begin(&mut w1, false);
-    p.begin(&mut w2, false);
+    p.begin(&mut w0, AttemptStart::FIRST);
+    p.begin(&mut w1, AttemptStart::FIRST);
+    p.begin(&mut w2, AttemptStart::FIRST);
     assert!(read(&p, &mut w2, rec(&t, 0)).is_ready());
     assert!(write(&p, &mut w0, rec(&t, 0), 1).is_pending());
     assert_eq!(rec(&t, 0).meta().waiters(), 1 << 0);
@@ -191,13 +192,13 @@ fn wait_die_abort_cleans_waiter_registration() {
     let p = protocol::<WaitDieRule>(2);
     let t = table();
     let (mut w0, mut w1) = (p.new_worker(0), p.new_worker(1));
-    p.begin(&mut w0, false);
-    p.begin(&mut w1, false);
+    p.begin(&mut w0, AttemptStart::FIRST);
+    p.begin(&mut w1, AttemptStart::FIRST);
     assert_eq!(rmw(&p, &mut w1, rec(&t, 0)), OK);
     assert!(rmw(&p, &mut w0, rec(&t, 0)).is_pending());
     p.abort(&mut w0, Abort::User);
     assert_eq!(rec(&t, 0).meta().waiters(), 0);
-    p.begin(&mut w0, false);
+    p.begin(&mut w0, AttemptStart::FIRST);
     assert_eq!(p.commit(&mut w0), OK);
 }
 
@@ -206,8 +207,8 @@ fn wound_wait_older_requester_wounds_younger_holder() {
     let p = protocol::<WoundWaitRule>(2);
     let t = table();
     let (mut w0, mut w1) = (p.new_worker(0), p.new_worker(1));
-    p.begin(&mut w0, false);
-    p.begin(&mut w1, false);
+    p.begin(&mut w0, AttemptStart::FIRST);
+    p.begin(&mut w1, AttemptStart::FIRST);
     assert_eq!(rmw(&p, &mut w1, rec(&t, 0)), OK);
     assert!(
         read(&p, &mut w0, rec(&t, 0)).is_pending(),
@@ -233,9 +234,9 @@ fn wound_wait_wounded_waiter_aborts_and_deregisters() {
     let p = protocol::<WoundWaitRule>(3);
     let t = table();
     let (mut w0, mut w1, mut w2) = (p.new_worker(0), p.new_worker(1), p.new_worker(2));
-    p.begin(&mut w0, false);
-    p.begin(&mut w1, false);
-    p.begin(&mut w2, false);
+    p.begin(&mut w0, AttemptStart::FIRST);
+    p.begin(&mut w1, AttemptStart::FIRST);
+    p.begin(&mut w2, AttemptStart::FIRST);
     // w2 (youngest) holds r0; w1 holds r1 and waits for r0; w0 (oldest) wants r1.
     assert_eq!(rmw(&p, &mut w2, rec(&t, 0)), OK);
     assert_eq!(rmw(&p, &mut w1, rec(&t, 1)), OK);
@@ -260,8 +261,8 @@ fn wound_wait_younger_requester_waits_until_release() {
     let p = protocol::<WoundWaitRule>(2);
     let t = table();
     let (mut w0, mut w1) = (p.new_worker(0), p.new_worker(1));
-    p.begin(&mut w0, false);
-    p.begin(&mut w1, false);
+    p.begin(&mut w0, AttemptStart::FIRST);
+    p.begin(&mut w1, AttemptStart::FIRST);
     assert_eq!(write(&p, &mut w0, rec(&t, 3), 9), OK);
     assert!(read(&p, &mut w1, rec(&t, 3)).is_pending());
     assert!(read(&p, &mut w1, rec(&t, 3)).is_pending());
@@ -280,9 +281,9 @@ fn wound_wait_gives_released_lock_to_oldest_waiter() {
     let p = protocol::<WoundWaitRule>(3);
     let t = table();
     let (mut w0, mut w1, mut w2) = (p.new_worker(0), p.new_worker(1), p.new_worker(2));
-    p.begin(&mut w0, false);
-    p.begin(&mut w1, false);
-    p.begin(&mut w2, false);
+    p.begin(&mut w0, AttemptStart::FIRST);
+    p.begin(&mut w1, AttemptStart::FIRST);
+    p.begin(&mut w2, AttemptStart::FIRST);
     assert_eq!(rmw(&p, &mut w0, rec(&t, 0)), OK);
     assert!(rmw(&p, &mut w1, rec(&t, 0)).is_pending());
     assert_eq!(p.commit(&mut w0), OK);
@@ -300,11 +301,11 @@ fn wound_wait_stale_wound_misses_next_transaction() {
     let p = protocol::<WoundWaitRule>(2);
     let t = table();
     let mut w1 = p.new_worker(1);
-    p.begin(&mut w1, false);
+    p.begin(&mut w1, AttemptStart::FIRST);
     let old = w1.me.ts;
     assert_eq!(rmw(&p, &mut w1, rec(&t, 0)), OK);
     assert_eq!(p.commit(&mut w1), OK);
-    p.begin(&mut w1, false);
+    p.begin(&mut w1, AttemptStart::FIRST);
     assert!(!p.rule.ctx().wound(1, old));
     assert_eq!(rmw(&p, &mut w1, rec(&t, 0)), OK);
     assert_eq!(p.commit(&mut w1), OK);
@@ -315,7 +316,7 @@ fn wound_wait_wound_before_commit_fails_the_commit() {
     let p = protocol::<WoundWaitRule>(2);
     let t = table();
     let mut w1 = p.new_worker(1);
-    p.begin(&mut w1, false);
+    p.begin(&mut w1, AttemptStart::FIRST);
     assert_eq!(rmw(&p, &mut w1, rec(&t, 0)), OK);
     assert!(p.rule.ctx().wound(1, w1.me.ts));
     assert_eq!(p.commit(&mut w1), Poll::Ready(Err(Abort::Wounded)));
@@ -351,8 +352,8 @@ fn read_committed_waits_sees_commit_and_frees_the_lock<R: ConflictRule>() {
     let p = protocol::<R>(2);
     let t = table();
     let (mut w0, mut w1) = (p.new_worker(0), p.new_worker(1));
-    p.begin(&mut w0, false);
-    p.begin(&mut w1, false);
+    p.begin(&mut w0, AttemptStart::FIRST);
+    p.begin(&mut w1, AttemptStart::FIRST);
     assert_eq!(write(&p, &mut w0, rec(&t, 0), 7), OK);
     assert!(read_committed(&p, &mut w1, rec(&t, 0)).is_pending());
     assert!(
@@ -365,7 +366,7 @@ fn read_committed_waits_sees_commit_and_frees_the_lock<R: ConflictRule>() {
         Poll::Ready(Ok([7; PAYLOAD]))
     );
     // The shared lock is gone already: a writer locks the record before the reader commits.
-    p.begin(&mut w0, false);
+    p.begin(&mut w0, AttemptStart::FIRST);
     assert_eq!(rmw(&p, &mut w0, rec(&t, 0)), OK);
     assert_eq!(write(&p, &mut w0, rec(&t, 0), 8), OK);
     assert_eq!(p.commit(&mut w0), OK);
@@ -385,7 +386,7 @@ fn read_committed_reads_own_writes_and_keeps_held_locks() {
     let p = protocol::<WaitDieRule>(2);
     let t = table();
     let mut w0 = p.new_worker(0);
-    p.begin(&mut w0, false);
+    p.begin(&mut w0, AttemptStart::FIRST);
     assert!(read(&p, &mut w0, rec(&t, 1)).is_ready());
     assert_eq!(
         read_committed(&p, &mut w0, rec(&t, 1)),
@@ -411,8 +412,8 @@ fn no_wait_read_committed_aborts_when_holding_a_lock() {
     let p = protocol::<NoWaitRule>(2);
     let t = table();
     let (mut w0, mut w1) = (p.new_worker(0), p.new_worker(1));
-    p.begin(&mut w0, false);
-    p.begin(&mut w1, false);
+    p.begin(&mut w0, AttemptStart::FIRST);
+    p.begin(&mut w1, AttemptStart::FIRST);
     assert_eq!(write(&p, &mut w0, rec(&t, 0), 1), OK);
     assert_eq!(write(&p, &mut w1, rec(&t, 1), 2), OK);
     assert_eq!(
@@ -433,8 +434,8 @@ fn wait_die_read_committed_follows_the_rule_only_when_holding_a_lock() {
     let p = protocol::<WaitDieRule>(2);
     let t = table();
     let (mut w0, mut w1) = (p.new_worker(0), p.new_worker(1));
-    p.begin(&mut w0, false);
-    p.begin(&mut w1, false);
+    p.begin(&mut w0, AttemptStart::FIRST);
+    p.begin(&mut w1, AttemptStart::FIRST);
     assert!(w0.me.ts.is_older_than(w1.me.ts));
     assert_eq!(write(&p, &mut w0, rec(&t, 0), 1), OK);
     assert_eq!(write(&p, &mut w1, rec(&t, 1), 2), OK);
@@ -454,7 +455,7 @@ fn wait_die_read_committed_follows_the_rule_only_when_holding_a_lock() {
     assert_eq!(rec(&t, 1).meta().waiters(), 0, "granted, deregistered");
     assert_eq!(rec(&t, 1).meta().holders(), (None, 0), "released at once");
     // The retry (still younger) holds nothing: it waits instead of dying, unregistered.
-    p.begin(&mut w1, true);
+    p.begin(&mut w1, AttemptStart::RETRY);
     assert!(read_committed(&p, &mut w1, rec(&t, 0)).is_pending());
     assert_eq!(rec(&t, 0).meta().waiters(), 0);
     assert_eq!(p.commit(&mut w0), OK);
@@ -470,8 +471,8 @@ fn wound_wait_read_committed_wounds_only_when_holding_a_lock() {
     let p = protocol::<WoundWaitRule>(2);
     let t = table();
     let (mut w0, mut w1) = (p.new_worker(0), p.new_worker(1));
-    p.begin(&mut w0, false);
-    p.begin(&mut w1, false);
+    p.begin(&mut w0, AttemptStart::FIRST);
+    p.begin(&mut w1, AttemptStart::FIRST);
     assert_eq!(write(&p, &mut w1, rec(&t, 0), 3), OK);
     // Older w0 holds nothing: it waits without wounding the writer or registering.
     assert!(read_committed(&p, &mut w0, rec(&t, 0)).is_pending());

@@ -43,6 +43,12 @@ impl TxnType {
         TxnType::StockLevel,
     ];
 
+    /// Whether the transaction only reads (Order-Status, Stock-Level): its program never writes,
+    /// inserts or deletes.
+    pub const fn is_read_only(self) -> bool {
+        matches!(self, TxnType::OrderStatus | TxnType::StockLevel)
+    }
+
     /// The name used in reports and in custom mixes: "new_order", "payment", "order_status",
     /// "delivery", "stock_level".
     pub const fn name(self) -> &'static str {
@@ -271,6 +277,15 @@ mod tests {
             serde_json::to_string(&TxnType::OrderStatus).unwrap(),
             "\"order_status\""
         );
+    }
+
+    #[test]
+    fn only_order_status_and_stock_level_are_read_only() {
+        let ro: Vec<_> = TxnType::ALL
+            .into_iter()
+            .filter(|t| t.is_read_only())
+            .collect();
+        assert_eq!(ro, [TxnType::OrderStatus, TxnType::StockLevel]);
     }
 
     #[test]

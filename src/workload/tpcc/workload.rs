@@ -143,6 +143,11 @@ impl Workload for Tpcc {
         req.txn_type() as usize
     }
 
+    /// Order-Status and Stock-Level (clauses 2.6 and 2.8).
+    fn is_read_only(&self, req: &TpccRequest) -> bool {
+        req.txn_type().is_read_only()
+    }
+
     fn run<'a, 'db, P: Protocol>(
         &'a self,
         tx: &'a mut Txn<'db, P>,
