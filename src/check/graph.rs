@@ -29,7 +29,9 @@
 //!
 //! * `aborted_read` (G1a): a read saw a version whose writer never committed;
 //! * `intermediate_read` (G1b): a read saw a version that never went through the install path
-//!   (a write exposed before its commit installed it);
+//!   (a write exposed before its commit installed it). The reader still depends on its writer:
+//!   the read gets the edges of a read of the writer's (installed) version of the key, so
+//!   circular information flow through exposed writes (G1c) shows as a cycle;
 //! * `torn_read`: a read's row did not match its version's checksum (a copy of two versions);
 //! * `unknown_version`: a read named a committed writer that wrote no such key;
 //! * `lost_update`: two or more committed transactions wrote the same `(key, seq)`;
@@ -412,26 +414,24 @@ impl RecordedOps {
                                 reader: node,
                             })
                         }
-                        kind => {
-                            let writer = txns.node(word);
-                            if writer.is_none() && txns.maybe_unrecorded(word) {
-                                ops.unresolved_reads += 1;
-                            } else if writer.is_none() {
-                                anomalies.record(ABORTED_READ, || {
-                                    describe_read(txn.id, key, word, "its writer never committed")
-                                });
-                            } else if kind == OpKind::UninstalledRead {
-                                anomalies.record(INTERMEDIATE_READ, || {
-                                    describe_read(txn.id, key, word, "it was never installed")
-                                });
-                            } else if let Some(writer) = writer {
+                        kind => match txns.node(word) {
+                            None if txns.maybe_unrecorded(word) => ops.unresolved_reads += 1,
+                            None => anomalies.record(ABORTED_READ, || {
+                                describe_read(txn.id, key, word, "its writer never committed")
+                            }),
+                            Some(writer) => {
+                                if kind == OpKind::UninstalledRead {
+                                    anomalies.record(INTERMEDIATE_READ, || {
+                                        describe_read(txn.id, key, word, "it was never installed")
+                                    });
+                                }
                                 ops.reads.push(KeyWriter {
                                     key,
                                     writer,
                                     by: node,
                                 });
                             }
-                        }
+                        },
                     }
                 }
             }
