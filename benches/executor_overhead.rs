@@ -67,7 +67,7 @@ fn executor<P: Protocol>(p: &P, db: &Database<P::RecordMeta>, y: &Ycsb, secs: f6
         warmup: Duration::ZERO,
         seed: 1,
         record_history: false,
-        check_limit_ops: u64::MAX,
+        check_limit_ops: 0,
         adaptive_backoff: false,
         read_phase_extension_ns: 0,
         pin_threads: false,

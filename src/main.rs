@@ -1,9 +1,14 @@
 //! The `txbench` command line: parse, validate, dispatch, print. Nothing else lives here.
+//!
+//! Every byte of output goes through [`Output`] (stdout) or [`note`] (stderr), so no write error
+//! panics: a reader closing the pipe ends the process quietly with status 0, any other error on
+//! stdout with a message and status 1.
 
 use clap::Parser;
 use std::io::Write;
 use std::process::ExitCode;
-use txbench::config::{Cli, Command, Format, MAX_TABLE_BYTES, PRESETS, WORKLOADS};
+use txbench::config::{Cli, Command, Format, PRESETS, RunArgs, WORKLOADS};
+use txbench::metrics::output::{Output, OutputError};
 use txbench::metrics::report::{medians, render_table, render_type_table, write_csv};
 use txbench::protocol::ProtocolKind;
 use txbench::runner::run_all;
@@ -11,67 +16,101 @@ use txbench::workload::tpcc::{MAX_WAREHOUSES, TpccMix, TxnType};
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    match cli.command {
-        Command::List => {
-            print!("{}", list_text());
-            ExitCode::SUCCESS
+    let mut out = Output::new(std::io::stdout());
+    let done = match cli.command {
+        Command::List => out.write(&list_text()).map(|()| ExitCode::SUCCESS),
+        Command::Run(args) => run(&args, &mut out),
+    };
+    match done.and_then(|code| out.flush().map(|()| code)) {
+        Ok(code) => code,
+        Err(e) => ExitCode::from(output_status(&e)),
+    }
+}
+
+/// `txbench run`: validate, run every protocol, print the reports. Exit status 2 for invalid
+/// input, 1 when a serializable protocol failed the check, 0 otherwise; an output error is
+/// returned to `main`, or, in the middle of the runs, ends the process at once (no point in
+/// running the remaining protocols for a reader that is gone).
+fn run(args: &RunArgs, out: &mut Output<impl Write>) -> Result<ExitCode, OutputError> {
+    let cfg = match args.validate() {
+        Ok(c) => c,
+        Err(e) => {
+            note(format_args!("error: {e}"));
+            return Ok(ExitCode::from(2));
         }
-        Command::Run(args) => {
-            let cfg = match args.validate() {
-                Ok(c) => c,
-                Err(e) => {
-                    eprintln!("error: {e}");
-                    return ExitCode::from(2);
-                }
-            };
-            let format = cfg.format;
-            let reports = run_all(&cfg, |r| {
-                if format == Format::Json {
-                    println!("{}", r.to_json_line());
-                } else {
-                    eprintln!(
-                        "{}: {:.0} txn/s, abort ratio {:.3}, p99.9 {:.1} us",
-                        r.protocol, r.throughput_tps, r.abort_ratio, r.latency_us.p999
-                    );
-                }
-            });
-            match format {
-                Format::Json => {}
-                Format::Csv => {
-                    if let Err(e) = write_csv(std::io::stdout().lock(), &reports) {
-                        eprintln!("error: writing CSV: {e}");
-                        return ExitCode::FAILURE;
-                    }
-                }
-                Format::Table => {
-                    if cfg.repeat > 1 {
-                        println!("medians of {} runs per protocol", cfg.repeat);
-                    }
-                    let medians = medians(&reports);
-                    let _ = writeln!(std::io::stdout(), "{}", render_table(&medians));
-                    if let Some(types) = render_type_table(&medians) {
-                        let _ = writeln!(std::io::stdout(), "per transaction type:\n{types}");
-                    }
-                }
+    };
+    let format = cfg.format;
+    let reports = run_all(&cfg, |r| {
+        if format == Format::Json {
+            if let Err(e) = out.line(&r.to_json_line()) {
+                std::process::exit(output_status(&e).into());
             }
-            for r in &reports {
-                for w in &r.warnings {
-                    eprintln!("warning: {}: {w}", r.protocol);
-                }
+        } else {
+            note(format_args!(
+                "{}: {:.0} txn/s, abort ratio {:.3}, p99.9 {:.1} us",
+                r.protocol, r.throughput_tps, r.abort_ratio, r.latency_us.p999
+            ));
+        }
+    });
+    let reports = match reports {
+        Ok(r) => r,
+        Err(e) => {
+            note(format_args!("error: {e}"));
+            return Ok(ExitCode::from(2));
+        }
+    };
+    match format {
+        Format::Json => {}
+        Format::Csv => write_csv(out.inner(), &reports)?,
+        Format::Table => {
+            if cfg.repeat > 1 {
+                out.line(&format!("medians of {} runs per protocol", cfg.repeat))?;
             }
-            let broken = reports
-                .iter()
-                .filter(|r| {
-                    r.serializable && r.check.as_ref().is_some_and(|c| !c.is_serializable())
-                })
-                .count();
-            if broken > 0 {
-                eprintln!("error: {broken} serializable protocol(s) failed the check");
-                return ExitCode::FAILURE;
+            let medians = medians(&reports);
+            out.line(&render_table(&medians))?;
+            if let Some(types) = render_type_table(&medians) {
+                out.line(&format!("per transaction type:\n{types}"))?;
             }
-            ExitCode::SUCCESS
         }
     }
+    for r in &reports {
+        for w in &r.warnings {
+            note(format_args!("warning: {}: {w}", r.protocol));
+        }
+    }
+    let broken = reports
+        .iter()
+        .filter(|r| {
+            r.protocol_serializable && r.check.as_ref().is_some_and(|c| !c.is_serializable())
+        })
+        .count();
+    if broken > 0 {
+        note(format_args!(
+            "error: {broken} serializable protocol(s) failed the check"
+        ));
+        return Ok(ExitCode::FAILURE);
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The exit status for an output error, after saying what went wrong: 0, silently, when the
+/// reader closed the pipe (it took what it wanted, as `head` does; a shell would report 141 for a
+/// C program killed by SIGPIPE, which scripts with `pipefail` would take for a failure); 1 with
+/// a message for any other error, since the results are lost.
+fn output_status(e: &OutputError) -> u8 {
+    match e {
+        OutputError::Closed => 0,
+        OutputError::Failed(_) => {
+            note(format_args!("error: {e}"));
+            1
+        }
+    }
+}
+
+/// Writes a line to stderr. A failure there is ignored: there is nowhere left to report it, and
+/// `eprintln!` would panic.
+fn note(line: std::fmt::Arguments<'_>) {
+    let _ = writeln!(std::io::stderr(), "{line}");
 }
 
 fn list_text() -> String {
@@ -147,6 +186,10 @@ fn list_text() -> String {
         ),
         ("--check", "record history, run the serializability checker"),
         (
+            "--check-limit N",
+            "with --check: most operations recorded (default: 1/4 of memory)",
+        ),
+        (
             "--format F",
             "table | json (one object per run per line) | csv",
         ),
@@ -218,10 +261,7 @@ fn tpcc_list_text() -> String {
     for (n, d) in [
         (
             "--warehouses N",
-            format!(
-                "1..={MAX_WAREHOUSES}, tables within {} GiB (default 1)",
-                MAX_TABLE_BYTES >> 30
-            ),
+            format!("1..={MAX_WAREHOUSES}, as many as fit in memory (default 1)"),
         ),
         (
             "--mix M",

@@ -14,7 +14,7 @@ use crate::protocol::silo::Silo;
 use crate::protocol::tictoc::TicToc;
 use crate::protocol::twopl::{ConflictRule, NoWait, TwoPl, WaitDie, WoundWait};
 use crate::protocol::{MoccLockKind, Protocol, ProtocolKind};
-use crate::storage::Database;
+use crate::storage::{Database, TableAllocError};
 use crate::workload::Workload;
 use crate::workload::WorkloadConfig;
 use crate::workload::long_scan::LongScan;
@@ -23,8 +23,12 @@ use crate::workload::ycsb::Ycsb;
 
 /// Runs every protocol of `cfg`, `cfg.repeat` rounds of all protocols in order (interleaving the
 /// protocols keeps slow drifts of a shared machine from favouring one), calling `on_report` after
-/// each run.
-pub fn run_all(cfg: &RunConfig, on_report: impl FnMut(&RunReport)) -> Vec<RunReport> {
+/// each run. Stops at the first run whose tables cannot be allocated (configuration validation
+/// estimates memory first, so this is the backstop).
+pub fn run_all(
+    cfg: &RunConfig,
+    on_report: impl FnMut(&RunReport),
+) -> Result<Vec<RunReport>, TableAllocError> {
     match &cfg.workload {
         WorkloadConfig::Ycsb(c) => run_rounds(cfg, &Ycsb::new(c.clone()), on_report),
         WorkloadConfig::LongScan(c) => run_rounds(cfg, &LongScan::new(c.clone()), on_report),
@@ -36,18 +40,18 @@ fn run_rounds<W: Workload>(
     cfg: &RunConfig,
     workload: &W,
     mut on_report: impl FnMut(&RunReport),
-) -> Vec<RunReport> {
+) -> Result<Vec<RunReport>, TableAllocError> {
     let machine = MachineInfo::detect();
     let mut reports = Vec::with_capacity(cfg.protocols.len() * cfg.repeat);
     for round in 0..cfg.repeat {
         for &kind in &cfg.protocols {
-            let mut report = run_protocol(kind, cfg, workload, &machine);
+            let mut report = run_protocol(kind, cfg, workload, &machine)?;
             report.round = round;
             on_report(&report);
             reports.push(report);
         }
     }
-    reports
+    Ok(reports)
 }
 
 /// Runs `workload` once on protocol `kind`.
@@ -56,7 +60,7 @@ pub fn run_protocol<W: Workload>(
     cfg: &RunConfig,
     workload: &W,
     machine: &MachineInfo,
-) -> RunReport {
+) -> Result<RunReport, TableAllocError> {
     let opts = &cfg.options;
     match kind {
         ProtocolKind::Nocc => run_with(kind, Nocc, cfg, workload, machine),
@@ -97,13 +101,9 @@ pub fn run_with<P: Protocol, W: Workload>(
     cfg: &RunConfig,
     workload: &W,
     machine: &MachineInfo,
-) -> RunReport {
+) -> Result<RunReport, TableAllocError> {
     let (tables, indexes) = (workload.tables(), workload.indexes());
-    let db: Database<P::RecordMeta> = if cfg.check {
-        Database::with_check_stamps(&tables, &indexes)
-    } else {
-        Database::with_indexes(&tables, &indexes)
-    };
+    let db: Database<P::RecordMeta> = Database::try_build(&tables, &indexes, cfg.check)?;
     workload.load(&db);
     if cfg.check {
         db.stamp_loaded_rows();
@@ -119,7 +119,15 @@ pub fn run_with<P: Protocol, W: Workload>(
         report
     });
     drop(protocol);
-    let mut report = RunReport::build(kind, cfg, workload, &outcome, check, machine);
+    let mut report = RunReport::build(
+        kind,
+        cfg,
+        workload,
+        &outcome.workers,
+        outcome.measured,
+        check,
+        machine,
+    );
     report.warnings = workload.after_run();
     if let Some(c) = report.check.as_ref().filter(|c| c.workers_truncated > 0) {
         report.warnings.push(format!(
@@ -128,7 +136,7 @@ pub fn run_with<P: Protocol, W: Workload>(
             cfg.exec.check_limit_ops, c.workers_truncated, cfg.exec.threads, c.transactions
         ));
     }
-    report
+    Ok(report)
 }
 
 /// Shows the checker's phases on one self-overwriting stderr line when stderr is a terminal

@@ -68,7 +68,7 @@ fn max_attempts_on<P: Protocol>(
         warmup: Duration::ZERO,
         seed,
         record_history: false,
-        check_limit_ops: u64::MAX,
+        check_limit_ops: 0,
         adaptive_backoff: false,
         read_phase_extension_ns: 0,
         pin_threads: false,

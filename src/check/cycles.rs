@@ -99,27 +99,42 @@ pub(super) struct DependencyGraph {
 
 impl DependencyGraph {
     /// Deduplicates the edges (merging their kinds) over `nodes` transactions.
-    pub(super) fn build(nodes: usize, mut edges: Vec<Edge>) -> DependencyGraph {
-        edges.sort_unstable_by_key(|&(from, to, _)| (from, to));
-        let mut graph = DependencyGraph {
-            offsets: vec![0; nodes + 1],
-            targets: Vec::with_capacity(edges.len()),
-            kinds: Vec::with_capacity(edges.len()),
-        };
-        let mut last: Option<(Node, Node)> = None;
-        for (from, to, kind) in edges {
-            if last == Some((from, to)) {
-                let merged = graph.kinds.last_mut().expect("a previous edge exists");
-                merged.0 |= kind.0;
-                continue;
-            }
-            last = Some((from, to));
-            graph.offsets[from as usize + 1] += 1;
-            graph.targets.push(to);
-            graph.kinds.push(kind);
+    pub(super) fn build(nodes: usize, edges: Vec<Edge>) -> DependencyGraph {
+        // Bucket the edges by source (a counting sort, linear), then sort and merge each node's
+        // few targets: much cheaper than sorting all edges at once.
+        let mut offsets = vec![0usize; nodes + 1];
+        for &(from, _, _) in &edges {
+            offsets[from as usize + 1] += 1;
         }
         for node in 0..nodes {
-            graph.offsets[node + 1] += graph.offsets[node];
+            offsets[node + 1] += offsets[node];
+        }
+        let mut bucketed = vec![(0 as Node, EdgeKinds::default()); edges.len()];
+        let mut next = offsets.clone();
+        for (from, to, kind) in edges {
+            bucketed[next[from as usize]] = (to, kind);
+            next[from as usize] += 1;
+        }
+        drop(next);
+        let mut graph = DependencyGraph {
+            offsets: vec![0; nodes + 1],
+            targets: Vec::with_capacity(bucketed.len()),
+            kinds: Vec::with_capacity(bucketed.len()),
+        };
+        for node in 0..nodes {
+            let out = &mut bucketed[offsets[node]..offsets[node + 1]];
+            out.sort_unstable_by_key(|&(to, _)| to);
+            let first = graph.targets.len();
+            for &(to, kind) in out.iter() {
+                if graph.targets.len() > first && graph.targets.last() == Some(&to) {
+                    let merged = graph.kinds.last_mut().expect("a previous edge exists");
+                    merged.0 |= kind.0;
+                } else {
+                    graph.targets.push(to);
+                    graph.kinds.push(kind);
+                }
+            }
+            graph.offsets[node + 1] = graph.targets.len();
         }
         graph
     }

@@ -64,7 +64,7 @@ use std::hash::{BuildHasherDefault, Hasher};
 use serde::Serialize;
 
 use super::cycles::{DependencyGraph, Edge, EdgeKinds, find_cycles};
-use super::history::{OpKind, Version, WorkerHistory, worker_tag};
+use super::history::{HistOp, OpKind, Version, WorkerHistory, worker_tag};
 
 /// Anomaly name (G1a): a read saw a version written by no committed transaction.
 pub const ABORTED_READ: &str = "aborted_read";
@@ -160,11 +160,10 @@ pub fn check_with_progress(
     let mut ops = RecordedOps::collect(histories, &txns, &mut anomalies);
     progress("ordering versions");
     ops.sort();
-    let reads = ops.resolve_reads(&txns, &mut anomalies);
 
     progress("building the dependency graph");
     let groups = version_groups(&ops.known_writes);
-    let mut edges = Vec::with_capacity(reads.len() * 2);
+    let mut edges = Vec::with_capacity(ops.reads.len() * 2);
     add_write_edges(
         &ops.known_writes,
         &groups,
@@ -172,7 +171,7 @@ pub fn check_with_progress(
         &mut edges,
         &mut anomalies,
     );
-    add_read_edges(&reads, &ops, &groups, &mut edges);
+    add_read_edges(&ops, &groups, &mut edges);
 
     progress("finding cycles");
     let dependencies = DependencyGraph::build(txns.len(), edges);
@@ -249,6 +248,8 @@ struct TxnIndex {
     node_of: HashMap<u64, Node, BuildHasherDefault<TxnIdHasher>>,
     /// Transaction id of each node.
     id_of: Vec<u64>,
+    /// Where each node's operations are: (worker history, transaction) positions.
+    location: Vec<(u32, u32)>,
     /// Committed transactions seen, duplicates included.
     transactions: u64,
     /// Operations seen, to size the flat vectors.
@@ -263,6 +264,7 @@ impl TxnIndex {
         let mut index = TxnIndex {
             node_of: HashMap::with_capacity_and_hasher(capacity, Default::default()),
             id_of: Vec::with_capacity(capacity),
+            location: Vec::with_capacity(capacity),
             transactions: 0,
             ops: 0,
             stopped: histories
@@ -271,8 +273,8 @@ impl TxnIndex {
                 .map(|id| (worker_tag(id), id))
                 .collect(),
         };
-        for history in histories {
-            for txn in history.txns() {
+        for (h, history) in histories.iter().enumerate() {
+            for (t, txn) in history.txns().iter().enumerate() {
                 index.transactions += 1;
                 index.ops += history.ops(txn).len();
                 if txn.id == Version::INITIAL_WRITER {
@@ -288,6 +290,7 @@ impl TxnIndex {
                 let node = *index.node_of.entry(txn.id).or_insert(next);
                 if node == next {
                     index.id_of.push(txn.id);
+                    index.location.push((h as u32, t as u32));
                 } else {
                     anomalies.record(DUPLICATE_TXN_ID, || {
                         format!("txn {} committed twice", txn.id)
@@ -310,6 +313,20 @@ impl TxnIndex {
         self.id_of[node as usize]
     }
 
+    /// The seq `node`'s write of `key` got ([`Version::UNKNOWN_SEQ`] for an unordered write),
+    /// or `None` if it did not write `key`. A transaction's operations are sorted
+    /// ([`WorkerHistory::commit`]), so its writes are found by binary search.
+    fn written_seq(&self, histories: &[WorkerHistory], node: Node, key: u64) -> Option<u64> {
+        let (h, t) = self.location[node as usize];
+        let history = &histories[h as usize];
+        let ops = history.ops(&history.txns()[t as usize]);
+        let first = HistOp::write(key, 0);
+        let at = ops.partition_point(|op| *op < first);
+        ops.get(at)
+            .filter(|op| op.kind() == OpKind::Write && op.key() == key)
+            .map(|op| op.word())
+    }
+
     /// Whether `id` may have committed without being recorded (its worker's budget ran out
     /// at or before it).
     fn maybe_unrecorded(&self, id: u64) -> bool {
@@ -327,16 +344,6 @@ struct WriteRecord {
     writer: Node,
 }
 
-/// A read or write known by key and writer only: a read before its seq is looked up, or a write
-/// whose install was not recorded. Field order is the sort order.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
-struct KeyWriter {
-    key: u64,
-    writer: Node,
-    /// The reader (reads); the writer again (writes).
-    by: Node,
-}
-
 /// A read whose version is known. Field order is the sort order.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 struct ReadRecord {
@@ -350,24 +357,20 @@ struct ReadRecord {
 /// All operations of the committed transactions, flattened.
 struct RecordedOps {
     known_writes: Vec<WriteRecord>,
-    /// Writes whose install was not recorded (`unordered_write`).
-    unordered_writes: Vec<KeyWriter>,
-    /// Reads of the loaded versions (seq 0).
-    initial_reads: Vec<ReadRecord>,
-    /// Reads of committed writers, seq still to be looked up.
-    reads: Vec<KeyWriter>,
+    /// Reads with their versions' seqs (a read of an unordered write has
+    /// [`Version::UNKNOWN_SEQ`]: a `wr` edge only).
+    reads: Vec<ReadRecord>,
     /// Reads of versions whose writer may be unrecorded (budget).
     unresolved_reads: u64,
 }
 
 impl RecordedOps {
-    /// Flattens the operations; reads of uncommitted writers, torn and uninstalled reads, and
-    /// unordered writes are recorded as anomalies here.
+    /// Flattens the operations, giving each read the seq its writer's write of the key got.
+    /// Reads of uncommitted writers, torn and uninstalled reads, reads of keys their writer did
+    /// not write, and unordered writes are recorded as anomalies here.
     fn collect(histories: &[WorkerHistory], txns: &TxnIndex, anomalies: &mut AnomalyLog) -> Self {
         let mut ops = RecordedOps {
             known_writes: Vec::with_capacity(txns.ops / 2),
-            unordered_writes: Vec::new(),
-            initial_reads: Vec::new(),
             reads: Vec::with_capacity(txns.ops / 2),
             unresolved_reads: 0,
         };
@@ -386,12 +389,7 @@ impl RecordedOps {
                                     txn.id,
                                     describe_key(key)
                                 )
-                            });
-                            ops.unordered_writes.push(KeyWriter {
-                                key,
-                                writer: node,
-                                by: node,
-                            });
+                            })
                         }
                         OpKind::Write => ops.known_writes.push(WriteRecord {
                             key,
@@ -407,31 +405,52 @@ impl RecordedOps {
                             )
                         }),
                         OpKind::Read if word == Version::INITIAL_WRITER => {
-                            ops.initial_reads.push(ReadRecord {
+                            ops.reads.push(ReadRecord {
                                 key,
                                 seq: 0,
                                 writer: INITIAL_WRITER_NODE,
                                 reader: node,
                             })
                         }
-                        kind => match txns.node(word) {
-                            None if txns.maybe_unrecorded(word) => ops.unresolved_reads += 1,
-                            None => anomalies.record(ABORTED_READ, || {
-                                describe_read(txn.id, key, word, "its writer never committed")
-                            }),
-                            Some(writer) => {
-                                if kind == OpKind::UninstalledRead {
-                                    anomalies.record(INTERMEDIATE_READ, || {
-                                        describe_read(txn.id, key, word, "it was never installed")
+                        kind => {
+                            let Some(writer) = txns.node(word) else {
+                                if txns.maybe_unrecorded(word) {
+                                    ops.unresolved_reads += 1;
+                                } else {
+                                    anomalies.record(ABORTED_READ, || {
+                                        describe_read(
+                                            txn.id,
+                                            key,
+                                            word,
+                                            "its writer never committed",
+                                        )
                                     });
                                 }
-                                ops.reads.push(KeyWriter {
-                                    key,
-                                    writer,
-                                    by: node,
+                                continue;
+                            };
+                            if kind == OpKind::UninstalledRead {
+                                anomalies.record(INTERMEDIATE_READ, || {
+                                    describe_read(txn.id, key, word, "it was never installed")
                                 });
+                                // The reader still depends on the writer: go on to its edges.
                             }
-                        },
+                            match txns.written_seq(histories, writer, key) {
+                                Some(seq) => ops.reads.push(ReadRecord {
+                                    key,
+                                    seq,
+                                    writer,
+                                    reader: node,
+                                }),
+                                None => anomalies.record(UNKNOWN_VERSION, || {
+                                    describe_read(
+                                        txn.id,
+                                        key,
+                                        word,
+                                        "that transaction wrote no such key",
+                                    )
+                                }),
+                            }
+                        }
                     }
                 }
             }
@@ -439,67 +458,18 @@ impl RecordedOps {
         ops
     }
 
+    /// Sorts and deduplicates writes and reads, the two on two threads (they are the bulk of
+    /// a large check's time).
     fn sort(&mut self) {
-        self.known_writes.sort_unstable();
-        self.known_writes.dedup();
-        self.unordered_writes.sort_unstable();
-        self.unordered_writes.dedup();
-        self.reads.sort_unstable();
-        self.reads.dedup();
-    }
-
-    /// Gives each read the seq its writer's write of the key got (a merge join on key and
-    /// writer), and merges in the reads of loaded versions. A read of an unordered write gets a
-    /// `wr` edge only (`seq` [`Version::UNKNOWN_SEQ`]); a read of a committed writer that wrote
-    /// no such key is an `unknown_version`. Returns the reads sorted by (key, seq).
-    fn resolve_reads(&mut self, txns: &TxnIndex, anomalies: &mut AnomalyLog) -> Vec<ReadRecord> {
-        let mut by_writer: Vec<(u64, Node, u64)> = self
-            .known_writes
-            .iter()
-            .map(|w| (w.key, w.writer, w.seq))
-            .collect();
-        by_writer.sort_unstable();
-        let mut resolved = std::mem::take(&mut self.initial_reads);
-        resolved.reserve(self.reads.len());
-        let mut cursor = 0;
-        for read in &self.reads {
-            while by_writer
-                .get(cursor)
-                .is_some_and(|&(key, writer, _)| (key, writer) < (read.key, read.writer))
-            {
-                cursor += 1;
-            }
-            let seq = match by_writer.get(cursor) {
-                Some(&(key, writer, seq)) if (key, writer) == (read.key, read.writer) => seq,
-                _ if self
-                    .unordered_writes
-                    .binary_search_by_key(&(read.key, read.writer), |w| (w.key, w.writer))
-                    .is_ok() =>
-                {
-                    Version::UNKNOWN_SEQ
-                }
-                _ => {
-                    anomalies.record(UNKNOWN_VERSION, || {
-                        describe_read(
-                            txns.id(read.by),
-                            read.key,
-                            txns.id(read.writer),
-                            "that transaction wrote no such key",
-                        )
-                    });
-                    continue;
-                }
-            };
-            resolved.push(ReadRecord {
-                key: read.key,
-                seq,
-                writer: read.writer,
-                reader: read.by,
+        let (writes, reads) = (&mut self.known_writes, &mut self.reads);
+        std::thread::scope(|s| {
+            s.spawn(|| {
+                writes.sort_unstable();
+                writes.dedup();
             });
-        }
-        resolved.sort_unstable();
-        resolved.dedup();
-        resolved
+            reads.sort_unstable();
+            reads.dedup();
+        });
     }
 }
 
@@ -584,14 +554,9 @@ fn add_write_edges(
 
 /// `wr` and `rw` edges of every resolved read (`reads` and `groups` are both sorted by key and
 /// seq: one cursor walks the groups).
-fn add_read_edges(
-    reads: &[ReadRecord],
-    ops: &RecordedOps,
-    groups: &[VersionGroup],
-    edges: &mut Vec<Edge>,
-) {
+fn add_read_edges(ops: &RecordedOps, groups: &[VersionGroup], edges: &mut Vec<Edge>) {
     let mut cursor = 0;
-    for read in reads {
+    for read in &ops.reads {
         if read.writer != INITIAL_WRITER_NODE {
             push_edge(edges, read.writer, read.reader, EdgeKinds::WR);
         }

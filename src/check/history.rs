@@ -19,6 +19,12 @@ pub const HIST_OP_BYTES: usize = std::mem::size_of::<HistOp>();
 /// Bytes one committed transaction takes besides its operations.
 pub const HIST_TXN_BYTES: usize = std::mem::size_of::<CommittedTxn>();
 
+/// Bytes a checked run plans per recorded operation (`--check-limit`'s unit in the memory
+/// estimate): the history's [`HIST_OP_BYTES`], the vectors' growth slack, its share of the
+/// transaction records, and the checker's working set (flattened reads and writes, edges, the
+/// graph), measured at about 90 bytes per operation on YCSB (docs/RESULTS.md).
+pub const CHECK_BYTES_PER_OP: usize = 128;
+
 /// A version of one record: who wrote it, and its position in the record's history.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct Version {
@@ -192,8 +198,9 @@ impl WorkerHistory {
         }
     }
 
-    /// Appends a committed transaction with its operations, unless they do not fit in the
-    /// budget: then recording stops for good (returns false).
+    /// Appends a committed transaction with its operations, kept sorted (so the checker finds a
+    /// transaction's write of a key by binary search), unless they do not fit in the budget:
+    /// then recording stops for good (returns false).
     pub fn commit(&mut self, id: u64, ops: &[HistOp]) -> bool {
         if self.stopped_at.is_some() {
             return false;
@@ -204,6 +211,7 @@ impl WorkerHistory {
         }
         let start = self.ops.len() as u32;
         self.ops.extend_from_slice(ops);
+        self.ops[start as usize..].sort_unstable();
         self.txns.push(CommittedTxn {
             id,
             start,

@@ -151,6 +151,10 @@ pub struct RunArgs {
     /// Record the history and run the serializability checker after each run.
     #[arg(long)]
     pub check: bool,
+    /// With --check: the most operations the history records, all workers together; past it
+    /// recording stops with a warning (default: what a quarter of the available memory holds).
+    #[arg(long)]
+    pub check_limit: Option<u64>,
     /// Output format.
     #[arg(long, value_enum, default_value_t = Format::Table)]
     pub format: Format,

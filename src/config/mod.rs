@@ -6,9 +6,14 @@
 //!
 //! Files: `cli.rs` (the clap flags), `presets.rs` (workload presets and names), `validate.rs`
 //! (flags to [`RunConfig`], every range check), `tpcc.rs` (the TPC-C flags' checks, called from
-//! `validate.rs`), this file (the validated configuration and its error type).
+//! `validate.rs`), `memory/` (the run's memory estimate against what the process may use now),
+//! `exec.rs` (the executor's options, [`ExecConfig`]: here rather than in `exec` so that
+//! configuration never imports the executor), this file (the validated configuration and its
+//! error type).
 
 mod cli;
+mod exec;
+pub mod memory;
 mod presets;
 mod tpcc;
 mod validate;
@@ -16,10 +21,10 @@ mod validate;
 pub use cli::{
     Cli, Command, LockWaitArg, MoccLockArg, MoccTemperatureArg, PlorPriorityArg, RunArgs,
 };
+pub use exec::ExecConfig;
 pub use presets::{PRESETS, WORKLOADS, preset};
 pub use validate::parse_protocols;
 
-use crate::exec::ExecConfig;
 use crate::protocol::{ProtocolKind, ProtocolOptions, UnknownProtocol};
 use crate::workload::WorkloadConfig;
 use clap::ValueEnum;
@@ -49,6 +54,34 @@ pub enum ConfigError {
         value: String,
         /// The allowed range, in words.
         allowed: String,
+    },
+    /// A run whose memory estimate does not fit in what the process may use (see [`memory`]).
+    #[error(
+        "--{param} {value} needs about {needed} of memory, and {available} is available \
+         ({limit}; a run may plan for {pct}% of it); {fits}",
+        pct = memory::USABLE_PERCENT
+    )]
+    TooLarge {
+        /// Flag name without dashes: the parameter to lower.
+        param: &'static str,
+        /// What was given (or the default it took).
+        value: String,
+        /// The run's estimate.
+        needed: memory::Bytes,
+        /// Memory available now.
+        available: memory::Bytes,
+        /// The limit that sets `available`.
+        limit: memory::MemorySource,
+        /// The most that fits with the other parameters unchanged, in words.
+        fits: String,
+    },
+    /// A flag that needs another flag.
+    #[error("--{param} applies only with --{needs}")]
+    NeedsFlag {
+        /// Flag name without dashes.
+        param: &'static str,
+        /// The flag it needs, without dashes.
+        needs: &'static str,
     },
     /// A flag that does not apply to the chosen workload.
     #[error("--{param} does not apply to --workload {workload}")]
@@ -104,5 +137,3 @@ pub struct RunConfig {
 pub const MAX_THREADS: usize = 1024;
 /// Largest payload accepted, bytes.
 pub const MAX_PAYLOAD: usize = 65_536;
-/// Memory the tables may take, bytes (a guard against typos like `--records 1e12`).
-pub const MAX_TABLE_BYTES: u128 = 64 << 30;

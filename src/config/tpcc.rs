@@ -2,12 +2,14 @@
 //! binding and spare order slots, all checked before anything is allocated or loaded.
 //!
 //! Spare order slots default to [`spare_orders_for`] the whole run (measured plus warm-up
-//! seconds), so a longer `--duration` allocates more; the memory guard below names
-//! `--tpcc-spare-orders` (or `--warehouses`) when the tables would not fit.
+//! seconds), so a longer `--duration` allocates more; the memory check below names
+//! `--tpcc-spare-orders` (or `--warehouses`) when the tables and indexes would not fit in the
+//! memory the process may use (see `config::memory`).
 
+use super::ConfigError;
 use super::cli::RunArgs;
-use super::validate::{estimated_table_bytes, out_of_range, reject_flags};
-use super::{ConfigError, MAX_TABLE_BYTES};
+use super::memory::data_bytes;
+use super::validate::{Fit, out_of_range, reject_flags};
 use crate::workload::tpcc::schema::INITIAL_ORDERS_PER_DISTRICT;
 use crate::workload::tpcc::{
     MAX_WAREHOUSES, TpccConfig, TpccMix, WarehouseBinding, spare_orders_for,
@@ -18,12 +20,9 @@ use std::time::Duration;
 /// orders plus the spare ones.
 const MAX_SPARE_ORDERS: u64 = u32::MAX as u64 - INITIAL_ORDERS_PER_DISTRICT;
 
-/// Estimated bytes of every TPC-C table of `c` (see [`estimated_table_bytes`]).
-fn tpcc_bytes(c: &TpccConfig) -> u128 {
-    c.tables()
-        .iter()
-        .map(|t| estimated_table_bytes(t.records, t.payload_bytes))
-        .sum()
+/// Estimated bytes of every TPC-C table and index of `c` with `meta`-byte record metadata.
+fn tpcc_bytes(c: &TpccConfig, meta: usize) -> u128 {
+    data_bytes(&c.tables(), &c.indexes(), meta)
 }
 
 impl RunArgs {
@@ -42,11 +41,13 @@ impl RunArgs {
     }
 
     /// The TPC-C parameters for a run of `run_length` (measured plus warm-up) with `threads`
-    /// workers; other workloads' flags are an error here, not silently ignored.
+    /// workers whose tables and indexes must `fit`; other workloads' flags are an error here, not
+    /// silently ignored.
     pub(super) fn tpcc_config(
         &self,
         run_length: Duration,
         threads: usize,
+        fit: &Fit,
     ) -> Result<TpccConfig, ConfigError> {
         reject_flags("tpcc", &self.ycsb_only_flags())?;
         reject_flags("tpcc", &self.long_scan_flags())?;
@@ -105,8 +106,8 @@ impl RunArgs {
             stock_level: self.stock_level_isolation.unwrap_or(d.stock_level),
             binding,
         };
-        if tpcc_bytes(&c) > MAX_TABLE_BYTES {
-            return Err(too_large(&c, self.tpcc_spare_orders, |w| {
+        if tpcc_bytes(&c, fit.meta) > fit.budget.data_room() {
+            return Err(too_large(&c, self.tpcc_spare_orders, fit, |w| {
                 spare_orders_for(run_seconds, busy(w))
             }));
         }
@@ -114,57 +115,61 @@ impl RunArgs {
     }
 }
 
-/// The error for a configuration whose tables exceed [`MAX_TABLE_BYTES`]. When even one spare
+/// The error for a configuration whose tables and indexes do not `fit`. When even one spare
 /// order per district does not fit, the warehouse count is at fault: the error gives the largest
 /// count that fits with the spare orders the user would get (`spare_given`, or the default
 /// `default_spare(warehouses)`). Otherwise it names `--tpcc-spare-orders` with the largest count
-/// that fits; table bytes are linear in the spare orders, which gives that limit in closed form.
+/// that fits; bytes are linear in the spare orders, which gives that limit in closed form.
 fn too_large(
     c: &TpccConfig,
     spare_given: Option<u64>,
+    fit: &Fit,
     default_spare: impl Fn(u64) -> u64,
 ) -> ConfigError {
-    let limit = MAX_TABLE_BYTES;
-    let gib = limit >> 30;
+    let limit = fit.budget.data_room();
     let at = |warehouses: u64, spare: u64| {
-        tpcc_bytes(&TpccConfig {
-            warehouses,
-            spare_orders_per_district: spare,
-            ..c.clone()
-        })
+        tpcc_bytes(
+            &TpccConfig {
+                warehouses,
+                spare_orders_per_district: spare,
+                ..c.clone()
+            },
+            fit.meta,
+        )
     };
+    let needed = at(c.warehouses, c.spare_orders_per_district);
     if at(c.warehouses, 1) > limit {
         let spare_at = |w| spare_given.unwrap_or_else(|| default_spare(w));
         // Bytes grow with the warehouse count (the default spare orders shrink with it, but the
         // spare slots in total do not), so the first count that fits, from the top, is the largest.
-        if let Some(max) = (1..c.warehouses)
+        let max = (1..c.warehouses)
             .rev()
-            .find(|&w| at(w, spare_at(w)) <= limit)
-        {
-            let spare = match spare_given {
-                Some(n) => format!("--tpcc-spare-orders {n}"),
-                None => "the default spare orders for --duration + --warmup".to_string(),
-            };
-            return out_of_range(
-                "warehouses",
-                c.warehouses,
-                format!("1 <= warehouses <= {max} with {spare} (the tables must fit in {gib} GiB)"),
-            );
-        }
+            .find(|&w| at(w, spare_at(w)) <= limit);
+        let spare = match spare_given {
+            Some(n) => format!("--tpcc-spare-orders {n}"),
+            None => "the default spare orders for --duration + --warmup".to_string(),
+        };
+        let fits = match max {
+            Some(max) => format!("at most {max} warehouses fit with {spare}"),
+            None => format!("not even one warehouse fits with {spare}"),
+        };
+        return fit
+            .budget
+            .too_large("warehouses", c.warehouses, needed, fits);
     }
     let fixed = at(c.warehouses, 0);
     let max = limit.saturating_sub(fixed) / (at(c.warehouses, 1) - fixed);
     let default_note = if spare_given.is_none() {
-        "; the default grows with --duration + --warmup"
+        " (the default grows with --duration + --warmup)"
     } else {
         ""
     };
-    out_of_range(
+    fit.budget.too_large(
         "tpcc-spare-orders",
         c.spare_orders_per_district,
+        needed,
         format!(
-            "1 <= orders <= {max} with --warehouses {} \
-             (the tables must fit in {gib} GiB{default_note})",
+            "at most {max} spare orders per district fit with --warehouses {}{default_note}",
             c.warehouses
         ),
     )
@@ -173,17 +178,22 @@ fn too_large(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::config::memory::{AvailableMemory, MemoryBudget};
     use crate::config::{Cli, Command, RunConfig};
+    use crate::storage::record_stride;
     use crate::workload::WorkloadConfig;
     use crate::workload::tpcc::{StockLevelIsolation, WarehouseBinding};
     use clap::Parser;
+
+    /// Memory the tests validate against, whatever the machine has.
+    const TEST_MEMORY: u64 = 64 << 30;
 
     fn args(extra: &[&str]) -> Result<RunConfig, ConfigError> {
         let mut argv = vec!["txbench", "run", "--workload", "tpcc"];
         argv.extend_from_slice(extra);
         let cli = Cli::try_parse_from(argv).expect("clap accepts the flags");
         match cli.command {
-            Command::Run(a) => a.validate(),
+            Command::Run(a) => a.validate_with(AvailableMemory::given(TEST_MEMORY)),
             Command::List => unreachable!(),
         }
     }
@@ -297,39 +307,48 @@ mod tests {
 
     #[test]
     fn too_many_warehouses_for_memory_names_warehouses() {
+        let fit = Fit {
+            budget: MemoryBudget::new(AvailableMemory::given(TEST_MEMORY), 1).unwrap(),
+            meta: 8,
+        };
         let c = TpccConfig {
             warehouses: MAX_WAREHOUSES,
             spare_orders_per_district: 1,
             ..TpccConfig::default()
         };
-        let err = too_large(&c, Some(1), |w| spare_orders_for(1.0, w)).to_string();
-        assert!(err.contains("--warehouses"), "{err}");
+        let err = too_large(&c, Some(1), &fit, |w| spare_orders_for(1.0, w)).to_string();
+        assert!(err.contains("--warehouses 1024 needs about"), "{err}");
         let spare = TpccConfig {
             warehouses: 1,
             spare_orders_per_district: 1 << 30,
             ..TpccConfig::default()
         };
-        let err = too_large(&spare, Some(1 << 30), |w| spare_orders_for(1.0, w)).to_string();
+        let err = too_large(&spare, Some(1 << 30), &fit, |w| spare_orders_for(1.0, w)).to_string();
         assert!(err.contains("--tpcc-spare-orders"), "{err}");
+        let tiny = Fit {
+            budget: MemoryBudget::new(AvailableMemory::given(100 << 20), 1).unwrap(),
+            meta: 8,
+        };
+        let err = too_large(&c, Some(1), &tiny, |w| spare_orders_for(1.0, w)).to_string();
+        assert!(err.contains("not even one warehouse fits"), "{err}");
     }
 
     /// The largest warehouse count in a `--warehouses` memory error for `flags`.
     fn stated_max_warehouses(flags: &[&str]) -> u64 {
         let err = args(flags).unwrap_err();
-        let ConfigError::OutOfRange { param, allowed, .. } = &err else {
+        let ConfigError::TooLarge { param, fits, .. } = &err else {
             panic!("{err}")
         };
         assert_eq!(*param, "warehouses", "{err}");
-        allowed
-            .split_whitespace()
-            .nth(4)
+        fits.split_whitespace()
+            .nth(2)
             .and_then(|n| n.parse().ok())
-            .unwrap_or_else(|| panic!("no maximum in '{allowed}'"))
+            .unwrap_or_else(|| panic!("no maximum in '{fits}'"))
     }
 
     #[test]
     fn the_memory_limit_on_warehouses_is_exact() {
-        // 1024 warehouses of TPC-C exceed the 64 GiB guard; the error states the largest count
+        // 1024 warehouses of TPC-C exceed the test's 64 GiB; the error states the largest count
         // that fits with the spare orders the run would get, and that count is accepted.
         for spare in [&["--tpcc-spare-orders", "1"][..], &[]] {
             let mut flags = vec!["--warehouses", "1024"];
@@ -342,6 +361,33 @@ mod tests {
             flags[1] = &next;
             assert!(args(&flags).is_err(), "{flags:?}");
         }
+    }
+
+    #[test]
+    fn the_memory_limit_on_spare_orders_is_exact() {
+        let err = args(&["--tpcc-spare-orders", "100000000"]).unwrap_err();
+        let ConfigError::TooLarge { param, fits, .. } = &err else {
+            panic!("{err}")
+        };
+        assert_eq!(*param, "tpcc-spare-orders", "{err}");
+        let max: u64 = fits.split_whitespace().nth(2).unwrap().parse().unwrap();
+        assert!(args(&["--tpcc-spare-orders", &max.to_string()]).is_ok());
+        assert!(args(&["--tpcc-spare-orders", &(max + 1).to_string()]).is_err());
+    }
+
+    #[test]
+    fn the_estimate_counts_every_table_and_index_at_the_protocol_stride() {
+        let c = TpccConfig::default();
+        let tables: u128 = c
+            .tables()
+            .iter()
+            .map(|t| u128::from(t.records) * record_stride(8, t.payload_bytes) as u128)
+            .sum();
+        let bytes = tpcc_bytes(&c, 8);
+        assert!(bytes > tables, "indexes count too");
+        // The default's 10,000 spare orders cost about 115 MB per warehouse in tables (see
+        // TpccConfig), plus the initial rows: between 100 MB and 400 MB in all.
+        assert!((100_000_000..400_000_000).contains(&bytes), "{bytes}");
     }
 
     #[test]
@@ -359,7 +405,9 @@ mod tests {
                 let Command::Run(a) = Cli::try_parse_from(argv).unwrap().command else {
                     unreachable!()
                 };
-                let err = a.validate().expect_err("must be rejected");
+                let err = a
+                    .validate_with(AvailableMemory::given(TEST_MEMORY))
+                    .expect_err("must be rejected");
                 assert_eq!(
                     err.to_string(),
                     format!("{} does not apply to --workload {workload}", flag[0]),

@@ -1,21 +1,20 @@
 //! Validation: flags to a [`RunConfig`], every range check in one place, before any work.
 
 use super::cli::{LockWaitArg, MoccLockArg, MoccTemperatureArg, PlorPriorityArg, RunArgs};
+use super::memory::{self, AvailableMemory, MemoryBudget, round_down};
 use super::presets::{WORKLOADS, preset};
-use super::{ConfigError, MAX_PAYLOAD, MAX_TABLE_BYTES, MAX_THREADS, RunConfig};
-use crate::exec::ExecConfig;
+use super::{ConfigError, ExecConfig, MAX_PAYLOAD, MAX_THREADS, RunConfig};
 use crate::protocol::plor::MAX_PLOR_WORKERS;
 use crate::protocol::twopl::MAX_WAITING_2PL_THREADS;
 use crate::protocol::{
     LockWait, MoccLockKind, MoccOptions, MoccTemperature, PlorOptions, PlorPriority, ProtocolKind,
     ProtocolOptions, TicTocOptions,
 };
+use crate::storage::record_stride;
 use crate::workload::WorkloadConfig;
 use crate::workload::long_scan::LongScanConfig;
 use crate::workload::ycsb::YcsbConfig;
 
-/// Default history budget of a checked run, in operations across all workers (`--check-limit`).
-pub const DEFAULT_CHECK_LIMIT_OPS: u64 = 16_000_000;
 use std::time::Duration;
 
 pub(super) fn out_of_range(
@@ -70,22 +69,50 @@ pub(super) fn reject_flags(
     }
 }
 
-/// Estimated bytes of a table of `records` records with `payload`-byte payloads: at most 64 bytes
-/// of header per record plus the payload in 8-byte words. An upper bound for every protocol's
-/// record metadata, used as a guard against typos, not a precise budget.
-pub(super) fn estimated_table_bytes(records: u64, payload: usize) -> u128 {
-    u128::from(records) * (64 + payload.div_ceil(8) as u128 * 8)
-}
-
 fn unit_interval(param: &'static str, v: f64) -> Result<f64, ConfigError> {
     if !(0.0..=1.0).contains(&v) {
         return Err(out_of_range(param, v, "0 <= value <= 1"));
     }
     Ok(v)
 }
+/// What a workload's data may take: the run's memory budget and the largest record metadata of
+/// its protocols.
+pub(super) struct Fit {
+    pub(super) budget: MemoryBudget,
+    pub(super) meta: usize,
+}
+
+impl Fit {
+    /// Checks that `records` records plus `fixed_records` more (long-scan's hot table), all with
+    /// `payload`-byte payloads, fit; the error names `--records` with the most that fit.
+    fn records(&self, records: u64, fixed_records: u64, payload: usize) -> Result<(), ConfigError> {
+        let stride = record_stride(self.meta, payload) as u128;
+        let data = u128::from(records + fixed_records) * stride;
+        if data <= self.budget.data_room() {
+            return Ok(());
+        }
+        let max = (self.budget.data_room() / stride).saturating_sub(u128::from(fixed_records));
+        Err(self.budget.too_large(
+            "records",
+            records,
+            data,
+            format!(
+                "at most {} records fit ({stride} bytes each with --payload {payload})",
+                round_down(max)
+            ),
+        ))
+    }
+}
+
 impl RunArgs {
-    /// Validates the flags into a [`RunConfig`].
+    /// Validates the flags into a [`RunConfig`], sizing the run against the memory this process
+    /// may use now ([`AvailableMemory::detect`]).
     pub fn validate(&self) -> Result<RunConfig, ConfigError> {
+        self.validate_with(AvailableMemory::detect())
+    }
+
+    /// Validates the flags into a [`RunConfig`] for a process that may use `available` memory.
+    pub fn validate_with(&self, available: AvailableMemory) -> Result<RunConfig, ConfigError> {
         let protocols = parse_protocols(&self.protocol)?;
         let duration = seconds("duration", self.duration, false)?;
         let warmup = seconds("warmup", self.warmup, true)?;
@@ -94,10 +121,36 @@ impl RunArgs {
                 .map(|n| n.get())
                 .unwrap_or(1)
         });
+        if threads == 0 || threads > MAX_THREADS {
+            return Err(out_of_range(
+                "threads",
+                threads,
+                format!("1 <= threads <= {MAX_THREADS}"),
+            ));
+        }
+        if self.check_limit.is_some() && !self.check {
+            return Err(ConfigError::NeedsFlag {
+                param: "check-limit",
+                needs: "check",
+            });
+        }
+        let options = self.protocol_options(threads)?;
+        let budget = MemoryBudget::new(available, threads)?;
+        // A checked run's rows carry a stamp: the same stride as metadata larger by the stamp
+        // (both are rounded to words before the record is rounded to a cache line).
+        let stamp = if self.check {
+            crate::storage::stamp::STAMP_BYTES
+        } else {
+            0
+        };
+        let fit = Fit {
+            budget,
+            meta: memory::meta_bytes(&protocols, &options) + stamp,
+        };
         let workload = match self.workload.as_str() {
-            "ycsb" => WorkloadConfig::Ycsb(self.ycsb_config()?),
-            "long-scan" => WorkloadConfig::LongScan(self.long_scan_config()?),
-            "tpcc" => WorkloadConfig::Tpcc(self.tpcc_config(duration + warmup, threads)?),
+            "ycsb" => WorkloadConfig::Ycsb(self.ycsb_config(&fit)?),
+            "long-scan" => WorkloadConfig::LongScan(self.long_scan_config(&fit)?),
+            "tpcc" => WorkloadConfig::Tpcc(self.tpcc_config(duration + warmup, threads, &fit)?),
             other => {
                 return Err(ConfigError::UnknownName {
                     param: "workload",
@@ -110,14 +163,13 @@ impl RunArgs {
                 });
             }
         };
+        let check_limit_ops = if self.check {
+            let data = memory::data_bytes(&workload.tables(), &workload.indexes(), fit.meta);
+            budget.check_limit(data, self.check_limit)?
+        } else {
+            0
+        };
 
-        if threads == 0 || threads > MAX_THREADS {
-            return Err(out_of_range(
-                "threads",
-                threads,
-                format!("1 <= threads <= {MAX_THREADS}"),
-            ));
-        }
         if threads > MAX_WAITING_2PL_THREADS {
             if let Some(p) = protocols
                 .iter()
@@ -137,6 +189,40 @@ impl RunArgs {
                 format!("1 <= threads <= {MAX_PLOR_WORKERS} with protocol plor"),
             ));
         }
+        if self.read_phase_extension > 1_000_000_000 {
+            return Err(out_of_range(
+                "read-phase-extension",
+                self.read_phase_extension,
+                "0 <= ns <= 1000000000",
+            ));
+        }
+        if self.repeat == 0 || self.repeat > 1000 {
+            return Err(out_of_range("repeat", self.repeat, "1 <= repeat <= 1000"));
+        }
+        Ok(RunConfig {
+            protocols,
+            preset: self.preset.clone(),
+            workload,
+            exec: ExecConfig {
+                threads,
+                duration,
+                warmup,
+                seed: self.seed,
+                record_history: self.check,
+                check_limit_ops,
+                adaptive_backoff: self.backoff,
+                read_phase_extension_ns: self.read_phase_extension,
+                pin_threads: !self.no_pin,
+            },
+            options,
+            check: self.check,
+            repeat: self.repeat,
+            format: self.format,
+        })
+    }
+
+    /// The protocol options, each within its range.
+    fn protocol_options(&self, threads: usize) -> Result<ProtocolOptions, ConfigError> {
         if !(self.plor_slack.is_finite() && (0.0..=1e6).contains(&self.plor_slack)) {
             return Err(out_of_range(
                 "plor-slack",
@@ -150,16 +236,6 @@ impl RunArgs {
                 self.plor_ro_threshold,
                 "0 <= aborts <= 1000000",
             ));
-        }
-        if self.read_phase_extension > 1_000_000_000 {
-            return Err(out_of_range(
-                "read-phase-extension",
-                self.read_phase_extension,
-                "0 <= ns <= 1000000000",
-            ));
-        }
-        if self.repeat == 0 || self.repeat > 1000 {
-            return Err(out_of_range("repeat", self.repeat, "1 <= repeat <= 1000"));
         }
         if self.silo_epoch_ms == 0 || self.silo_epoch_ms > 10_000 {
             return Err(out_of_range(
@@ -175,62 +251,43 @@ impl RunArgs {
                 "1 <= H <= 63",
             ));
         }
-        Ok(RunConfig {
-            protocols,
-            preset: self.preset.clone(),
-            workload,
-            exec: ExecConfig {
-                threads,
-                duration,
-                warmup,
-                seed: self.seed,
-                record_history: self.check,
-                check_limit_ops: DEFAULT_CHECK_LIMIT_OPS,
-                adaptive_backoff: self.backoff,
-                read_phase_extension_ns: self.read_phase_extension,
-                pin_threads: !self.no_pin,
+        Ok(ProtocolOptions {
+            lock_wait: match self.lock_wait {
+                LockWaitArg::NoWait => LockWait::NoWait,
+                LockWaitArg::Wait => LockWait::Wait,
             },
-            options: ProtocolOptions {
-                lock_wait: match self.lock_wait {
-                    LockWaitArg::NoWait => LockWait::NoWait,
-                    LockWaitArg::Wait => LockWait::Wait,
-                },
-                tictoc: TicTocOptions {
-                    nowait_tt: self.tictoc_nowait_tt,
-                    preemptive_abort: self.tictoc_preemptive_abort,
-                    timestamp_history: self.tictoc_timestamp_history,
-                },
-                silo_epoch_ms: self.silo_epoch_ms,
-                mocc: MoccOptions {
-                    threshold: self.mocc_threshold,
-                    temperature: match self.mocc_temperature {
-                        MoccTemperatureArg::Page => MoccTemperature::Page,
-                        MoccTemperatureArg::Record => MoccTemperature::Record,
-                    },
-                    lock: match self.mocc_lock {
-                        MoccLockArg::Rw => MoccLockKind::Rw,
-                        MoccLockArg::Mql => MoccLockKind::Mql,
-                    },
-                },
-                plor: PlorOptions {
-                    dwa: self.plor_dwa,
-                    ro_threshold: self.plor_ro_threshold,
-                    priority: match self.plor_priority {
-                        PlorPriorityArg::Arrival => PlorPriority::Arrival,
-                        PlorPriorityArg::Deadline => PlorPriority::Deadline,
-                    },
-                    slack: self.plor_slack,
-                },
-                threads,
+            tictoc: TicTocOptions {
+                nowait_tt: self.tictoc_nowait_tt,
+                preemptive_abort: self.tictoc_preemptive_abort,
+                timestamp_history: self.tictoc_timestamp_history,
             },
-            check: self.check,
-            repeat: self.repeat,
-            format: self.format,
+            silo_epoch_ms: self.silo_epoch_ms,
+            mocc: MoccOptions {
+                threshold: self.mocc_threshold,
+                temperature: match self.mocc_temperature {
+                    MoccTemperatureArg::Page => MoccTemperature::Page,
+                    MoccTemperatureArg::Record => MoccTemperature::Record,
+                },
+                lock: match self.mocc_lock {
+                    MoccLockArg::Rw => MoccLockKind::Rw,
+                    MoccLockArg::Mql => MoccLockKind::Mql,
+                },
+            },
+            plor: PlorOptions {
+                dwa: self.plor_dwa,
+                ro_threshold: self.plor_ro_threshold,
+                priority: match self.plor_priority {
+                    PlorPriorityArg::Arrival => PlorPriority::Arrival,
+                    PlorPriorityArg::Deadline => PlorPriority::Deadline,
+                },
+                slack: self.plor_slack,
+            },
+            threads,
         })
     }
 
     /// The YCSB parameters: the preset (YCSB-A by default) with explicit flags on top.
-    fn ycsb_config(&self) -> Result<YcsbConfig, ConfigError> {
+    fn ycsb_config(&self, fit: &Fit) -> Result<YcsbConfig, ConfigError> {
         reject_flags("ycsb", &self.long_scan_flags())?;
         reject_flags("ycsb", &self.tpcc_flags())?;
         let mut y = match &self.preset {
@@ -270,7 +327,7 @@ impl RunArgs {
         if let Some(t) = self.theta {
             y.theta = t;
         }
-        self.validate_ycsb(&y)?;
+        self.validate_ycsb(&y, fit)?;
         Ok(y)
     }
 
@@ -298,7 +355,7 @@ impl RunArgs {
     }
 
     /// The long-scan parameters; other workloads' flags are an error here, not silently ignored.
-    fn long_scan_config(&self) -> Result<LongScanConfig, ConfigError> {
+    fn long_scan_config(&self, fit: &Fit) -> Result<LongScanConfig, ConfigError> {
         reject_flags("long-scan", &self.ycsb_only_flags())?;
         reject_flags("long-scan", &self.tpcc_flags())?;
         let d = LongScanConfig::default();
@@ -326,7 +383,7 @@ impl RunArgs {
             ));
         }
         self.validate_payload(c.payload)?;
-        self.validate_memory(c.records + c.hot_records, c.payload)?;
+        fit.records(c.records, c.hot_records, c.payload)?;
         Ok(c)
     }
 
@@ -341,24 +398,12 @@ impl RunArgs {
         Ok(())
     }
 
-    fn validate_memory(&self, records: u64, payload: usize) -> Result<(), ConfigError> {
-        let bytes = estimated_table_bytes(records, payload);
-        if bytes > MAX_TABLE_BYTES {
-            return Err(out_of_range(
-                "records",
-                records,
-                format!("records x (64 + payload) <= {} GiB", MAX_TABLE_BYTES >> 30),
-            ));
-        }
-        Ok(())
-    }
-
-    fn validate_ycsb(&self, y: &YcsbConfig) -> Result<(), ConfigError> {
+    fn validate_ycsb(&self, y: &YcsbConfig, fit: &Fit) -> Result<(), ConfigError> {
         if y.records == 0 || y.records > 1 << 40 {
             return Err(out_of_range("records", y.records, "1 <= records <= 2^40"));
         }
         self.validate_payload(y.payload)?;
-        self.validate_memory(y.records, y.payload)?;
+        fit.records(y.records, 0, y.payload)?;
         for (param, ops) in [("ops", y.ops), ("long-ops", y.long_ops)] {
             if ops == 0 || ops as u64 > y.records || ops > 4096 {
                 return Err(out_of_range(
@@ -396,17 +441,26 @@ impl RunArgs {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::check::history::CHECK_BYTES_PER_OP;
     use crate::config::{Cli, Command};
     use clap::Parser;
 
-    fn args(extra: &[&str]) -> Result<RunConfig, ConfigError> {
+    const GB: u64 = 1_000_000_000;
+
+    /// Validates `txbench run EXTRA` for a process that may use `memory` bytes.
+    fn args_with(memory: u64, extra: &[&str]) -> Result<RunConfig, ConfigError> {
         let mut argv = vec!["txbench", "run"];
         argv.extend_from_slice(extra);
         let cli = Cli::try_parse_from(argv).expect("clap accepts the flags");
         match cli.command {
-            Command::Run(a) => a.validate(),
+            Command::Run(a) => a.validate_with(AvailableMemory::given(memory)),
             Command::List => unreachable!(),
         }
+    }
+
+    /// Validates `txbench run EXTRA` with 64 GiB, whatever the machine has.
+    fn args(extra: &[&str]) -> Result<RunConfig, ConfigError> {
+        args_with(64 << 30, extra)
     }
 
     #[test]
@@ -494,10 +548,128 @@ mod tests {
                 &["--workload", "long-scan", "--hot-records", "0"],
                 "--hot-records",
             ),
+            (
+                &["--check-limit", "10"],
+                "--check-limit applies only with --check",
+            ),
+            (&["--check", "--check-limit", "0"], "--check-limit"),
+            (
+                &["--records", "1099511627776"],
+                "--records 1099511627776 needs about",
+            ),
+            (
+                &["--workload", "long-scan", "--records", "1099511627776"],
+                "--records",
+            ),
+            (
+                &["--check", "--check-limit", "100000000000"],
+                "--check-limit",
+            ),
         ];
         for (flags, param) in cases {
             let err = args(flags).expect_err("must be rejected").to_string();
             assert!(err.contains(param), "{flags:?}: {err}");
         }
+    }
+
+    /// The most records a `--records` memory error says fit.
+    fn stated_max_records(err: &ConfigError) -> u64 {
+        let ConfigError::TooLarge { param, fits, .. } = err else {
+            panic!("{err}")
+        };
+        assert_eq!(*param, "records", "{err}");
+        fits.split_whitespace().nth(2).unwrap().parse().unwrap()
+    }
+
+    #[test]
+    fn records_are_sized_against_the_available_memory() {
+        // 2^28 records of 100 bytes take 128 bytes each with Silo's 8-byte metadata: 34.4 GB;
+        // 21 GB are available.
+        let err = args_with(21 * GB, &["-p", "silo", "--records", "268435456"]).unwrap_err();
+        let text = err.to_string();
+        assert!(
+            text.starts_with("--records 268435456 needs about 34.4 GB of memory, and 21.0 GB"),
+            "{text}"
+        );
+        let max = stated_max_records(&err);
+        // 90% of 21 GB less the workers, at 128 bytes a record, rounded down.
+        assert!((140_000_000..=147_656_250).contains(&max), "{max}");
+        let fits = max.to_string();
+        let ok = args_with(21 * GB, &["-p", "silo", "--records", &fits])
+            .expect("the stated maximum fits");
+        assert!(matches!(ok.workload, WorkloadConfig::Ycsb(ref y) if y.records == max));
+        // The same records fit in more memory.
+        assert!(args_with(64 * GB, &["-p", "silo", "--records", "268435456"]).is_ok());
+    }
+
+    #[test]
+    fn the_largest_record_metadata_of_the_run_sets_the_stride() {
+        // 40 bytes of payload: 64-byte records for nocc (no metadata), 128 for protocols whose
+        // metadata takes more than 24 bytes; the run's estimate follows its largest.
+        let flags = |p| {
+            [
+                "--records",
+                "100000000",
+                "--payload",
+                "40",
+                "-p",
+                p,
+                "-t",
+                "1",
+            ]
+        };
+        let memory = 7 * GB; // 6.3 GB usable: 6.4 GB of 64-byte records do not fit
+        let max = |p| stated_max_records(&args_with(memory, &flags(p)).unwrap_err());
+        assert!(max("nocc") > 90_000_000, "{}", max("nocc"));
+        let options = ProtocolOptions::default();
+        let widest = ProtocolKind::ALL
+            .iter()
+            .map(|p| p.record_meta_bytes(&options))
+            .max()
+            .unwrap();
+        let all = max("all");
+        assert_eq!(
+            u128::from(all),
+            round_down(
+                (u128::from(memory) * 9 / 10 - u128::from(memory::WORKER_BYTES))
+                    / record_stride(widest, 40) as u128
+            )
+        );
+    }
+
+    #[test]
+    fn the_check_limit_defaults_from_memory_and_counts_in_the_estimate() {
+        let c = args_with(16 * GB, &["--check", "--records", "1000"]).unwrap();
+        let expected = (16 * GB / memory::DEFAULT_CHECK_SHARE / CHECK_BYTES_PER_OP as u64)
+            .min(memory::MAX_DEFAULT_CHECK_OPS);
+        assert_eq!(c.exec.check_limit_ops, expected);
+        assert!(c.exec.record_history);
+        let given = args_with(16 * GB, &["--check", "--check-limit", "1234"]).unwrap();
+        assert_eq!(given.exec.check_limit_ops, 1234);
+        assert_eq!(args(&[]).unwrap().exec.check_limit_ops, 0, "no --check");
+        // 73 million stamped records (14.0 GB) leave 0.4 GB of 14.4 GB: the default yields.
+        let big = args_with(16 * GB, &["-p", "silo", "--check", "--records", "73000000"]).unwrap();
+        assert!(
+            big.exec.check_limit_ops < expected / 2,
+            "{}",
+            big.exec.check_limit_ops
+        );
+        assert!(big.exec.check_limit_ops > 0);
+        // A history that would not fit beside the tables names --check-limit.
+        let err = args_with(
+            16 * GB,
+            &[
+                "-p",
+                "silo",
+                "--check",
+                "--records",
+                "73000000",
+                "--check-limit",
+                "200000000",
+            ],
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(err.contains("--check-limit 200000000 needs about"), "{err}");
     }
 }

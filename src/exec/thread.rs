@@ -11,6 +11,7 @@
 use super::backoff::AdaptiveBackoff;
 use super::wait::{delay, drive, pause};
 use crate::check::history::WorkerHistory;
+pub use crate::config::ExecConfig;
 use crate::metrics::{Phase, WorkerStats};
 use crate::protocol::Protocol;
 use crate::random::FastRng;
@@ -22,30 +23,6 @@ use std::pin::pin;
 use std::sync::Barrier;
 use std::sync::atomic::{AtomicU8, Ordering};
 use std::time::{Duration, Instant};
-
-/// How the executor runs (protocol-independent options).
-#[derive(Debug, Clone)]
-pub struct ExecConfig {
-    /// Worker threads.
-    pub threads: usize,
-    /// Measured time.
-    pub duration: Duration,
-    /// Warm-up before measuring (not counted).
-    pub warmup: Duration,
-    /// Seed; worker `i` draws from `FastRng::for_worker(seed, i)`.
-    pub seed: u64,
-    /// Record histories for the serializability checker.
-    pub record_history: bool,
-    /// Most operations the histories keep, all workers together (each worker keeps an equal
-    /// share, then stops recording; see `check::history`).
-    pub check_limit_ops: u64,
-    /// AdaptiveBackoff before retries.
-    pub adaptive_backoff: bool,
-    /// ReadPhaseExtension: artificial delay at the end of every read phase, ns.
-    pub read_phase_extension_ns: u64,
-    /// Pin worker `i` to core `i % cores` where the OS allows.
-    pub pin_threads: bool,
-}
 
 /// What a run produced.
 pub struct ExecOutcome {

@@ -12,7 +12,9 @@ pub mod ordered;
 
 pub use array::ArrayIndex;
 pub use hash::{Duplicate, HashIndex};
-pub use ordered::{LeafChange, LeafId, LeafUpdate, LeafVersion, OrderedIndex};
+pub use ordered::{
+    ESTIMATED_BYTES_PER_ENTRY, LeafChange, LeafId, LeafUpdate, LeafVersion, OrderedIndex,
+};
 
 use crate::storage::RecordId;
 

@@ -5,6 +5,7 @@
 //! start of its first attempt to its commit, retries and waits included, in nanoseconds.
 
 pub mod machine;
+pub mod output;
 pub mod report;
 
 use crate::protocol::Abort;

@@ -1,20 +1,26 @@
 //! Reports: one [`RunReport`] per (protocol, workload) run, printed as a table, JSON lines or CSV.
 //!
 //! Field and column names are part of txbench's interface (scripts rely on them): `protocol`,
-//! `workload`, `threads`, `commits`, `aborts`, `throughput_tps`, `abort_ratio`, `latency_us`
-//! (`p50`, `p90`, `p99`, `p999`, `max`), `config`, `machine`, and `check` in check mode.
+//! `protocol_serializable`, `workload`, `threads`, `commits`, `aborts`, `throughput_tps`,
+//! `abort_ratio`, `latency_us` (`p50`, `p90`, `p99`, `p999`, `max`), `config`, `machine`, and
+//! `check` in check mode, whose `passed` is the verdict.
+//!
+//! Two answers must never be confused: whether a protocol is *meant* to be serializable (its
+//! class, `protocol_serializable`: false only for `nocc`) and whether this run *was* found
+//! serializable (`check.passed`: no dependency cycle, no anomaly, no violated consistency
+//! condition). Every output names them apart, and says "not checked" for what a run did not check.
 
 use super::machine::MachineInfo;
 use super::{AttemptSummary, LatencySummary, Phase, TypeStats, WorkerStats};
 use crate::check::CheckReport;
 use crate::config::RunConfig;
-use crate::exec::ExecOutcome;
 use crate::protocol::{Abort, ProtocolKind};
 use crate::workload::Workload;
 use comfy_table::{Cell, CellAlignment, Table, presets};
-use serde::Serialize;
+use serde::{Serialize, Serializer};
 use std::collections::BTreeMap;
 use std::io::Write;
+use std::time::Duration;
 
 /// Results of one transaction type.
 #[derive(Debug, Clone, Serialize)]
@@ -40,8 +46,9 @@ pub struct TypeReport {
 pub struct RunReport {
     /// Protocol name.
     pub protocol: String,
-    /// Whether the protocol guarantees serializability (`nocc` does not).
-    pub serializable: bool,
+    /// Whether the protocol is designed to guarantee serializability (`nocc` is not): its class,
+    /// not a verdict on this run (that is `check.passed`).
+    pub protocol_serializable: bool,
     /// Workload name.
     pub workload: String,
     /// Worker threads.
@@ -72,13 +79,35 @@ pub struct RunReport {
     pub config: serde_json::Value,
     /// The machine.
     pub machine: MachineInfo,
-    /// Serializability check (with `--check`).
-    #[serde(skip_serializing_if = "Option::is_none")]
+    /// Serializability check (with `--check`), serialised with its verdict `passed` first.
+    #[serde(
+        skip_serializing_if = "Option::is_none",
+        serialize_with = "check_with_verdict"
+    )]
     pub check: Option<CheckReport>,
     /// What the workload warns about after the run (e.g. TPC-C running out of spare order
     /// slots); empty when all went as configured.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub warnings: Vec<String>,
+}
+
+/// Serialises `check` as the [`CheckReport`]'s fields preceded by `passed`, the verdict
+/// ([`CheckReport::is_serializable`]), so that JSON readers need not recompute it.
+fn check_with_verdict<S: Serializer>(check: &Option<CheckReport>, s: S) -> Result<S::Ok, S::Error> {
+    #[derive(Serialize)]
+    struct WithVerdict<'a> {
+        passed: bool,
+        #[serde(flatten)]
+        report: &'a CheckReport,
+    }
+    match check {
+        Some(c) => WithVerdict {
+            passed: c.is_serializable(),
+            report: c,
+        }
+        .serialize(s),
+        None => s.serialize_none(),
+    }
 }
 
 /// The configuration as recorded in reports.
@@ -93,6 +122,9 @@ struct ConfigRecord<'a> {
     warmup_s: f64,
     seed: u64,
     check: bool,
+    /// `--check-limit` (what it defaulted to when not given); absent without `--check`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    check_limit_ops: Option<u64>,
     repeat: usize,
     adaptive_backoff: bool,
     read_phase_extension_ns: u64,
@@ -109,21 +141,23 @@ fn ratio(aborts: u64, commits: u64) -> f64 {
 }
 
 impl RunReport {
-    /// Summarises an executor outcome.
+    /// Summarises what the workers of one run measured (`workers`, over a measured period of
+    /// `measured`).
     pub fn build<W: Workload>(
         kind: ProtocolKind,
         cfg: &RunConfig,
         workload: &W,
-        outcome: &ExecOutcome,
+        workers: &[WorkerStats],
+        measured: Duration,
         check: Option<CheckReport>,
         machine: &MachineInfo,
     ) -> RunReport {
         let names = workload.txn_types();
         let mut merged = WorkerStats::new(names.len());
-        for w in &outcome.workers {
+        for w in workers {
             merged.merge(w);
         }
-        let secs = outcome.measured.as_secs_f64().max(1e-9);
+        let secs = measured.as_secs_f64().max(1e-9);
         let mut total = TypeStats::default();
         let types = merged
             .types
@@ -168,6 +202,7 @@ impl RunReport {
             warmup_s: cfg.exec.warmup.as_secs_f64(),
             seed: cfg.exec.seed,
             check: cfg.check,
+            check_limit_ops: cfg.check.then_some(cfg.exec.check_limit_ops),
             repeat: cfg.repeat,
             adaptive_backoff: cfg.exec.adaptive_backoff,
             read_phase_extension_ns: cfg.exec.read_phase_extension_ns,
@@ -177,7 +212,7 @@ impl RunReport {
         let aborts = total.total_aborts();
         RunReport {
             protocol: kind.name().to_string(),
-            serializable: kind.is_serializable(),
+            protocol_serializable: kind.is_serializable(),
             workload: workload.name().to_string(),
             threads: cfg.exec.threads,
             round: 0,
@@ -207,7 +242,7 @@ impl RunReport {
 /// CSV columns, in order (stable).
 pub const CSV_COLUMNS: &[&str] = &[
     "protocol",
-    "serializable",
+    "protocol_serializable",
     "workload",
     "threads",
     "round",
@@ -223,19 +258,26 @@ pub const CSV_COLUMNS: &[&str] = &[
     "check_transactions",
     "check_cycles",
     "check_anomalies",
+    "check_conditions_checked",
+    "check_consistency_violations",
+    "check_passed",
     "config",
 ];
 
-/// Writes reports as CSV with a header row.
+/// Writes reports as CSV with a header row. The `check_*` cells are empty for a run without
+/// `--check`, and `check_conditions_checked` / `check_consistency_violations` also for a workload
+/// without consistency conditions (only TPC-C has them); `check_passed` is the verdict.
 pub fn write_csv(out: impl Write, reports: &[RunReport]) -> csv::Result<()> {
     let mut w = csv::Writer::from_writer(out);
     w.write_record(CSV_COLUMNS)?;
     for r in reports {
         let l = &r.latency_us;
-        let check = |f: fn(&CheckReport) -> u64| r.check.as_ref().map(f).map(|v| v.to_string());
+        let check = |f: fn(&CheckReport) -> Option<String>| {
+            r.check.as_ref().and_then(f).unwrap_or_default()
+        };
         w.write_record([
             r.protocol.clone(),
-            r.serializable.to_string(),
+            r.protocol_serializable.to_string(),
             r.workload.clone(),
             r.threads.to_string(),
             r.round.to_string(),
@@ -248,9 +290,12 @@ pub fn write_csv(out: impl Write, reports: &[RunReport]) -> csv::Result<()> {
             format!("{:.2}", l.p99),
             format!("{:.2}", l.p999),
             format!("{:.2}", l.max),
-            check(|c| c.transactions).unwrap_or_default(),
-            check(|c| c.cycles).unwrap_or_default(),
-            check(|c| c.anomalies).unwrap_or_default(),
+            check(|c| Some(c.transactions.to_string())),
+            check(|c| Some(c.cycles.to_string())),
+            check(|c| Some(c.anomalies.to_string())),
+            check(|c| c.conditions_checked.map(|n| n.to_string())),
+            check(|c| c.consistency_violations.map(|n| n.to_string())),
+            check(|c| Some(c.is_serializable().to_string())),
             r.config.to_string(),
         ])?;
     }
@@ -328,14 +373,14 @@ pub fn render_type_table(reports: &[RunReport]) -> Option<String> {
     Some(t.to_string())
 }
 
-/// A comparison table; throughput and p99.9 also as ratios to the `nocc` row when present.
-/// With repeated runs, pass [`medians`] of the reports.
+/// A comparison table; throughput and p99.9 also as ratios to the `nocc` row when present; the
+/// last two columns give the history check and the workload's consistency check, or `not
+/// checked`. With repeated runs, pass [`medians`] of the reports.
 pub fn render_table(reports: &[RunReport]) -> String {
     let ceiling = reports.iter().find(|r| r.protocol == "nocc");
-    let with_check = reports.iter().any(|r| r.check.is_some());
     let mut t = Table::new();
     t.load_preset(presets::UTF8_FULL_CONDENSED);
-    let mut header = vec![
+    t.set_header(vec![
         "protocol",
         "txn/s",
         "vs nocc",
@@ -346,13 +391,11 @@ pub fn render_table(reports: &[RunReport]) -> String {
         "p99.9 vs nocc",
         "max us",
         "top abort reason",
-    ];
-    if with_check {
-        header.push("check");
-    }
-    t.set_header(header);
+        "history check",
+        "consistency check",
+    ]);
     for r in reports {
-        let name = if r.serializable {
+        let name = if r.protocol_serializable {
             r.protocol.clone()
         } else {
             format!("{} (not serializable)", r.protocol)
@@ -367,7 +410,7 @@ pub fn render_table(reports: &[RunReport]) -> String {
             .max_by_key(|(_, n)| **n)
             .map(|(k, _)| k.to_string())
             .unwrap_or_else(|| "-".to_string());
-        let mut row = vec![
+        t.add_row(vec![
             Cell::new(name),
             Cell::new(format!("{:.0}", r.throughput_tps)).set_alignment(CellAlignment::Right),
             Cell::new(vs(r.throughput_tps, ceiling.map(|c| c.throughput_tps)))
@@ -380,21 +423,86 @@ pub fn render_table(reports: &[RunReport]) -> String {
                 .set_alignment(CellAlignment::Right),
             Cell::new(format!("{:.1}", r.latency_us.max)).set_alignment(CellAlignment::Right),
             Cell::new(top),
-        ];
-        if with_check {
-            row.push(Cell::new(match &r.check {
-                Some(c) if c.is_serializable() => format!("ok ({} txns)", c.transactions),
-                Some(c) => match c.consistency_violations {
-                    Some(v) if v > 0 => format!(
-                        "{} cycles, {} anomalies, {v} consistency violations",
-                        c.cycles, c.anomalies
-                    ),
-                    _ => format!("{} cycles, {} anomalies", c.cycles, c.anomalies),
-                },
-                None => "-".to_string(),
-            }));
-        }
-        t.add_row(row);
+            Cell::new(history_cell(r.check.as_ref())),
+            Cell::new(consistency_cell(r.check.as_ref())),
+        ]);
     }
     t.to_string()
+}
+
+/// The table's history check cell: `not checked` without `--check`; `ok (N txns)` when the
+/// history has neither a cycle nor an anomaly; the counts otherwise.
+fn history_cell(check: Option<&CheckReport>) -> String {
+    match check {
+        None => NOT_CHECKED.to_string(),
+        Some(c) if c.cycles == 0 && c.anomalies == 0 => format!("ok ({} txns)", c.transactions),
+        Some(c) => format!("FAILED: {} cycles, {} anomalies", c.cycles, c.anomalies),
+    }
+}
+
+/// The table's consistency check cell: `not checked` without `--check` and for a workload that
+/// defines no consistency conditions (never shown as passed); otherwise `ok (N conditions)` or
+/// the violations.
+fn consistency_cell(check: Option<&CheckReport>) -> String {
+    match check.map(|c| (c.conditions_checked, c.consistency_violations)) {
+        Some((Some(n), Some(0))) => format!("ok ({n} conditions)"),
+        Some((Some(n), Some(v))) => format!("FAILED: {v} violations of {n} conditions"),
+        _ => NOT_CHECKED.to_string(),
+    }
+}
+
+/// What the table says for a check a run did not make.
+const NOT_CHECKED: &str = "not checked";
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn checked(cycles: u64, conditions: Option<(u32, u64)>) -> CheckReport {
+        CheckReport {
+            transactions: 10,
+            cycles,
+            conditions_checked: conditions.map(|c| c.0),
+            consistency_violations: conditions.map(|c| c.1),
+            ..CheckReport::default()
+        }
+    }
+
+    #[test]
+    fn cells_say_not_checked_for_what_was_not_checked() {
+        assert_eq!(history_cell(None), "not checked");
+        assert_eq!(consistency_cell(None), "not checked");
+        let ycsb = checked(0, None);
+        assert_eq!(history_cell(Some(&ycsb)), "ok (10 txns)");
+        assert_eq!(consistency_cell(Some(&ycsb)), "not checked");
+        let tpcc = checked(0, Some((7, 0)));
+        assert_eq!(consistency_cell(Some(&tpcc)), "ok (7 conditions)");
+        let broken = checked(2, Some((7, 3)));
+        assert_eq!(history_cell(Some(&broken)), "FAILED: 2 cycles, 0 anomalies");
+        assert_eq!(
+            consistency_cell(Some(&broken)),
+            "FAILED: 3 violations of 7 conditions"
+        );
+    }
+
+    #[test]
+    fn the_check_serialises_with_its_verdict() {
+        #[derive(Serialize)]
+        struct Holder {
+            #[serde(serialize_with = "check_with_verdict")]
+            check: Option<CheckReport>,
+        }
+        let json = |c: CheckReport| {
+            serde_json::to_value(Holder { check: Some(c) }).expect("serialises")["check"].clone()
+        };
+        let ok = json(checked(0, Some((7, 0))));
+        assert_eq!(ok["passed"], true);
+        assert_eq!(ok["conditions_checked"], 7);
+        assert_eq!(json(checked(1, None))["passed"], false);
+        assert_eq!(
+            json(checked(0, Some((7, 1))))["passed"],
+            false,
+            "a violation fails"
+        );
+    }
 }

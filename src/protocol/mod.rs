@@ -135,3 +135,46 @@ pub trait Protocol: Send + Sync + Sized + 'static {
     /// ([`WriteSet::install_log`]) for every protocol that installs through [`WriteSet::install`].
     fn install_log<'w>(&self, w: &'w mut Self::Worker<'_>) -> &'w mut InstallLog;
 }
+
+impl ProtocolKind {
+    /// Bytes of metadata this protocol keeps in every record header (`size_of` its
+    /// [`Protocol::RecordMeta`] with `options`), which with the payload sets the tables' stride
+    /// ([`storage::record_stride`](crate::storage::record_stride)); memory estimates use it
+    /// before anything is allocated.
+    pub fn record_meta_bytes(self, options: &ProtocolOptions) -> usize {
+        fn meta<P: Protocol>() -> usize {
+            std::mem::size_of::<P::RecordMeta>()
+        }
+        match self {
+            ProtocolKind::Nocc => meta::<nocc::Nocc>(),
+            ProtocolKind::NoWait => meta::<twopl::NoWait>(),
+            ProtocolKind::WaitDie => meta::<twopl::WaitDie>(),
+            ProtocolKind::WoundWait => meta::<twopl::WoundWait>(),
+            ProtocolKind::Silo => meta::<silo::Silo>(),
+            ProtocolKind::TicToc => meta::<tictoc::TicToc>(),
+            ProtocolKind::Mocc => match options.mocc.lock {
+                MoccLockKind::Rw => meta::<mocc::Mocc<mocc::RwLock>>(),
+                MoccLockKind::Mql => meta::<mocc::Mocc<mocc::MqlLock>>(),
+            },
+            ProtocolKind::Plor => meta::<plor::Plor>(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod meta_size_tests {
+    use super::*;
+
+    #[test]
+    fn record_metadata_fits_a_cache_line() {
+        let mut options = ProtocolOptions::default();
+        for lock in [MoccLockKind::Rw, MoccLockKind::Mql] {
+            options.mocc.lock = lock;
+            for p in ProtocolKind::ALL {
+                let bytes = p.record_meta_bytes(&options);
+                assert!(bytes <= 64, "{p}: {bytes}");
+            }
+        }
+        assert_eq!(ProtocolKind::Nocc.record_meta_bytes(&options), 0);
+    }
+}

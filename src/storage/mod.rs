@@ -34,7 +34,7 @@ pub mod stamp;
 pub use indexes::{END_SENTINEL_KEY, IndexId, IndexSpec, TableIndex};
 pub use payload::Payload;
 
-use std::alloc::{Layout, alloc_zeroed, dealloc, handle_alloc_error};
+use std::alloc::{Layout, alloc_zeroed, dealloc};
 use std::marker::PhantomData;
 use std::ptr::NonNull;
 use std::sync::atomic::AtomicU64;
@@ -97,41 +97,95 @@ unsafe impl<M: Send> Send for Table<M> {}
 // SAFETY: see `Send` above; `&Table` only hands out shared references.
 unsafe impl<M: Sync> Sync for Table<M> {}
 
+/// Bytes one record occupies in a table whose metadata takes `meta_bytes` (`size_of::<M>()`) and
+/// whose payloads take `payload_bytes`: the metadata rounded up to 8 bytes, the payload in 8-byte
+/// words, all rounded up to a cache line (see the layout above). Memory estimates use it before
+/// anything is allocated, so they match the tables exactly.
+pub const fn record_stride(meta_bytes: usize, payload_bytes: usize) -> usize {
+    (meta_bytes.next_multiple_of(8) + payload_bytes.div_ceil(8) * 8).next_multiple_of(RECORD_ALIGN)
+}
+
+/// Bytes a payload of `row_bytes` stores: the row, and in check mode (`stamped`) the row padded
+/// to a word and followed by its [`stamp`]. Memory estimates use it with [`record_stride`].
+pub const fn stored_payload_bytes(row_bytes: usize, stamped: bool) -> usize {
+    if stamped {
+        row_bytes.next_multiple_of(8) + stamp::STAMP_BYTES
+    } else {
+        row_bytes
+    }
+}
+
+/// A table that could not be allocated: too large for the address space, or the allocator
+/// refused (out of memory, an address-space limit such as `ulimit -v`).
+#[derive(Debug, Clone, thiserror::Error, PartialEq, Eq)]
+#[error(
+    "cannot allocate table '{table}': {records} records of {stride} bytes ({bytes} bytes); \
+     not enough memory"
+)]
+pub struct TableAllocError {
+    /// The table's name.
+    pub table: String,
+    /// Records asked for.
+    pub records: u64,
+    /// Bytes per record.
+    pub stride: usize,
+    /// Bytes asked for in all.
+    pub bytes: u128,
+}
+
 impl<M: Default> Table<M> {
     /// Allocates every record of `spec`: zeroed payloads and default metadata.
+    ///
+    /// Panics when the memory cannot be allocated; [`Table::try_new`] returns an error instead.
     pub fn new(spec: TableSpec) -> Self {
-        Self::build(spec, false)
+        Self::try_build(spec, false).unwrap_or_else(|e| panic!("{e}"))
     }
 
     /// Like [`Table::new`], with room for a check-mode [`stamp`] after each row (a zeroed stamp
     /// is the loaded version's, see [`stamp::row_checksum`]).
     pub fn with_stamps(spec: TableSpec) -> Self {
-        Self::build(spec, true)
+        Self::try_build(spec, true).unwrap_or_else(|e| panic!("{e}"))
     }
 
-    fn build(spec: TableSpec, stamped: bool) -> Self {
+    /// Allocates every record of `spec`, or says why it could not. Under Linux's overcommit a
+    /// zeroed allocation may succeed and the process be killed later, when the pages are touched,
+    /// so callers estimate memory before asking; this is the backstop for what the estimate
+    /// missed (`ulimit -v`, `overcommit_memory = 2`, address-space exhaustion).
+    pub fn try_new(spec: TableSpec) -> Result<Self, TableAllocError> {
+        Self::try_build(spec, false)
+    }
+
+    /// [`Table::try_new`], with check-mode stamps after the rows when `stamped`.
+    pub fn try_build(spec: TableSpec, stamped: bool) -> Result<Self, TableAllocError> {
         assert!(spec.payload_bytes >= 1 && spec.payload_bytes <= MAX_PAYLOAD_BYTES);
         assert!(
             std::mem::align_of::<M>() <= RECORD_ALIGN,
             "metadata alignment above 64"
         );
-        let len = usize::try_from(spec.records).expect("record count fits in usize");
-        let stored_bytes = if stamped {
-            spec.payload_bytes.next_multiple_of(8) + stamp::STAMP_BYTES
-        } else {
-            spec.payload_bytes
-        };
+        let stored_bytes = stored_payload_bytes(spec.payload_bytes, stamped);
         let words_per_record = stored_bytes.div_ceil(8);
         let payload_offset = std::mem::size_of::<M>().next_multiple_of(8);
-        let stride = (payload_offset + words_per_record * 8).next_multiple_of(RECORD_ALIGN);
-        let size = len
-            .checked_mul(stride)
-            .expect("table size fits in usize")
-            .max(RECORD_ALIGN);
-        let layout = Layout::from_size_align(size, RECORD_ALIGN).expect("valid table layout");
+        let stride = record_stride(std::mem::size_of::<M>(), stored_bytes);
+        let too_large = TableAllocError {
+            table: spec.name.clone(),
+            records: spec.records,
+            stride,
+            bytes: u128::from(spec.records) * stride as u128,
+        };
+        let Some((len, size)) = usize::try_from(spec.records)
+            .ok()
+            .and_then(|len| Some((len, len.checked_mul(stride)?.max(RECORD_ALIGN))))
+        else {
+            return Err(too_large);
+        };
+        let Ok(layout) = Layout::from_size_align(size, RECORD_ALIGN) else {
+            return Err(too_large);
+        };
         // SAFETY: `layout` has a non-zero size (at least one cache line).
         let raw = unsafe { alloc_zeroed(layout) };
-        let base = NonNull::new(raw).unwrap_or_else(|| handle_alloc_error(layout));
+        let Some(base) = NonNull::new(raw) else {
+            return Err(too_large);
+        };
         for i in 0..len {
             // SAFETY: record `i` lies within the allocation (`i < len`), starts 64-byte aligned
             // (base and stride are multiples of 64, and `M` needs at most 64), and nothing
@@ -144,7 +198,7 @@ impl<M: Default> Table<M> {
                     .write(M::default())
             };
         }
-        Table {
+        Ok(Table {
             spec,
             base,
             layout,
@@ -155,7 +209,7 @@ impl<M: Default> Table<M> {
             stored_bytes,
             stamped,
             _meta: PhantomData,
-        }
+        })
     }
 }
 
@@ -297,17 +351,32 @@ impl<M: Default> Database<M> {
     }
 
     /// Allocates the tables and creates the (empty) indexes; index `i` gets `IndexId(i)`.
-    /// Panics when an index names a table that `specs` does not create (a workload bug).
+    /// Panics when an index names a table that `specs` does not create (a workload bug), or when
+    /// a table cannot be allocated ([`Database::try_with_indexes`] returns that error instead).
     pub fn with_indexes(specs: &[TableSpec], indexes: &[IndexSpec]) -> Self {
-        Self::build(specs, indexes, false)
+        Self::try_build(specs, indexes, false).unwrap_or_else(|e| panic!("{e}"))
     }
 
     /// Like [`Database::with_indexes`], with check-mode [`stamp`]s after every row.
     pub fn with_check_stamps(specs: &[TableSpec], indexes: &[IndexSpec]) -> Self {
-        Self::build(specs, indexes, true)
+        Self::try_build(specs, indexes, true).unwrap_or_else(|e| panic!("{e}"))
     }
 
-    fn build(specs: &[TableSpec], indexes: &[IndexSpec], stamped: bool) -> Self {
+    /// As [`Database::with_indexes`], but a table that cannot be allocated is an error (the
+    /// tables allocated before it are freed).
+    pub fn try_with_indexes(
+        specs: &[TableSpec],
+        indexes: &[IndexSpec],
+    ) -> Result<Self, TableAllocError> {
+        Self::try_build(specs, indexes, false)
+    }
+
+    /// [`Database::try_with_indexes`], with check-mode stamps after every row when `stamped`.
+    pub fn try_build(
+        specs: &[TableSpec],
+        indexes: &[IndexSpec],
+        stamped: bool,
+    ) -> Result<Self, TableAllocError> {
         for ix in indexes {
             assert!(
                 (ix.table.0 as usize) < specs.len(),
@@ -317,15 +386,14 @@ impl<M: Default> Database<M> {
                 specs.len()
             );
         }
-        let table = if stamped {
-            Table::with_stamps
-        } else {
-            Table::new
-        };
-        Database {
-            tables: specs.iter().cloned().map(table).collect(),
+        Ok(Database {
+            tables: specs
+                .iter()
+                .cloned()
+                .map(|spec| Table::try_build(spec, stamped))
+                .collect::<Result<_, _>>()?,
             indexes: indexes.iter().cloned().map(TableIndex::new).collect(),
-        }
+        })
     }
 }
 
@@ -467,6 +535,42 @@ mod tests {
         assert!(!p.is_vacant());
         p.store(&[0, 0, 0]);
         assert!(p.is_vacant());
+    }
+
+    #[test]
+    fn the_stride_function_matches_the_tables() {
+        let t: Table<[u64; 3]> = Table::new(TableSpec {
+            name: "t".into(),
+            records: 1,
+            payload_bytes: 100,
+        });
+        assert_eq!(record_stride(24, 100), t.stride());
+        assert_eq!(record_stride(0, 100), 128);
+        assert_eq!(record_stride(8, 1), 64);
+        assert_eq!(
+            record_stride(4, 56),
+            64,
+            "metadata is rounded up to 8 bytes"
+        );
+        assert_eq!(record_stride(4, 57), 128);
+    }
+
+    #[test]
+    fn an_impossible_table_is_an_error_not_an_abort() {
+        // Past usize, past isize::MAX bytes, and 8 PiB: more than a 47-bit address space, so the
+        // allocator itself refuses whatever the overcommit policy.
+        for records in [u64::MAX, 1 << 56, 1 << 46] {
+            let e = Table::<u64>::try_new(TableSpec {
+                name: "huge".into(),
+                records,
+                payload_bytes: 100,
+            })
+            .err()
+            .expect("cannot be allocated");
+            assert_eq!(e.records, records);
+            assert_eq!(e.stride, 128);
+            assert!(e.to_string().contains("'huge'"), "{e}");
+        }
     }
 
     #[test]

@@ -47,6 +47,24 @@ impl Default for LongScanConfig {
     }
 }
 
+impl LongScanConfig {
+    /// The two tables: `hot` (table 0) and `large` (table 1), both of `payload`-byte records.
+    pub fn tables(&self) -> Vec<TableSpec> {
+        vec![
+            TableSpec {
+                name: "hot".into(),
+                records: self.hot_records,
+                payload_bytes: self.payload,
+            },
+            TableSpec {
+                name: "large".into(),
+                records: self.records,
+                payload_bytes: self.payload,
+            },
+        ]
+    }
+}
+
 /// The long-scan workload.
 pub struct LongScan {
     config: LongScanConfig,
@@ -76,19 +94,7 @@ impl Workload for LongScan {
     }
 
     fn tables(&self) -> Vec<TableSpec> {
-        let c = &self.config;
-        vec![
-            TableSpec {
-                name: "hot".into(),
-                records: c.hot_records,
-                payload_bytes: c.payload,
-            },
-            TableSpec {
-                name: "large".into(),
-                records: c.records,
-                payload_bytes: c.payload,
-            },
-        ]
+        self.config.tables()
     }
 
     fn load<M: Sync>(&self, _db: &Database<M>) {

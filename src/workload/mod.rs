@@ -28,6 +28,26 @@ pub enum WorkloadConfig {
     Tpcc(tpcc::TpccConfig),
 }
 
+impl WorkloadConfig {
+    /// The tables the workload will allocate (what [`Workload::tables`] returns), known before
+    /// anything is built: configuration sizes a run's memory with it.
+    pub fn tables(&self) -> Vec<TableSpec> {
+        match self {
+            WorkloadConfig::Ycsb(c) => c.tables(),
+            WorkloadConfig::LongScan(c) => c.tables(),
+            WorkloadConfig::Tpcc(c) => c.tables(),
+        }
+    }
+
+    /// The ordered indexes the workload will create (what [`Workload::indexes`] returns).
+    pub fn indexes(&self) -> Vec<IndexSpec> {
+        match self {
+            WorkloadConfig::Tpcc(c) => c.indexes(),
+            WorkloadConfig::Ycsb(_) | WorkloadConfig::LongScan(_) => Vec::new(),
+        }
+    }
+}
+
 /// A benchmark workload.
 pub trait Workload: Sync {
     /// One transaction's parameters, generated before it runs and kept across its retries.

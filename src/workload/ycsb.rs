@@ -59,6 +59,17 @@ impl Default for YcsbConfig {
     }
 }
 
+impl YcsbConfig {
+    /// The one table, `usertable`: `records` records of `payload` bytes.
+    pub fn tables(&self) -> Vec<TableSpec> {
+        vec![TableSpec {
+            name: "usertable".into(),
+            records: self.records,
+            payload_bytes: self.payload,
+        }]
+    }
+}
+
 /// The YCSB workload, ready to generate.
 pub struct Ycsb {
     config: YcsbConfig,
@@ -114,11 +125,7 @@ impl Workload for Ycsb {
     }
 
     fn tables(&self) -> Vec<TableSpec> {
-        vec![TableSpec {
-            name: "usertable".into(),
-            records: self.config.records,
-            payload_bytes: self.config.payload,
-        }]
+        self.config.tables()
     }
 
     fn load<M: Sync>(&self, _db: &Database<M>) {

@@ -244,6 +244,18 @@ impl Sink for Option<(u64, RecordId)> {
     }
 }
 
+/// Bytes an index holds per entry ever inserted, for memory estimates made before a run: half-full
+/// leaves (a middle split leaves two), in an arena whose doubling segments may leave half their
+/// slots unused (factor 2), plus up to 64 bytes of directory entry per leaf. Emptied leaves are
+/// never freed, so entries count as inserted, not as present.
+///
+/// An estimate for the workloads txbench runs, not a bound for every insert order: ascending
+/// inserts within a range (TPC-C's order ids) leave full leaves behind and cost about half this,
+/// while an adversary inserting keys in descending order just above a full leaf gets a leaf per
+/// key (each such insert is an append to the full leaf, split 64/1).
+pub const ESTIMATED_BYTES_PER_ENTRY: usize =
+    (2 * std::mem::size_of::<Leaf>() + 64).div_ceil(LEAF_CAPACITY / 2);
+
 /// The concurrent ordered index. See the module documentation for the algorithm.
 pub struct OrderedIndex {
     leaves: LeafArena,

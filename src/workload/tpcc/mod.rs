@@ -19,8 +19,9 @@
 //! - [`request`]: each transaction's input (2.4.1 .. 2.8.1), drawn by the worker.
 //! - `txns/`: New-Order, Payment, Order-Status, Delivery, Stock-Level, one file each.
 //! - `workload.rs`: [`Tpcc`], the `Workload` impl.
-//! - [`consistency`]: the consistency conditions 3.3.2.1-7 on a quiescent database
-//!   ([`check_consistency`]), run by `--check` after a run and by the tests.
+//! - [`consistency`]: the consistency conditions 3.3.2.1-12 on a quiescent database
+//!   ([`check_consistency`]; 11 in a form that also holds after Deliveries), run by `--check`
+//!   after a run and by the tests.
 //!
 //! # Where rows live, and which accesses need an index
 //!
