@@ -59,12 +59,12 @@
 //! Keys in examples are shown as `table/record` (see `history_key`).
 
 use std::collections::{BTreeMap, HashMap};
-use std::hash::{BuildHasherDefault, Hasher};
 
 use serde::Serialize;
 
 use super::cycles::{DependencyGraph, Edge, EdgeKinds, find_cycles};
 use super::history::{HistOp, OpKind, Version, WorkerHistory, worker_tag};
+use super::node_map::NodeMap;
 
 /// Anomaly name (G1a): a read saw a version written by no committed transaction.
 pub const ABORTED_READ: &str = "aborted_read";
@@ -222,30 +222,9 @@ impl AnomalyLog {
     }
 }
 
-/// Hasher for transaction ids: one multiply, enough for ids that are not adversarial.
-#[derive(Default)]
-struct TxnIdHasher(u64);
-
-impl Hasher for TxnIdHasher {
-    fn write(&mut self, bytes: &[u8]) {
-        for &byte in bytes {
-            self.write_u64(u64::from(byte));
-        }
-    }
-
-    fn write_u64(&mut self, value: u64) {
-        let mixed = (self.0 ^ value).wrapping_mul(0x9e37_79b9_7f4a_7c15);
-        self.0 = mixed ^ (mixed >> 29);
-    }
-
-    fn finish(&self) -> u64 {
-        self.0
-    }
-}
-
 /// Committed transaction ids and their nodes, and where each worker stopped recording.
 struct TxnIndex {
-    node_of: HashMap<u64, Node, BuildHasherDefault<TxnIdHasher>>,
+    node_of: NodeMap,
     /// Transaction id of each node.
     id_of: Vec<u64>,
     /// Where each node's operations are: (worker history, transaction) positions.
@@ -262,7 +241,7 @@ impl TxnIndex {
     fn build(histories: &[WorkerHistory], anomalies: &mut AnomalyLog) -> TxnIndex {
         let capacity = histories.iter().map(WorkerHistory::len).sum();
         let mut index = TxnIndex {
-            node_of: HashMap::with_capacity_and_hasher(capacity, Default::default()),
+            node_of: NodeMap::for_ids(histories.iter().flat_map(|h| h.txns().iter().map(|t| t.id))),
             id_of: Vec::with_capacity(capacity),
             location: Vec::with_capacity(capacity),
             transactions: 0,
@@ -287,7 +266,7 @@ impl TxnIndex {
                     .ok()
                     .filter(|&next| next != INITIAL_WRITER_NODE)
                     .expect("fewer than 2^32 - 1 transactions");
-                let node = *index.node_of.entry(txn.id).or_insert(next);
+                let node = index.node_of.insert(txn.id, next);
                 if node == next {
                     index.id_of.push(txn.id);
                     index.location.push((h as u32, t as u32));
@@ -306,7 +285,7 @@ impl TxnIndex {
     }
 
     fn node(&self, id: u64) -> Option<Node> {
-        self.node_of.get(&id).copied()
+        self.node_of.get(id)
     }
 
     fn id(&self, node: Node) -> u64 {

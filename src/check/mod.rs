@@ -5,6 +5,7 @@
 mod cycles;
 mod graph;
 pub mod history;
+mod node_map;
 
 pub use graph::{
     ABORTED_READ, CheckReport, DUPLICATE_TXN_ID, INTERMEDIATE_READ, LOST_UPDATE, RESERVED_TXN_ID,
