@@ -29,7 +29,9 @@
 //!
 //! * `aborted_read` (G1a): a read saw a version whose writer never committed;
 //! * `intermediate_read` (G1b): a read saw a version that never went through the install path
-//!   (a write exposed before its commit installed it);
+//!   (a write exposed before its commit installed it). The reader still depends on its writer:
+//!   the read gets the edges of a read of the writer's (installed) version of the key, so
+//!   circular information flow through exposed writes (G1c) shows as a cycle;
 //! * `torn_read`: a read's row did not match its version's checksum (a copy of two versions);
 //! * `unknown_version`: a read named a committed writer that wrote no such key;
 //! * `lost_update`: two or more committed transactions wrote the same `(key, seq)`;
@@ -409,7 +411,7 @@ impl RecordedOps {
                                 anomalies.record(INTERMEDIATE_READ, || {
                                     describe_read(txn.id, key, word, "it was never installed")
                                 });
-                                continue;
+                                // The reader still depends on the writer: go on to its edges.
                             }
                             match txns.written_seq(histories, writer, key) {
                                 Some(seq) => ops.reads.push(ReadRecord {

@@ -119,6 +119,31 @@ fn torn_and_uninstalled_reads_are_anomalies_of_committed_readers() {
     assert_eq!(report.anomalies, 3);
 }
 
+/// Reads of exposed, not yet installed writes (in-place writes) are intermediate reads, and the
+/// information still flows: two transactions that each read the other's exposed write form a
+/// G1c cycle (without the `wr` edges of such reads, circular information flow through
+/// uncommitted data would go unseen).
+#[test]
+fn uninstalled_reads_still_depend_on_their_writers() {
+    let (x, y) = (1, 2);
+    let report = check(&[history(&[
+        (1, &[write(x, 1, 1), HistOp::uninstalled_read(y, 2)]),
+        (2, &[write(y, 2, 1), HistOp::uninstalled_read(x, 1)]),
+    ])]);
+    assert_eq!(count(&report, INTERMEDIATE_READ), 2, "{report:?}");
+    assert_eq!(report.cycles, 1, "{report:?}");
+    assert_eq!(report.count("G1c"), 1, "{report:?}");
+    // The reader is anti-dependent on the writer of the next version (read skew: 3 saw 1's x
+    // but 2's y, and 2 overwrote 1's x).
+    let skew = check(&[history(&[
+        (1, &[write(x, 1, 1)]),
+        (2, &[write(x, 2, 2), write(y, 2, 1)]),
+        (3, &[HistOp::uninstalled_read(x, 1), read(y, 2, 1)]),
+    ])]);
+    assert_eq!(skew.cycles, 1, "{skew:?}");
+    assert_eq!(skew.count("G-single"), 1, "{skew:?}");
+}
+
 #[test]
 fn cycles_are_classified_by_the_strongest_phenomenon() {
     let (x, y) = (1, 2);
