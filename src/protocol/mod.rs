@@ -34,6 +34,8 @@
 mod abort;
 mod access;
 pub mod mocc;
+#[cfg(test)]
+pub(crate) mod mutants;
 pub mod nocc;
 mod options;
 pub mod plor;

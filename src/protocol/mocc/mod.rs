@@ -46,6 +46,8 @@ mod tests;
 pub use lock::{LockMode, RecordLock, Request, RwLock};
 pub use mql::MqlLock;
 
+#[cfg(test)]
+use super::mutants::Mutant;
 use super::silo::TidWord;
 use super::silo::epoch::EpochThread;
 use super::{Abort, OpResult, Protocol, ProtocolOptions, ReadSet, WriteKind, WriteSet};
@@ -81,6 +83,9 @@ pub struct Mocc<L: RecordLock> {
     pages: PageTemperatures,
     queue: L::Queue,
     epochs: EpochThread,
+    /// Mutation testing: the deliberate bug this instance runs with (`protocol::mutants`).
+    #[cfg(test)]
+    mutant: Mutant,
 }
 
 impl<L: RecordLock> Mocc<L> {
@@ -92,7 +97,16 @@ impl<L: RecordLock> Mocc<L> {
             pages: PageTemperatures::default(),
             queue: L::queue(opts.threads.max(1)),
             epochs: EpochThread::start(opts.threads, Duration::from_millis(opts.silo_epoch_ms)),
+            #[cfg(test)]
+            mutant: Mutant::None,
         }
+    }
+
+    /// The same protocol with a deliberate bug (`protocol::mutants`).
+    #[cfg(test)]
+    pub(crate) fn with_mutant(mut self, mutant: Mutant) -> Self {
+        self.mutant = mutant;
+        self
     }
 
     /// The temperature cell of `rec`.

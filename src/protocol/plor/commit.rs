@@ -14,6 +14,8 @@
 
 use super::read::{ReadMode, still_current};
 use super::{Plor, PlorWorker, WriteState};
+#[cfg(test)]
+use crate::protocol::mutants::Mutant;
 use crate::protocol::{Abort, OpResult};
 use std::sync::atomic::{Ordering, fence};
 use std::task::{Poll, ready};
@@ -21,9 +23,19 @@ use std::task::{Poll, ready};
 /// Runs (or resumes) the commit of `w`'s attempt.
 pub fn commit(p: &Plor, w: &mut PlorWorker<'_>) -> OpResult {
     if w.writes.is_empty() {
+        #[cfg(test)]
+        if p.mutant == Mutant::PlorSkipReadOnlyValidation {
+            release_reads(w);
+            finish(w);
+            return Poll::Ready(Ok(()));
+        }
         return commit_read_only(w);
     }
     debug_assert!(!w.optimistic, "the first write locks the optimistic reads");
+    #[cfg(test)]
+    if p.mutant == Mutant::PlorReleaseReadsEarly {
+        release_reads(w);
+    }
     ready!(phase1(p, w))?;
     // Phase 2: the commit point.
     release_reads(w);
@@ -88,6 +100,11 @@ fn phase1(p: &Plor, w: &mut PlorWorker<'_>) -> OpResult {
                 if w.req.me.is_older_than(theirs) {
                     p.ctx.wound(theirs);
                 }
+            }
+            #[cfg(test)]
+            if p.mutant == Mutant::PlorSkipReaderWait {
+                w.next += 1;
+                continue;
             }
             return Poll::Pending;
         }

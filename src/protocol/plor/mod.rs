@@ -69,6 +69,8 @@ mod tests;
 pub use context::{ContextTable, CtxWord};
 pub use locker::{MAX_PLOR_WORKERS, PlorLock};
 
+#[cfg(test)]
+use super::mutants::Mutant;
 use super::twopl::TooManyWorkers;
 use super::{
     Abort, AttemptStart, OpResult, PlorOptions, PlorPriority, Protocol, ProtocolOptions, ReadSet,
@@ -83,6 +85,9 @@ use write_lock::Requester;
 pub struct Plor {
     opts: PlorOptions,
     ctx: ContextTable,
+    /// Mutation testing: the deliberate bug this instance runs with (`protocol::mutants`).
+    #[cfg(test)]
+    mutant: Mutant,
 }
 
 impl Plor {
@@ -98,7 +103,16 @@ impl Plor {
         Ok(Plor {
             opts: opts.plor,
             ctx: ContextTable::new(opts.threads),
+            #[cfg(test)]
+            mutant: Mutant::None,
         })
+    }
+
+    /// The same protocol with a deliberate bug (`protocol::mutants`).
+    #[cfg(test)]
+    pub(crate) fn with_mutant(mut self, mutant: Mutant) -> Self {
+        self.mutant = mutant;
+        self
     }
 
     /// The workers' contexts (tests wound workers directly).

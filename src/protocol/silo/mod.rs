@@ -22,6 +22,8 @@ mod tid;
 
 pub use tid::{TidCell, TidWord};
 
+#[cfg(test)]
+use super::mutants::Mutant;
 use super::{Abort, LockWait, OpResult, Protocol, ProtocolOptions, ReadSet, WriteKind, WriteSet};
 use crate::storage::Record;
 use epoch::EpochThread;
@@ -36,6 +38,9 @@ const READ_RETRIES: usize = 8;
 pub struct Silo {
     lock_wait: LockWait,
     epochs: EpochThread,
+    /// Mutation testing: the deliberate bug this instance runs with (`protocol::mutants`).
+    #[cfg(test)]
+    mutant: Mutant,
 }
 
 impl Silo {
@@ -44,7 +49,16 @@ impl Silo {
         Silo {
             lock_wait: opts.lock_wait,
             epochs: EpochThread::start(opts.threads, Duration::from_millis(opts.silo_epoch_ms)),
+            #[cfg(test)]
+            mutant: Mutant::None,
         }
+    }
+
+    /// The same protocol with a deliberate bug (`protocol::mutants`).
+    #[cfg(test)]
+    pub(crate) fn with_mutant(mut self, mutant: Mutant) -> Self {
+        self.mutant = mutant;
+        self
     }
 }
 
@@ -176,13 +190,30 @@ impl Protocol for Silo {
         fence(Ordering::SeqCst);
         let epoch = self.epochs.epochs().global();
 
+        #[cfg(test)]
+        if self.mutant == Mutant::SiloInstallBeforeValidation {
+            for i in 0..w.writes.len() {
+                w.writes.install(i);
+            }
+        }
+
         // Phase 2: validate reads.
         let mut max_tid = w.last_tid.tid();
         for (rec, seen) in w.reads.iter() {
+            #[cfg(test)]
+            if self.mutant == Mutant::SiloSkipReadValidation {
+                max_tid = max_tid.max(seen.tid());
+                continue;
+            }
             let now = rec.meta().load();
             if now.tid() != seen.tid() {
                 return Poll::Ready(Err(Abort::ReadValidation));
             }
+            #[cfg(test)]
+            let now = match self.mutant {
+                Mutant::SiloValidationIgnoresLockBit => now.unlocked(),
+                _ => now,
+            };
             if now.is_locked()
                 && !w
                     .writes
@@ -201,6 +232,19 @@ impl Protocol for Silo {
         // Phase 3: install with the new TID, which also releases each lock.
         let tid = TidWord::next_after(max_tid, epoch);
         for i in 0..w.writes.len() {
+            #[cfg(test)]
+            match self.mutant {
+                Mutant::SiloUnlockBeforeInstall => {
+                    w.writes.entries()[i].rec.meta().store(tid);
+                    w.writes.install(i);
+                    continue;
+                }
+                Mutant::SiloInstallBeforeValidation => {
+                    w.writes.entries()[i].rec.meta().store(tid);
+                    continue;
+                }
+                _ => {}
+            }
             w.writes.install(i);
             w.writes.entries()[i].rec.meta().store(tid);
         }

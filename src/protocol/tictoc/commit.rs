@@ -2,6 +2,8 @@
 //! reads, install the writes. Steps 3 to 6 of the algorithm in the module docs of `tictoc`.
 
 use super::{NOWAIT_TT_PAUSE, TicToc, TicTocMeta, TicTocWorker, TsWord};
+#[cfg(test)]
+use crate::protocol::mutants::Mutant;
 use crate::protocol::{Abort, LockWait, OpResult};
 use crate::storage::Record;
 use std::sync::atomic::{Ordering, fence};
@@ -105,6 +107,10 @@ impl TicToc {
 
     /// Step 5: checks every read against `commit_ts`, extending read timestamps where needed.
     fn validate_reads(&self, w: &TicTocWorker<'_>, commit_ts: u64) -> Result<(), Abort> {
+        #[cfg(test)]
+        if self.mutant == Mutant::TicTocSkipValidation {
+            return Ok(());
+        }
         for (rec, seen) in w.reads.iter() {
             if seen.rts() >= commit_ts {
                 // The version read covers commit_ts already (wts <= commit_ts by construction).
@@ -116,6 +122,11 @@ impl TicToc {
             // TimestampHistory then reads the history that store published).
             let mut now = word.load(Ordering::Acquire);
             loop {
+                #[cfg(test)]
+                let seen = &match self.mutant {
+                    Mutant::TicTocValidationIgnoresWts => now,
+                    _ => *seen,
+                };
                 if now.wts() != seen.wts() {
                     if !own_write && self.timestamp_history && history_allows(rec, *seen, commit_ts)
                     {
@@ -126,6 +137,10 @@ impl TicToc {
                 if own_write || now.rts() >= commit_ts {
                     // Our own lock keeps the version until our install replaces it at commit_ts;
                     // otherwise someone already extended it far enough.
+                    break;
+                }
+                #[cfg(test)]
+                if now.is_locked() && self.mutant == Mutant::TicTocValidationIgnoresLock {
                     break;
                 }
                 if now.is_locked() {

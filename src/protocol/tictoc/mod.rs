@@ -63,6 +63,8 @@ mod tests;
 
 pub use ts_word::{AtomicTsWord, TsWord};
 
+#[cfg(test)]
+use super::mutants::Mutant;
 use super::{Abort, LockWait, OpResult, Protocol, ProtocolOptions, ReadSet, WriteKind, WriteSet};
 use crate::storage::Record;
 use std::sync::atomic::AtomicU64;
@@ -99,6 +101,9 @@ pub struct TicToc {
     nowait_tt: bool,
     preemptive_abort: bool,
     timestamp_history: bool,
+    /// Mutation testing: the deliberate bug this instance runs with (`protocol::mutants`).
+    #[cfg(test)]
+    mutant: Mutant,
 }
 
 impl TicToc {
@@ -109,7 +114,16 @@ impl TicToc {
             nowait_tt: opts.tictoc.nowait_tt,
             preemptive_abort: opts.tictoc.preemptive_abort,
             timestamp_history: opts.tictoc.timestamp_history,
+            #[cfg(test)]
+            mutant: Mutant::None,
         }
+    }
+
+    /// The same protocol with a deliberate bug (`protocol::mutants`).
+    #[cfg(test)]
+    pub(crate) fn with_mutant(mut self, mutant: Mutant) -> Self {
+        self.mutant = mutant;
+        self
     }
 }
 

@@ -78,6 +78,8 @@ pub use rule::{ConflictRule, Locker, NoWaitRule};
 pub use wait_die::WaitDieRule;
 pub use wound_wait::WoundWaitRule;
 
+#[cfg(test)]
+use super::mutants::Mutant;
 use super::{Abort, OpResult, Protocol, ProtocolOptions, ReadSet, WriteKind, WriteSet};
 use crate::storage::Record;
 use std::task::{Poll, ready};
@@ -143,6 +145,9 @@ impl TooManyWorkers {
 /// Strict 2PL with conflict rule `R`. See the module docs.
 pub struct TwoPl<R: ConflictRule> {
     rule: R,
+    /// Mutation testing: the deliberate bug this instance runs with (`protocol::mutants`).
+    #[cfg(test)]
+    mutant: Mutant,
 }
 
 impl<R: ConflictRule> TwoPl<R> {
@@ -150,7 +155,16 @@ impl<R: ConflictRule> TwoPl<R> {
     pub fn new(opts: &ProtocolOptions) -> Result<Self, TooManyWorkers> {
         Ok(TwoPl {
             rule: R::new(opts.threads)?,
+            #[cfg(test)]
+            mutant: Mutant::None,
         })
+    }
+
+    /// The same protocol with a deliberate bug (`protocol::mutants`).
+    #[cfg(test)]
+    pub(crate) fn with_mutant(mut self, mutant: Mutant) -> Self {
+        self.mutant = mutant;
+        self
     }
 }
 
@@ -227,6 +241,13 @@ impl<R: ConflictRule> TwoPl<R> {
 
     /// Releases every lock of the attempt and forgets its reads and writes.
     fn release_all(&self, w: &mut TwoPlWorker<'_, R>) {
+        self.release_locks(w);
+        w.reads.clear();
+        w.writes.clear();
+    }
+
+    /// Releases every lock of the attempt, keeping its read and write sets.
+    fn release_locks(&self, w: &mut TwoPlWorker<'_, R>) {
         for (rec, mode) in w.reads.iter() {
             self.rule.release(&w.me, rec.meta(), *mode);
         }
@@ -236,8 +257,6 @@ impl<R: ConflictRule> TwoPl<R> {
                     .release(&w.me, entry.rec.meta(), LockMode::Exclusive);
             }
         }
-        w.reads.clear();
-        w.writes.clear();
     }
 }
 
@@ -246,8 +265,14 @@ impl<R: ConflictRule> Protocol for TwoPl<R> {
     type Worker<'db> = TwoPlWorker<'db, R>;
 
     fn new_worker<'db>(&'db self, id: usize) -> TwoPlWorker<'db, R> {
+        let me = Locker::new(id);
+        #[cfg(test)]
+        let me = Locker {
+            mutant: self.mutant,
+            ..me
+        };
         TwoPlWorker {
-            me: Locker::new(id),
+            me,
             reads: ReadSet::default(),
             writes: WriteSet::default(),
         }
@@ -273,6 +298,12 @@ impl<R: ConflictRule> Protocol for TwoPl<R> {
                 self.rule
                     .acquire(&mut w.me, rec.meta(), LockMode::Shared, None)
             )?;
+            #[cfg(test)]
+            if self.mutant == Mutant::TwoPlReleaseReadLocksEarly {
+                rec.payload.load(out);
+                self.rule.release(&w.me, rec.meta(), LockMode::Shared);
+                return Poll::Ready(Ok(()));
+            }
             w.reads.push(rec, LockMode::Shared);
         }
         rec.payload.load(out);
@@ -354,6 +385,17 @@ impl<R: ConflictRule> Protocol for TwoPl<R> {
             );
             return Poll::Ready(Ok(()));
         }
+        #[cfg(test)]
+        if self.mutant == Mutant::TwoPlBlindWriteWithoutLock
+            && kind == WriteKind::Blind
+            && w.read_lock(&rec).is_none()
+        {
+            let unlocked = WriteLock {
+                owns_exclusive: false,
+            };
+            w.writes.put(rec, kind, data, unlocked);
+            return Poll::Ready(Ok(()));
+        }
         let lock = ready!(self.lock_exclusive(w, rec))?;
         w.writes.put(rec, kind, data, lock);
         Poll::Ready(Ok(()))
@@ -361,6 +403,16 @@ impl<R: ConflictRule> Protocol for TwoPl<R> {
 
     fn commit(&self, w: &mut TwoPlWorker<'_, R>) -> OpResult {
         self.rule.start_commit(&w.me)?;
+        #[cfg(test)]
+        if self.mutant == Mutant::TwoPlUnlockBeforeInstall {
+            self.release_locks(w);
+            for i in 0..w.writes.len() {
+                w.writes.install(i);
+            }
+            w.reads.clear();
+            w.writes.clear();
+            return Poll::Ready(Ok(()));
+        }
         for i in 0..w.writes.len() {
             // Under this worker's exclusive lock; the Release in `release_all` publishes it.
             w.writes.install(i);

@@ -137,6 +137,27 @@ impl OwnedLock {
         Ok(())
     }
 
+    /// Mutant `OwnedLockWriterIgnoresReaders` (`protocol::mutants`): `try_exclusive` without the
+    /// writer's read of the handshake, so shared holders keep their bits under a writer.
+    #[cfg(test)]
+    pub fn try_exclusive_ignoring_readers(&self, id: usize, upgrade: bool) -> Result<(), Holders> {
+        // SeqCst: as in `try_exclusive`.
+        if let Err(owner) =
+            self.owner
+                .compare_exchange(0, id as u64 + 1, Ordering::SeqCst, Ordering::SeqCst)
+        {
+            return Err(Holders {
+                owner: Some(owner as usize - 1),
+                readers: 0,
+            });
+        }
+        if upgrade {
+            // Relaxed: as in `try_exclusive`.
+            self.readers.fetch_and(!bit(id), Ordering::Relaxed);
+        }
+        Ok(())
+    }
+
     /// Worker `id` releases a lock it holds in `mode`.
     pub fn release(&self, id: usize, mode: LockMode) {
         match mode {

@@ -19,6 +19,9 @@ pub struct Locker<'db, L> {
     /// The lock this worker is registered as waiting for (WOUND_WAIT), cleared when the request
     /// is granted or the attempt aborts.
     pub waiting_on: Option<&'db L>,
+    /// Mutation testing: the protocol's deliberate bug, for the lock code (`protocol::mutants`).
+    #[cfg(test)]
+    pub(crate) mutant: crate::protocol::mutants::Mutant,
 }
 
 impl<L> Locker<'_, L> {
@@ -28,6 +31,8 @@ impl<L> Locker<'_, L> {
             id,
             ts: Timestamp::default(),
             waiting_on: None,
+            #[cfg(test)]
+            mutant: crate::protocol::mutants::Mutant::None,
         }
     }
 }

@@ -53,7 +53,7 @@ impl ConflictRule for WaitDieRule {
         if waiters::older_conflicting_waiter(&self.ctx, me, lock, want) {
             return Poll::Ready(Err(Abort::Die));
         }
-        match lock.try_acquire(me.id, want, held) {
+        match waiters::try_acquire(me, lock, want, held) {
             Ok(()) => {
                 waiters::deregister(me);
                 Poll::Ready(Ok(()))

@@ -8,8 +8,26 @@
 
 use super::LockMode;
 use super::context::ContextTable;
-use super::owned_lock::{OwnedLock, bits};
+use super::owned_lock::{Holders, OwnedLock, bits};
 use super::rule::Locker;
+#[cfg(test)]
+use crate::protocol::mutants::Mutant;
+
+/// `me` takes `lock` in `want` mode, upgrading from `held`, or learns which holders conflict
+/// ([`OwnedLock::try_acquire`]).
+#[inline]
+pub fn try_acquire(
+    me: &Locker<'_, OwnedLock>,
+    lock: &OwnedLock,
+    want: LockMode,
+    held: Option<LockMode>,
+) -> Result<(), Holders> {
+    #[cfg(test)]
+    if me.mutant == Mutant::OwnedLockWriterIgnoresReaders && want == LockMode::Exclusive {
+        return lock.try_exclusive_ignoring_readers(me.id, held == Some(LockMode::Shared));
+    }
+    lock.try_acquire(me.id, want, held)
+}
 
 /// Whether a registered waiter other than `me`, older than `me`, wants a mode that conflicts with
 /// `want` on `lock`.

@@ -74,7 +74,7 @@ impl ConflictRule for WoundWaitRule {
             waiters::register(&self.ctx, me, lock, want);
             return Poll::Pending;
         }
-        match lock.try_acquire(me.id, want, held) {
+        match waiters::try_acquire(me, lock, want, held) {
             Ok(()) => {
                 waiters::deregister(me);
                 Poll::Ready(Ok(()))

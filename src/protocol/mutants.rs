@@ -1,0 +1,64 @@
+//! Mutation evidence (test builds only): deliberately broken protocol variants that the
+//! serializability checker must catch, two or more per protocol.
+//!
+//! A protocol value carries a [`Mutant`] (`with_mutant`, `#[cfg(test)]`), checked at the exact
+//! place where the real code does what the mutant breaks: a skipped validation, a lock released
+//! early or not taken, a missing check of a lock bit. Every mutant is a realistic bug that neither
+//! crashes nor waits forever. The tests (`tests.rs`) run each under a contended workload at more
+//! workers than cores and require the checker to report the run not serializable, and the same
+//! configuration without the mutant to pass. None of this exists in a normal build (module,
+//! fields and branches are `#[cfg(test)]`).
+
+/// A deliberate bug a protocol value runs with (`None`: the real protocol).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub(crate) enum Mutant {
+    /// The real protocol.
+    #[default]
+    None,
+    /// 2PL (every rule): `read` releases its shared lock right after the copy, as
+    /// `read_committed` does, so the read no longer holds until commit (not two-phase).
+    TwoPlReleaseReadLocksEarly,
+    /// 2PL (every rule): a blind write to a record the attempt has not locked is buffered
+    /// without taking the exclusive lock (the read-modify-write path locks in
+    /// `read_for_update`; this one forgets), and installed at commit unlocked.
+    TwoPlBlindWriteWithoutLock,
+    /// 2PL (every rule): commit releases every lock before installing the buffered writes.
+    TwoPlUnlockBeforeInstall,
+    /// WAIT_DIE and WOUND_WAIT: an exclusive request sets the owner without the writer's half
+    /// of the handshake (it never looks at the reader bitmap), so writers ignore shared holders.
+    OwnedLockWriterIgnoresReaders,
+    /// Silo: commit phase 2 (read validation) is skipped.
+    SiloSkipReadValidation,
+    /// Silo: phase 2 compares TIDs but ignores the lock bit of a record another committer holds.
+    SiloValidationIgnoresLockBit,
+    /// Silo: phase 3 publishes the new (unlocked) TID before copying the payload in, so the
+    /// record is unlocked while the install is still under way.
+    SiloUnlockBeforeInstall,
+    /// Silo: the write set is installed right after locking, before validation, and an attempt
+    /// that then fails validation restores its TID words but not the payloads (no undo).
+    SiloInstallBeforeValidation,
+    /// TicToc: step 5 (validation and rts extension) is skipped.
+    TicTocSkipValidation,
+    /// TicToc: validation never compares the read's `wts` with the record's, so it extends
+    /// whatever version is current now.
+    TicTocValidationIgnoresWts,
+    /// TicToc: validation accepts a read whose record another committer has locked, instead of
+    /// failing to extend it.
+    TicTocValidationIgnoresLock,
+    /// MOCC: commit verifies no read.
+    MoccSkipVerification,
+    /// MOCC: commit skips verifying reads of hot records, as if a hot record's read lock were
+    /// still held (canonical-mode restoration and non-canonical tries drop or skip it; MOCC
+    /// 3.3.4 verifies every read for that reason).
+    MoccTrustHotReads,
+    /// PLOR: commit phase 1 wounds younger readers but does not wait for any reader to leave
+    /// before installing.
+    PlorSkipReaderWait,
+    /// PLOR: phase 2 (releasing the read locks, the commit point) runs before phase 1 instead
+    /// of after it.
+    PlorReleaseReadsEarly,
+    /// PLOR: a read-only attempt commits without validating its optimistic reads.
+    PlorSkipReadOnlyValidation,
+}
+
+mod tests;

@@ -1,0 +1,343 @@
+//! The mutation table: every mutant, run under contention in check mode, must be caught; the
+//! same protocol and workload without it must pass.
+//!
+//! Each row of [`CASES`] runs [`THREADS`] workers (more than the 2 cores of the development
+//! machines, so workers are preempted inside transactions) for [`RUN`] on a small, skewed YCSB
+//! table, retrying with a new seed up to [`ATTEMPTS`] times until the checker reports the run not
+//! serializable. Nearly every row is caught by its first run. [`RACE_CASES`] holds the mutants
+//! that only two truly parallel commits expose; their test is `#[ignore]`d (see there).
+
+use super::Mutant;
+use crate::check::CheckReport;
+use crate::config::{Format, RunConfig};
+use crate::exec::ExecConfig;
+use crate::metrics::machine::MachineInfo;
+use crate::protocol::mocc::{Mocc, MqlLock, RwLock};
+use crate::protocol::plor::Plor;
+use crate::protocol::silo::Silo;
+use crate::protocol::tictoc::TicToc;
+use crate::protocol::twopl::{NoWait, WaitDie, WoundWait};
+use crate::protocol::{MoccLockKind, ProtocolKind, ProtocolOptions};
+use crate::runner::run_with;
+use crate::workload::WorkloadConfig;
+use crate::workload::ycsb::{Ycsb, YcsbConfig};
+use std::time::{Duration, Instant};
+
+/// Workers per run of the main table: two per core on the 2-core development machines.
+const THREADS: usize = 4;
+/// Measured time of one run.
+const RUN: Duration = Duration::from_millis(250);
+/// Runs a mutant of the main table gets before the test gives up on catching it.
+const ATTEMPTS: u64 = 8;
+
+/// MOCC's temperature threshold in these runs (`run`): a page is hot after about 2^2
+/// verification failures in an epoch instead of 2^10, so hot pages, their read locks and the
+/// canonical-mode releases of those locks (what `MoccTrustHotReads` gets wrong) are in play from
+/// the first milliseconds of every epoch. At 10, whether the small table's pages ever got hot in
+/// a 250 ms run was a matter of luck (measured: the RwLock variant caught 3 runs in 10).
+const MOCC_THRESHOLD: u32 = 2;
+
+/// A protocol as the table names it (MOCC once per lock kind).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Proto {
+    NoWait,
+    WaitDie,
+    WoundWait,
+    Silo,
+    TicToc,
+    MoccRw,
+    MoccMql,
+    Plor,
+}
+
+/// The workload that provokes a mutant's bug (YCSB, theta 0.99, 16-byte rows).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Load {
+    /// 64 records, 8 operations, half of them read-modify-writes: lost updates and stale reads
+    /// under every broken lock or validation.
+    HotRmw,
+    /// 16 records, 4 operations, half of them blind writes: writes that no read locked first, and
+    /// transactions that read records they do not write, which write skew needs (a read
+    /// validated against a record another committer has locked).
+    HotBlind,
+    /// 64 records, 8 operations, 90% reads (read-modify-writes otherwise): four in ten
+    /// transactions are read-only.
+    ReadMostly,
+}
+
+impl Load {
+    fn ycsb(self) -> YcsbConfig {
+        let (records, ops, read_ratio, rmw) = match self {
+            Load::HotRmw => (64, 8, 0.5, true),
+            Load::HotBlind => (16, 4, 0.5, false),
+            Load::ReadMostly => (64, 8, 0.9, true),
+        };
+        YcsbConfig {
+            records,
+            payload: 16,
+            ops,
+            long_ops: ops,
+            long_share: 0.0,
+            read_ratio,
+            writes: None,
+            rmw,
+            theta: 0.99,
+        }
+    }
+}
+
+/// One row: the protocol, the mutant that breaks it, and the workload that shows it.
+type Case = (Proto, Mutant, Load);
+
+/// Every mutant whose bug stays open for the rest of a transaction (a lock missing or gone, a
+/// check skipped): the checker catches each in the first run or two even on a loaded 2-core
+/// machine.
+#[rustfmt::skip]
+const CASES: &[Case] = &[
+    (Proto::NoWait, Mutant::TwoPlReleaseReadLocksEarly, Load::HotRmw),
+    (Proto::NoWait, Mutant::TwoPlBlindWriteWithoutLock, Load::HotBlind),
+    (Proto::WaitDie, Mutant::TwoPlReleaseReadLocksEarly, Load::HotRmw),
+    (Proto::WaitDie, Mutant::TwoPlBlindWriteWithoutLock, Load::HotBlind),
+    (Proto::WaitDie, Mutant::OwnedLockWriterIgnoresReaders, Load::HotRmw),
+    (Proto::WoundWait, Mutant::TwoPlReleaseReadLocksEarly, Load::HotRmw),
+    (Proto::WoundWait, Mutant::TwoPlBlindWriteWithoutLock, Load::HotBlind),
+    (Proto::WoundWait, Mutant::OwnedLockWriterIgnoresReaders, Load::HotRmw),
+    (Proto::Silo, Mutant::SiloSkipReadValidation, Load::HotRmw),
+    (Proto::Silo, Mutant::SiloInstallBeforeValidation, Load::HotRmw),
+    (Proto::TicToc, Mutant::TicTocSkipValidation, Load::HotRmw),
+    (Proto::TicToc, Mutant::TicTocValidationIgnoresWts, Load::HotRmw),
+    (Proto::MoccRw, Mutant::MoccSkipVerification, Load::HotRmw),
+    (Proto::MoccRw, Mutant::MoccTrustHotReads, Load::HotRmw),
+    (Proto::MoccMql, Mutant::MoccSkipVerification, Load::HotRmw),
+    (Proto::MoccMql, Mutant::MoccTrustHotReads, Load::HotRmw),
+    (Proto::Plor, Mutant::PlorSkipReaderWait, Load::HotRmw),
+    (Proto::Plor, Mutant::PlorReleaseReadsEarly, Load::HotRmw),
+    (Proto::Plor, Mutant::PlorSkipReadOnlyValidation, Load::ReadMostly),
+];
+
+/// Mutants whose bug is open only for a sub-microsecond window: between a lock's release and the
+/// install that should have preceded it, or between two committers' locking and installing (both
+/// validate against the other's locked record). Two truly parallel cores hit the window hundreds
+/// of times per run; a 2-core machine busy with other work often runs the workers one core at a
+/// time, and then run after run can miss it (measured on the shared development machine: caught
+/// in 2 to 9 runs of 10, varying with its load). Not in CI: `cargo test --lib race_window --
+/// --ignored` on an idle or larger machine.
+#[rustfmt::skip]
+const RACE_CASES: &[Case] = &[
+    (Proto::NoWait, Mutant::TwoPlUnlockBeforeInstall, Load::HotRmw),
+    (Proto::WaitDie, Mutant::TwoPlUnlockBeforeInstall, Load::HotRmw),
+    (Proto::WoundWait, Mutant::TwoPlUnlockBeforeInstall, Load::HotRmw),
+    (Proto::Silo, Mutant::SiloUnlockBeforeInstall, Load::HotRmw),
+    (Proto::Silo, Mutant::SiloValidationIgnoresLockBit, Load::HotBlind),
+    (Proto::TicToc, Mutant::TicTocValidationIgnoresLock, Load::HotBlind),
+];
+
+/// Workers per run of [`RACE_CASES`].
+const RACE_THREADS: usize = 8;
+/// Runs a mutant of [`RACE_CASES`] gets.
+const RACE_ATTEMPTS: u64 = 12;
+
+/// Runs `load` on `proto` with `mutant` and `threads` workers in check mode; the checker's
+/// report.
+fn run(proto: Proto, mutant: Mutant, load: Load, threads: usize, seed: u64) -> CheckReport {
+    let ycsb = load.ycsb();
+    let workload = Ycsb::new(ycsb.clone());
+    let mut options = ProtocolOptions {
+        threads,
+        ..Default::default()
+    };
+    let kind = match proto {
+        Proto::NoWait => ProtocolKind::NoWait,
+        Proto::WaitDie => ProtocolKind::WaitDie,
+        Proto::WoundWait => ProtocolKind::WoundWait,
+        Proto::Silo => ProtocolKind::Silo,
+        Proto::TicToc => ProtocolKind::TicToc,
+        Proto::MoccRw | Proto::MoccMql => ProtocolKind::Mocc,
+        Proto::Plor => ProtocolKind::Plor,
+    };
+    if matches!(proto, Proto::MoccRw | Proto::MoccMql) {
+        options.mocc.threshold = MOCC_THRESHOLD;
+    }
+    if proto == Proto::MoccMql {
+        options.mocc.lock = MoccLockKind::Mql;
+    }
+    let cfg = RunConfig {
+        protocols: vec![kind],
+        preset: None,
+        workload: WorkloadConfig::Ycsb(ycsb),
+        exec: ExecConfig {
+            threads,
+            duration: RUN,
+            warmup: Duration::ZERO,
+            seed,
+            record_history: true,
+            check_limit_ops: u64::MAX,
+            adaptive_backoff: false,
+            read_phase_extension_ns: 0,
+            pin_threads: false,
+        },
+        options,
+        check: true,
+        repeat: 1,
+        format: Format::Table,
+    };
+    let machine = MachineInfo::detect();
+    let o = &cfg.options;
+    let report = match proto {
+        Proto::NoWait => {
+            let p = NoWait::new(o).unwrap().with_mutant(mutant);
+            run_with(kind, p, &cfg, &workload, &machine)
+        }
+        Proto::WaitDie => {
+            let p = WaitDie::new(o).unwrap().with_mutant(mutant);
+            run_with(kind, p, &cfg, &workload, &machine)
+        }
+        Proto::WoundWait => {
+            let p = WoundWait::new(o).unwrap().with_mutant(mutant);
+            run_with(kind, p, &cfg, &workload, &machine)
+        }
+        Proto::Silo => run_with(
+            kind,
+            Silo::new(o).with_mutant(mutant),
+            &cfg,
+            &workload,
+            &machine,
+        ),
+        Proto::TicToc => {
+            let p = TicToc::new(o).with_mutant(mutant);
+            run_with(kind, p, &cfg, &workload, &machine)
+        }
+        Proto::MoccRw => {
+            let p = Mocc::<RwLock>::new(o).with_mutant(mutant);
+            run_with(kind, p, &cfg, &workload, &machine)
+        }
+        Proto::MoccMql => {
+            let p = Mocc::<MqlLock>::new(o).with_mutant(mutant);
+            run_with(kind, p, &cfg, &workload, &machine)
+        }
+        Proto::Plor => {
+            let p = Plor::new(o).unwrap().with_mutant(mutant);
+            run_with(kind, p, &cfg, &workload, &machine)
+        }
+    }
+    .expect("a small table fits");
+    assert!(report.commits > 0, "{proto:?} {mutant:?}: no commit");
+    report.check.expect("check mode")
+}
+
+/// What the checker found, in one line: cycle classes and anomaly kinds with their counts.
+fn findings(r: &CheckReport) -> String {
+    let all: Vec<String> = r
+        .cycle_kinds
+        .iter()
+        .chain(&r.anomaly_counts)
+        .map(|(k, n)| format!("{k} {n}"))
+        .collect();
+    format!("{} cycles [{}]", r.cycles, all.join(", "))
+}
+
+/// Runs every row of `rows` that breaks `proto`: each mutant must be caught within `attempts`
+/// runs, and every workload the rows use must pass without a mutant.
+fn check_rows(rows: &[Case], proto: Proto, threads: usize, attempts: u64) {
+    let rows: Vec<&Case> = rows.iter().filter(|c| c.0 == proto).collect();
+    let mut loads: Vec<Load> = Vec::new();
+    for &&(_, _, load) in &rows {
+        if !loads.contains(&load) {
+            loads.push(load);
+        }
+    }
+    for load in loads {
+        let r = run(proto, Mutant::None, load, threads, 1);
+        assert!(
+            r.is_serializable(),
+            "{proto:?} without a mutant failed on {load:?}: {}\n{:?}",
+            findings(&r),
+            r.examples
+        );
+    }
+    for &&(_, mutant, load) in &rows {
+        let started = Instant::now();
+        let caught = (1..=attempts).find_map(|seed| {
+            let r = run(proto, mutant, load, threads, seed);
+            eprintln!(
+                "  {proto:?} {mutant:?} seed {seed}: {} txns, {}",
+                r.transactions,
+                findings(&r)
+            );
+            (!r.is_serializable()).then_some((seed, r))
+        });
+        let Some((runs, r)) = caught else {
+            panic!(
+                "{proto:?} {mutant:?} on {load:?}: the checker never caught it in {attempts} runs"
+            );
+        };
+        eprintln!(
+            "mutant caught: {proto:?} {mutant:?} on {load:?} after {runs} run(s), {:.1} s: {}",
+            started.elapsed().as_secs_f64(),
+            findings(&r)
+        );
+    }
+}
+
+/// The main table's rows for `proto`: at least two mutants, each caught.
+fn check_protocol(proto: Proto) {
+    assert!(
+        CASES.iter().filter(|c| c.0 == proto).count() >= 2,
+        "{proto:?}: fewer than two mutants"
+    );
+    check_rows(CASES, proto, THREADS, ATTEMPTS);
+}
+
+#[test]
+fn no_wait_mutants_are_caught() {
+    check_protocol(Proto::NoWait);
+}
+
+#[test]
+fn wait_die_mutants_are_caught() {
+    check_protocol(Proto::WaitDie);
+}
+
+#[test]
+fn wound_wait_mutants_are_caught() {
+    check_protocol(Proto::WoundWait);
+}
+
+#[test]
+fn silo_mutants_are_caught() {
+    check_protocol(Proto::Silo);
+}
+
+#[test]
+fn tictoc_mutants_are_caught() {
+    check_protocol(Proto::TicToc);
+}
+
+#[test]
+fn mocc_rw_mutants_are_caught() {
+    check_protocol(Proto::MoccRw);
+}
+
+#[test]
+fn mocc_mql_mutants_are_caught() {
+    check_protocol(Proto::MoccMql);
+}
+
+#[test]
+fn plor_mutants_are_caught() {
+    check_protocol(Proto::Plor);
+}
+
+#[test]
+#[ignore = "needs two cores free of other work (see RACE_CASES)"]
+fn race_window_mutants_are_caught() {
+    for proto in [
+        Proto::NoWait,
+        Proto::WaitDie,
+        Proto::WoundWait,
+        Proto::Silo,
+        Proto::TicToc,
+    ] {
+        check_rows(RACE_CASES, proto, RACE_THREADS, RACE_ATTEMPTS);
+    }
+}
