@@ -152,7 +152,8 @@ pub struct RunArgs {
     #[arg(long)]
     pub check: bool,
     /// With --check: the most operations the history records, all workers together; past it
-    /// recording stops with a warning (default: what a quarter of the available memory holds).
+    /// recording stops with a warning (default: 8M operations, or what a quarter of the
+    /// available memory holds if less).
     #[arg(long)]
     pub check_limit: Option<u64>,
     /// Output format.
