@@ -3,7 +3,7 @@
 //! out of YCSB comparisons (DBx1000 and CCBench pay a hash or Masstree lookup here).
 
 use super::Index;
-use crate::storage::RecordId;
+use crate::ids::RecordId;
 
 /// Identity index over `0..len`.
 #[derive(Debug, Clone, Copy)]

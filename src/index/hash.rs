@@ -16,7 +16,7 @@
 //! record itself; phantom protection for inserts is likewise not this type's job.
 
 use super::Index;
-use crate::storage::RecordId;
+use crate::ids::RecordId;
 use std::hash::{BuildHasher, Hasher};
 
 /// `insert` found the key already present.

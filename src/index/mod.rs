@@ -16,7 +16,7 @@ pub use ordered::{
     ESTIMATED_BYTES_PER_ENTRY, LeafChange, LeafId, LeafUpdate, LeafVersion, OrderedIndex,
 };
 
-use crate::storage::RecordId;
+use crate::ids::RecordId;
 
 /// A point-lookup index from a 64-bit key to a record id.
 pub trait Index: Send + Sync {

@@ -39,13 +39,7 @@ use std::marker::PhantomData;
 use std::ptr::NonNull;
 use std::sync::atomic::AtomicU64;
 
-/// Index of a table within a [`Database`].
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct TableId(pub u32);
-
-/// Position of a record within its table.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct RecordId(pub u64);
+pub use crate::ids::{RecordId, TableId};
 
 /// Largest payload a table accepts, in bytes.
 pub const MAX_PAYLOAD_BYTES: usize = 1 << 20;

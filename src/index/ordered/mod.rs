@@ -117,7 +117,7 @@ pub use leaf::{LEAF_CAPACITY, VersionWord};
 
 use super::Index;
 pub use super::hash::Duplicate;
-use crate::storage::RecordId;
+use crate::ids::RecordId;
 use arena::LeafArena;
 use leaf::{Backoff, Bounds, Leaf, NO_LEAF};
 use std::collections::BTreeMap;
