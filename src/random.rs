@@ -1,7 +1,12 @@
-//! Random numbers for workload generation: a fast per-worker generator and Gray et al.'s zipfian.
+//! Random numbers for workload generation: a fast per-worker generator and zipfian keys (Gray et
+//! al.'s generator below skew 1, exact rejection-inversion from 1 up).
 //!
 //! Each worker owns its generator, seeded from the run's seed and the worker id, so a run with the
 //! same seed produces the same transaction stream per worker.
+
+mod rejection_inversion;
+
+pub use rejection_inversion::RejectionInversion;
 
 /// xoshiro256** (Blackman and Vigna): fast, small state, good statistical quality; seeded through
 /// SplitMix64 so nearby seeds give unrelated streams.
@@ -64,14 +69,82 @@ impl FastRng {
     }
 }
 
+/// The largest skew accepted. At theta 10 key 0 already draws 99.9% of the time (p(rank 2) =
+/// 2^-10 / zeta), so larger values change nothing measurable, and `H`'s closed forms in the exact
+/// sampler stay well-conditioned below it.
+pub const MAX_THETA: f64 = 10.0;
+
+/// Below this skew Gray et al.'s generator is used. Its `alpha = 1 / (1 - theta)` blows up as theta
+/// approaches 1, and it always refused `|theta - 1| <= 1e-9`, so every theta it ever accepted below
+/// 1 still goes to it (same seed, same keys as before the exact sampler existed).
+const GRAY_BELOW: f64 = 1.0 - 1e-9;
+
+/// Zipfian keys in `0..n` with skew `theta` (probability of rank `k` proportional to `k^-theta`);
+/// key 0 is the hottest. The method is chosen once, at construction:
+/// - `theta == 0`: uniform.
+/// - `0 < theta < 1`: Gray et al.'s generator ([`GrayZipf`]), the one the papers' numbers were
+///   measured with; an approximation past the two hottest keys (see the frequency tests).
+/// - `theta >= 1` (real traces reach 1.0-1.5): exact rejection-inversion ([`RejectionInversion`]).
+///
+/// A draw matches on the variant: one perfectly predicted branch per key.
+#[derive(Debug, Clone)]
+pub enum Zipf {
+    /// Every key equally likely.
+    Uniform {
+        /// Number of keys.
+        n: u64,
+    },
+    /// Gray et al.'s approximation, for `0 < theta < 1`.
+    Gray(GrayZipf),
+    /// Hörmann and Derflinger's exact rejection-inversion, for `theta >= 1`.
+    RejectionInversion(RejectionInversion),
+}
+
+impl Zipf {
+    /// A generator over `0..n` (`n >= 1`) with skew `theta` (`0 <= theta <= MAX_THETA`).
+    pub fn new(n: u64, theta: f64) -> Self {
+        assert!(n >= 1, "zipf needs at least one item");
+        assert!(
+            (0.0..=MAX_THETA).contains(&theta),
+            "zipf theta must be in [0, {MAX_THETA}]"
+        );
+        if theta == 0.0 {
+            Zipf::Uniform { n }
+        } else if theta < GRAY_BELOW {
+            Zipf::Gray(GrayZipf::new(n, theta))
+        } else {
+            Zipf::RejectionInversion(RejectionInversion::new(n, theta))
+        }
+    }
+
+    /// Number of keys.
+    pub fn n(&self) -> u64 {
+        match self {
+            Zipf::Uniform { n } => *n,
+            Zipf::Gray(g) => g.n,
+            Zipf::RejectionInversion(r) => r.n(),
+        }
+    }
+
+    /// Draws a key in `0..n`.
+    #[inline]
+    pub fn sample(&self, rng: &mut FastRng) -> u64 {
+        match self {
+            Zipf::Uniform { n } => rng.below(*n),
+            Zipf::Gray(g) => g.sample(rng),
+            Zipf::RejectionInversion(r) => r.sample_rank(rng) - 1,
+        }
+    }
+}
+
 /// Gray et al.'s zipfian generator ("Quickly generating billion-record synthetic databases",
 /// SIGMOD 1994), the one YCSB, DBx1000 and CCBench use, so skew `theta` means what it means in the
 /// papers. `zeta(n, theta)` is computed once (O(n)) at construction; a draw costs one `powf`.
-/// Key 0 is the hottest. `theta == 0` degenerates to the uniform distribution and is drawn as such.
+/// Key 0 is the hottest. Exact for keys 0 and 1; the rest come from inverting a continuous
+/// approximation of the distribution's tail.
 #[derive(Debug, Clone)]
-pub struct Zipf {
+pub struct GrayZipf {
     n: u64,
-    theta: f64,
     alpha: f64,
     zetan: f64,
     eta: f64,
@@ -79,13 +152,13 @@ pub struct Zipf {
     two_threshold: f64,
 }
 
-impl Zipf {
-    /// A generator over `0..n` with skew `theta` (`0 <= theta`, `theta != 1`, `n >= 1`).
+impl GrayZipf {
+    /// A generator over `0..n` with skew `theta` (`0 < theta < 1 - 1e-9`, `n >= 1`).
     pub fn new(n: u64, theta: f64) -> Self {
         assert!(n >= 1, "zipf needs at least one item");
         assert!(
-            theta >= 0.0 && (theta - 1.0).abs() > 1e-9,
-            "zipf theta must be >= 0 and != 1"
+            theta > 0.0 && theta < GRAY_BELOW,
+            "Gray's zipf needs 0 < theta < 1"
         );
         let zetan = zeta(n, theta);
         let zeta2 = zeta(2.min(n), theta);
@@ -95,9 +168,8 @@ impl Zipf {
         } else {
             0.0
         };
-        Zipf {
+        GrayZipf {
             n,
-            theta,
             alpha,
             zetan,
             eta,
@@ -105,17 +177,9 @@ impl Zipf {
         }
     }
 
-    /// Number of items.
-    pub fn n(&self) -> u64 {
-        self.n
-    }
-
     /// Draws a key in `0..n`.
     #[inline]
     pub fn sample(&self, rng: &mut FastRng) -> u64 {
-        if self.theta == 0.0 {
-            return rng.below(self.n);
-        }
         let u = rng.next_f64();
         let uz = u * self.zetan;
         if uz < 1.0 {
@@ -133,6 +197,9 @@ impl Zipf {
 fn zeta(n: u64, theta: f64) -> f64 {
     (1..=n).map(|i| 1.0 / (i as f64).powf(theta)).sum()
 }
+
+#[cfg(test)]
+mod frequency_tests;
 
 #[cfg(test)]
 mod tests {
@@ -179,6 +246,51 @@ mod tests {
         let expected = 1.0 / zeta(n, 0.99);
         let got = hits0 as f64 / draws as f64;
         assert!((got - expected).abs() < 0.01, "p0 {got} vs {expected}");
+    }
+
+    /// Below theta 1 the keys are the ones the generator drew before the exact sampler was added
+    /// (recorded from that version), so runs stay comparable with earlier results.
+    #[test]
+    fn keys_below_theta_one_are_unchanged() {
+        let recorded: [(u64, f64, [u64; 12]); 3] = [
+            (
+                1000,
+                0.99,
+                [0, 8, 88, 568, 940, 175, 119, 323, 165, 42, 90, 4],
+            ),
+            (
+                1_000_000,
+                0.5,
+                [
+                    7119, 143889, 462702, 855135, 983684, 592697, 517559, 722657, 579894, 340568,
+                    465984, 84724,
+                ],
+            ),
+            (10, 0.0, [0, 3, 6, 9, 9, 7, 7, 8, 7, 5, 6, 2]),
+        ];
+        for (n, theta, keys) in recorded {
+            let z = Zipf::new(n, theta);
+            let mut r = FastRng::new(42);
+            let got: Vec<u64> = (0..12).map(|_| z.sample(&mut r)).collect();
+            assert_eq!(got, keys, "n {n} theta {theta}");
+        }
+    }
+
+    #[test]
+    fn method_is_chosen_by_theta() {
+        assert!(matches!(Zipf::new(8, 0.0), Zipf::Uniform { n: 8 }));
+        assert!(matches!(Zipf::new(8, 0.99), Zipf::Gray(_)));
+        // Gray's generator always refused theta within 1e-9 of 1.
+        assert!(matches!(
+            Zipf::new(8, 1.0 - 1e-10),
+            Zipf::RejectionInversion(_)
+        ));
+        assert!(matches!(Zipf::new(8, 1.0), Zipf::RejectionInversion(_)));
+        assert!(matches!(
+            Zipf::new(8, MAX_THETA),
+            Zipf::RejectionInversion(_)
+        ));
+        assert_eq!(Zipf::new(8, 1.5).n(), 8);
     }
 
     #[test]

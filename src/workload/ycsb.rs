@@ -1,7 +1,7 @@
 //! YCSB with CCBench's seven parameters (CCBench 3.1): cardinality (`records`), payload size,
 //! operations per transaction, read ratio, read-modify-write or blind write, skew and threads
-//! (the last belongs to the executor). Keys are drawn with Gray et al.'s zipfian ([`Zipf`]) and are
-//! distinct within a transaction. PLOR's bimodal sizes are a second transaction length drawn with a
+//! (the last belongs to the executor). Keys are zipfian ([`Zipf`]: Gray et al.'s generator below
+//! skew 1, exact rejection-inversion from 1) and distinct within a transaction. PLOR's bimodal sizes are a second transaction length drawn with a
 //! configurable share (PLOR 6.1: 90% with 4 operations, 10% with 16).
 //!
 //! The checker needs nothing from this workload: in check mode the transaction handle stamps and
