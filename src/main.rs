@@ -151,7 +151,10 @@ fn list_text() -> String {
             "--rmw | --blind",
             "writes are read-modify-writes or blind writes",
         ),
-        ("--theta F", "zipfian skew, 0 <= theta < 1 (0 = uniform)"),
+        (
+            "--theta F",
+            "zipfian skew, 0 <= theta <= 10 (0 = uniform; Gray et al. below 1, exact from 1)",
+        ),
     ] {
         s += &format!("  {n:<18} {d}\n");
     }

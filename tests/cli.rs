@@ -22,6 +22,9 @@ fn invalid_input_exits_2_naming_the_parameter() {
         (&["run", "--duration", "0"], "--duration"),
         (&["run", "--workload", "tpcx"], "--workload"),
         (&["run", "--theta", "abc"], "--theta"),
+        (&["run", "--theta", "10.5"], "0 <= theta <= 10"),
+        (&["run", "--theta", "nan"], "0 <= theta <= 10"),
+        (&["run", "--theta", "10", "--ops", "16"], "--theta"),
         (&["run", "-p", "plor", "--plor-slack", "-1"], "--plor-slack"),
         (
             &["run", "-p", "plor", "--plor-slack", "nan"],
@@ -136,6 +139,32 @@ fn list_documents_tpcc() {
     for t in txbench::workload::tpcc::TxnType::ALL {
         assert!(text.contains(t.name()), "missing {}", t.name());
     }
+}
+
+/// Skew past 1 (the exact sampler) runs end to end, and the history checker passes under it.
+#[test]
+fn skew_above_one_runs_and_checks() {
+    let mut argv = short_run("silo,no_wait", "2");
+    argv.extend([
+        "--ops", "8", "--theta", "1.5", "--check", "--format", "json",
+    ]);
+    let out = txbench(&argv);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    for line in stdout.lines() {
+        let v: serde_json::Value = serde_json::from_str(line).expect("one JSON object per line");
+        assert_eq!(
+            v["check"]["passed"],
+            serde_json::Value::Bool(true),
+            "{line}"
+        );
+        assert!(v["commits"].as_u64().unwrap() > 0, "{line}");
+    }
+    assert_eq!(stdout.lines().count(), 2, "{stdout}");
 }
 
 #[test]

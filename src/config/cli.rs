@@ -125,7 +125,8 @@ pub struct RunArgs {
     /// Writes are blind writes.
     #[arg(long)]
     pub blind: bool,
-    /// Zipfian skew, 0 <= theta < 1 (0 = uniform).
+    /// Zipfian skew, 0 <= theta <= 10 (0 = uniform; Gray et al.'s generator below 1, exact
+    /// rejection-inversion from 1).
     #[arg(long, allow_negative_numbers = true)]
     pub theta: Option<f64>,
     /// Worker threads (default: the number of cores).

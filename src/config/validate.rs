@@ -10,10 +10,11 @@ use crate::protocol::{
     LockWait, MoccLockKind, MoccOptions, MoccTemperature, PlorOptions, PlorPriority, ProtocolKind,
     ProtocolOptions, TicTocOptions,
 };
+use crate::random::MAX_THETA;
 use crate::storage::record_stride;
 use crate::workload::WorkloadConfig;
 use crate::workload::long_scan::LongScanConfig;
-use crate::workload::ycsb::YcsbConfig;
+use crate::workload::ycsb::{MAX_DISTINCT_KEY_DRAWS, YcsbConfig, distinct_key_draws};
 
 use std::time::Duration;
 
@@ -427,11 +428,30 @@ impl RunArgs {
                 ));
             }
         }
-        if !(y.theta.is_finite() && y.theta >= 0.0 && y.theta < 1.0) {
+        // `contains` is false for NaN, so NaN is rejected here too.
+        if !(0.0..=MAX_THETA).contains(&y.theta) {
             return Err(out_of_range(
                 "theta",
                 y.theta,
-                "0 <= theta < 1 (0 is uniform)",
+                format!("0 <= theta <= {MAX_THETA} (0 is uniform)"),
+            ));
+        }
+        let most_ops = if y.long_share > 0.0 {
+            y.ops.max(y.long_ops)
+        } else {
+            y.ops
+        };
+        let draws = distinct_key_draws(y.records, most_ops, y.theta);
+        if draws > MAX_DISTINCT_KEY_DRAWS {
+            return Err(out_of_range(
+                "theta",
+                y.theta,
+                format!(
+                    "a skew at which {most_ops} distinct keys of --records {} take at most \
+                     {MAX_DISTINCT_KEY_DRAWS:.0e} draws per transaction (this one may need \
+                     {draws:.1e}); lower --theta or --ops",
+                    y.records
+                ),
             ));
         }
         Ok(())
@@ -493,6 +513,17 @@ mod tests {
     }
 
     #[test]
+    fn theta_one_and_above_is_accepted_where_distinct_keys_can_be_found() {
+        for (theta, ops) in [("1", "16"), ("1.5", "16"), ("3", "16"), ("10", "1")] {
+            let c = args(&["--theta", theta, "--ops", ops]).unwrap();
+            let WorkloadConfig::Ycsb(y) = &c.workload else {
+                panic!("ycsb expected")
+            };
+            assert_eq!(y.theta, theta.parse::<f64>().unwrap());
+        }
+    }
+
+    #[test]
     fn long_scan_takes_its_own_flags() {
         let c = args(&[
             "--workload",
@@ -518,7 +549,14 @@ mod tests {
     fn bad_values_name_the_parameter() {
         let cases: &[(&[&str], &str)] = &[
             (&["--theta", "-0.5"], "--theta"),
-            (&["--theta", "1"], "--theta"),
+            (&["--theta", "10.5"], "0 <= theta <= 10"),
+            (&["--theta", "NaN"], "--theta"),
+            (&["--theta", "inf"], "--theta"),
+            (&["--theta", "10"], "16 distinct keys of --records"),
+            (
+                &["--theta", "2", "--records", "4096", "--ops", "4096"],
+                "lower --theta or --ops",
+            ),
             (&["--records", "0"], "--records"),
             (&["--records", "8", "--ops", "9"], "--ops"),
             (&["--read-ratio", "1.5"], "--read-ratio"),

@@ -70,6 +70,38 @@ impl YcsbConfig {
     }
 }
 
+/// The most key draws a transaction may need, in the worst case, to find its distinct keys (see
+/// [`distinct_key_draws`]); validation rejects configurations past it. At about 10 ns a draw, a
+/// million draws is 10 ms per transaction: beyond that a run measures the key generator, not the
+/// protocol, and at high skew the expected count grows without bound (theta 10 with 16 operations
+/// needs about 10^12). Every configuration accepted before skew 1 was allowed needs at most
+/// about 3 * 10^5 (4096 operations over 4096 records at theta 0.99).
+pub const MAX_DISTINCT_KEY_DRAWS: f64 = 1e6;
+
+/// An upper bound on the expected number of zipfian draws (`records` keys, skew `theta`) that
+/// `generate` takes to collect `ops` distinct keys, which it does by redrawing duplicates.
+///
+/// The worst case for the `i`-th key is that the `i - 1` hottest keys are taken, leaving it the
+/// tail mass `T(i) = sum_{k >= i} k^-theta / H(records, theta)` and `1 / T(i)` expected draws.
+/// Comparing sums with integrals (`k^-theta` decreases) bounds `T(i)` from below in O(1):
+/// `sum_{k=i..n} k^-theta >= ∫_i^{n+1} x^-theta dx` and `H(n, theta) <= 1 + ∫_1^n x^-theta dx`.
+/// The bound is exact for the uniform case and costs O(ops), whatever `records`.
+pub fn distinct_key_draws(records: u64, ops: usize, theta: f64) -> f64 {
+    // ∫_a^b x^-theta dx, with ln(b / a) at theta 1 (and near it, where 1 - theta cancels).
+    let integral = |a: f64, b: f64| {
+        if (theta - 1.0).abs() < 1e-9 {
+            (b / a).ln()
+        } else {
+            (b.powf(1.0 - theta) - a.powf(1.0 - theta)) / (1.0 - theta)
+        }
+    };
+    let n = records as f64;
+    let harmonic_bound = 1.0 + integral(1.0, n);
+    (1..=ops)
+        .map(|i| harmonic_bound / integral(i as f64, n + 1.0))
+        .sum()
+}
+
 /// The YCSB workload, ready to generate.
 pub struct Ycsb {
     config: YcsbConfig,
@@ -251,6 +283,41 @@ mod tests {
         }
         // 0.8^4: about 41% of the requests.
         assert!((600..1_050).contains(&read_only), "{read_only}");
+    }
+
+    #[test]
+    fn distinct_key_draws_bounds_the_redraws() {
+        // Uniform: the coupon collector's n (1/n + ... + 1/(n - ops + 1)), exactly.
+        let exact: f64 = (0..4).map(|i| 8.0 / (8 - i) as f64).sum();
+        assert!((distinct_key_draws(8, 4, 0.0) - exact).abs() < 1e-9);
+        // Skewed and many keys: a few draws per key. At theta 10 the 16th key is ~10^-12 likely.
+        assert!(distinct_key_draws(1 << 20, 16, 0.99) < 2.0 * 16.0);
+        assert!(distinct_key_draws(1 << 20, 16, 10.0) > 1e11);
+        assert!(distinct_key_draws(4096, 4096, 0.99) < MAX_DISTINCT_KEY_DRAWS);
+        // The bound holds: measured draws at a skew where redraws are frequent.
+        let config = YcsbConfig {
+            records: 32,
+            ops: 16,
+            theta: 1.5,
+            ..YcsbConfig::default()
+        };
+        let bound = distinct_key_draws(32, 16, 1.5);
+        let zipf = Zipf::new(32, 1.5);
+        let mut rng = FastRng::new(9);
+        let txns = 2000;
+        let mut draws = 0u64;
+        for _ in 0..txns {
+            let mut taken = Vec::with_capacity(config.ops);
+            while taken.len() < config.ops {
+                let k = zipf.sample(&mut rng);
+                draws += 1;
+                if !taken.contains(&k) {
+                    taken.push(k);
+                }
+            }
+        }
+        let mean = draws as f64 / txns as f64;
+        assert!(mean < bound, "mean {mean} bound {bound}");
     }
 
     #[test]
