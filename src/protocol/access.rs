@@ -257,15 +257,6 @@ impl InstallLog {
         }
     }
 
-    /// The seq the last install of the record at `order_key` gave its version.
-    pub fn seq_of(&self, order_key: usize) -> Option<u64> {
-        self.installs
-            .iter()
-            .rev()
-            .find(|&&(key, _)| key == order_key)
-            .map(|&(_, seq)| seq)
-    }
-
     /// The recorded installs, in install order.
     pub fn installs(&self) -> &[(usize, u64)] {
         &self.installs
