@@ -564,7 +564,8 @@ fn add_read_edges(ops: &RecordedOps, groups: &[VersionGroup], edges: &mut Vec<Ed
 }
 
 pub(super) fn describe_key(key: u64) -> String {
-    format!("{}/{}", key >> 48, key & ((1 << 48) - 1))
+    let (table, rid) = super::history::split_history_key(key);
+    format!("{table}/{rid}")
 }
 
 fn describe_read(reader: u64, key: u64, writer: u64, why: &str) -> String {

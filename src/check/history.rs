@@ -150,6 +150,11 @@ pub fn history_key(table: u32, rid: u64) -> u64 {
     (u64::from(table) << 48) | rid
 }
 
+/// The table id and record id of a [`history_key`].
+pub fn split_history_key(key: u64) -> (u32, u64) {
+    ((key >> 48) as u32, key & ((1 << 48) - 1))
+}
+
 /// Id of attempt number `attempt` (counted from 1) of worker `worker`: worker + 1 in the top 24
 /// bits, the attempt number below. Never [`Version::INITIAL_WRITER`]; a worker's ids grow.
 pub fn txn_id(worker: usize, attempt: u64) -> u64 {

@@ -21,7 +21,7 @@
 
 mod index_ops;
 
-use crate::check::history::{HistOp, Version, WorkerHistory, history_key};
+use crate::check::history::{HistOp, Version, WorkerHistory, history_key, split_history_key};
 use crate::protocol::{Abort, AttemptStart, Protocol, WriteKind};
 use crate::storage::stamp::{Stamp, UNINSTALLED_SEQ, row_checksum};
 use crate::storage::{Database, IndexId, Record, RecordId, Table, TableId, TableIndex};
@@ -297,7 +297,7 @@ impl<'db, P: Protocol> Txn<'db, P> {
             if op.kind() != crate::check::history::OpKind::Write {
                 continue;
             }
-            let (table, rid) = (op.key() >> 48, op.key() & ((1 << 48) - 1));
+            let (table, rid) = split_history_key(op.key());
             let addr = self.tables[table as usize]
                 .get(RecordId(rid))
                 .expect("recorded records exist")
