@@ -155,6 +155,10 @@ fn list_text() -> String {
             "--theta F",
             "zipfian skew, 0 <= theta <= 10 (0 = uniform; Gray et al. below 1, exact from 1)",
         ),
+        (
+            "--index KIND",
+            "how each access finds its record: array (key = record id, default), hash, ordered",
+        ),
     ] {
         s += &format!("  {n:<18} {d}\n");
     }

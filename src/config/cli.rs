@@ -35,6 +35,17 @@ pub enum PlorPriorityArg {
     Deadline,
 }
 
+/// YCSB's key access method as a flag value.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum IndexArg {
+    /// Key k is record k: no lookup cost (what every earlier result used).
+    Array,
+    /// The concurrent hash index (DBx1000's YCSB access path).
+    Hash,
+    /// The ordered B+-tree index (in place of CCBench's Masstree).
+    Ordered,
+}
+
 /// Lock waiting policy as a flag value.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum LockWaitArg {
@@ -129,6 +140,10 @@ pub struct RunArgs {
     /// rejection-inversion from 1).
     #[arg(long, allow_negative_numbers = true)]
     pub theta: Option<f64>,
+    /// ycsb: how every access finds its record: `array` (key k is record k, no lookup; the
+    /// default), `hash` or `ordered` (a lookup in that index, for every protocol alike).
+    #[arg(long, value_enum)]
+    pub index: Option<IndexArg>,
     /// Worker threads (default: the number of cores).
     #[arg(long, short = 't')]
     pub threads: Option<usize>,

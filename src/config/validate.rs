@@ -1,6 +1,8 @@
 //! Validation: flags to a [`RunConfig`], every range check in one place, before any work.
 
-use super::cli::{LockWaitArg, MoccLockArg, MoccTemperatureArg, PlorPriorityArg, RunArgs};
+use super::cli::{
+    IndexArg, LockWaitArg, MoccLockArg, MoccTemperatureArg, PlorPriorityArg, RunArgs,
+};
 use super::memory::{self, AvailableMemory, MemoryBudget, round_down};
 use super::presets::{WORKLOADS, preset};
 use super::{ConfigError, ExecConfig, MAX_PAYLOAD, MAX_THREADS, RunConfig};
@@ -13,6 +15,7 @@ use crate::protocol::{
 use crate::random::MAX_THETA;
 use crate::storage::record_stride;
 use crate::workload::WorkloadConfig;
+use crate::workload::key_index::KeyIndexKind;
 use crate::workload::long_scan::LongScanConfig;
 use crate::workload::ycsb::{MAX_DISTINCT_KEY_DRAWS, YcsbConfig, distinct_key_draws};
 
@@ -85,9 +88,16 @@ pub(super) struct Fit {
 
 impl Fit {
     /// Checks that `records` records plus `fixed_records` more (long-scan's hot table), all with
-    /// `payload`-byte payloads, fit; the error names `--records` with the most that fit.
-    fn records(&self, records: u64, fixed_records: u64, payload: usize) -> Result<(), ConfigError> {
-        let stride = record_stride(self.meta, payload) as u128;
+    /// `payload`-byte payloads, fit, with `index_bytes` of key index for each of the `records`;
+    /// the error names `--records` with the most that fit.
+    fn records(
+        &self,
+        records: u64,
+        fixed_records: u64,
+        payload: usize,
+        index_bytes: usize,
+    ) -> Result<(), ConfigError> {
+        let stride = (record_stride(self.meta, payload) + index_bytes) as u128;
         let data = u128::from(records + fixed_records) * stride;
         if data <= self.budget.data_room() {
             return Ok(());
@@ -165,7 +175,8 @@ impl RunArgs {
             }
         };
         let check_limit_ops = if self.check {
-            let data = memory::data_bytes(&workload.tables(), &workload.indexes(), fit.meta);
+            let data = memory::data_bytes(&workload.tables(), &workload.indexes(), fit.meta)
+                + workload.key_index_bytes();
             budget.check_limit(data, self.check_limit)?
         } else {
             0
@@ -328,12 +339,19 @@ impl RunArgs {
         if let Some(t) = self.theta {
             y.theta = t;
         }
+        if let Some(index) = self.index {
+            y.index = match index {
+                IndexArg::Array => KeyIndexKind::Array,
+                IndexArg::Hash => KeyIndexKind::Hash,
+                IndexArg::Ordered => KeyIndexKind::Ordered,
+            };
+        }
         self.validate_ycsb(&y, fit)?;
         Ok(y)
     }
 
     /// The flags only YCSB reads, each with whether it was given.
-    pub(super) fn ycsb_only_flags(&self) -> [(&'static str, bool); 9] {
+    pub(super) fn ycsb_only_flags(&self) -> [(&'static str, bool); 10] {
         [
             ("preset", self.preset.is_some()),
             ("ops", self.ops.is_some()),
@@ -344,6 +362,7 @@ impl RunArgs {
             ("rmw", self.rmw),
             ("blind", self.blind),
             ("theta", self.theta.is_some()),
+            ("index", self.index.is_some()),
         ]
     }
 
@@ -384,7 +403,7 @@ impl RunArgs {
             ));
         }
         self.validate_payload(c.payload)?;
-        fit.records(c.records, c.hot_records, c.payload)?;
+        fit.records(c.records, c.hot_records, c.payload, 0)?;
         Ok(c)
     }
 
@@ -404,7 +423,7 @@ impl RunArgs {
             return Err(out_of_range("records", y.records, "1 <= records <= 2^40"));
         }
         self.validate_payload(y.payload)?;
-        fit.records(y.records, 0, y.payload)?;
+        fit.records(y.records, 0, y.payload, y.index.estimated_bytes_per_key())?;
         for (param, ops) in [("ops", y.ops), ("long-ops", y.long_ops)] {
             if ops == 0 || ops as u64 > y.records || ops > 4096 {
                 return Err(out_of_range(
@@ -638,6 +657,29 @@ mod tests {
         assert!(matches!(ok.workload, WorkloadConfig::Ycsb(ref y) if y.records == max));
         // The same records fit in more memory.
         assert!(args_with(64 * GB, &["-p", "silo", "--records", "268435456"]).is_ok());
+    }
+
+    #[test]
+    fn a_key_index_counts_against_the_records_that_fit() {
+        // The array index costs nothing; a hash index adds its bytes per key to each record.
+        let array = stated_max_records(
+            &args_with(21 * GB, &["-p", "silo", "--records", "268435456"]).unwrap_err(),
+        );
+        for index in ["hash", "ordered"] {
+            let err = args_with(
+                21 * GB,
+                &["-p", "silo", "--records", "268435456", "--index", index],
+            )
+            .unwrap_err();
+            let max = stated_max_records(&err);
+            assert!(max < array, "--index {index}: {max} vs {array}");
+            let fits = max.to_string();
+            args_with(
+                21 * GB,
+                &["-p", "silo", "--records", &fits, "--index", index],
+            )
+            .expect("the stated maximum fits");
+        }
     }
 
     #[test]

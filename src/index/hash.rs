@@ -19,6 +19,12 @@ use super::Index;
 use crate::ids::RecordId;
 use std::hash::{BuildHasher, Hasher};
 
+/// Bytes the index holds per key, for memory estimates made before a run. Measured with keys
+/// `0..n` inserted into an index created with capacity `n`: 38 bytes at 10^6 keys and 30 at 10^7
+/// (a 16-byte entry plus bucket metadata and the unused slots of a table sized by powers of two);
+/// 48 leaves room for a resize's old and new arrays.
+pub const ESTIMATED_BYTES_PER_ENTRY: usize = 48;
+
 /// `insert` found the key already present.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
 #[error("key {key} is already in the index")]

@@ -5,6 +5,7 @@
 //! of the engine: it cannot reach into storage or protocol metadata (unlike DBx1000's YCSB, which
 //! writes shared rows directly for every protocol).
 
+pub mod key_index;
 pub mod long_scan;
 pub mod tpcc;
 pub mod ycsb;
@@ -36,6 +37,17 @@ impl WorkloadConfig {
             WorkloadConfig::Ycsb(c) => c.tables(),
             WorkloadConfig::LongScan(c) => c.tables(),
             WorkloadConfig::Tpcc(c) => c.tables(),
+        }
+    }
+
+    /// Estimated bytes of the key index the workload builds outside the database (YCSB's
+    /// `--index`; nothing for the dense array), for memory validation.
+    pub fn key_index_bytes(&self) -> u128 {
+        match self {
+            WorkloadConfig::Ycsb(c) => {
+                u128::from(c.records) * c.index.estimated_bytes_per_key() as u128
+            }
+            WorkloadConfig::LongScan(_) | WorkloadConfig::Tpcc(_) => 0,
         }
     }
 

@@ -1,0 +1,170 @@
+//! How a key-value workload (YCSB) finds a key's record: the access method, chosen per run with
+//! `--index`, that every protocol then goes through alike on every access.
+//!
+//! - `array` (the default, what every earlier result used): key `k` is record `k`; no memory is
+//!   touched, so YCSB results measure the engine and the protocol alone.
+//! - `hash`: a lookup in the shared concurrent hash index ([`HashIndex`]), like DBx1000's YCSB.
+//! - `ordered`: a lookup in the shared ordered index ([`OrderedIndex`], a B+-tree), like CCBench's
+//!   Masstree.
+//!
+//! The key-to-record mapping is the identity in all three (the table is loaded densely), so the
+//! three methods run exactly the same transactions on the same records and differ only in what a
+//! lookup costs: the ratio of a hash or ordered run to an array run is the index's price.
+//!
+//! A lookup is an `enum` match per access rather than a type parameter: three variants, one of
+//! them taken for the whole run, is a branch the predictor never misses, and it keeps the runner
+//! from monomorphising every protocol three more times.
+
+use crate::index::{HashIndex, Index, OrderedIndex};
+use crate::storage::RecordId;
+use serde::Serialize;
+use std::fmt;
+
+/// The access method a run's keys go through (`--index`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum KeyIndexKind {
+    /// Key `k` is record `k`: no index memory, no lookup cost.
+    #[default]
+    Array,
+    /// The concurrent hash index.
+    Hash,
+    /// The ordered (B+-tree) index.
+    Ordered,
+}
+
+impl KeyIndexKind {
+    /// Every kind, in `--index` order.
+    pub const ALL: [KeyIndexKind; 3] = [
+        KeyIndexKind::Array,
+        KeyIndexKind::Hash,
+        KeyIndexKind::Ordered,
+    ];
+
+    /// The name `--index` takes and reports print.
+    pub fn name(self) -> &'static str {
+        match self {
+            KeyIndexKind::Array => "array",
+            KeyIndexKind::Hash => "hash",
+            KeyIndexKind::Ordered => "ordered",
+        }
+    }
+
+    /// Estimated bytes per indexed key, for memory validation before anything is built.
+    pub fn estimated_bytes_per_key(self) -> usize {
+        match self {
+            KeyIndexKind::Array => 0,
+            KeyIndexKind::Hash => crate::index::hash::ESTIMATED_BYTES_PER_ENTRY,
+            KeyIndexKind::Ordered => crate::index::ESTIMATED_BYTES_PER_ENTRY,
+        }
+    }
+}
+
+impl fmt::Display for KeyIndexKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// A built access method over keys `0..records`.
+pub enum KeyIndex {
+    /// The identity over `0..records`.
+    Array {
+        /// Number of keys.
+        records: u64,
+    },
+    /// Every key in a hash index.
+    Hash(HashIndex),
+    /// Every key in an ordered index (boxed: its root directory is hundreds of bytes inline,
+    /// and the enum is matched on every access, so the small variants should stay small).
+    Ordered(Box<OrderedIndex>),
+}
+
+impl KeyIndex {
+    /// Builds `kind` over keys `0..records`, key `k` mapped to record `k`, inserting from all
+    /// cores (each thread a contiguous key range, so the result does not depend on the thread
+    /// count).
+    pub fn build(kind: KeyIndexKind, records: u64) -> KeyIndex {
+        match kind {
+            KeyIndexKind::Array => KeyIndex::Array { records },
+            KeyIndexKind::Hash => {
+                let index = HashIndex::with_capacity(records as usize);
+                insert_all(records, |k| {
+                    index
+                        .insert(k, RecordId(k))
+                        .expect("keys 0..records are distinct");
+                });
+                KeyIndex::Hash(index)
+            }
+            KeyIndexKind::Ordered => {
+                let index = Box::new(OrderedIndex::new());
+                insert_all(records, |k| {
+                    index
+                        .insert(k, RecordId(k))
+                        .expect("keys 0..records are distinct");
+                });
+                KeyIndex::Ordered(index)
+            }
+        }
+    }
+
+    /// Which method this is.
+    pub fn kind(&self) -> KeyIndexKind {
+        match self {
+            KeyIndex::Array { .. } => KeyIndexKind::Array,
+            KeyIndex::Hash(_) => KeyIndexKind::Hash,
+            KeyIndex::Ordered(_) => KeyIndexKind::Ordered,
+        }
+    }
+
+    /// The record of `key`, looked up through the method; `None` for a key that was never built.
+    #[inline]
+    pub fn get(&self, key: u64) -> Option<RecordId> {
+        match self {
+            KeyIndex::Array { records } => (key < *records).then_some(RecordId(key)),
+            KeyIndex::Hash(index) => index.get(key),
+            KeyIndex::Ordered(index) => index.get(key),
+        }
+    }
+}
+
+/// Calls `insert(k)` for every key in `0..records`, split into contiguous ranges over the cores.
+fn insert_all(records: u64, insert: impl Fn(u64) + Sync) {
+    let threads = std::thread::available_parallelism()
+        .map(|n| n.get() as u64)
+        .unwrap_or(1)
+        .clamp(1, records.max(1));
+    let per_thread = records.div_ceil(threads);
+    std::thread::scope(|s| {
+        for t in 0..threads {
+            let insert = &insert;
+            let keys = (t * per_thread)..((t + 1) * per_thread).min(records);
+            s.spawn(move || keys.for_each(insert));
+        }
+    });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_method_maps_every_key_to_its_record_and_nothing_else() {
+        for kind in KeyIndexKind::ALL {
+            let index = KeyIndex::build(kind, 5000);
+            assert_eq!(index.kind(), kind);
+            for k in [0, 1, 2047, 2048, 4999] {
+                assert_eq!(index.get(k), Some(RecordId(k)), "{kind} key {k}");
+            }
+            assert_eq!(index.get(5000), None, "{kind}");
+            assert_eq!(index.get(u64::MAX - 1), None, "{kind}");
+        }
+    }
+
+    #[test]
+    fn a_single_key_builds() {
+        for kind in KeyIndexKind::ALL {
+            assert_eq!(KeyIndex::build(kind, 1).get(0), Some(RecordId(0)));
+        }
+    }
+}
