@@ -8,7 +8,7 @@
 //! records every version (see `txn`).
 
 use super::Workload;
-use crate::protocol::{Abort, Protocol};
+use crate::protocol::{Abort, AccessSet, Protocol};
 use crate::random::{FastRng, Zipf};
 use crate::storage::{Database, RecordId, TableId, TableSpec};
 use crate::txn::Txn;
@@ -219,6 +219,20 @@ impl Workload for Ycsb {
     /// No write operation in the request.
     fn is_read_only(&self, req: &YcsbRequest) -> bool {
         req.ops.iter().all(|o| o.kind == YcsbOpKind::Read)
+    }
+
+    /// Every key of the request is known: its operations name them.
+    fn declares_access_sets(&self) -> Result<(), String> {
+        Ok(())
+    }
+
+    fn declare(&self, req: &YcsbRequest, set: &mut AccessSet) {
+        for op in &req.ops {
+            match op.kind {
+                YcsbOpKind::Read => set.read(TABLE, RecordId(op.key)),
+                YcsbOpKind::Write => set.write(TABLE, RecordId(op.key)),
+            }
+        }
     }
 
     fn run<'a, 'db, P: Protocol>(
