@@ -9,6 +9,7 @@ use crate::metrics::machine::MachineInfo;
 use crate::metrics::report::RunReport;
 use crate::protocol::mocc::{Mocc, MqlLock, RwLock};
 use crate::protocol::nocc::Nocc;
+use crate::protocol::ord_lock::OrdLock;
 use crate::protocol::plor::Plor;
 use crate::protocol::silo::Silo;
 use crate::protocol::tictoc::TicToc;
@@ -83,6 +84,7 @@ pub fn run_protocol<W: Workload>(
             workload,
             machine,
         ),
+        ProtocolKind::OrdLock => run_with(kind, OrdLock::new(), cfg, workload, machine),
     }
 }
 
@@ -102,6 +104,11 @@ pub fn run_with<P: Protocol, W: Workload>(
     workload: &W,
     machine: &MachineInfo,
 ) -> Result<RunReport, TableAllocError> {
+    if P::NEEDS_DECLARED_SET {
+        if let Err(why) = workload.declares_access_sets() {
+            panic!("{kind}: {why} (configuration validation should have rejected this)");
+        }
+    }
     let (tables, indexes) = (workload.tables(), workload.indexes());
     let db: Database<P::RecordMeta> = Database::try_build(&tables, &indexes, cfg.check)?;
     workload.load(&db);

@@ -74,12 +74,14 @@ use txbench::check::{CheckReport, check};
 use txbench::exec::{ExecConfig, run_threads};
 use txbench::protocol::mocc::{Mocc, MqlLock, RwLock};
 use txbench::protocol::nocc::Nocc;
+use txbench::protocol::ord_lock::OrdLock;
 use txbench::protocol::plor::Plor;
 use txbench::protocol::silo::Silo;
 use txbench::protocol::tictoc::TicToc;
 use txbench::protocol::twopl::{NoWait, WaitDie, WoundWait};
 use txbench::protocol::{
-    Abort, AttemptStart, InstallLog, OpResult, Protocol, ProtocolOptions, WriteKind, WriteSet,
+    Abort, AccessSet, AttemptStart, InstallLog, OpResult, Protocol, ProtocolOptions, WriteKind,
+    WriteSet,
 };
 use txbench::random::FastRng;
 use txbench::storage::{
@@ -179,6 +181,7 @@ const PROTOCOLS: &[ProtocolRow] = &[
         s.observe(Mocc::<MqlLock>::new(&opts(e)), e)
     }),
     serializable("plor", |s, e| s.observe(Plor::new(&opts(e)).unwrap(), e)),
+    serializable("ord_lock", |s, e| s.observe(OrdLock::new(), e)),
     ProtocolRow {
         name: "nocc",
         serializable: false,
@@ -465,6 +468,9 @@ struct Request {
     target: u64,
     /// Phantom inserts: a key offset never used before (a retry reuses its own).
     fresh: u64,
+    /// The worker that runs it (the circular-flow and phantom programs use their worker's key,
+    /// which the declared access set must name before the program runs).
+    worker: u64,
 }
 
 /// The workload of one [`Scenario`].
@@ -601,6 +607,7 @@ impl Workload for Provoke {
     }
 
     fn generate(&self, worker: usize, rng: &mut FastRng, req: &mut Request) {
+        req.worker = worker as u64;
         req.role = rng.below(self.txn_types().len() as u64) as usize;
         req.target = match self.scenario {
             Scenario::DirtyWrite | Scenario::LostUpdate | Scenario::CircularFlow => 0,
@@ -629,6 +636,72 @@ impl Workload for Provoke {
 
     fn txn_type(&self, req: &Request) -> usize {
         req.role
+    }
+
+    /// Every scenario declares (for the deterministic protocols' rows): each program's records
+    /// follow from its request, the phantom scan's too (the rows of one bucket sit in known
+    /// slots, and the next present entry after a bucket or gap is a fence or the sentinel).
+    fn declares_access_sets(&self) -> Result<(), String> {
+        Ok(())
+    }
+
+    fn declare(&self, req: &Request, set: &mut AccessSet) {
+        let (x, y) = (RecordId(2 * req.target), RecordId(2 * req.target + 1));
+        let key = RecordId(req.target);
+        let first = req.role == 0;
+        match self.scenario {
+            Scenario::DirtyWrite => {
+                set.write(KEYS, x);
+                set.write(KEYS, y);
+            }
+            Scenario::AbortedRead | Scenario::IntermediateRead if first => set.write(KEYS, key),
+            Scenario::AbortedRead | Scenario::IntermediateRead => set.read(KEYS, key),
+            Scenario::CircularFlow => {
+                set.write(KEYS, RecordId(req.worker));
+                set.read(KEYS, RecordId(req.worker ^ 1));
+            }
+            Scenario::ReadSkew if first => {
+                set.read(KEYS, x);
+                set.read(KEYS, y);
+            }
+            Scenario::ReadSkew => {
+                set.write(KEYS, x);
+                set.write(KEYS, y);
+            }
+            Scenario::WriteSkew => {
+                set.read(KEYS, x);
+                set.read(KEYS, y);
+                set.write(KEYS, if first { x } else { y });
+            }
+            Scenario::LostUpdate => set.write(KEYS, key),
+            Scenario::Phantom if first => {
+                let b = req.target;
+                // The bucket's fences and worker slots, then the next present entry after the
+                // bucket: the next bucket's first fence, or the end sentinel after the last.
+                for slot in b * FENCES..(b + 1) * FENCES {
+                    set.read(ROWS, RecordId(slot));
+                }
+                let workers = BUCKETS * FENCES + b * MAX_WORKERS;
+                for slot in workers..workers + MAX_WORKERS {
+                    set.read(ROWS, RecordId(slot));
+                }
+                let next = if b + 1 < BUCKETS {
+                    (b + 1) * FENCES
+                } else {
+                    SENTINEL_SLOT
+                };
+                set.read(ROWS, RecordId(next));
+                set.write(SUMMARIES, RecordId(b));
+            }
+            Scenario::Phantom => {
+                let (b, me) = (req.target, req.worker);
+                set.read(SUMMARIES, RecordId(b));
+                // The worker's own slot, and the fence ending its gap: what its gap scan reads
+                // and what its insert's or delete's next-key path writes.
+                set.write(ROWS, RecordId(BUCKETS * FENCES + b * MAX_WORKERS + me));
+                set.write(ROWS, RecordId(b * FENCES + me + 1));
+            }
+        }
     }
 
     fn run<'a, 'db, P: Protocol>(

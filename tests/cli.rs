@@ -22,6 +22,7 @@ fn invalid_input_exits_2_naming_the_parameter() {
         (&["run", "--duration", "0"], "--duration"),
         (&["run", "--workload", "tpcx"], "--workload"),
         (&["run", "--theta", "abc"], "--theta"),
+        (&["run", "-p", "ord_lock", "-w", "tpcc"], "--mix np"),
         (&["run", "--theta", "10.5"], "0 <= theta <= 10"),
         (&["run", "--theta", "nan"], "0 <= theta <= 10"),
         (&["run", "--theta", "10", "--ops", "16"], "--theta"),

@@ -17,6 +17,7 @@ use txbench::check::{CheckReport, check};
 use txbench::exec::{ExecConfig, run_threads};
 use txbench::protocol::mocc::{Mocc, MqlLock, RwLock};
 use txbench::protocol::nocc::Nocc;
+use txbench::protocol::ord_lock::OrdLock;
 use txbench::protocol::plor::Plor;
 use txbench::protocol::silo::Silo;
 use txbench::protocol::tictoc::TicToc;
@@ -155,6 +156,41 @@ fn twopl_keeps_tpcc_consistent() {
 #[test]
 fn plor_keeps_tpcc_consistent() {
     assert_consistent("plor", |o| Plor::new(o).unwrap());
+}
+
+/// The NP mix (New-Order and Payment), the one TPC-C mix whose access sets can be declared:
+/// deterministic protocols run it with 4 workers on one warehouse and on two (remote supply
+/// warehouses and remote customers), keep every condition, pass the checker and abort only the
+/// 1% of New-Orders that roll back (user aborts).
+fn assert_np_consistent<P: Protocol>(name: &str, make: impl Fn(&ProtocolOptions) -> P) {
+    let threads = 4;
+    for warehouses in [1, 2] {
+        let config = TpccConfig {
+            warehouses,
+            mix: TpccMix::NP,
+            ..full_mix()
+        };
+        let o = run(make(&opts(threads)), &config, threads, 300);
+        assert_eq!(
+            o.consistency.consistency_violations, 0,
+            "{name}, np, {warehouses} warehouses: {:?}",
+            o.consistency.examples
+        );
+        assert_eq!(o.consistency.conditions_checked, 12);
+        assert!(
+            o.graph.is_serializable(),
+            "{name}, np, {warehouses} warehouses: {:?}",
+            o.graph
+        );
+        for t in [TxnType::NewOrder, TxnType::Payment] {
+            assert!(o.commits[t as usize] > 0, "{name}: no {}", t.name());
+        }
+    }
+}
+
+#[test]
+fn ord_lock_keeps_tpcc_np_consistent() {
+    assert_np_consistent("ord_lock", |_| OrdLock::new());
 }
 
 /// Stock-Level at read committed changes nothing the conditions look at (it is read-only), but

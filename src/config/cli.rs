@@ -76,7 +76,8 @@ pub enum MoccLockArg {
 /// Flags of `txbench run`. Unset workload flags take the preset's value (or YCSB-A's).
 #[derive(Debug, Args)]
 pub struct RunArgs {
-    /// Protocols: one name, a comma-separated list, or `all` (which includes `nocc` as the ceiling).
+    /// Protocols: one name, a comma-separated list, or `all` (which includes `nocc` as the ceiling,
+    /// and the deterministic protocols where the workload declares access sets).
     #[arg(long, short = 'p', default_value = "all")]
     pub protocol: String,
     /// Workload: ycsb, long-scan or tpcc.

@@ -94,6 +94,18 @@ pub enum ConfigError {
     /// A protocol name txbench does not know.
     #[error("invalid value for --protocol: {0}")]
     UnknownProtocol(String),
+    /// A protocol that schedules from declared access sets, on a workload that cannot declare
+    /// them.
+    #[error(
+        "invalid value '{protocol}' for --protocol with this workload: {protocol} schedules \
+         transactions from access sets declared before they run, and {why}"
+    )]
+    CannotDeclare {
+        /// The protocol's name.
+        protocol: &'static str,
+        /// Why the workload cannot declare, and what would work.
+        why: String,
+    },
     /// A name not in a fixed set (workload, preset).
     #[error("invalid value '{value}' for --{param}: allowed one of {allowed}")]
     UnknownName {

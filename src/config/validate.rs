@@ -124,7 +124,7 @@ impl RunArgs {
 
     /// Validates the flags into a [`RunConfig`] for a process that may use `available` memory.
     pub fn validate_with(&self, available: AvailableMemory) -> Result<RunConfig, ConfigError> {
-        let protocols = parse_protocols(&self.protocol)?;
+        let mut protocols = parse_protocols(&self.protocol)?;
         let duration = seconds("duration", self.duration, false)?;
         let warmup = seconds("warmup", self.warmup, true)?;
         let threads = self.threads.unwrap_or_else(|| {
@@ -200,6 +200,19 @@ impl RunArgs {
                 threads,
                 format!("1 <= threads <= {MAX_PLOR_WORKERS} with protocol plor"),
             ));
+        }
+        // `all` means every protocol that can run the workload: the deterministic ones only
+        // where it declares access sets (so `run -w tpcc` keeps working with the full mix).
+        if self.protocol.trim().eq_ignore_ascii_case("all") && workload.cannot_declare().is_some() {
+            protocols.retain(|p| !p.needs_declared_set());
+        }
+        if let Some(p) = protocols.iter().find(|p| p.needs_declared_set())
+            && let Some(why) = workload.cannot_declare()
+        {
+            return Err(ConfigError::CannotDeclare {
+                protocol: p.name(),
+                why,
+            });
         }
         if self.read_phase_extension > 1_000_000_000 {
             return Err(out_of_range(
@@ -507,6 +520,22 @@ mod tests {
         let c = args(&[]).unwrap();
         assert_eq!(c.protocols, ProtocolKind::ALL.to_vec());
         assert_eq!(c.workload, WorkloadConfig::Ycsb(preset("ycsb-a").unwrap()));
+    }
+
+    #[test]
+    fn deterministic_protocols_need_a_workload_that_declares() {
+        let all = args(&["-w", "tpcc"]).unwrap();
+        assert!(!all.protocols.iter().any(|p| p.needs_declared_set()));
+        assert!(all.protocols.contains(&ProtocolKind::Silo));
+        let np = args(&["-w", "tpcc", "--mix", "np"]).unwrap();
+        assert!(np.protocols.contains(&ProtocolKind::OrdLock));
+        let err = args(&["-w", "tpcc", "-p", "silo,ord_lock"])
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("ord_lock") && err.contains("--mix np"),
+            "{err}"
+        );
     }
 
     #[test]

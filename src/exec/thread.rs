@@ -165,9 +165,26 @@ impl<P: Protocol, W: Workload> Worker<'_, '_, P, W> {
             read_only: self.workload.is_read_only(req),
         };
         let mut aborts_in_a_row: u32 = 0;
+        if P::NEEDS_DECLARED_SET {
+            // Once per transaction: its retries run the same request.
+            let workload = self.workload;
+            self.tx.declare(|set| workload.declare(req, set));
+        }
         loop {
             self.tx.begin(start);
-            let (result, exec_wait) = drive(pin!(self.workload.run(&mut self.tx, req)));
+            // A deterministic protocol schedules the attempt from its declared set first; its
+            // waits count as waiting like any other.
+            let (scheduled, schedule_wait) = if P::NEEDS_DECLARED_SET {
+                let tx = &mut self.tx;
+                drive(pin!(std::future::poll_fn(|_| tx.poll_schedule())))
+            } else {
+                (Ok(()), 0)
+            };
+            let (result, exec_wait) = match scheduled {
+                Ok(()) => drive(pin!(self.workload.run(&mut self.tx, req))),
+                Err(why) => (Err(why), 0),
+            };
+            let exec_wait = exec_wait + schedule_wait;
             let (result, commit_wait, exec_end) = match result {
                 Ok(()) => {
                     if self.read_phase_extension_ns > 0 {

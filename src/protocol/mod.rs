@@ -33,11 +33,13 @@
 
 mod abort;
 mod access;
+pub mod declared;
 pub mod mocc;
 #[cfg(test)]
 pub(crate) mod mutants;
 pub mod nocc;
 mod options;
+pub mod ord_lock;
 pub mod plor;
 pub mod silo;
 pub mod tictoc;
@@ -45,6 +47,7 @@ pub mod twopl;
 
 pub use abort::Abort;
 pub use access::{InstallLog, ReadSet, WriteEntry, WriteSet};
+pub use declared::{AccessMode, AccessSet, DeclaredRecord};
 pub use options::{
     LockWait, MoccLockKind, MoccOptions, MoccTemperature, PlorOptions, PlorPriority, ProtocolKind,
     ProtocolOptions, TicTocOptions, UnknownProtocol,
@@ -174,6 +177,27 @@ pub trait Protocol: Send + Sync + Sized + 'static {
     /// The log the worker's installs are recorded in (check mode; module docs): the write set's
     /// ([`WriteSet::install_log`]) for every protocol that installs through [`WriteSet::install`].
     fn install_log<'w>(&self, w: &'w mut Self::Worker<'_>) -> &'w mut InstallLog;
+
+    /// Whether the protocol schedules transactions from their declared access sets
+    /// ([`declared`]): the executor then declares every request's set and drives
+    /// [`Protocol::schedule`] before the program runs, and configuration rejects workloads that
+    /// cannot declare.
+    const NEEDS_DECLARED_SET: bool = false;
+
+    /// Schedules the attempt from its declared access set, after `begin` and before the
+    /// program's first operation: `set` holds one entry per record in the global record order
+    /// (`Record::order_key`), a record both read and written once, as written. Like every
+    /// operation it may return `Pending` (the executor polls it again with the same set) and must
+    /// be safe to repeat. Called only when [`Protocol::NEEDS_DECLARED_SET`] is true, or by a
+    /// protocol's own users who declare (2PL with early release may use it to know the last
+    /// access of each record); the default schedules nothing.
+    fn schedule<'db>(
+        &self,
+        _w: &mut Self::Worker<'db>,
+        _set: &[DeclaredRecord<'db, Self::RecordMeta>],
+    ) -> OpResult {
+        Poll::Ready(Ok(()))
+    }
 }
 
 impl ProtocolKind {
@@ -197,6 +221,7 @@ impl ProtocolKind {
                 MoccLockKind::Mql => meta::<mocc::Mocc<mocc::MqlLock>>(),
             },
             ProtocolKind::Plor => meta::<plor::Plor>(),
+            ProtocolKind::OrdLock => meta::<ord_lock::OrdLock>(),
         }
     }
 }
@@ -216,5 +241,26 @@ mod meta_size_tests {
             }
         }
         assert_eq!(ProtocolKind::Nocc.record_meta_bytes(&options), 0);
+    }
+
+    #[test]
+    fn the_kind_says_which_protocols_need_declared_sets() {
+        fn needs<P: Protocol>() -> bool {
+            P::NEEDS_DECLARED_SET
+        }
+        for p in ProtocolKind::ALL {
+            let expected = match p {
+                ProtocolKind::Nocc => needs::<nocc::Nocc>(),
+                ProtocolKind::NoWait => needs::<twopl::NoWait>(),
+                ProtocolKind::WaitDie => needs::<twopl::WaitDie>(),
+                ProtocolKind::WoundWait => needs::<twopl::WoundWait>(),
+                ProtocolKind::Silo => needs::<silo::Silo>(),
+                ProtocolKind::TicToc => needs::<tictoc::TicToc>(),
+                ProtocolKind::Mocc => needs::<mocc::Mocc<mocc::RwLock>>(),
+                ProtocolKind::Plor => needs::<plor::Plor>(),
+                ProtocolKind::OrdLock => needs::<ord_lock::OrdLock>(),
+            };
+            assert_eq!(p.needs_declared_set(), expected, "{p}");
+        }
     }
 }

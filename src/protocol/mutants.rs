@@ -59,6 +59,10 @@ pub(crate) enum Mutant {
     PlorReleaseReadsEarly,
     /// PLOR: a read-only attempt commits without validating its optimistic reads.
     PlorSkipReadOnlyValidation,
+    /// Ord-Lock: declared reads take no shared lock (the program still reads in place).
+    OrdLockReadsUnlocked,
+    /// Ord-Lock: declared writes take a shared lock instead of the exclusive one.
+    OrdLockWritesShared,
 }
 
 mod tests;

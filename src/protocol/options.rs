@@ -27,11 +27,14 @@ pub enum ProtocolKind {
     Mocc,
     /// PLOR: pessimistic locking, optimistic reading; WOUND_WAIT at commit.
     Plor,
+    /// Ord-Lock: reader/writer locks on the declared access set, taken in one global order
+    /// before the program runs (deterministic, abort-free).
+    OrdLock,
 }
 
 impl ProtocolKind {
     /// Every protocol, in the order reports list them (`nocc` first: the ceiling row).
-    pub const ALL: [ProtocolKind; 8] = [
+    pub const ALL: [ProtocolKind; 9] = [
         ProtocolKind::Nocc,
         ProtocolKind::NoWait,
         ProtocolKind::WaitDie,
@@ -40,6 +43,7 @@ impl ProtocolKind {
         ProtocolKind::TicToc,
         ProtocolKind::Mocc,
         ProtocolKind::Plor,
+        ProtocolKind::OrdLock,
     ];
 
     /// The name used on the command line and in reports.
@@ -53,6 +57,7 @@ impl ProtocolKind {
             ProtocolKind::TicToc => "tictoc",
             ProtocolKind::Mocc => "mocc",
             ProtocolKind::Plor => "plor",
+            ProtocolKind::OrdLock => "ord_lock",
         }
     }
 
@@ -78,7 +83,17 @@ impl ProtocolKind {
             ProtocolKind::Plor => {
                 "locks for reads and writes, conflicts resolved at commit by WOUND_WAIT (PLOR 4)"
             }
+            ProtocolKind::OrdLock => {
+                "deterministic: rw locks on the declared access set in one global order, no aborts (DecentSched V)"
+            }
         }
+    }
+
+    /// Whether the protocol schedules transactions from declared access sets
+    /// ([`Protocol::NEEDS_DECLARED_SET`](super::Protocol::NEEDS_DECLARED_SET)): it runs only
+    /// on workloads that declare them.
+    pub fn needs_declared_set(self) -> bool {
+        matches!(self, ProtocolKind::OrdLock)
     }
 }
 

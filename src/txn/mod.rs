@@ -22,7 +22,8 @@
 mod index_ops;
 
 use crate::check::history::{HistOp, Version, WorkerHistory, history_key, split_history_key};
-use crate::protocol::{Abort, AttemptStart, Protocol, WriteKind};
+use crate::protocol::declared::merge_declared;
+use crate::protocol::{Abort, AccessSet, AttemptStart, DeclaredRecord, Protocol, WriteKind};
 use crate::storage::stamp::{Stamp, UNINSTALLED_SEQ, row_checksum};
 use crate::storage::{Database, IndexId, Record, RecordId, Table, TableId, TableIndex};
 use std::future::Future;
@@ -47,6 +48,14 @@ pub struct Txn<'db, P: Protocol> {
     worker_id: usize,
     attempts_started: u64,
     history: Option<HistoryStage>,
+    /// The current transaction's declared access set (`protocol::declared`), as the workload
+    /// stated it; empty unless the executor declared one.
+    declared: AccessSet,
+    /// `declared` resolved to records, merged and in the global record order: what
+    /// [`Protocol::schedule`] receives.
+    scheduled: Vec<DeclaredRecord<'db, P::RecordMeta>>,
+    /// Check mode with a declared set in force: every access is checked against it.
+    check_declared: bool,
 }
 
 /// Operations of the current attempt (check mode), and the committed history of this worker.
@@ -120,6 +129,9 @@ impl<'db, P: Protocol> Txn<'db, P> {
             id: 0,
             worker_id,
             attempts_started: 0,
+            declared: AccessSet::default(),
+            scheduled: Vec::new(),
+            check_declared: false,
             history: record_history.then(|| HistoryStage {
                 attempt: Vec::with_capacity(64),
                 committed: WorkerHistory::default(),
@@ -257,7 +269,69 @@ impl<'db, P: Protocol> Txn<'db, P> {
         )
     }
 
+    /// Check mode with a declared set: panics, naming the access, when `(table, rid)` is
+    /// accessed outside the set (`protocol::declared`: an undeclared access under a
+    /// deterministic protocol would be a silent race, so the program is wrong).
+    #[inline]
+    fn check_declared(&self, table: TableId, rid: RecordId, write: bool) {
+        if self.check_declared && !self.declared.permits(table, rid, write) {
+            self.undeclared_access(table, rid, write);
+        }
+    }
+
+    #[cold]
+    fn undeclared_access(&self, table: TableId, rid: RecordId, write: bool) -> ! {
+        let what = if write { "write" } else { "read" };
+        let name = &self.tables[table.0 as usize].spec().name;
+        panic!(
+            "{what} of table {} ({name}) record {} is outside the transaction's declared access \
+             set (worker {}, attempt {:#x}); declared: {:?}, covered: {:?}",
+            table.0,
+            rid.0,
+            self.worker_id,
+            self.id,
+            self.declared.accesses(),
+            self.declared.covers()
+        );
+    }
+
     // ---- executor side ----
+
+    /// Declares the access set of the transaction about to run (once per transaction, before
+    /// its first attempt; retries keep it): `fill` states it into an empty [`AccessSet`], and
+    /// the handle resolves it to the records [`Txn::poll_schedule`] hands the protocol. Every
+    /// declared record must exist (the workload names records it created). In check mode,
+    /// every access of the transaction is then checked against the set.
+    pub(crate) fn declare(&mut self, fill: impl FnOnce(&mut AccessSet)) {
+        self.declared.clear();
+        fill(&mut self.declared);
+        self.scheduled.clear();
+        for a in self.declared.accesses() {
+            let t = &self.tables[a.table.0 as usize];
+            let record = t.get(a.rid).unwrap_or_else(|| {
+                panic!(
+                    "declared record {} is outside table {} ({})",
+                    a.rid.0,
+                    a.table.0,
+                    t.spec().name
+                )
+            });
+            self.scheduled.push(DeclaredRecord {
+                record,
+                mode: a.mode,
+                table: a.table,
+            });
+        }
+        merge_declared(&mut self.scheduled);
+        self.check_declared = self.history.is_some();
+    }
+
+    /// Polls the protocol's [`Protocol::schedule`] with the declared set once (after `begin`,
+    /// before the program).
+    #[inline]
+    pub(crate) fn poll_schedule(&mut self) -> Poll<Result<(), Abort>> {
+        self.protocol.schedule(&mut self.worker, &self.scheduled)
+    }
 
     /// Starts an attempt (the executor calls this, then runs the program).
     pub(crate) fn begin(&mut self, start: AttemptStart) {
@@ -351,6 +425,7 @@ impl<'t, 'db, P: Protocol> Future for ReadOp<'t, 'db, P> {
     fn poll(mut self: Pin<&mut Self>, _cx: &mut Context<'_>) -> Poll<Self::Output> {
         let (table, rid, committed_only) = (self.table, self.rid, self.committed_only);
         let tx = self.tx.as_mut().expect("ReadOp polled after completion");
+        tx.check_declared(table, rid, false);
         let (rec, row) = tx.record(table, rid);
         let n = rec.payload.len();
         let polled = if committed_only {
@@ -396,6 +471,7 @@ impl<P: Protocol, F: FnOnce(&mut [u8]) -> R, R> Future for UpdateOp<'_, '_, P, F
     fn poll(mut self: Pin<&mut Self>, _cx: &mut Context<'_>) -> Poll<Self::Output> {
         let this = &mut *self;
         let tx = &mut *this.tx;
+        tx.check_declared(this.table, this.rid, true);
         let (rec, row) = tx.record(this.table, this.rid);
         let n = rec.payload.len();
         let buf = &mut tx.buf[..n];
@@ -458,6 +534,7 @@ impl<P: Protocol, F: FnOnce(&mut [u8])> Future for WriteOp<'_, '_, P, F> {
     fn poll(mut self: Pin<&mut Self>, _cx: &mut Context<'_>) -> Poll<Self::Output> {
         let this = &mut *self;
         let tx = &mut *this.tx;
+        tx.check_declared(this.table, this.rid, true);
         let (rec, row) = tx.record(this.table, this.rid);
         let buf = &mut tx.buf[..rec.payload.len()];
         if let Some(fill) = this.fill.take() {
@@ -520,6 +597,32 @@ mod tests {
             Poll::Ready(res) => res,
             Poll::Pending => panic!("TicToc's NoWait commit does not wait"),
         }
+    }
+
+    /// Check mode with a declared set: an access outside it panics, naming the access.
+    #[test]
+    #[should_panic(expected = "write of table 0 (t) record 1 is outside")]
+    fn an_undeclared_access_is_an_error_naming_it() {
+        use crate::protocol::ord_lock::OrdLock;
+        let p = OrdLock::new();
+        let spec = TableSpec {
+            name: "t".into(),
+            records: 2,
+            payload_bytes: 8,
+        };
+        let db = Database::with_check_stamps(&[spec], &[]);
+        let mut tx = Txn::new(&p, &db, 0, true);
+        tx.declare(|set| {
+            set.read(TableId(0), RecordId(0));
+            set.read(TableId(0), RecordId(1));
+        });
+        tx.begin(AttemptStart::FIRST);
+        assert_eq!(tx.poll_schedule(), Poll::Ready(Ok(())));
+        assert!(matches!(
+            poll(tx.read(TableId(0), RecordId(1))),
+            Poll::Ready(Ok(_))
+        ));
+        let _ = poll(tx.write(TableId(0), RecordId(1), &[1; 8]));
     }
 
     #[test]

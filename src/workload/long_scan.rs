@@ -11,7 +11,7 @@
 //! mode stamps every row, see `txn`).
 
 use super::Workload;
-use crate::protocol::{Abort, Protocol};
+use crate::protocol::{Abort, AccessSet, Protocol};
 use crate::random::FastRng;
 use crate::storage::{Database, RecordId, TableId, TableSpec};
 use crate::txn::Txn;
@@ -122,6 +122,20 @@ impl Workload for LongScan {
 
     fn txn_type(&self, _req: &LongScanRequest) -> usize {
         0
+    }
+
+    /// The scan is of consecutive record ids from a start drawn with the request (not an index
+    /// range), so the whole set is known up front: the hot record (written) and the scanned
+    /// records (read).
+    fn declares_access_sets(&self) -> Result<(), String> {
+        Ok(())
+    }
+
+    fn declare(&self, req: &LongScanRequest, set: &mut AccessSet) {
+        set.write(HOT, RecordId(req.hot));
+        for key in req.scan_start..req.scan_start + self.config.scan_length {
+            set.read(LARGE, RecordId(key));
+        }
     }
 
     fn run<'a, 'db, P: Protocol>(

@@ -10,7 +10,7 @@ pub mod long_scan;
 pub mod tpcc;
 pub mod ycsb;
 
-use crate::protocol::{Abort, Protocol};
+use crate::protocol::{Abort, AccessSet, Protocol};
 use crate::random::FastRng;
 use crate::storage::{Database, IndexSpec, TableSpec};
 use crate::txn::Txn;
@@ -48,6 +48,17 @@ impl WorkloadConfig {
                 u128::from(c.records) * c.index.estimated_bytes_per_key() as u128
             }
             WorkloadConfig::LongScan(_) | WorkloadConfig::Tpcc(_) => 0,
+        }
+    }
+
+    /// Why this workload, as configured, cannot declare its requests' access sets before they
+    /// run (what [`Workload::declares_access_sets`] answers), with what would work; `None` when
+    /// it can. Configuration rejects a deterministic protocol on such a workload before any
+    /// work.
+    pub fn cannot_declare(&self) -> Option<String> {
+        match self {
+            WorkloadConfig::Ycsb(_) | WorkloadConfig::LongScan(_) => None,
+            WorkloadConfig::Tpcc(c) => c.cannot_declare(),
         }
     }
 
@@ -112,6 +123,28 @@ pub trait Workload: Sync {
     /// user; none by default.
     fn after_run(&self) -> Vec<String> {
         Vec::new()
+    }
+
+    /// Whether [`Workload::declare`] can state every request's access set before it runs
+    /// (`protocol::declared`); otherwise why not, and what would work. No workload declares by
+    /// default.
+    fn declares_access_sets(&self) -> Result<(), String> {
+        Err(format!(
+            "workload {} does not declare its transactions' access sets",
+            self.name()
+        ))
+    }
+
+    /// States into the empty `set` every record `req`'s program may access, read or written
+    /// (and the ranges a declared write covers), before the program runs. Called only when
+    /// [`Workload::declares_access_sets`] is `Ok`, once per transaction (retries keep the set).
+    /// Check mode enforces the set: an access outside it panics naming the access.
+    fn declare(&self, _req: &Self::Request, _set: &mut AccessSet) {
+        panic!(
+            "workload {} cannot declare access sets (configuration rejects deterministic \
+             protocols for it)",
+            self.name()
+        )
     }
 
     /// Runs `req` as one transaction attempt (the executor commits or aborts afterwards).

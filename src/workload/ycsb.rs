@@ -9,7 +9,7 @@
 
 use super::Workload;
 use super::key_index::{KeyIndex, KeyIndexKind};
-use crate::protocol::{Abort, Protocol};
+use crate::protocol::{Abort, AccessSet, Protocol};
 use crate::random::{FastRng, Zipf};
 use crate::storage::{Database, RecordId, TableId, TableSpec};
 use crate::txn::Txn;
@@ -230,6 +230,23 @@ impl Workload for Ycsb {
     /// No write operation in the request.
     fn is_read_only(&self, req: &YcsbRequest) -> bool {
         req.ops.iter().all(|o| o.kind == YcsbOpKind::Read)
+    }
+
+    /// Every key of the request is known: its operations name them.
+    fn declares_access_sets(&self) -> Result<(), String> {
+        Ok(())
+    }
+
+    fn declare(&self, req: &YcsbRequest, set: &mut AccessSet) {
+        for op in &req.ops {
+            // Declaring resolves keys through the run's index, as the program will: a
+            // deterministic protocol pays the lookups before scheduling, like Calvin's reconnaissance.
+            let rid = self.index.get(op.key).expect("YCSB keys are all indexed");
+            match op.kind {
+                YcsbOpKind::Read => set.read(TABLE, rid),
+                YcsbOpKind::Write => set.write(TABLE, rid),
+            }
+        }
     }
 
     fn run<'a, 'db, P: Protocol>(

@@ -13,6 +13,7 @@ use crate::config::{Format, RunConfig};
 use crate::exec::ExecConfig;
 use crate::metrics::machine::MachineInfo;
 use crate::protocol::mocc::{Mocc, MqlLock, RwLock};
+use crate::protocol::ord_lock::OrdLock;
 use crate::protocol::plor::Plor;
 use crate::protocol::silo::Silo;
 use crate::protocol::tictoc::TicToc;
@@ -48,6 +49,7 @@ enum Proto {
     MoccRw,
     MoccMql,
     Plor,
+    OrdLock,
 }
 
 /// The workload that provokes a mutant's bug (YCSB, theta 0.99, 16-byte rows).
@@ -114,6 +116,8 @@ const CASES: &[Case] = &[
     (Proto::Plor, Mutant::PlorSkipReaderWait, Load::HotRmw),
     (Proto::Plor, Mutant::PlorReleaseReadsEarly, Load::HotRmw),
     (Proto::Plor, Mutant::PlorSkipReadOnlyValidation, Load::ReadMostly),
+    (Proto::OrdLock, Mutant::OrdLockReadsUnlocked, Load::HotRmw),
+    (Proto::OrdLock, Mutant::OrdLockWritesShared, Load::HotRmw),
 ];
 
 /// Mutants whose bug is open only for a sub-microsecond window: between a lock's release and the
@@ -155,6 +159,7 @@ fn run(proto: Proto, mutant: Mutant, load: Load, threads: usize, seed: u64) -> C
         Proto::TicToc => ProtocolKind::TicToc,
         Proto::MoccRw | Proto::MoccMql => ProtocolKind::Mocc,
         Proto::Plor => ProtocolKind::Plor,
+        Proto::OrdLock => ProtocolKind::OrdLock,
     };
     if matches!(proto, Proto::MoccRw | Proto::MoccMql) {
         options.mocc.threshold = MOCC_THRESHOLD;
@@ -218,6 +223,10 @@ fn run(proto: Proto, mutant: Mutant, load: Load, threads: usize, seed: u64) -> C
         }
         Proto::Plor => {
             let p = Plor::new(o).unwrap().with_mutant(mutant);
+            run_with(kind, p, &cfg, &workload, &machine)
+        }
+        Proto::OrdLock => {
+            let p = OrdLock::new().with_mutant(mutant);
             run_with(kind, p, &cfg, &workload, &machine)
         }
     }
@@ -322,6 +331,11 @@ fn mocc_rw_mutants_are_caught() {
 #[test]
 fn mocc_mql_mutants_are_caught() {
     check_protocol(Proto::MoccMql);
+}
+
+#[test]
+fn ord_lock_mutants_are_caught() {
+    check_protocol(Proto::OrdLock);
 }
 
 #[test]

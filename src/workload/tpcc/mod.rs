@@ -49,6 +49,7 @@
 
 pub mod consistency;
 pub mod customer_index;
+mod declare;
 pub mod load;
 pub mod mix;
 pub mod random;

@@ -9,7 +9,7 @@ use super::random::NuRandConstants;
 use super::request::{TpccRequest, generate};
 use super::schema::{DISTRICTS_PER_WAREHOUSE, INITIAL_ORDERS_PER_DISTRICT, TpccConfig, TpccLayout};
 use super::txns;
-use crate::protocol::{Abort, Protocol};
+use crate::protocol::{Abort, AccessSet, Protocol};
 use crate::random::FastRng;
 use crate::storage::{Database, IndexSpec, RecordId, TableSpec};
 use crate::txn::Txn;
@@ -146,6 +146,16 @@ impl Workload for Tpcc {
     /// Order-Status and Stock-Level (clauses 2.6 and 2.8).
     fn is_read_only(&self, req: &TpccRequest) -> bool {
         req.txn_type().is_read_only()
+    }
+
+    /// The NP mix declares (`declare.rs` says how, and why New-Order's cover is exact); a mix
+    /// with Order-Status, Delivery or Stock-Level does not.
+    fn declares_access_sets(&self) -> Result<(), String> {
+        self.config.cannot_declare().map_or(Ok(()), Err)
+    }
+
+    fn declare(&self, req: &TpccRequest, set: &mut AccessSet) {
+        self.declare_request(req, set);
     }
 
     fn run<'a, 'db, P: Protocol>(

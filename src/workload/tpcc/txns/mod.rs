@@ -77,7 +77,7 @@ fn fill<R: Row>(row: &R) -> impl FnOnce(&mut [u8]) + '_ {
 /// The C_ID a Payment or Order-Status names: by id, or by last name the customer at position
 /// ceil(n / 2) of the n customers with that name sorted by C_FIRST (2.5.2.2, 2.6.2.2). The
 /// last-name index is static (names never change), so the lookup needs no protection.
-fn customer_id(t: &Tpcc, w: u32, d: u8, who: CustomerSelector) -> u32 {
+pub(super) fn customer_id(t: &Tpcc, w: u32, d: u8, who: CustomerSelector) -> u32 {
     match who {
         CustomerSelector::Id(c) => c,
         CustomerSelector::LastName(name) => {

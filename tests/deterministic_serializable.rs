@@ -1,0 +1,78 @@
+//! Deterministic protocols (scheduled from declared access sets) under high contention with more
+//! workers than cores: serializable, no lost update, and no concurrency-control abort at all, on
+//! read-modify-write and blind YCSB and on long-scan (its scan is of consecutive record ids, so it
+//! declares). TPC-C NP is in `tpcc_consistency.rs`.
+
+mod common;
+
+use common::{checked_db, checked_exec, contended_ycsb, run_checked};
+use txbench::check::check;
+use txbench::exec::run_threads;
+use txbench::protocol::Protocol;
+use txbench::protocol::ord_lock::OrdLock;
+use txbench::storage::Database;
+use txbench::workload::long_scan::{LongScan, LongScanConfig};
+use txbench::workload::ycsb::{Ycsb, YcsbConfig};
+
+/// Aborts of any kind over a run of `workload` (deterministic protocols: none on workloads
+/// without user aborts), with the checker's verdict.
+fn aborts_and_serializable<P: Protocol, W: txbench::workload::Workload>(
+    protocol: P,
+    workload: &W,
+    threads: usize,
+) -> (u64, u64, bool) {
+    let db: Database<P::RecordMeta> = checked_db(workload);
+    let out = run_threads(&protocol, &db, workload, &checked_exec(threads, 250));
+    let aborts = out
+        .workers
+        .iter()
+        .flat_map(|w| &w.types)
+        .map(|t| t.total_aborts())
+        .sum();
+    let commits = out
+        .workers
+        .iter()
+        .flat_map(|w| &w.types)
+        .map(|t| t.commits)
+        .sum();
+    (aborts, commits, check(&out.histories).is_serializable())
+}
+
+/// The correctness bar for a deterministic protocol made by `make`.
+fn check_deterministic<P: Protocol>(name: &str, make: impl Fn() -> P) {
+    for threads in [4, 8] {
+        let r = run_checked(make(), contended_ycsb(), &checked_exec(threads, 250));
+        assert!(r.committed > 0, "{name}: no progress");
+        assert_eq!(r.lost_update_keys, 0, "{name}: lost updates");
+        assert!(r.report.is_serializable(), "{name}: {:?}", r.report);
+    }
+    let blind = YcsbConfig {
+        records: 16,
+        ops: 4,
+        long_ops: 4,
+        rmw: false,
+        ..contended_ycsb()
+    };
+    for ycsb in [contended_ycsb(), blind] {
+        let (aborts, commits, serializable) =
+            aborts_and_serializable(make(), &Ycsb::new(ycsb.clone()), 8);
+        assert!(commits > 0, "{name}: no progress on {ycsb:?}");
+        assert_eq!(aborts, 0, "{name}: aborts on {ycsb:?}");
+        assert!(serializable, "{name}: {ycsb:?}");
+    }
+    let scan = LongScan::new(LongScanConfig {
+        records: 1_000,
+        hot_records: 2,
+        scan_length: 50,
+        payload: 16,
+    });
+    let (aborts, commits, serializable) = aborts_and_serializable(make(), &scan, 8);
+    assert!(commits > 0, "{name}: no progress on long-scan");
+    assert_eq!(aborts, 0, "{name}: aborts on long-scan");
+    assert!(serializable, "{name}: long-scan");
+}
+
+#[test]
+fn ord_lock_is_serializable_and_abort_free() {
+    check_deterministic("ord_lock", OrdLock::new);
+}
