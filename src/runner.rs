@@ -10,6 +10,7 @@ use crate::metrics::report::RunReport;
 use crate::protocol::mocc::{Mocc, MqlLock, RwLock};
 use crate::protocol::nocc::Nocc;
 use crate::protocol::plor::Plor;
+use crate::protocol::si::Si;
 use crate::protocol::silo::Silo;
 use crate::protocol::tictoc::TicToc;
 use crate::protocol::twopl::{ConflictRule, NoWait, TwoPl, WaitDie, WoundWait};
@@ -83,6 +84,7 @@ pub fn run_protocol<W: Workload>(
             workload,
             machine,
         ),
+        ProtocolKind::Si => run_with(kind, Si::new(opts), cfg, workload, machine),
     }
 }
 
@@ -118,6 +120,7 @@ pub fn run_with<P: Protocol, W: Workload>(
         progress("");
         report
     });
+    let versions = protocol.version_stats();
     drop(protocol);
     let mut report = RunReport::build(
         kind,
@@ -129,6 +132,7 @@ pub fn run_with<P: Protocol, W: Workload>(
         machine,
     );
     report.warnings = workload.after_run();
+    report.versions = versions;
     if let Some(c) = report.check.as_ref().filter(|c| c.workers_truncated > 0) {
         report.warnings.push(format!(
             "--check-limit {} reached: {} of {} workers stopped recording before the run ended; \

@@ -39,12 +39,14 @@ pub(crate) mod mutants;
 pub mod nocc;
 mod options;
 pub mod plor;
+pub mod si;
 pub mod silo;
 pub mod tictoc;
 pub mod twopl;
 
 pub use abort::Abort;
 pub use access::{InstallLog, ReadSet, WriteEntry, WriteSet};
+pub use options::MvOptions;
 pub use options::{
     LockWait, MoccLockKind, MoccOptions, MoccTemperature, PlorOptions, PlorPriority, ProtocolKind,
     ProtocolOptions, TicTocOptions, UnknownProtocol,
@@ -174,6 +176,12 @@ pub trait Protocol: Send + Sync + Sized + 'static {
     /// The log the worker's installs are recorded in (check mode; module docs): the write set's
     /// ([`WriteSet::install_log`]) for every protocol that installs through [`WriteSet::install`].
     fn install_log<'w>(&self, w: &'w mut Self::Worker<'_>) -> &'w mut InstallLog;
+
+    /// What the protocol's older versions cost (`storage::versions`), for the report; `None` for
+    /// single-version protocols. Called after the run.
+    fn version_stats(&self) -> Option<crate::storage::versions::VersionStats> {
+        None
+    }
 }
 
 impl ProtocolKind {
@@ -197,6 +205,7 @@ impl ProtocolKind {
                 MoccLockKind::Mql => meta::<mocc::Mocc<mocc::MqlLock>>(),
             },
             ProtocolKind::Plor => meta::<plor::Plor>(),
+            ProtocolKind::Si => meta::<si::Si>(),
         }
     }
 }

@@ -59,6 +59,10 @@ pub(crate) enum Mutant {
     PlorReleaseReadsEarly,
     /// PLOR: a read-only attempt commits without validating its optimistic reads.
     PlorSkipReadOnlyValidation,
+    /// SI: reads return the newest committed version instead of the one the snapshot sees.
+    SiReadNewest,
+    /// SI: commit installs over a version committed after the snapshot (no first-committer-wins).
+    SiSkipFirstCommitterWins,
 }
 
 mod tests;
