@@ -9,6 +9,7 @@ use std::io::Write;
 use std::process::ExitCode;
 use txbench::config::{Cli, Command, Format, PRESETS, RunArgs, WORKLOADS};
 use txbench::metrics::output::{Output, OutputError};
+use txbench::metrics::report::render_version_table;
 use txbench::metrics::report::{medians, render_table, render_type_table, write_csv};
 use txbench::protocol::ProtocolKind;
 use txbench::runner::run_all;
@@ -70,6 +71,9 @@ fn run(args: &RunArgs, out: &mut Output<impl Write>) -> Result<ExitCode, OutputE
             out.line(&render_table(&medians))?;
             if let Some(types) = render_type_table(&medians) {
                 out.line(&format!("per transaction type:\n{types}"))?;
+            }
+            if let Some(versions) = render_version_table(&medians) {
+                out.line(&format!("version memory:\n{versions}"))?;
             }
         }
     }

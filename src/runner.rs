@@ -11,6 +11,7 @@ use crate::protocol::mocc::{Mocc, MqlLock, RwLock};
 use crate::protocol::nocc::Nocc;
 use crate::protocol::ord_lock::OrdLock;
 use crate::protocol::plor::Plor;
+use crate::protocol::si::Si;
 use crate::protocol::silo::Silo;
 use crate::protocol::tictoc::TicToc;
 use crate::protocol::twopl::{ConflictRule, NoWait, TwoPl, WaitDie, WoundWait};
@@ -85,6 +86,7 @@ pub fn run_protocol<W: Workload>(
             machine,
         ),
         ProtocolKind::OrdLock => run_with(kind, OrdLock::new(), cfg, workload, machine),
+        ProtocolKind::Si => run_with(kind, Si::new(opts), cfg, workload, machine),
     }
 }
 
@@ -125,6 +127,7 @@ pub fn run_with<P: Protocol, W: Workload>(
         progress("");
         report
     });
+    let versions = protocol.version_stats();
     drop(protocol);
     let mut report = RunReport::build(
         kind,
@@ -136,6 +139,7 @@ pub fn run_with<P: Protocol, W: Workload>(
         machine,
     );
     report.warnings = workload.after_run();
+    report.versions = versions;
     if let Some(c) = report.check.as_ref().filter(|c| c.workers_truncated > 0) {
         report.warnings.push(format!(
             "--check-limit {} reached: {} of {} workers stopped recording before the run ended; \

@@ -76,6 +76,7 @@ use txbench::protocol::mocc::{Mocc, MqlLock, RwLock};
 use txbench::protocol::nocc::Nocc;
 use txbench::protocol::ord_lock::OrdLock;
 use txbench::protocol::plor::Plor;
+use txbench::protocol::si::Si;
 use txbench::protocol::silo::Silo;
 use txbench::protocol::tictoc::TicToc;
 use txbench::protocol::twopl::{NoWait, WaitDie, WoundWait};
@@ -211,6 +212,22 @@ const PROTOCOLS: &[ProtocolRow] = &[
             (Scenario::Phantom, Expect::Shows),
         ],
         run: |s, e| s.observe(InPlace, e),
+    },
+    // Snapshot isolation: write skew, on items and over a scan's predicate, and nothing else.
+    ProtocolRow {
+        name: "si",
+        serializable: false,
+        expect: &[
+            (Scenario::DirtyWrite, Expect::Prevented),
+            (Scenario::AbortedRead, Expect::NotProvokable),
+            (Scenario::IntermediateRead, Expect::NotProvokable),
+            (Scenario::CircularFlow, Expect::Prevented),
+            (Scenario::ReadSkew, Expect::Prevented),
+            (Scenario::WriteSkew, Expect::Shows),
+            (Scenario::LostUpdate, Expect::Prevented),
+            (Scenario::Phantom, Expect::Shows),
+        ],
+        run: |s, e| s.observe(Si::new(&opts(e)), e),
     },
 ];
 

@@ -221,4 +221,17 @@ pub struct RunArgs {
     /// Do not pin worker threads to cores.
     #[arg(long)]
     pub no_pin: bool,
+
+    // Version memory of the multi-version protocols (si).
+    /// RapidGC: interval between recomputations of the version-reclamation watermark, in
+    /// microseconds (0: at every transaction start).
+    #[arg(long, default_value_t = 10)]
+    pub gc_interval_us: u64,
+    /// AssertiveVersionReuse off: versions come from one shared, locked free list instead of
+    /// per-worker caches reserved ahead.
+    #[arg(long)]
+    pub no_version_reuse: bool,
+    /// Most memory older versions may take, in MiB; past it the run stops with a message.
+    #[arg(long, default_value_t = 1024)]
+    pub version_memory_mb: u64,
 }

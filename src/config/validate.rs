@@ -6,6 +6,7 @@ use super::cli::{
 use super::memory::{self, AvailableMemory, MemoryBudget, round_down};
 use super::presets::{WORKLOADS, preset};
 use super::{ConfigError, ExecConfig, MAX_PAYLOAD, MAX_THREADS, RunConfig};
+use crate::protocol::MvOptions;
 use crate::protocol::plor::MAX_PLOR_WORKERS;
 use crate::protocol::twopl::MAX_WAITING_2PL_THREADS;
 use crate::protocol::{
@@ -276,6 +277,20 @@ impl RunArgs {
                 "1 <= H <= 63",
             ));
         }
+        if self.gc_interval_us > 10_000_000 {
+            return Err(out_of_range(
+                "gc-interval-us",
+                self.gc_interval_us,
+                "0 <= us <= 10000000",
+            ));
+        }
+        if self.version_memory_mb == 0 || self.version_memory_mb > 1 << 24 {
+            return Err(out_of_range(
+                "version-memory-mb",
+                self.version_memory_mb,
+                "1 <= MiB <= 16777216",
+            ));
+        }
         Ok(ProtocolOptions {
             lock_wait: match self.lock_wait {
                 LockWaitArg::NoWait => LockWait::NoWait,
@@ -308,6 +323,12 @@ impl RunArgs {
                 slack: self.plor_slack,
             },
             threads,
+            mv: MvOptions {
+                gc_interval_us: self.gc_interval_us,
+                version_reuse: !self.no_version_reuse,
+                version_memory_bytes: usize::try_from(self.version_memory_mb << 20)
+                    .unwrap_or(usize::MAX),
+            },
         })
     }
 

@@ -15,6 +15,7 @@ use super::{AttemptSummary, LatencySummary, Phase, TypeStats, WorkerStats};
 use crate::check::CheckReport;
 use crate::config::RunConfig;
 use crate::protocol::{Abort, ProtocolKind};
+use crate::storage::versions::VersionStats;
 use crate::workload::Workload;
 use comfy_table::{Cell, CellAlignment, Table, presets};
 use serde::{Serialize, Serializer};
@@ -89,6 +90,9 @@ pub struct RunReport {
     /// slots); empty when all went as configured.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub warnings: Vec<String>,
+    /// Multi-version protocols: live versions and version memory at the end of the run.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub versions: Option<VersionStats>,
 }
 
 /// Serialises `check` as the [`CheckReport`]'s fields preceded by `passed`, the verdict
@@ -230,6 +234,7 @@ impl RunReport {
             machine: machine.clone(),
             check,
             warnings: Vec::new(),
+            versions: None,
         }
     }
 
@@ -428,6 +433,37 @@ pub fn render_table(reports: &[RunReport]) -> String {
         ]);
     }
     t.to_string()
+}
+
+/// Version memory of the multi-version protocols' runs (`None` when no run kept versions): live
+/// versions at the end, bytes taken from the allocator, and the cap.
+pub fn render_version_table(reports: &[RunReport]) -> Option<String> {
+    if reports.iter().all(|r| r.versions.is_none()) {
+        return None;
+    }
+    let mut t = Table::new();
+    t.load_preset(presets::UTF8_FULL_CONDENSED);
+    t.set_header(vec![
+        "protocol",
+        "live versions",
+        "versions allocated",
+        "version MiB",
+        "cap MiB",
+    ]);
+    let right = |s: String| Cell::new(s).set_alignment(CellAlignment::Right);
+    let mib = |b: usize| format!("{:.1}", b as f64 / (1u64 << 20) as f64);
+    for r in reports {
+        if let Some(v) = &r.versions {
+            t.add_row(vec![
+                Cell::new(&r.protocol),
+                right(v.live_versions.to_string()),
+                right(v.allocated_versions.to_string()),
+                right(mib(v.version_bytes)),
+                right(mib(v.cap_bytes)),
+            ]);
+        }
+    }
+    Some(t.to_string())
 }
 
 /// The table's history check cell: `not checked` without `--check`; `ok (N txns)` when the

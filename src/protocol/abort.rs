@@ -25,11 +25,14 @@ pub enum Abort {
     Preemptive,
     /// The transaction's own logic asked to abort (not retried).
     User,
+    /// Snapshot isolation's first-committer-wins: a record this attempt writes got a newer
+    /// committed version after its snapshot was taken.
+    WriteWriteConflict,
 }
 
 impl Abort {
     /// Every reason, in the order reports list them.
-    pub const ALL: [Abort; 7] = [
+    pub const ALL: [Abort; 8] = [
         Abort::LockConflict,
         Abort::Die,
         Abort::Wounded,
@@ -37,6 +40,7 @@ impl Abort {
         Abort::TimestampExtension,
         Abort::Preemptive,
         Abort::User,
+        Abort::WriteWriteConflict,
     ];
     /// Number of reasons; sizes per-reason counter arrays.
     pub const COUNT: usize = Self::ALL.len();
@@ -56,6 +60,7 @@ impl Abort {
             Abort::TimestampExtension => "timestamp_extension",
             Abort::Preemptive => "preemptive",
             Abort::User => "user",
+            Abort::WriteWriteConflict => "write_write_conflict",
         }
     }
 

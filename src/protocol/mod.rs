@@ -41,6 +41,7 @@ pub mod nocc;
 mod options;
 pub mod ord_lock;
 pub mod plor;
+pub mod si;
 pub mod silo;
 pub mod tictoc;
 pub mod twopl;
@@ -48,6 +49,7 @@ pub mod twopl;
 pub use abort::Abort;
 pub use access::{InstallLog, ReadSet, WriteEntry, WriteSet};
 pub use declared::{AccessMode, AccessSet, DeclaredRecord};
+pub use options::MvOptions;
 pub use options::{
     LockWait, MoccLockKind, MoccOptions, MoccTemperature, PlorOptions, PlorPriority, ProtocolKind,
     ProtocolOptions, TicTocOptions, UnknownProtocol,
@@ -198,6 +200,12 @@ pub trait Protocol: Send + Sync + Sized + 'static {
     ) -> OpResult {
         Poll::Ready(Ok(()))
     }
+
+    /// What the protocol's older versions cost (`storage::versions`), for the report; `None` for
+    /// single-version protocols. Called after the run.
+    fn version_stats(&self) -> Option<crate::storage::versions::VersionStats> {
+        None
+    }
 }
 
 impl ProtocolKind {
@@ -222,6 +230,7 @@ impl ProtocolKind {
             },
             ProtocolKind::Plor => meta::<plor::Plor>(),
             ProtocolKind::OrdLock => meta::<ord_lock::OrdLock>(),
+            ProtocolKind::Si => meta::<si::Si>(),
         }
     }
 }
@@ -259,6 +268,7 @@ mod meta_size_tests {
                 ProtocolKind::Mocc => needs::<mocc::Mocc<mocc::RwLock>>(),
                 ProtocolKind::Plor => needs::<plor::Plor>(),
                 ProtocolKind::OrdLock => needs::<ord_lock::OrdLock>(),
+                ProtocolKind::Si => needs::<si::Si>(),
             };
             assert_eq!(p.needs_declared_set(), expected, "{p}");
         }

@@ -63,6 +63,10 @@ pub(crate) enum Mutant {
     OrdLockReadsUnlocked,
     /// Ord-Lock: declared writes take a shared lock instead of the exclusive one.
     OrdLockWritesShared,
+    /// SI: reads return the newest committed version instead of the one the snapshot sees.
+    SiReadNewest,
+    /// SI: commit installs over a version committed after the snapshot (no first-committer-wins).
+    SiSkipFirstCommitterWins,
 }
 
 mod tests;

@@ -30,11 +30,13 @@ pub enum ProtocolKind {
     /// Ord-Lock: reader/writer locks on the declared access set, taken in one global order
     /// before the program runs (deterministic, abort-free).
     OrdLock,
+    /// Snapshot isolation on the shared version storage (NOT serializable: write skew).
+    Si,
 }
 
 impl ProtocolKind {
     /// Every protocol, in the order reports list them (`nocc` first: the ceiling row).
-    pub const ALL: [ProtocolKind; 9] = [
+    pub const ALL: [ProtocolKind; 10] = [
         ProtocolKind::Nocc,
         ProtocolKind::NoWait,
         ProtocolKind::WaitDie,
@@ -44,6 +46,7 @@ impl ProtocolKind {
         ProtocolKind::Mocc,
         ProtocolKind::Plor,
         ProtocolKind::OrdLock,
+        ProtocolKind::Si,
     ];
 
     /// The name used on the command line and in reports.
@@ -58,12 +61,13 @@ impl ProtocolKind {
             ProtocolKind::Mocc => "mocc",
             ProtocolKind::Plor => "plor",
             ProtocolKind::OrdLock => "ord_lock",
+            ProtocolKind::Si => "si",
         }
     }
 
     /// Whether the protocol guarantees serializable executions.
     pub fn is_serializable(self) -> bool {
-        self != ProtocolKind::Nocc
+        !matches!(self, ProtocolKind::Nocc | ProtocolKind::Si)
     }
 
     /// One line for `txbench list`.
@@ -85,6 +89,9 @@ impl ProtocolKind {
             }
             ProtocolKind::OrdLock => {
                 "deterministic: rw locks on the declared access set in one global order, no aborts (DecentSched V)"
+            }
+            ProtocolKind::Si => {
+                "snapshot isolation, first committer wins (CCBench 2; NOT serializable: write skew)"
             }
         }
     }
@@ -238,6 +245,8 @@ pub struct ProtocolOptions {
     pub plor: PlorOptions,
     /// Number of workers that will run (sizes per-worker tables).
     pub threads: usize,
+    /// Version memory of the multi-version protocols.
+    pub mv: MvOptions,
 }
 
 impl Default for ProtocolOptions {
@@ -249,6 +258,30 @@ impl Default for ProtocolOptions {
             mocc: MoccOptions::default(),
             plor: PlorOptions::default(),
             threads: 1,
+            mv: MvOptions::default(),
+        }
+    }
+}
+
+/// Version-memory methods of every multi-version protocol (CCBench Table 1; `storage::versions`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct MvOptions {
+    /// RapidGC: how often the reclamation watermark is recomputed, in microseconds (0: at every
+    /// transaction start).
+    pub gc_interval_us: u64,
+    /// AssertiveVersionReuse: per-worker version caches reserved ahead (off: one shared, locked
+    /// free list).
+    pub version_reuse: bool,
+    /// Bytes version nodes may take; past it the run stops with a message.
+    pub version_memory_bytes: usize,
+}
+
+impl Default for MvOptions {
+    fn default() -> Self {
+        MvOptions {
+            gc_interval_us: 10,
+            version_reuse: true,
+            version_memory_bytes: 1 << 30,
         }
     }
 }

@@ -30,6 +30,7 @@
 mod indexes;
 mod payload;
 pub mod stamp;
+pub mod versions;
 
 pub use indexes::{END_SENTINEL_KEY, IndexId, IndexSpec, TableIndex};
 pub use payload::Payload;

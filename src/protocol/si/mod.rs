@@ -1,0 +1,325 @@
+//! Snapshot isolation (Berenson et al. 1995; CCBench section 2), on the shared version storage
+//! (`storage::versions`).
+//!
+//! - **Begin.** Register with the watermark and take the snapshot `s`: the global commit clock.
+//! - **Read.** The newest version with commit timestamp `<= s`: the inline one (copied under the
+//!   record word as a seqlock) when its timestamp is `<= s`, otherwise the first such version in
+//!   the record's chain. A record locked by a committer whose inline timestamp is `<= s` may be
+//!   about to get a version with a timestamp `<= s` (the committer may already hold its commit
+//!   timestamp): wait (`Pending`). Reads are never validated.
+//! - **Write.** Buffered in the write set.
+//! - **Commit.** Lock the write set in address order (a busy lock aborts: `LockConflict`). First
+//!   committer wins: a locked record whose inline timestamp is above `s` was written by a
+//!   transaction that committed after the snapshot, so abort (`WriteWriteConflict`). Take the
+//!   commit timestamp `c` from the clock (`fetch_add`), then for each record: copy the inline
+//!   version into a chain node and push it, publish `LOCK | c`, install the new payload inline,
+//!   collect the chain below the watermark, and unlock with `c`.
+//!
+//! Why a reader with snapshot `s >= c` sees every write of the transaction with timestamp `c`:
+//! the committer locked all its records before taking `c`, and the reader's clock load that
+//! returned `s >= c` synchronises with that `fetch_add`, so it finds each record locked (and
+//! waits) or already carrying `c`. A reader with `s < c` finds the inline timestamp `c > s` (or
+//! the old one, with the old payload, unlocked) and the old version in the chain, pushed before
+//! `c` was published.
+//!
+//! Snapshot isolation is not serializable: two transactions that read an overlapping set and
+//! write disjoint records both commit (write skew, Adya's G2-item). `ProtocolKind::is_serializable`
+//! says so, and the anomaly suite requires it to show write skew and nothing worse.
+//!
+//! Record word (the version timestamp is the commit clock value of the inline version's writer):
+//!
+//! ```text
+//!  63  62                                                                            0
+//! +----+-----------------------------------------------------------------------------+
+//! |lock| timestamp of the inline version                                             |
+//! +----+-----------------------------------------------------------------------------+
+//! ```
+
+#[cfg(test)]
+mod tests;
+
+#[cfg(test)]
+use super::mutants::Mutant;
+use super::{
+    Abort, AttemptStart, InstallLog, OpResult, Protocol, ProtocolOptions, WriteKind, WriteSet,
+};
+use crate::storage::Record;
+use crate::storage::versions::{
+    VersionChain, VersionMemoryExhausted, VersionPool, VersionStats, VersionStore, Watermark,
+};
+use crossbeam_utils::CachePadded;
+use std::sync::atomic::{AtomicU64, Ordering, fence};
+use std::task::Poll;
+use std::time::{Duration, Instant};
+
+/// The lock bit of the record word.
+const LOCK: u64 = 1 << 63;
+
+/// How many times a read retries a torn inline copy before yielding to the executor.
+const READ_RETRIES: usize = 8;
+
+/// Per-record metadata: the record word and the chain of older versions.
+#[derive(Default)]
+pub struct SiMeta {
+    word: AtomicU64,
+    chain: VersionChain<()>,
+}
+
+impl SiMeta {
+    /// The record word. `Acquire` pairs with the committer's `Release` stores, so what follows
+    /// (a payload copy, a chain walk) sees the version the word names.
+    #[inline]
+    fn load(&self) -> u64 {
+        self.word.load(Ordering::Acquire)
+    }
+
+    /// Locks the record expecting it unlocked at `seen`. `Acquire` on success: the payload
+    /// stores of our install cannot move before the lock, and follow the previous holder's.
+    #[inline]
+    fn try_lock(&self, seen: u64) -> bool {
+        self.word
+            .compare_exchange(seen, seen | LOCK, Ordering::Acquire, Ordering::Relaxed)
+            .is_ok()
+    }
+
+    /// Publishes `word`. `Release`: the chain push and payload install before it are visible to
+    /// a reader that loads it (`Acquire`).
+    #[inline]
+    fn store(&self, word: u64) {
+        self.word.store(word, Ordering::Release);
+    }
+}
+
+/// Snapshot isolation: the commit clock, the watermark and the version store.
+pub struct Si {
+    /// The commit clock: the last commit timestamp handed out. A global counter, which SI
+    /// demands (snapshots and commit timestamps are totally ordered).
+    clock: CachePadded<AtomicU64>,
+    watermark: Watermark,
+    versions: VersionStore<()>,
+    #[cfg(test)]
+    mutant: Mutant,
+}
+
+impl Si {
+    /// SI for `opts.threads` workers with the version-memory options in `opts.mv`.
+    pub fn new(opts: &ProtocolOptions) -> Self {
+        Si {
+            clock: CachePadded::new(AtomicU64::new(0)),
+            watermark: Watermark::new(opts.threads, Duration::from_micros(opts.mv.gc_interval_us)),
+            versions: VersionStore::new(
+                opts.threads,
+                opts.mv.version_memory_bytes,
+                opts.mv.version_reuse,
+            ),
+            #[cfg(test)]
+            mutant: Mutant::None,
+        }
+    }
+
+    /// The same protocol with a deliberate bug (`protocol::mutants`).
+    #[cfg(test)]
+    pub(crate) fn with_mutant(mut self, mutant: Mutant) -> Self {
+        self.mutant = mutant;
+        self
+    }
+}
+
+/// An SI worker's state.
+pub struct SiWorker<'db> {
+    id: usize,
+    /// The snapshot: versions with timestamps up to it are visible.
+    snapshot: u64,
+    /// Buffered writes, with the record word seen when locked.
+    writes: WriteSet<'db, SiMeta, u64>,
+    /// Commit progress: the write set is sorted and its first `locked` entries are locked.
+    locked: usize,
+    pool: VersionPool<'db, ()>,
+    /// Scratch for copying a version into a chain node.
+    scratch: Vec<u8>,
+    last_refresh: Instant,
+}
+
+impl SiWorker<'_> {
+    fn unlock_held(&mut self) {
+        for e in &self.writes.entries()[..self.locked] {
+            e.rec.meta().store(e.state);
+        }
+        self.locked = 0;
+    }
+}
+
+impl Si {
+    /// The version of `rec` visible at `snapshot`, copied into `out`.
+    #[inline]
+    fn read_at<'db>(&self, rec: Record<'db, SiMeta>, snapshot: u64, out: &mut [u8]) -> OpResult {
+        let meta = rec.meta();
+        for _ in 0..READ_RETRIES {
+            let seen = meta.load();
+            if seen & !LOCK > snapshot {
+                // SAFETY: this worker's snapshot is registered with `self.watermark` (begin),
+                // which every collect of this chain uses, and the inline version is newer than the
+                // snapshot (`find_visible`'s contract).
+                let version = unsafe { meta.chain.find_visible(snapshot) };
+                let version = version.unwrap_or_else(|| {
+                    panic!(
+                        "SI: no version of record {:?} at snapshot {snapshot}",
+                        rec.rid
+                    )
+                });
+                version.payload().load(out);
+                return Poll::Ready(Ok(()));
+            }
+            if seen & LOCK != 0 {
+                // A committer may install a version this snapshot must see (module docs).
+                return Poll::Pending;
+            }
+            rec.payload.load(out);
+            // Acquire fence: the payload loads complete before the re-check, so an unchanged word
+            // proves no install overlapped the copy (a committer locks before installing).
+            fence(Ordering::Acquire);
+            // Relaxed: ordered by the fence above.
+            if meta.word.load(Ordering::Relaxed) == seen {
+                return Poll::Ready(Ok(()));
+            }
+        }
+        Poll::Pending
+    }
+
+    /// Stops the run: version memory is exhausted (never an out-of-memory kill).
+    #[cold]
+    fn out_of_version_memory(e: VersionMemoryExhausted) -> ! {
+        eprintln!("txbench: error: {e}");
+        std::process::exit(1)
+    }
+}
+
+impl Protocol for Si {
+    type RecordMeta = SiMeta;
+    type Worker<'db> = SiWorker<'db>;
+
+    fn new_worker<'db>(&'db self, id: usize) -> SiWorker<'db> {
+        SiWorker {
+            id,
+            snapshot: 0,
+            writes: WriteSet::default(),
+            locked: 0,
+            pool: self.versions.pool(id),
+            scratch: Vec::new(),
+            last_refresh: Instant::now(),
+        }
+    }
+
+    fn begin(&self, w: &mut SiWorker<'_>, _start: AttemptStart) {
+        w.writes.clear();
+        w.locked = 0;
+        w.snapshot = self.watermark.enter(w.id, &self.clock);
+        w.last_refresh = self.watermark.maybe_refresh(&self.clock, w.last_refresh);
+    }
+
+    #[inline]
+    fn read<'db>(
+        &self,
+        w: &mut SiWorker<'db>,
+        rec: Record<'db, SiMeta>,
+        out: &mut [u8],
+    ) -> OpResult {
+        if w.writes.read_own(&rec, out) {
+            return Poll::Ready(Ok(()));
+        }
+        #[cfg(test)]
+        if self.mutant == Mutant::SiReadNewest {
+            // The bug: read the newest committed version whatever the snapshot.
+            return self.read_at(rec, LOCK - 1, out);
+        }
+        self.read_at(rec, w.snapshot, out)
+    }
+
+    /// A snapshot read is already a committed, untorn version; SI never validates reads, so
+    /// read committed is the same read (it sees the snapshot, which is committed data).
+    #[inline]
+    fn read_committed<'db>(
+        &self,
+        w: &mut SiWorker<'db>,
+        rec: Record<'db, SiMeta>,
+        out: &mut [u8],
+    ) -> OpResult {
+        self.read(w, rec, out)
+    }
+
+    #[inline]
+    fn write<'db>(
+        &self,
+        w: &mut SiWorker<'db>,
+        rec: Record<'db, SiMeta>,
+        data: &[u8],
+        kind: WriteKind,
+    ) -> OpResult {
+        w.writes.put(rec, kind, data, 0);
+        Poll::Ready(Ok(()))
+    }
+
+    fn commit(&self, w: &mut SiWorker<'_>) -> OpResult {
+        if w.writes.is_empty() {
+            self.watermark.leave(w.id);
+            return Poll::Ready(Ok(()));
+        }
+        w.writes.sort_by_record();
+        while w.locked < w.writes.len() {
+            let meta = w.writes.entries()[w.locked].rec.meta();
+            let seen = meta.load();
+            if seen & LOCK != 0 || !meta.try_lock(seen) {
+                return Poll::Ready(Err(Abort::LockConflict));
+            }
+            w.writes.entries_mut()[w.locked].state = seen;
+            w.locked += 1;
+            #[cfg(test)]
+            if self.mutant == Mutant::SiSkipFirstCommitterWins {
+                continue;
+            }
+            if seen > w.snapshot {
+                // First committer wins: someone committed this record after our snapshot.
+                return Poll::Ready(Err(Abort::WriteWriteConflict));
+            }
+        }
+        // SeqCst: one total order of commit timestamps and snapshots (`Watermark::enter`); the
+        // RMW also releases our locks' acquisition to readers whose snapshot includes `c`.
+        let c = self.clock.fetch_add(1, Ordering::SeqCst) + 1;
+        let watermark = self.watermark.current();
+        for i in 0..w.writes.len() {
+            let (rec, old) = {
+                let e = &w.writes.entries()[i];
+                (e.rec, e.state)
+            };
+            let meta = rec.meta();
+            let mut node = w
+                .pool
+                .take(rec.payload.len())
+                .unwrap_or_else(|e| Self::out_of_version_memory(e));
+            w.scratch.resize(rec.payload.len(), 0);
+            node.fill(old, rec.payload, &mut w.scratch);
+            meta.chain.push(node, &mut w.pool);
+            meta.store(LOCK | c);
+            w.writes.install(i);
+            meta.chain.collect(c, watermark, &mut w.pool);
+            meta.store(c);
+        }
+        w.locked = 0;
+        self.watermark.leave(w.id);
+        Poll::Ready(Ok(()))
+    }
+
+    fn abort(&self, w: &mut SiWorker<'_>, _why: Abort) {
+        w.unlock_held();
+        w.writes.clear();
+        self.watermark.leave(w.id);
+    }
+
+    fn install_log<'w>(&self, w: &'w mut SiWorker<'_>) -> &'w mut InstallLog {
+        w.writes.install_log()
+    }
+
+    fn version_stats(&self) -> Option<VersionStats> {
+        Some(self.versions.stats())
+    }
+}

@@ -1,0 +1,629 @@
+//! Version storage shared by every multi-version protocol (SI, and the MV protocols to come).
+//!
+//! A record keeps its newest version inline, in the table's payload slot, exactly where a
+//! single-version protocol keeps its only one; older versions hang off the record in a chain,
+//! newest first:
+//!
+//! ```text
+//!  record (table slot)                          Version<V> nodes (from the workers' pools)
+//! +----------------------------------+        +------------------+     +------------------+
+//! | protocol meta: word | chain head ------->  | ts | meta V |next ----> | ts | meta V |next ---> null
+//! +----------------------------------+        | payload words    |     | payload words    |
+//! | payload: the newest version      |        +------------------+     +------------------+
+//! +----------------------------------+
+//! ```
+//!
+//! The protocol owns the record header (its metadata type embeds a [`VersionChain`]) and the
+//! per-version metadata `V` (ERMIA's stamps, say); storage owns the nodes, their timestamps, their
+//! payload copies, the pools they come from, the bound on their memory and their reclamation.
+//! A node's `ts` is the timestamp at which its version became visible (its writer's commit
+//! timestamp); versions in a chain have strictly decreasing timestamps, all below the inline one.
+//!
+//! # Pools and the memory bound
+//!
+//! Nodes come from per-worker [`VersionPool`]s and go back to the pool of the worker that
+//! reclaims them, so a warmed-up worker allocates nothing. Memory is only ever taken from the
+//! allocator by [`VersionStore`], which counts every byte against a cap: past the cap the run stops
+//! with [`VersionMemoryExhausted`]'s message (see [`VersionPool::take`]) instead of growing until
+//! the kernel kills the process. With `AssertiveVersionReuse` (CCBench Table 1) a pool reserves
+//! [`RESERVE`] nodes at a time for its worker alone; without it, every worker takes and returns
+//! nodes one at a time through one shared, locked free list (the cost of a shared allocator).
+//! Nodes are freed when the store is dropped (after the run), never earlier.
+//!
+//! # Reclamation: the watermark
+//!
+//! A reader with snapshot `s` wants the newest version with `ts <= s`. [`Watermark`] tracks the
+//! smallest snapshot of any active transaction (`wm`); every active reader has `s >= wm`. A
+//! writer that holds a record exclusively may then free every chain node older than the first
+//! node `K` with `ts <= wm` ([`VersionChain::collect`]): a reader walks the chain newest first and
+//! stops at the first node with `ts <= s`, which is `K` or a node before it, so it never touches a
+//! node past `K`; nor does it read `K.next`. When the inline version itself has `ts <= wm`, no
+//! active reader enters the chain at all (a reader enters it only after seeing an inline `ts > s`,
+//! and a record's inline `ts` only grows), so the whole chain can go. The watermark is refreshed at
+//! most every `--gc-interval-us` (CCBench's RapidGC); a stale watermark is only smaller, which is
+//! safe.
+//!
+//! Nodes that still point at each other after the run (chains of records whose table outlives
+//! the store) are never walked again: the store frees every node it allocated when dropped.
+
+use super::Payload;
+use crossbeam_utils::CachePadded;
+use serde::Serialize;
+use std::ptr::NonNull;
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicI64, AtomicPtr, AtomicU64, AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
+
+/// Nodes a pool reserves at a time with `AssertiveVersionReuse` on.
+pub const RESERVE: usize = 64;
+
+/// One older version of a record: its timestamp, the protocol's per-version metadata, and a copy
+/// of the payload (check-mode stamp included, so a version keeps the stamp it was written with).
+pub struct Version<V> {
+    /// When the version became visible: its writer's commit timestamp. Written by the writer that
+    /// owns the node before [`VersionChain::push`] publishes it.
+    ts: AtomicU64,
+    /// Protocol-owned per-version metadata.
+    pub meta: V,
+    next: AtomicPtr<Version<V>>,
+    words: Box<[AtomicU64]>,
+    bytes: usize,
+}
+
+impl<V> Version<V> {
+    /// The version's timestamp.
+    #[inline]
+    pub fn ts(&self) -> u64 {
+        // Relaxed: the node was published by a Release store of the pointer the reader reached
+        // it through (Acquire), which orders this value; it does not change while reachable.
+        self.ts.load(Ordering::Relaxed)
+    }
+
+    /// The version's payload (row and, in check mode, its stamp).
+    #[inline]
+    pub fn payload(&self) -> Payload<'_> {
+        Payload::new(&self.words, self.bytes)
+    }
+
+    /// Bytes one node with a payload of `bytes` occupies.
+    pub fn node_bytes(bytes: usize) -> usize {
+        std::mem::size_of::<Self>() + bytes.div_ceil(8) * 8
+    }
+}
+
+/// The head of a record's chain of older versions; lives in the protocol's record metadata.
+pub struct VersionChain<V> {
+    head: AtomicPtr<Version<V>>,
+}
+
+impl<V> Default for VersionChain<V> {
+    fn default() -> Self {
+        VersionChain {
+            head: AtomicPtr::new(std::ptr::null_mut()),
+        }
+    }
+}
+
+impl<V> VersionChain<V> {
+    /// The newest version in the chain with `ts <= snapshot`, if the chain holds one.
+    ///
+    /// # Safety
+    ///
+    /// The caller runs a transaction whose snapshot `snapshot` is registered with the
+    /// [`Watermark`] that every concurrent [`collect`](Self::collect) of this chain uses (so the
+    /// watermark is at most `snapshot`), and saw the record's inline version with a timestamp
+    /// above `snapshot` before calling (module docs, "Reclamation"). The returned reference is
+    /// valid until that transaction leaves the watermark.
+    #[inline]
+    pub unsafe fn find_visible(&self, snapshot: u64) -> Option<&Version<V>> {
+        // Acquire: pairs with the Release in `push`, so the node's fields are initialised.
+        let mut p = self.head.load(Ordering::Acquire);
+        while let Some(node) = NonNull::new(p) {
+            // SAFETY: nodes reachable from the head are live registry allocations; by the
+            // caller's contract no collect frees a node this walk reaches (module docs): every
+            // node passed has `ts > snapshot >= watermark`, so it is before the kept node `K`.
+            let v = unsafe { node.as_ref() };
+            if v.ts() <= snapshot {
+                return Some(v);
+            }
+            // Acquire: as for the head.
+            p = v.next.load(Ordering::Acquire);
+        }
+        None
+    }
+
+    /// Whether the chain holds no version.
+    pub fn is_empty(&self) -> bool {
+        // Relaxed: a hint only (tests, statistics).
+        self.head.load(Ordering::Relaxed).is_null()
+    }
+
+    /// Puts `node`, already filled by [`VersionPool::take`]'s caller, at the head of the chain.
+    /// The caller holds the record exclusively (no other push or collect runs on this chain).
+    #[inline]
+    pub fn push(&self, node: VersionNode<V>, pool: &mut VersionPool<'_, V>) {
+        let p = node.0.as_ptr();
+        // SAFETY: the node came from a pool and is owned by the caller until published here.
+        let v = unsafe { &*p };
+        // Relaxed: only the exclusive holder changes the head; the Release below publishes both.
+        v.next
+            .store(self.head.load(Ordering::Relaxed), Ordering::Relaxed);
+        // Release: a reader that reaches the node (Acquire) sees its ts, meta and payload.
+        self.head.store(p, Ordering::Release);
+        pool.linked();
+    }
+
+    /// Frees the nodes no active reader can reach, given that the record's inline version has
+    /// timestamp `inline_ts` and every active snapshot is at least `watermark` (module docs).
+    /// The caller holds the record exclusively. Returns the nodes freed.
+    pub fn collect(&self, inline_ts: u64, watermark: u64, pool: &mut VersionPool<'_, V>) -> usize {
+        let detached = if inline_ts <= watermark {
+            // Relaxed: no reader enters the chain any more (module docs); the nodes go back to a
+            // pool, and their reuse is ordered by the next push's Release.
+            self.head.swap(std::ptr::null_mut(), Ordering::Relaxed)
+        } else {
+            // Relaxed: only the exclusive holder writes the chain's pointers.
+            let mut p = self.head.load(Ordering::Relaxed);
+            loop {
+                let Some(node) = NonNull::new(p) else {
+                    return 0;
+                };
+                // SAFETY: a live node of this chain; only the caller (exclusive) frees nodes.
+                let v = unsafe { node.as_ref() };
+                if v.ts() <= watermark {
+                    // Relaxed: readers never read `K.next` (module docs).
+                    break v.next.swap(std::ptr::null_mut(), Ordering::Relaxed);
+                }
+                p = v.next.load(Ordering::Relaxed);
+            }
+        };
+        self.free_from(detached, pool)
+    }
+
+    fn free_from(&self, mut p: *mut Version<V>, pool: &mut VersionPool<'_, V>) -> usize {
+        let mut freed = 0;
+        while let Some(node) = NonNull::new(p) {
+            // SAFETY: the detached nodes are unreachable from the chain and owned by the caller.
+            p = unsafe { node.as_ref() }.next.load(Ordering::Relaxed);
+            pool.give(VersionNode(node));
+            freed += 1;
+        }
+        freed
+    }
+}
+
+/// A node owned by one worker between [`VersionPool::take`] and [`VersionChain::push`].
+pub struct VersionNode<V>(NonNull<Version<V>>);
+
+impl<V> VersionNode<V> {
+    /// Sets the version's timestamp and copies its payload from `src` (the record's inline
+    /// payload, which the caller holds exclusively).
+    pub fn fill(&mut self, ts: u64, src: Payload<'_>, buf: &mut [u8]) -> &V {
+        // SAFETY: the node is owned by this handle until pushed.
+        let v = unsafe { self.0.as_ref() };
+        // Relaxed: published by the push's Release.
+        v.ts.store(ts, Ordering::Relaxed);
+        let buf = &mut buf[..src.len()];
+        src.load(buf);
+        v.payload().store(buf);
+        &v.meta
+    }
+}
+
+/// The run stopped: versions need more memory than the configured cap.
+#[derive(Debug, Clone, thiserror::Error, PartialEq, Eq)]
+#[error(
+    "version memory cap reached: {cap} bytes of versions are allocated ({live} versions live) and \
+     another is needed; raise --version-memory-mb, lower --gc-interval-us, or shorten the long \
+     transactions that hold old snapshots"
+)]
+pub struct VersionMemoryExhausted {
+    /// The cap, in bytes.
+    pub cap: usize,
+    /// Versions in chains when it was reached.
+    pub live: i64,
+}
+
+/// What a run's versions cost, for the report.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+pub struct VersionStats {
+    /// Older versions in chains at the end of the run.
+    pub live_versions: i64,
+    /// Bytes of version nodes taken from the allocator (the high-water mark: never given back
+    /// during a run).
+    pub version_bytes: usize,
+    /// Nodes taken from the allocator.
+    pub allocated_versions: usize,
+    /// The cap on `version_bytes`.
+    pub cap_bytes: usize,
+}
+
+/// Shared owner of every version node: the allocations, the cap, the statistics.
+///
+/// Shared words, who writes them, who reads them: `bytes` and `allocated` are written by a
+/// worker that refills its pool (once per [`RESERVE`] nodes with reuse on), read by the report;
+/// `live[i]` is written by worker `i` only, read by the report and the cap's message;
+/// `registry` and `shared_free` are locked on refills (and on every take and give with reuse off).
+pub struct VersionStore<V> {
+    cap: usize,
+    reuse: bool,
+    bytes: AtomicUsize,
+    allocated: AtomicUsize,
+    live: Box<[CachePadded<AtomicI64>]>,
+    /// Every node ever allocated, freed on drop.
+    registry: Mutex<Vec<NonNull<Version<V>>>>,
+    /// With reuse off: free nodes of every worker.
+    shared_free: Mutex<Vec<NonNull<Version<V>>>>,
+}
+
+// SAFETY: the store owns its nodes (`V` values and atomics); they are shared between workers as
+// `&Version<V>` (needs `V: Sync`) and moved between pools (needs `V: Send`). The raw pointers are
+// only dereferenced under the rules in the module docs.
+unsafe impl<V: Send + Sync> Send for VersionStore<V> {}
+// SAFETY: as above; the mutable parts are atomics and mutexes.
+unsafe impl<V: Send + Sync> Sync for VersionStore<V> {}
+
+impl<V: Default> VersionStore<V> {
+    /// A store for `workers` workers whose nodes may take at most `cap` bytes; `reuse` turns
+    /// AssertiveVersionReuse on.
+    pub fn new(workers: usize, cap: usize, reuse: bool) -> Self {
+        VersionStore {
+            cap,
+            reuse,
+            bytes: AtomicUsize::new(0),
+            allocated: AtomicUsize::new(0),
+            live: (0..workers.max(1))
+                .map(|_| CachePadded::new(AtomicI64::new(0)))
+                .collect(),
+            registry: Mutex::new(Vec::new()),
+            shared_free: Mutex::new(Vec::new()),
+        }
+    }
+
+    /// The pool of worker `id`.
+    pub fn pool(&self, id: usize) -> VersionPool<'_, V> {
+        VersionPool {
+            store: self,
+            id,
+            free: Vec::new(),
+        }
+    }
+
+    /// Allocates `n` nodes with payloads of `bytes`, within the cap.
+    fn allocate(
+        &self,
+        bytes: usize,
+        n: usize,
+        into: &mut Vec<NonNull<Version<V>>>,
+    ) -> Result<(), VersionMemoryExhausted> {
+        let need = n * Version::<V>::node_bytes(bytes);
+        // Relaxed: a counter; the cap is a bound, not a synchronisation point.
+        let before = self.bytes.fetch_add(need, Ordering::Relaxed);
+        if before + need > self.cap {
+            self.bytes.fetch_sub(need, Ordering::Relaxed);
+            return Err(VersionMemoryExhausted {
+                cap: self.cap,
+                live: self.stats().live_versions,
+            });
+        }
+        self.allocated.fetch_add(n, Ordering::Relaxed);
+        let mut registry = self.registry.lock().unwrap_or_else(|e| e.into_inner());
+        for _ in 0..n {
+            let node = Box::new(Version {
+                ts: AtomicU64::new(0),
+                meta: V::default(),
+                next: AtomicPtr::new(std::ptr::null_mut()),
+                words: (0..bytes.div_ceil(8)).map(|_| AtomicU64::new(0)).collect(),
+                bytes,
+            });
+            let p = NonNull::from(Box::leak(node));
+            registry.push(p);
+            into.push(p);
+        }
+        Ok(())
+    }
+
+    /// What the versions cost so far.
+    pub fn stats(&self) -> VersionStats {
+        VersionStats {
+            // Relaxed: statistics.
+            live_versions: self.live.iter().map(|l| l.load(Ordering::Relaxed)).sum(),
+            version_bytes: self.bytes.load(Ordering::Relaxed),
+            allocated_versions: self.allocated.load(Ordering::Relaxed),
+            cap_bytes: self.cap,
+        }
+    }
+}
+
+impl<V> Drop for VersionStore<V> {
+    fn drop(&mut self) {
+        let registry = self.registry.get_mut().unwrap_or_else(|e| e.into_inner());
+        for p in registry.drain(..) {
+            // SAFETY: every node was leaked from a Box in `allocate` and is freed once, here;
+            // `&mut self` proves no pool or chain walk is using the store (chains that still
+            // point at nodes are never walked after the run, see `Version` docs in the module).
+            drop(unsafe { Box::from_raw(p.as_ptr()) });
+        }
+    }
+}
+
+/// One worker's free version nodes (module docs, "Pools").
+pub struct VersionPool<'s, V> {
+    store: &'s VersionStore<V>,
+    id: usize,
+    /// Free nodes by payload size (a run has a few table sizes, so a short list).
+    free: Vec<(usize, Vec<NonNull<Version<V>>>)>,
+}
+
+// SAFETY: the pool owns its free nodes exclusively; moving it to another thread moves that
+// ownership (`V: Send`); the store reference needs `V: Sync` (see the store's impls).
+unsafe impl<V: Send + Sync> Send for VersionPool<'_, V> {}
+
+impl<V: Default> VersionPool<'_, V> {
+    /// A free node for a payload of `bytes`, or the cap's error.
+    #[inline]
+    pub fn take(&mut self, bytes: usize) -> Result<VersionNode<V>, VersionMemoryExhausted> {
+        if !self.store.reuse {
+            let mut shared = self
+                .store
+                .shared_free
+                .lock()
+                .unwrap_or_else(|e| e.into_inner());
+            if let Some(i) = shared.iter().rposition(|n| {
+                // SAFETY: free nodes are live registry allocations nobody reads.
+                unsafe { n.as_ref() }.bytes == bytes
+            }) {
+                return Ok(VersionNode(shared.swap_remove(i)));
+            }
+            drop(shared);
+            let mut one = Vec::with_capacity(1);
+            self.store.allocate(bytes, 1, &mut one)?;
+            return Ok(VersionNode(one[0]));
+        }
+        let class = match self.free.iter().position(|(b, _)| *b == bytes) {
+            Some(c) => c,
+            None => {
+                self.free.push((bytes, Vec::with_capacity(RESERVE)));
+                self.free.len() - 1
+            }
+        };
+        if self.free[class].1.is_empty() {
+            self.store
+                .allocate(bytes, RESERVE, &mut self.free[class].1)?;
+        }
+        Ok(VersionNode(self.free[class].1.pop().expect("refilled")))
+    }
+
+    /// Reserves [`RESERVE`] nodes for payloads of `bytes` ahead of the first write (with
+    /// AssertiveVersionReuse on; nothing otherwise).
+    pub fn reserve(&mut self, bytes: usize) -> Result<(), VersionMemoryExhausted> {
+        if self.store.reuse && !self.free.iter().any(|(b, _)| *b == bytes) {
+            let mut nodes = Vec::with_capacity(RESERVE);
+            self.store.allocate(bytes, RESERVE, &mut nodes)?;
+            self.free.push((bytes, nodes));
+        }
+        Ok(())
+    }
+}
+
+impl<V> VersionPool<'_, V> {
+    /// A node went into a chain.
+    #[inline]
+    fn linked(&self) {
+        // Relaxed: a statistic written by this worker only.
+        self.store.live[self.id].fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// Returns a node that left its chain.
+    #[inline]
+    fn give(&mut self, node: VersionNode<V>) {
+        // Relaxed: a statistic written by this worker only.
+        self.store.live[self.id].fetch_sub(1, Ordering::Relaxed);
+        // SAFETY: the node is a live registry allocation now owned by the caller.
+        let bytes = unsafe { node.0.as_ref() }.bytes;
+        if !self.store.reuse {
+            self.store
+                .shared_free
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .push(node.0);
+            return;
+        }
+        match self.free.iter_mut().find(|(b, _)| *b == bytes) {
+            Some((_, list)) => list.push(node.0),
+            None => self.free.push((bytes, vec![node.0])),
+        }
+    }
+
+    /// Returns a node taken but not pushed (an attempt that failed after `take`).
+    pub fn put_back(&mut self, node: VersionNode<V>) {
+        // Undo `give`'s decrement: the node was never linked.
+        // Relaxed: a statistic written by this worker only.
+        self.store.live[self.id].fetch_add(1, Ordering::Relaxed);
+        self.give(node);
+    }
+}
+
+/// The smallest snapshot any active transaction holds, refreshed at most every interval
+/// (RapidGC; module docs, "Reclamation").
+///
+/// Shared words, who writes them, who reads them: `active[i]` is written by worker `i` at begin
+/// and end, read by whoever refreshes; `cached` is written by the refreshing worker (any), read by
+/// every writer that collects.
+pub struct Watermark {
+    active: Box<[CachePadded<AtomicU64>]>,
+    cached: CachePadded<AtomicU64>,
+    interval: Duration,
+}
+
+/// An `active` slot of a worker outside any transaction.
+const IDLE: u64 = u64::MAX;
+
+impl Watermark {
+    /// A watermark over `workers` workers, refreshed at most every `interval`.
+    pub fn new(workers: usize, interval: Duration) -> Self {
+        Watermark {
+            active: (0..workers.max(1))
+                .map(|_| CachePadded::new(AtomicU64::new(IDLE)))
+                .collect(),
+            cached: CachePadded::new(AtomicU64::new(0)),
+            interval,
+        }
+    }
+
+    /// The refresh interval.
+    pub fn interval(&self) -> Duration {
+        self.interval
+    }
+
+    /// Worker `id` starts a transaction: registers, then takes its snapshot from `clock`.
+    ///
+    /// The slot gets a clock value read before the slot store and the snapshot one read after it,
+    /// all `SeqCst` (as `refresh`'s loads): a refresh that misses the slot store read the clock
+    /// before the snapshot was read, so its watermark is at most the snapshot; a refresh that sees
+    /// it uses a value at most the snapshot. Either way every active snapshot stays `>= wm`.
+    #[inline]
+    pub fn enter(&self, id: usize, clock: &AtomicU64) -> u64 {
+        // SeqCst (all three): the argument above needs one total order over the clock loads and
+        // the slot's store and loads.
+        let provisional = clock.load(Ordering::SeqCst);
+        self.active[id].store(provisional, Ordering::SeqCst);
+        clock.load(Ordering::SeqCst)
+    }
+
+    /// Worker `id` left its transaction (it dereferences no version any more).
+    #[inline]
+    pub fn leave(&self, id: usize) {
+        // Release: the worker's reads of versions happen before a refresh that sees it idle.
+        self.active[id].store(IDLE, Ordering::Release);
+    }
+
+    /// The last computed watermark.
+    #[inline]
+    pub fn current(&self) -> u64 {
+        // Acquire: pairs with `refresh`'s Release; the value itself is all that matters.
+        self.cached.load(Ordering::Acquire)
+    }
+
+    /// Recomputes the watermark if `last` (the caller's last refresh) is at least an interval
+    /// ago; returns the time of the refresh to remember.
+    #[inline]
+    pub fn maybe_refresh(&self, clock: &AtomicU64, last: Instant) -> Instant {
+        if self.interval.is_zero() {
+            self.refresh(clock);
+            return last;
+        }
+        let now = Instant::now();
+        if now.duration_since(last) < self.interval {
+            return last;
+        }
+        self.refresh(clock);
+        now
+    }
+
+    /// Recomputes the watermark now: the clock, then the minimum of the active slots.
+    pub fn refresh(&self, clock: &AtomicU64) {
+        // SeqCst: see `enter`.
+        let mut wm = clock.load(Ordering::SeqCst);
+        for slot in self.active.iter() {
+            wm = wm.min(slot.load(Ordering::SeqCst));
+        }
+        // Release: publishes the value (no data depends on it); fetch_max keeps it monotone
+        // when two workers refresh at once (both values are safe, the larger is fresher).
+        self.cached.fetch_max(wm, Ordering::Release);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn payload_of(words: &[AtomicU64]) -> Payload<'_> {
+        Payload::new(words, words.len() * 8)
+    }
+
+    fn push(chain: &VersionChain<()>, pool: &mut VersionPool<'_, ()>, ts: u64, value: u64) {
+        let src = [AtomicU64::new(value)];
+        let mut node = pool.take(8).unwrap();
+        node.fill(ts, payload_of(&src), &mut [0u8; 8]);
+        chain.push(node, pool);
+    }
+
+    fn value(v: &Version<()>) -> u64 {
+        v.payload().word(0)
+    }
+
+    #[test]
+    fn finds_the_newest_visible_version_and_collects_below_the_watermark() {
+        let store: VersionStore<()> = VersionStore::new(1, 1 << 20, true);
+        let mut pool = store.pool(0);
+        let chain = VersionChain::default();
+        for ts in [1u64, 5, 9] {
+            push(&chain, &mut pool, ts, ts * 10);
+        }
+        // SAFETY: single-threaded test, nothing collects during the lookups.
+        unsafe {
+            assert_eq!(chain.find_visible(9).map(value), Some(90));
+            assert_eq!(chain.find_visible(7).map(value), Some(50));
+            assert_eq!(chain.find_visible(1).map(value), Some(10));
+            assert!(chain.find_visible(0).is_none());
+        }
+        assert_eq!(store.stats().live_versions, 3);
+        // Watermark 6: snapshots >= 6 stop at ts 5 at the latest; ts 1 goes.
+        assert_eq!(chain.collect(12, 6, &mut pool), 1);
+        // SAFETY: as above.
+        unsafe {
+            assert_eq!(chain.find_visible(6).map(value), Some(50));
+        }
+        assert_eq!(store.stats().live_versions, 2);
+        // The inline version is below the watermark: nobody enters the chain any more.
+        assert_eq!(chain.collect(12, 12, &mut pool), 2);
+        assert!(chain.is_empty());
+        assert_eq!(store.stats().live_versions, 0);
+        // Freed nodes are reused: no new allocation past the first reserve.
+        for ts in 20..20 + RESERVE as u64 {
+            push(&chain, &mut pool, ts, ts);
+        }
+        assert_eq!(store.stats().allocated_versions, RESERVE);
+    }
+
+    #[test]
+    fn the_cap_is_an_error_not_an_allocation() {
+        let node = Version::<()>::node_bytes(8);
+        let store: VersionStore<()> = VersionStore::new(1, 3 * node, false);
+        let mut pool = store.pool(0);
+        let chain = VersionChain::default();
+        for ts in 1..=3 {
+            push(&chain, &mut pool, ts, ts);
+        }
+        let err = pool.take(8).err().expect("past the cap");
+        assert_eq!(err.live, 3);
+        assert!(err.to_string().contains("--version-memory-mb"), "{err}");
+        // Without reuse, a freed node serves the next take without allocating.
+        assert_eq!(chain.collect(4, 4, &mut pool), 3);
+        assert!(pool.take(8).is_ok());
+        assert_eq!(store.stats().allocated_versions, 3);
+        // With reuse, a pool reserves a whole batch: a cap below it fails at once.
+        let small: VersionStore<()> = VersionStore::new(1, node, true);
+        assert!(small.pool(0).reserve(8).is_err());
+    }
+
+    #[test]
+    fn the_watermark_is_the_oldest_active_snapshot() {
+        let clock = AtomicU64::new(10);
+        let wm = Watermark::new(2, Duration::ZERO);
+        let s0 = wm.enter(0, &clock);
+        clock.store(20, Ordering::SeqCst);
+        let s1 = wm.enter(1, &clock);
+        assert_eq!((s0, s1), (10, 20));
+        wm.refresh(&clock);
+        assert_eq!(wm.current(), 10);
+        wm.leave(0);
+        wm.refresh(&clock);
+        assert_eq!(wm.current(), 20);
+        wm.leave(1);
+        clock.store(30, Ordering::SeqCst);
+        let _ = wm.maybe_refresh(&clock, Instant::now());
+        assert_eq!(wm.current(), 30, "interval 0 refreshes every time");
+    }
+}
