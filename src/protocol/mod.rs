@@ -42,6 +42,7 @@ pub mod plor;
 pub mod silo;
 pub mod tictoc;
 pub mod twopl;
+pub mod wake;
 
 pub use abort::Abort;
 pub use access::{InstallLog, ReadSet, WriteEntry, WriteSet};
