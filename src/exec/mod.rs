@@ -3,6 +3,7 @@
 //! same `async` programs with different waiting policies.
 
 pub mod backoff;
+mod park;
 pub mod thread;
 mod wait;
 

@@ -10,6 +10,7 @@
 //! declared the request read-only ([`Workload::is_read_only`]).
 
 use super::backoff::AdaptiveBackoff;
+use super::park::ParkingLot;
 use super::wait::{delay, drive, pause};
 use crate::check::history::WorkerHistory;
 pub use crate::config::ExecConfig;
@@ -57,12 +58,14 @@ pub fn run_threads<P: Protocol, W: Workload>(
         .adaptive_backoff
         .then(|| AdaptiveBackoff::new(cfg.threads));
     let start = Barrier::new(cfg.threads + 1);
+    let lot = ParkingLot::new();
     let cores = core_affinity::get_core_ids().unwrap_or_default();
 
     std::thread::scope(|s| {
         let handles: Vec<_> = (0..cfg.threads)
             .map(|id| {
                 let (period, backoff, start, cores) = (&period, backoff.as_ref(), &start, &cores);
+                let lot = &lot;
                 s.spawn(move || {
                     if cfg.pin_threads && !cores.is_empty() {
                         core_affinity::set_for_current(cores[id % cores.len()]);
@@ -77,6 +80,7 @@ pub fn run_threads<P: Protocol, W: Workload>(
                         rng: FastRng::for_worker(cfg.seed, id),
                         stats: WorkerStats::new(workload.txn_types().len()),
                         backoff,
+                        lot,
                         read_phase_extension_ns: cfg.read_phase_extension_ns,
                     };
                     start.wait();
@@ -123,6 +127,8 @@ struct Worker<'db, 'w, P: Protocol, W: Workload> {
     rng: FastRng,
     stats: WorkerStats,
     backoff: Option<&'w AdaptiveBackoff>,
+    /// Where this worker parks when a wait lasts, and whom it wakes when an attempt ends.
+    lot: &'w ParkingLot,
     read_phase_extension_ns: u64,
 }
 
@@ -176,12 +182,12 @@ impl<P: Protocol, W: Workload> Worker<'_, '_, P, W> {
             // waits count as waiting like any other.
             let (scheduled, schedule_wait) = if P::NEEDS_DECLARED_SET {
                 let tx = &mut self.tx;
-                drive(pin!(std::future::poll_fn(|_| tx.poll_schedule())))
+                drive(pin!(std::future::poll_fn(|_| tx.poll_schedule())), self.lot)
             } else {
                 (Ok(()), 0)
             };
             let (result, exec_wait) = match scheduled {
-                Ok(()) => drive(pin!(self.workload.run(&mut self.tx, req))),
+                Ok(()) => drive(pin!(self.workload.run(&mut self.tx, req)), self.lot),
                 Err(why) => (Err(why), 0),
             };
             let exec_wait = exec_wait + schedule_wait;
@@ -192,7 +198,7 @@ impl<P: Protocol, W: Workload> Worker<'_, '_, P, W> {
                     }
                     let exec_end = Instant::now();
                     let tx = &mut self.tx;
-                    let (r, w) = drive(pin!(std::future::poll_fn(|_| tx.poll_commit())));
+                    let (r, w) = drive(pin!(std::future::poll_fn(|_| tx.poll_commit())), self.lot);
                     (r, w, Some(exec_end))
                 }
                 Err(why) => (Err(why), 0, None),
@@ -202,6 +208,7 @@ impl<P: Protocol, W: Workload> Worker<'_, '_, P, W> {
             match result {
                 Ok(()) => {
                     self.tx.committed();
+                    self.lot.attempt_ended();
                     if counted {
                         let exec_end = exec_end.expect("commit follows execution");
                         let exec = nanos(exec_end - attempt_start).saturating_sub(exec_wait);
@@ -219,6 +226,7 @@ impl<P: Protocol, W: Workload> Worker<'_, '_, P, W> {
                 }
                 Err(why) => {
                     self.tx.aborted(why);
+                    self.lot.attempt_ended();
                     let mut abort_ns = nanos(end - attempt_start).saturating_sub(waited);
                     if why.is_retried() {
                         if let Some(b) = self.backoff {

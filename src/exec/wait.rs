@@ -1,9 +1,12 @@
 //! Driving a future in place, and how a worker thread waits when a protocol says `Pending`.
 //!
 //! Waiting spins briefly (the holder is usually on another core and about to release), then yields
-//! the CPU on every further try: with more workers than cores the holder may need this very core to
-//! make progress, so a wait loop that never yields can livelock an oversubscribed machine.
+//! the CPU for a few tries, then parks the thread ([`ParkingLot`]) until a transaction attempt ends:
+//! with more workers than cores the holder may need this very core to make progress, and a waiter
+//! that only yields keeps competing with it for the core.
 
+use super::park::ParkingLot;
+use crate::protocol::wake::take_victim_signalled;
 use std::future::Future;
 use std::pin::Pin;
 use std::task::{Context, Poll, Waker};
@@ -11,11 +14,13 @@ use std::time::Instant;
 
 /// Spins before the first yield; each spin round doubles, up to this many rounds.
 const SPIN_ROUNDS: u32 = 6;
+/// Rounds (spins, then yields) before a waiter parks.
+const PARK_AFTER_ROUNDS: u32 = SPIN_ROUNDS + 2;
 
 /// Polls `fut` to completion on this thread. Returns the output and the nanoseconds spent waiting
-/// (between a `Pending` and the poll that followed it).
+/// (between a `Pending` and the poll that followed it). A wait that lasts parks in `lot`.
 #[inline]
-pub fn drive<F: Future>(mut fut: Pin<&mut F>) -> (F::Output, u64) {
+pub fn drive<F: Future>(mut fut: Pin<&mut F>, lot: &ParkingLot) -> (F::Output, u64) {
     let mut cx = Context::from_waker(Waker::noop());
     // Fast path: most operations never wait.
     if let Poll::Ready(out) = fut.as_mut().poll(&mut cx) {
@@ -23,10 +28,29 @@ pub fn drive<F: Future>(mut fut: Pin<&mut F>) -> (F::Output, u64) {
     }
     let started = Instant::now();
     let mut round = 0;
+    let mut poll = || {
+        let out = fut.as_mut().poll(&mut cx);
+        if take_victim_signalled() {
+            // The poll wounded a transaction that may be parked: it must run to notice.
+            lot.wake_parked();
+        }
+        match out {
+            Poll::Ready(out) => Some(out),
+            Poll::Pending => None,
+        }
+    };
+    if take_victim_signalled() {
+        lot.wake_parked();
+    }
     loop {
-        pause(round);
-        round += 1;
-        if let Poll::Ready(out) = fut.as_mut().poll(&mut cx) {
+        let ready = if round < PARK_AFTER_ROUNDS {
+            pause(round);
+            round += 1;
+            poll()
+        } else {
+            lot.park_while(&mut poll)
+        };
+        if let Some(out) = ready {
             return (out, started.elapsed().as_nanos() as u64);
         }
     }
@@ -78,7 +102,7 @@ mod tests {
                 Poll::Pending
             }
         });
-        let (out, _) = drive(pin!(fut));
+        let (out, _) = drive(pin!(fut), &ParkingLot::new());
         assert_eq!(out, 7);
     }
 

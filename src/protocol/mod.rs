@@ -45,6 +45,7 @@ pub mod si;
 pub mod silo;
 pub mod tictoc;
 pub mod twopl;
+pub mod wake;
 
 pub use abort::Abort;
 pub use access::{InstallLog, ReadSet, WriteEntry, WriteSet};

@@ -181,7 +181,10 @@ impl ContextTable {
             Ordering::AcqRel,
             Ordering::Acquire,
         ) {
-            Ok(_) => true,
+            Ok(_) => {
+                crate::protocol::wake::note_victim_signalled();
+                true
+            }
             Err(now) => now == victim.aborted().0,
         }
     }

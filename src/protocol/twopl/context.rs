@@ -190,7 +190,10 @@ impl ContextTable {
                 Ordering::AcqRel,
                 Ordering::Acquire,
             ) {
-                Ok(_) => return true,
+                Ok(_) => {
+                    crate::protocol::wake::note_victim_signalled();
+                    return true;
+                }
                 Err(now) => seen = ContextWord(now),
             }
         }
