@@ -13,6 +13,7 @@
 
 mod cli;
 mod exec;
+pub mod lists;
 pub mod memory;
 mod presets;
 mod tpcc;
