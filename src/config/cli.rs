@@ -24,6 +24,12 @@ pub enum Command {
     Run(Box<RunArgs>),
     /// List protocols, workloads, presets and options.
     List,
+    /// Run the grid of an experiment file, appending one JSON row per run to a results file.
+    Sweep(super::experiment_cli::SweepArgs),
+    /// Combine results files (from --emit-jobs or several machines) into one.
+    Merge(super::experiment_cli::MergeArgs),
+    /// Print a results file as Markdown tables: medians with min-max across repetitions.
+    Report(super::experiment_cli::ReportArgs),
 }
 
 /// PLOR commit priority as a flag value.

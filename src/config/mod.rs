@@ -13,6 +13,7 @@
 
 mod cli;
 mod exec;
+mod experiment_cli;
 pub mod lists;
 pub mod memory;
 mod presets;
@@ -23,6 +24,7 @@ pub use cli::{
     Cli, Command, LockWaitArg, MoccLockArg, MoccTemperatureArg, PlorPriorityArg, RunArgs,
 };
 pub use exec::ExecConfig;
+pub use experiment_cli::{MergeArgs, ReportArgs, SweepArgs};
 pub use presets::{PRESETS, WORKLOADS, preset};
 pub use validate::parse_protocols;
 
