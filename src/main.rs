@@ -9,7 +9,7 @@ use std::io::Write;
 use std::process::ExitCode;
 use txbench::config::lists::{ListPoint, expand_lists};
 use txbench::config::{Cli, Command, Format, PRESETS, RunArgs, RunConfig, WORKLOADS};
-use txbench::experiment::commands::{merge_command, report_command, sweep_command};
+use txbench::experiment::commands::{merge_command, plot_command, report_command, sweep_command};
 use txbench::metrics::output::{Output, OutputError};
 use txbench::metrics::report::{medians, point_label, render_table, render_type_table, write_csv};
 use txbench::protocol::ProtocolKind;
@@ -26,6 +26,7 @@ fn main() -> ExitCode {
             Command::Sweep(args) => sweep_command(&args, &mut out).map(ExitCode::from),
             Command::Merge(args) => merge_command(&args, &mut out).map(ExitCode::from),
             Command::Report(args) => report_command(&args, &mut out).map(ExitCode::from),
+            Command::Plot(args) => plot_command(&args, &mut out).map(ExitCode::from),
         },
     };
     match done.and_then(|code| out.flush().map(|()| code)) {

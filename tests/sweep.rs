@@ -101,6 +101,16 @@ fn sweep_records_every_run_and_resume_finishes_an_interrupted_one() {
     assert!(md.contains("## tiny"), "{md}");
     assert!(md.contains("| threads | silo | plor+dwa |"), "{md}");
     assert!(md.contains("median of 2 runs"), "{md}");
+
+    let plots = dir.join("plots");
+    let listed = ok(txbench(&["plot", r, "-o", plots.to_str().unwrap()]));
+    assert_eq!(listed.lines().count(), 8, "{listed}");
+    for f in listed.lines() {
+        assert!(std::fs::metadata(f).unwrap().len() > 5_000, "{f}");
+    }
+    let bad = txbench(&["plot", r, "--x", "theta"]);
+    assert_eq!(bad.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&bad.stderr).contains("--x"));
 }
 
 #[test]

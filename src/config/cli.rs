@@ -30,6 +30,9 @@ pub enum Command {
     Merge(super::experiment_cli::MergeArgs),
     /// Print a results file as Markdown tables: medians with min-max across repetitions.
     Report(super::experiment_cli::ReportArgs),
+    /// Draw a results file's figures (PNG and SVG): each metric against a swept parameter, and
+    /// p99.9 latency against throughput.
+    Plot(super::experiment_cli::PlotArgs),
 }
 
 /// PLOR commit priority as a flag value.

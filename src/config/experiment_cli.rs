@@ -46,3 +46,19 @@ pub struct ReportArgs {
     /// The results file.
     pub results: PathBuf,
 }
+
+/// Flags of `txbench plot`.
+#[derive(Debug, Args)]
+pub struct PlotArgs {
+    /// The results file.
+    pub results: PathBuf,
+    /// The swept parameter on the x axis (default: the first one other than the protocol).
+    #[arg(long)]
+    pub x: Option<String>,
+    /// Directory for the figures (default: the results file's directory).
+    #[arg(long, short = 'o')]
+    pub out_dir: Option<PathBuf>,
+    /// Image formats, comma-separated: png, svg.
+    #[arg(long, default_value = "png,svg")]
+    pub formats: String,
+}

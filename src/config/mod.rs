@@ -24,7 +24,7 @@ pub use cli::{
     Cli, Command, LockWaitArg, MoccLockArg, MoccTemperatureArg, PlorPriorityArg, RunArgs,
 };
 pub use exec::ExecConfig;
-pub use experiment_cli::{MergeArgs, ReportArgs, SweepArgs};
+pub use experiment_cli::{MergeArgs, PlotArgs, ReportArgs, SweepArgs};
 pub use presets::{PRESETS, WORKLOADS, preset};
 pub use validate::parse_protocols;
 

@@ -7,7 +7,7 @@ use super::grid::{plan, run_flags};
 use super::results::{ResultRow, done, merge, read_rows};
 use super::summary::markdown;
 use super::sweep::{SweepPlan, run_sweep};
-use crate::config::{MergeArgs, ReportArgs, SweepArgs};
+use crate::config::{MergeArgs, PlotArgs, ReportArgs, SweepArgs};
 use crate::metrics::output::{Output, OutputError};
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -264,4 +264,56 @@ pub fn report_command(args: &ReportArgs, out: &mut Output<impl Write>) -> Result
     }
     out.write(&markdown(&rows))?;
     Ok(0)
+}
+
+/// `txbench plot RESULTS`.
+pub fn plot_command(args: &PlotArgs, out: &mut Output<impl Write>) -> Result<u8, OutputError> {
+    let mut formats = Vec::new();
+    for f in args.formats.split(',').map(str::trim) {
+        match f {
+            "png" | "svg" => formats.push(f),
+            other => {
+                note(format_args!(
+                    "error: invalid value '{other}' for --formats: allowed png, svg"
+                ));
+                return Ok(2);
+            }
+        }
+    }
+    let rows = match read_all(std::slice::from_ref(&args.results)) {
+        Ok(mut f) => f.remove(0),
+        Err(e) => {
+            note(format_args!("error: {e}"));
+            return Ok(2);
+        }
+    };
+    if rows.is_empty() {
+        note(format_args!(
+            "error: {} holds no results rows",
+            args.results.display()
+        ));
+        return Ok(2);
+    }
+    let dir = args.out_dir.clone().unwrap_or_else(|| {
+        args.results
+            .parent()
+            .map(Path::to_path_buf)
+            .unwrap_or_default()
+    });
+    match super::plot::plot_all(&rows, &dir, args.x.as_deref(), &formats) {
+        Ok(files) => {
+            for f in files {
+                out.line(&f.display().to_string())?;
+            }
+            Ok(0)
+        }
+        Err(e @ super::plot::PlotError::NoData(_)) => {
+            note(format_args!("error: {e}"));
+            Ok(2)
+        }
+        Err(e) => {
+            note(format_args!("error: {e}"));
+            Ok(1)
+        }
+    }
 }

@@ -13,6 +13,7 @@
 pub mod commands;
 pub mod file;
 pub mod grid;
+pub mod plot;
 pub mod results;
 pub mod summary;
 pub mod sweep;
