@@ -9,6 +9,7 @@
 pub mod check;
 pub mod config;
 pub mod exec;
+pub mod experiment;
 pub mod ids;
 pub mod index;
 pub mod metrics;

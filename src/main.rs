@@ -7,25 +7,64 @@
 use clap::Parser;
 use std::io::Write;
 use std::process::ExitCode;
-use txbench::config::{Cli, Command, Format, PRESETS, RunArgs, WORKLOADS};
+use txbench::config::lists::{ListPoint, expand_lists};
+use txbench::config::{Cli, Command, Format, PRESETS, RunArgs, RunConfig, WORKLOADS};
+use txbench::experiment::commands::{merge_command, plot_command, report_command, sweep_command};
 use txbench::metrics::output::{Output, OutputError};
 use txbench::metrics::report::render_version_table;
-use txbench::metrics::report::{medians, render_table, render_type_table, write_csv};
+use txbench::metrics::report::{medians, point_label, render_table, render_type_table, write_csv};
 use txbench::protocol::ProtocolKind;
 use txbench::runner::run_all;
 use txbench::workload::tpcc::{MAX_WAREHOUSES, TpccMix, TxnType};
 
 fn main() -> ExitCode {
-    let cli = Cli::parse();
     let mut out = Output::new(std::io::stdout());
-    let done = match cli.command {
-        Command::List => out.write(&list_text()).map(|()| ExitCode::SUCCESS),
-        Command::Run(args) => run(&args, &mut out),
+    let done = match list_points() {
+        Some(points) => run_points(&points, &mut out),
+        None => match Cli::parse().command {
+            Command::List => out.write(&list_text()).map(|()| ExitCode::SUCCESS),
+            Command::Run(args) => run(&args, &mut out),
+            Command::Sweep(args) => sweep_command(&args, &mut out).map(ExitCode::from),
+            Command::Merge(args) => merge_command(&args, &mut out).map(ExitCode::from),
+            Command::Report(args) => report_command(&args, &mut out).map(ExitCode::from),
+            Command::Plot(args) => plot_command(&args, &mut out).map(ExitCode::from),
+        },
     };
     match done.and_then(|code| out.flush().map(|()| code)) {
         Ok(code) => code,
         Err(e) => ExitCode::from(output_status(&e)),
     }
+}
+
+/// The points of a `txbench run` command line with comma lists (`-t 1,2,4`), or `None` when it
+/// has none (or is not valid UTF-8, which clap then reports).
+fn list_points() -> Option<Vec<ListPoint>> {
+    let argv: Option<Vec<String>> = std::env::args_os().map(|a| a.into_string().ok()).collect();
+    let points = expand_lists(&argv?);
+    (points.len() > 1).then_some(points)
+}
+
+/// `txbench run` with comma lists: parses and validates every combination before running any
+/// (exit 2 naming the flag and value, as for one run), then runs them in order.
+fn run_points(points: &[ListPoint], out: &mut Output<impl Write>) -> Result<ExitCode, OutputError> {
+    let mut configs = Vec::with_capacity(points.len());
+    for p in points {
+        let args = match Cli::try_parse_from(&p.argv) {
+            Ok(Cli {
+                command: Command::Run(args),
+            }) => args,
+            Ok(_) => unreachable!("expand_lists only expands `txbench run`"),
+            Err(e) => e.exit(),
+        };
+        match args.validate() {
+            Ok(cfg) => configs.push((p.axes.clone(), cfg)),
+            Err(e) => {
+                note(format_args!("error: {e} (at {})", point_label(&p.axes)));
+                return Ok(ExitCode::from(2));
+            }
+        }
+    }
+    execute(&configs, out)
 }
 
 /// `txbench run`: validate, run every protocol, print the reports. Exit status 2 for invalid
@@ -40,26 +79,50 @@ fn run(args: &RunArgs, out: &mut Output<impl Write>) -> Result<ExitCode, OutputE
             return Ok(ExitCode::from(2));
         }
     };
-    let format = cfg.format;
-    let reports = run_all(&cfg, |r| {
-        if format == Format::Json {
-            if let Err(e) = out.line(&r.to_json_line()) {
-                std::process::exit(output_status(&e).into());
-            }
-        } else {
-            note(format_args!(
-                "{}: {:.0} txn/s, abort ratio {:.3}, p99.9 {:.1} us",
-                r.protocol, r.throughput_tps, r.abort_ratio, r.latency_us.p999
-            ));
-        }
-    });
-    let reports = match reports {
-        Ok(r) => r,
-        Err(e) => {
-            note(format_args!("error: {e}"));
-            return Ok(ExitCode::from(2));
-        }
+    execute(&[(Vec::new(), cfg)], out)
+}
+
+/// Runs validated configurations in order, each tagged with its sweep point (empty for a plain
+/// run), and prints the reports; see [`run`] for the exit status.
+fn execute(
+    points: &[(Vec<(String, String)>, RunConfig)],
+    out: &mut Output<impl Write>,
+) -> Result<ExitCode, OutputError> {
+    let Some((_, cfg)) = points.first() else {
+        return Ok(ExitCode::SUCCESS);
     };
+    let format = cfg.format;
+    let mut reports = Vec::new();
+    for (i, (point, cfg)) in points.iter().enumerate() {
+        let label = point_label(point);
+        if !point.is_empty() {
+            note(format_args!("point {}/{}: {label}", i + 1, points.len()));
+        }
+        let ran = run_all(cfg, |r| {
+            if format == Format::Json {
+                let mut r = r.clone();
+                r.point = point.clone();
+                if let Err(e) = out.line(&r.to_json_line()) {
+                    std::process::exit(output_status(&e).into());
+                }
+            } else {
+                note(format_args!(
+                    "{}: {:.0} txn/s, abort ratio {:.3}, p99.9 {:.1} us",
+                    r.protocol, r.throughput_tps, r.abort_ratio, r.latency_us.p999
+                ));
+            }
+        });
+        match ran {
+            Ok(rs) => reports.extend(rs.into_iter().map(|mut r| {
+                r.point = point.clone();
+                r
+            })),
+            Err(e) => {
+                note(format_args!("error: {e}"));
+                return Ok(ExitCode::from(2));
+            }
+        }
+    }
     match format {
         Format::Json => {}
         Format::Csv => write_csv(out.inner(), &reports)?,
@@ -188,6 +251,11 @@ fn list_text() -> String {
     s += "\nRun parameters:\n";
     for (n, d) in [
         ("--threads N", "worker threads (default: cores)"),
+        (
+            "-t 1,2,4 --theta A,B",
+            "comma lists (threads, theta, ops, records, warehouses, read-ratio, writes, payload, \
+             long-ops, long-share, hot-records, scan-length, duration): one run per combination",
+        ),
         ("--duration S", "measured seconds per protocol (default 2)"),
         ("--warmup S", "unmeasured seconds first (default 0.5)"),
         ("--seed N", "same seed, same transaction stream per worker"),

@@ -772,3 +772,55 @@ fn csv_and_table_show_what_was_checked() {
     assert!(checked.contains("ok ("), "{checked}");
     assert_eq!(checked.matches("not checked").count(), 1, "{checked}");
 }
+
+/// Comma lists are a sweep: one run per combination, each JSON row naming its point, and every
+/// combination is validated before any runs.
+#[test]
+fn comma_lists_run_every_combination_and_name_the_point() {
+    let mut args = short_run("silo,nocc", "1,2");
+    args.extend(["--theta", "0.5,0.99", "--format", "json"]);
+    let out = txbench(&args);
+    assert_no_panic(&out);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let rows: Vec<serde_json::Value> = String::from_utf8(out.stdout)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(rows.len(), 8, "2 threads x 2 thetas x 2 protocols");
+    let points: Vec<(u64, String, String)> = rows
+        .iter()
+        .map(|r| {
+            let p = r["point"].as_array().unwrap();
+            assert_eq!(p[0][0], "threads");
+            assert_eq!(p[1][0], "theta");
+            assert_eq!(r["threads"].to_string(), p[0][1].as_str().unwrap());
+            (
+                r["threads"].as_u64().unwrap(),
+                p[1][1].as_str().unwrap().to_string(),
+                r["protocol"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect();
+    assert_eq!(points[0], (1, "0.5".into(), "silo".into()));
+    assert_eq!(points[7], (2, "0.99".into(), "nocc".into()));
+
+    // A bad value anywhere in a list stops everything before the first run.
+    for (list, flag) in [("--theta=0.5,11", "--theta"), ("--ops=4,x", "--ops")] {
+        let mut args = short_run("silo", "1,2");
+        args.push(list);
+        let out = txbench(&args);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{list}: {stderr}");
+        assert!(stderr.contains(flag), "{list}: {stderr}");
+        assert!(
+            !stderr.contains("point 1/"),
+            "{list} started work: {stderr}"
+        );
+        assert!(out.stdout.is_empty());
+    }
+}

@@ -24,6 +24,15 @@ pub enum Command {
     Run(Box<RunArgs>),
     /// List protocols, workloads, presets and options.
     List,
+    /// Run the grid of an experiment file, appending one JSON row per run to a results file.
+    Sweep(super::experiment_cli::SweepArgs),
+    /// Combine results files (from --emit-jobs or several machines) into one.
+    Merge(super::experiment_cli::MergeArgs),
+    /// Print a results file as Markdown tables: medians with min-max across repetitions.
+    Report(super::experiment_cli::ReportArgs),
+    /// Draw a results file's figures (PNG and SVG): each metric against a swept parameter, and
+    /// p99.9 latency against throughput.
+    Plot(super::experiment_cli::PlotArgs),
 }
 
 /// PLOR commit priority as a flag value.

@@ -13,6 +13,8 @@
 
 mod cli;
 mod exec;
+mod experiment_cli;
+pub mod lists;
 pub mod memory;
 mod presets;
 mod tpcc;
@@ -22,6 +24,7 @@ pub use cli::{
     Cli, Command, LockWaitArg, MoccLockArg, MoccTemperatureArg, PlorPriorityArg, RunArgs,
 };
 pub use exec::ExecConfig;
+pub use experiment_cli::{MergeArgs, PlotArgs, ReportArgs, SweepArgs};
 pub use presets::{PRESETS, WORKLOADS, preset};
 pub use validate::parse_protocols;
 

@@ -194,7 +194,7 @@ mod tests {
         let cli = Cli::try_parse_from(argv).expect("clap accepts the flags");
         match cli.command {
             Command::Run(a) => a.validate_with(AvailableMemory::given(TEST_MEMORY)),
-            Command::List => unreachable!(),
+            _ => unreachable!("a run command line"),
         }
     }
 

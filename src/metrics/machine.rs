@@ -11,6 +11,8 @@ pub struct MachineInfo {
     pub cpu_model: String,
     /// Operating system.
     pub os: &'static str,
+    /// Physical memory in bytes (MemTotal of /proc/meminfo on Linux), if known.
+    pub memory_bytes: Option<u64>,
 }
 
 impl MachineInfo {
@@ -28,10 +30,16 @@ impl MachineInfo {
                     .map(|(_, v)| v.trim().to_string())
             })
             .unwrap_or_else(|| "unknown".to_string());
+        let memory_bytes = std::fs::read_to_string("/proc/meminfo").ok().and_then(|s| {
+            let line = s.lines().find(|l| l.starts_with("MemTotal:"))?;
+            let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+            kib.checked_mul(1024)
+        });
         MachineInfo {
             cores,
             cpu_model,
             os: std::env::consts::OS,
+            memory_bytes,
         }
     }
 }

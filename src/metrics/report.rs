@@ -93,6 +93,10 @@ pub struct RunReport {
     /// Multi-version protocols: live versions and version memory at the end of the run.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub versions: Option<VersionStats>,
+    /// The sweep point this run belongs to: each swept parameter (flag name without dashes) and
+    /// its value here, in sweep order; empty (and not serialised) for a run outside a sweep.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub point: Vec<(String, String)>,
 }
 
 /// Serialises `check` as the [`CheckReport`]'s fields preceded by `passed`, the verdict
@@ -235,6 +239,7 @@ impl RunReport {
             check,
             warnings: Vec::new(),
             versions: None,
+            point: Vec::new(),
         }
     }
 
@@ -267,6 +272,7 @@ pub const CSV_COLUMNS: &[&str] = &[
     "check_consistency_violations",
     "check_passed",
     "config",
+    "point",
 ];
 
 /// Writes reports as CSV with a header row. The `check_*` cells are empty for a run without
@@ -302,25 +308,40 @@ pub fn write_csv(out: impl Write, reports: &[RunReport]) -> csv::Result<()> {
             check(|c| c.consistency_violations.map(|n| n.to_string())),
             check(|c| Some(c.is_serializable().to_string())),
             r.config.to_string(),
+            point_label(&r.point),
         ])?;
     }
     w.flush()?;
     Ok(())
 }
 
-/// One report per protocol (first-seen order) summarising repeated runs: the run with the median
-/// throughput, with every latency percentile replaced by its median across the runs.
+/// A sweep point as `flag=value` pairs separated by spaces (empty outside a sweep).
+pub fn point_label(point: &[(String, String)]) -> String {
+    point
+        .iter()
+        .map(|(k, v)| format!("{k}={v}"))
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// One report per protocol and sweep point (first-seen order) summarising repeated runs: the run
+/// with the median throughput, with every latency percentile replaced by its median across the
+/// runs.
 pub fn medians(reports: &[RunReport]) -> Vec<RunReport> {
-    let mut names: Vec<&str> = Vec::new();
+    type Key<'a> = (&'a [(String, String)], &'a str);
+    let mut keys: Vec<Key<'_>> = Vec::new();
     for r in reports {
-        if !names.contains(&r.protocol.as_str()) {
-            names.push(&r.protocol);
+        let key = (r.point.as_slice(), r.protocol.as_str());
+        if !keys.contains(&key) {
+            keys.push(key);
         }
     }
-    names
-        .into_iter()
-        .map(|name| {
-            let mut runs: Vec<&RunReport> = reports.iter().filter(|r| r.protocol == name).collect();
+    keys.into_iter()
+        .map(|(point, name)| {
+            let mut runs: Vec<&RunReport> = reports
+                .iter()
+                .filter(|r| r.protocol == name && r.point == point)
+                .collect();
             runs.sort_by(|a, b| a.throughput_tps.total_cmp(&b.throughput_tps));
             let mut out = runs[runs.len() / 2].clone();
             let median_of = |f: fn(&LatencySummary) -> f64| {
@@ -382,10 +403,19 @@ pub fn render_type_table(reports: &[RunReport]) -> Option<String> {
 /// last two columns give the history check and the workload's consistency check, or `not
 /// checked`. With repeated runs, pass [`medians`] of the reports.
 pub fn render_table(reports: &[RunReport]) -> String {
-    let ceiling = reports.iter().find(|r| r.protocol == "nocc");
+    let axes: Vec<&str> = reports
+        .iter()
+        .flat_map(|r| r.point.iter().map(|(k, _)| k.as_str()))
+        .fold(Vec::new(), |mut v, k| {
+            if !v.contains(&k) {
+                v.push(k);
+            }
+            v
+        });
     let mut t = Table::new();
     t.load_preset(presets::UTF8_FULL_CONDENSED);
-    t.set_header(vec![
+    let mut header: Vec<&str> = axes.clone();
+    header.extend([
         "protocol",
         "txn/s",
         "vs nocc",
@@ -399,7 +429,12 @@ pub fn render_table(reports: &[RunReport]) -> String {
         "history check",
         "consistency check",
     ]);
+    t.set_header(header);
     for r in reports {
+        // The ratios compare with the `nocc` run of the same sweep point.
+        let ceiling = reports
+            .iter()
+            .find(|c| c.protocol == "nocc" && c.point == r.point);
         let name = if r.protocol_serializable {
             r.protocol.clone()
         } else {
@@ -415,7 +450,18 @@ pub fn render_table(reports: &[RunReport]) -> String {
             .max_by_key(|(_, n)| **n)
             .map(|(k, _)| k.to_string())
             .unwrap_or_else(|| "-".to_string());
-        t.add_row(vec![
+        let mut row: Vec<Cell> = axes
+            .iter()
+            .map(|a| {
+                let v = r
+                    .point
+                    .iter()
+                    .find(|(k, _)| k == a)
+                    .map(|(_, v)| v.as_str());
+                Cell::new(v.unwrap_or("-")).set_alignment(CellAlignment::Right)
+            })
+            .collect();
+        row.extend([
             Cell::new(name),
             Cell::new(format!("{:.0}", r.throughput_tps)).set_alignment(CellAlignment::Right),
             Cell::new(vs(r.throughput_tps, ceiling.map(|c| c.throughput_tps)))
@@ -431,6 +477,7 @@ pub fn render_table(reports: &[RunReport]) -> String {
             Cell::new(history_cell(r.check.as_ref())),
             Cell::new(consistency_cell(r.check.as_ref())),
         ]);
+        t.add_row(row);
     }
     t.to_string()
 }

@@ -1,0 +1,64 @@
+//! The flags of the experiment subcommands: `sweep`, `report`, `plot`, `merge`.
+
+use clap::Args;
+use std::path::PathBuf;
+
+/// Flags of `txbench sweep`.
+#[derive(Debug, Args)]
+pub struct SweepArgs {
+    /// The experiment file (TOML).
+    pub file: PathBuf,
+    /// Results file to append to (default: the file's `results`, else results/NAME.jsonl).
+    #[arg(long)]
+    pub results: Option<PathBuf>,
+    /// Skip the runs the results file already holds (an interrupted sweep goes on).
+    #[arg(long)]
+    pub resume: bool,
+    /// Run only point N (1-based, as --emit-jobs numbers them).
+    #[arg(long)]
+    pub point: Option<usize>,
+    /// Print one self-contained command per point (for GNU parallel or a Slurm job array)
+    /// instead of running.
+    #[arg(long)]
+    pub emit_jobs: bool,
+    /// With --emit-jobs: directory for the per-point results files (default: results/NAME.d).
+    #[arg(long, requires = "emit_jobs")]
+    pub jobs_dir: Option<PathBuf>,
+    /// Validate the file and list its points without running.
+    #[arg(long)]
+    pub dry_run: bool,
+}
+
+/// Flags of `txbench merge`.
+#[derive(Debug, Args)]
+pub struct MergeArgs {
+    /// Results files to combine, in order.
+    #[arg(required = true)]
+    pub inputs: Vec<PathBuf>,
+    /// Where to write the combined rows (default: stdout).
+    #[arg(long, short = 'o')]
+    pub output: Option<PathBuf>,
+}
+
+/// Flags of `txbench report`.
+#[derive(Debug, Args)]
+pub struct ReportArgs {
+    /// The results file.
+    pub results: PathBuf,
+}
+
+/// Flags of `txbench plot`.
+#[derive(Debug, Args)]
+pub struct PlotArgs {
+    /// The results file.
+    pub results: PathBuf,
+    /// The swept parameter on the x axis (default: the first one other than the protocol).
+    #[arg(long)]
+    pub x: Option<String>,
+    /// Directory for the figures (default: the results file's directory).
+    #[arg(long, short = 'o')]
+    pub out_dir: Option<PathBuf>,
+    /// Image formats, comma-separated: png, svg.
+    #[arg(long, default_value = "png,svg")]
+    pub formats: String,
+}

@@ -1,0 +1,319 @@
+//! The experiment subcommands as the command line runs them: `sweep`, `merge`, `report`. Each
+//! returns its exit status (2 for bad input, 1 when a run failed its check or the results cannot
+//! be written, 0 otherwise); stdout goes through [`Output`], so no write error panics.
+
+use super::file::parse_experiment;
+use super::grid::{plan, run_flags};
+use super::results::{ResultRow, done, merge, read_rows};
+use super::summary::markdown;
+use super::sweep::{SweepPlan, run_sweep};
+use crate::config::{MergeArgs, PlotArgs, ReportArgs, SweepArgs};
+use crate::metrics::output::{Output, OutputError};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+/// Writes a line to stderr; a failure there is ignored (there is nowhere left to report it).
+fn note(line: std::fmt::Arguments<'_>) {
+    let _ = writeln!(std::io::stderr(), "{line}");
+}
+
+/// Quotes `s` for a POSIX shell when it needs it.
+fn shell_quote(s: &str) -> String {
+    if !s.is_empty()
+        && s.chars()
+            .all(|c| c.is_ascii_alphanumeric() || "-_./=,:+@".contains(c))
+    {
+        s.to_string()
+    } else {
+        format!("'{}'", s.replace('\'', "'\\''"))
+    }
+}
+
+/// `txbench sweep FILE`.
+pub fn sweep_command(args: &SweepArgs, out: &mut Output<impl Write>) -> Result<u8, OutputError> {
+    let file = args.file.display().to_string();
+    let text = match std::fs::read_to_string(&args.file) {
+        Ok(t) => t,
+        Err(e) => {
+            note(format_args!("error: cannot read {file}: {e}"));
+            return Ok(2);
+        }
+    };
+    let parsed = parse_experiment(&file, &text, &run_flags()).and_then(|exp| {
+        let planned = plan(&exp, &file)?;
+        Ok((exp, planned))
+    });
+    let (exp, planned) = match parsed {
+        Ok(p) => p,
+        Err(e) => {
+            note(format_args!("error: {e}"));
+            return Ok(2);
+        }
+    };
+    let results = args
+        .results
+        .clone()
+        .unwrap_or_else(|| PathBuf::from(&exp.results));
+    let selected: Vec<_> = match args.point {
+        Some(n) if n == 0 || n > planned.len() => {
+            note(format_args!(
+                "error: invalid value '{n}' for --point: allowed 1 <= point <= {}",
+                planned.len()
+            ));
+            return Ok(2);
+        }
+        Some(n) => vec![planned[n - 1].clone()],
+        None => planned,
+    };
+    if args.dry_run || args.emit_jobs {
+        let dir = args
+            .jobs_dir
+            .clone()
+            .unwrap_or_else(|| PathBuf::from(format!("results/{}.d", exp.name)));
+        let exe = std::env::args().next().unwrap_or_else(|| "txbench".into());
+        for (p, _) in &selected {
+            let line = if args.emit_jobs {
+                let part = dir.join(format!("{}.point-{:04}.jsonl", exp.name, p.index + 1));
+                [
+                    exe.as_str(),
+                    "sweep",
+                    &file,
+                    "--point",
+                    &(p.index + 1).to_string(),
+                    "--resume",
+                    "--results",
+                    &part.display().to_string(),
+                ]
+                .iter()
+                .map(|s| shell_quote(s))
+                .collect::<Vec<_>>()
+                .join(" ")
+            } else {
+                let argv: Vec<String> = p.argv().iter().map(|a| shell_quote(a)).collect();
+                format!("{:>4} {}: {}", p.index + 1, p.key(), argv.join(" "))
+            };
+            out.line(&line)?;
+        }
+        return Ok(0);
+    }
+    let existing = if results.exists() {
+        match read_rows(&results) {
+            Ok(r) => r,
+            Err(e) => {
+                note(format_args!("error: {e}"));
+                return Ok(2);
+            }
+        }
+    } else {
+        Default::default()
+    };
+    if let Some(line) = existing.truncated_line {
+        note(format_args!(
+            "warning: {} line {line} was cut off (an interrupted write); it is ignored",
+            results.display()
+        ));
+    }
+    let already = done(&existing.rows, &exp.name);
+    if !args.resume && !already.is_empty() {
+        note(format_args!(
+            "error: {} already holds {} runs of experiment {}: pass --resume to skip them, or \
+             --results to write elsewhere",
+            results.display(),
+            already.len(),
+            exp.name
+        ));
+        return Ok(2);
+    }
+    let sweep = SweepPlan {
+        experiment: &exp.name,
+        points: &selected,
+        repetitions: exp.repetitions,
+        interleave: exp.interleave,
+        done: &already,
+    };
+    let todo = sweep.runs().len();
+    let total = selected.len() * exp.repetitions;
+    note(format_args!(
+        "{}: {} points x {} repetitions; {todo} runs to do{} -> {}",
+        exp.name,
+        selected.len(),
+        exp.repetitions,
+        if todo < total {
+            format!(" ({} already in the results file)", total - todo)
+        } else {
+            String::new()
+        },
+        results.display()
+    ));
+    match run_sweep(&sweep, &results) {
+        Ok(outcome) => {
+            for w in &outcome.warnings {
+                note(format_args!("warning: {w}"));
+            }
+            note(format_args!(
+                "{} runs appended to {}",
+                outcome.runs,
+                results.display()
+            ));
+            if outcome.failed_checks > 0 {
+                note(format_args!(
+                    "error: {} runs of serializable protocols failed the check",
+                    outcome.failed_checks
+                ));
+                return Ok(1);
+            }
+            Ok(0)
+        }
+        Err(e) => {
+            note(format_args!("error: {e}"));
+            Ok(1)
+        }
+    }
+}
+
+/// Reads every row of the files, or says which is bad.
+fn read_all(paths: &[PathBuf]) -> Result<Vec<Vec<ResultRow>>, String> {
+    paths
+        .iter()
+        .map(|p| {
+            let r = read_rows(p).map_err(|e| e.to_string())?;
+            if let Some(line) = r.truncated_line {
+                note(format_args!(
+                    "warning: {} line {line} was cut off (an interrupted write); it is ignored",
+                    p.display()
+                ));
+            }
+            Ok(r.rows)
+        })
+        .collect()
+}
+
+/// `txbench merge IN... [-o OUT]`.
+pub fn merge_command(args: &MergeArgs, out: &mut Output<impl Write>) -> Result<u8, OutputError> {
+    let files = match read_all(&args.inputs) {
+        Ok(f) => f,
+        Err(e) => {
+            note(format_args!("error: {e}"));
+            return Ok(2);
+        }
+    };
+    let (rows, dropped) = merge(files);
+    if dropped > 0 {
+        note(format_args!(
+            "warning: {dropped} rows measured a run (experiment, point, repetition) already \
+             seen; the first is kept"
+        ));
+    }
+    let lines: Vec<String> = rows
+        .iter()
+        .map(|r| serde_json::to_string(r).expect("rows serialise"))
+        .collect();
+    match &args.output {
+        None => {
+            for l in &lines {
+                out.line(l)?;
+            }
+        }
+        Some(path) => {
+            if args.inputs.iter().any(|i| same_file(i, path)) {
+                note(format_args!(
+                    "error: --output {} is also an input",
+                    path.display()
+                ));
+                return Ok(2);
+            }
+            let mut text = lines.join("\n");
+            text.push('\n');
+            if let Err(e) = std::fs::write(path, text) {
+                note(format_args!("error: cannot write {}: {e}", path.display()));
+                return Ok(1);
+            }
+            note(format_args!(
+                "{} rows from {} files -> {}",
+                rows.len(),
+                args.inputs.len(),
+                path.display()
+            ));
+        }
+    }
+    Ok(0)
+}
+
+fn same_file(a: &Path, b: &Path) -> bool {
+    match (a.canonicalize(), b.canonicalize()) {
+        (Ok(a), Ok(b)) => a == b,
+        _ => false,
+    }
+}
+
+/// `txbench report RESULTS`.
+pub fn report_command(args: &ReportArgs, out: &mut Output<impl Write>) -> Result<u8, OutputError> {
+    let rows = match read_all(std::slice::from_ref(&args.results)) {
+        Ok(mut f) => f.remove(0),
+        Err(e) => {
+            note(format_args!("error: {e}"));
+            return Ok(2);
+        }
+    };
+    if rows.is_empty() {
+        note(format_args!(
+            "error: {} holds no results rows",
+            args.results.display()
+        ));
+        return Ok(2);
+    }
+    out.write(&markdown(&rows))?;
+    Ok(0)
+}
+
+/// `txbench plot RESULTS`.
+pub fn plot_command(args: &PlotArgs, out: &mut Output<impl Write>) -> Result<u8, OutputError> {
+    let mut formats = Vec::new();
+    for f in args.formats.split(',').map(str::trim) {
+        match f {
+            "png" | "svg" => formats.push(f),
+            other => {
+                note(format_args!(
+                    "error: invalid value '{other}' for --formats: allowed png, svg"
+                ));
+                return Ok(2);
+            }
+        }
+    }
+    let rows = match read_all(std::slice::from_ref(&args.results)) {
+        Ok(mut f) => f.remove(0),
+        Err(e) => {
+            note(format_args!("error: {e}"));
+            return Ok(2);
+        }
+    };
+    if rows.is_empty() {
+        note(format_args!(
+            "error: {} holds no results rows",
+            args.results.display()
+        ));
+        return Ok(2);
+    }
+    let dir = args.out_dir.clone().unwrap_or_else(|| {
+        args.results
+            .parent()
+            .map(Path::to_path_buf)
+            .unwrap_or_default()
+    });
+    match super::plot::plot_all(&rows, &dir, args.x.as_deref(), &formats) {
+        Ok(files) => {
+            for f in files {
+                out.line(&f.display().to_string())?;
+            }
+            Ok(0)
+        }
+        Err(e @ super::plot::PlotError::NoData(_)) => {
+            note(format_args!("error: {e}"));
+            Ok(2)
+        }
+        Err(e) => {
+            note(format_args!("error: {e}"));
+            Ok(1)
+        }
+    }
+}

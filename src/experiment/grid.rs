@@ -1,0 +1,235 @@
+//! The grid of an experiment: every combination of axis values is a point, a `txbench run`
+//! command line built from the base settings with the point's values on top. Each point is parsed
+//! by clap and validated exactly as `txbench run` would be, before anything runs; an error names
+//! the file's line of the setting at fault.
+
+use super::file::{Axis, AxisValue, Experiment, FileError, FlagValue, Setting};
+use crate::config::{Cli, Command, RunConfig, parse_protocols};
+use clap::{CommandFactory, Parser};
+use std::collections::BTreeMap;
+
+/// The flags of `txbench run`: long name and whether the flag takes a value (false for switches).
+pub fn run_flags() -> Vec<(String, bool)> {
+    let cli = Cli::command();
+    let run = cli
+        .find_subcommand("run")
+        .expect("txbench has a run subcommand");
+    run.get_arguments()
+        .filter_map(|a| Some((a.get_long()?.to_string(), a.get_action().takes_values())))
+        .collect()
+}
+
+/// One point of the grid.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Point {
+    /// Position in the grid, 0-based (first axis slowest).
+    pub index: usize,
+    /// Each axis and this point's label on it, in axis order.
+    pub axes: Vec<(String, String)>,
+    /// Every flag the run gets: the base settings with this point's values on top.
+    pub settings: Vec<Setting>,
+}
+
+impl Point {
+    /// `axis=label` pairs joined by spaces: the point's identity in a results file.
+    pub fn key(&self) -> String {
+        crate::metrics::report::point_label(&self.axes)
+    }
+
+    /// The `txbench run` command line (program name first).
+    pub fn argv(&self) -> Vec<String> {
+        let mut argv = vec!["txbench".to_string(), "run".to_string()];
+        argv.extend(setting_args(&self.settings));
+        argv
+    }
+
+    /// The flags as recorded in a results row: flag name to value (`true` for a switch that is
+    /// on; switches that are off are left out, as on the command line).
+    pub fn args_map(&self) -> BTreeMap<String, String> {
+        self.settings
+            .iter()
+            .filter(|s| s.value != FlagValue::Switch(false))
+            .map(|s| (s.key.clone(), s.value.label()))
+            .collect()
+    }
+}
+
+/// Command-line arguments for `settings`.
+pub fn setting_args(settings: &[Setting]) -> Vec<String> {
+    let mut out = Vec::new();
+    for s in settings {
+        match &s.value {
+            FlagValue::Value(v) => {
+                out.push(format!("--{}", s.key));
+                out.push(v.clone());
+            }
+            FlagValue::Switch(true) => out.push(format!("--{}", s.key)),
+            FlagValue::Switch(false) => {}
+        }
+    }
+    out
+}
+
+/// The axes to sweep: the file's, plus an implicit innermost `protocol` axis when the protocols
+/// come from `[base]` (or the default, all): each run is one protocol, so that repetitions
+/// interleave protocols too and a results row is one measurement.
+fn effective_axes(exp: &Experiment, file: &str) -> Result<Vec<Axis>, FileError> {
+    let mut axes = exp.axes.clone();
+    let swept = axes.iter().any(|a| {
+        a.values
+            .iter()
+            .any(|v| v.settings.iter().any(|s| s.key == "protocol"))
+    });
+    if swept {
+        return Ok(axes);
+    }
+    let base = exp.base.iter().find(|s| s.key == "protocol");
+    let (list, line) = match base {
+        Some(Setting {
+            value: FlagValue::Value(v),
+            line,
+            ..
+        }) => (v.as_str(), *line),
+        _ => ("all", 0),
+    };
+    let protocols = parse_protocols(list).map_err(|e| FileError {
+        file: file.to_string(),
+        line: (line > 0).then_some(line),
+        message: format!("base.protocol: {e}"),
+    })?;
+    if protocols.len() > 1 {
+        axes.push(Axis {
+            name: "protocol".into(),
+            values: protocols
+                .iter()
+                .map(|p| AxisValue {
+                    label: p.name().to_string(),
+                    settings: vec![Setting {
+                        key: "protocol".into(),
+                        value: FlagValue::Value(p.name().to_string()),
+                        line,
+                    }],
+                })
+                .collect(),
+            line,
+        });
+    }
+    Ok(axes)
+}
+
+/// Every point of `exp`, first axis slowest.
+pub fn points(exp: &Experiment, file: &str) -> Result<Vec<Point>, FileError> {
+    let axes = effective_axes(exp, file)?;
+    let mut combos: Vec<Vec<(&Axis, &AxisValue)>> = vec![Vec::new()];
+    for axis in &axes {
+        combos = combos
+            .into_iter()
+            .flat_map(|c| {
+                axis.values.iter().map(move |v| {
+                    let mut c = c.clone();
+                    c.push((axis, v));
+                    c
+                })
+            })
+            .collect();
+    }
+    Ok(combos
+        .into_iter()
+        .enumerate()
+        .map(|(index, combo)| {
+            let mut settings = exp.base.clone();
+            for (_, value) in &combo {
+                for s in &value.settings {
+                    settings.retain(|b| b.key != s.key);
+                    settings.push(s.clone());
+                }
+            }
+            Point {
+                index,
+                axes: combo
+                    .iter()
+                    .map(|(a, v)| (a.name.clone(), v.label.clone()))
+                    .collect(),
+                settings,
+            }
+        })
+        .collect())
+}
+
+/// The first line of a clap error, without its `error: ` prefix.
+fn clap_message(e: &clap::Error) -> String {
+    let text = e.to_string();
+    let first = text.lines().next().unwrap_or_default();
+    first.strip_prefix("error: ").unwrap_or(first).to_string()
+}
+
+/// Parses a run command line into its validated configuration.
+fn parse_run(argv: &[String]) -> Result<RunConfig, String> {
+    match Cli::try_parse_from(argv) {
+        Ok(Cli {
+            command: Command::Run(args),
+        }) => args.validate().map_err(|e| e.to_string()),
+        Ok(_) => Err("not a run command line".into()),
+        Err(e) => Err(clap_message(&e)),
+    }
+}
+
+/// Checks every setting on its own (so that a bad value is reported at its line), then every
+/// point as a whole (combinations clap or validation reject), and returns each point with its
+/// validated configuration. Nothing runs.
+pub fn plan(exp: &Experiment, file: &str) -> Result<Vec<(Point, RunConfig)>, FileError> {
+    let err = |line: Option<usize>, message: String| FileError {
+        file: file.to_string(),
+        line,
+        message,
+    };
+    let mut seen: Vec<&Setting> = Vec::new();
+    let every = exp.base.iter().chain(
+        exp.axes
+            .iter()
+            .flat_map(|a| a.values.iter().flat_map(|v| &v.settings)),
+    );
+    for s in every {
+        if seen.contains(&s) {
+            continue;
+        }
+        seen.push(s);
+        let mut argv = vec!["txbench".to_string(), "run".to_string()];
+        argv.extend(setting_args(std::slice::from_ref(s)));
+        if let Err(e) = Cli::try_parse_from(&argv) {
+            return Err(err(
+                Some(s.line),
+                format!("{}: {}", s.key, clap_message(&e)),
+            ));
+        }
+    }
+    let mut planned = Vec::new();
+    for p in points(exp, file)? {
+        match parse_run(&p.argv()) {
+            Ok(cfg) => planned.push((p, cfg)),
+            Err(message) => {
+                // The setting the message names, if any, gives the line.
+                let culprit = p.settings.iter().find(|s| {
+                    let flag = format!("--{}", s.key);
+                    message.match_indices(&flag).any(|(at, _)| {
+                        !message[at + flag.len()..]
+                            .starts_with(|c: char| c.is_ascii_alphanumeric() || c == '-')
+                    })
+                });
+                let at = if p.axes.is_empty() {
+                    String::new()
+                } else {
+                    format!(" (point {})", p.key())
+                };
+                return Err(err(
+                    culprit.map(|s| s.line).filter(|&l| l > 0),
+                    format!(
+                        "{}{message}{at}",
+                        culprit.map(|s| format!("{}: ", s.key)).unwrap_or_default()
+                    ),
+                ));
+            }
+        }
+    }
+    Ok(planned)
+}

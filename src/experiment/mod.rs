@@ -1,0 +1,24 @@
+//! Experiments as files: `txbench sweep FILE` runs the grid an experiment file describes and
+//! appends one row per run to a results file; `txbench report`, `plot` and `merge` read results
+//! files.
+//!
+//! Files: `file.rs` (the TOML format, with errors by line and field), `grid.rs` (points as
+//! `txbench run` command lines, parsed and validated before any run), `sweep.rs` (running the
+//! grid with progress), `results.rs` (the row format, reading, resuming, merging).
+//!
+//! This module sits beside `main`, above [`runner`](crate::runner): it builds ordinary run
+//! configurations through the same clap parser and validation as `txbench run`, so any run flag is
+//! a sweep parameter.
+
+pub mod commands;
+pub mod file;
+pub mod grid;
+pub mod plot;
+pub mod results;
+pub mod summary;
+pub mod sweep;
+
+pub use file::{Experiment, FileError, parse_experiment};
+pub use grid::{Point, plan, points, run_flags};
+pub use results::{ResultRow, read_rows};
+pub use sweep::{SweepPlan, run_sweep};

@@ -1,0 +1,597 @@
+//! `txbench plot`: the figures of a results file, as PNG and SVG. For each experiment, each metric
+//! (throughput, abort ratio, p99.9 latency) against a swept parameter with one series per protocol
+//! (or protocol variant), and p99.9 latency against throughput. Points are medians across
+//! repetitions with min-max bars; an axis whose data spans decades is drawn on a log scale.
+//!
+//! Text is drawn with DejaVu Sans compiled into the binary (`assets/fonts`), registered with
+//! plotters' `ab_glyph` backend, so plots render on a machine without fontconfig or any font.
+
+use super::results::ResultRow;
+use super::summary::{METRICS, Metric, Spread, other_axes, series_of};
+use plotters::coord::Shift;
+use plotters::prelude::*;
+use plotters::style::text_anchor::{HPos, Pos, VPos};
+use plotters::style::{FontStyle, register_font};
+use std::path::{Path, PathBuf};
+use std::sync::Once;
+
+/// The font every text of a plot uses: DejaVu Sans, free to redistribute (its licence is next to
+/// it in `assets/fonts`).
+static FONT: &[u8] = include_bytes!("../../assets/fonts/DejaVuSans.ttf");
+/// The family name the plots ask for.
+const FAMILY: &str = "sans-serif";
+
+fn register() {
+    static REGISTER: Once = Once::new();
+    REGISTER.call_once(|| {
+        // The font is compiled in and known to parse (a test renders with it).
+        if register_font(FAMILY, FontStyle::Normal, FONT).is_err() {
+            panic!("the embedded font does not parse");
+        }
+    });
+}
+
+/// Colours that stay apart for readers with common colour-vision deficiencies (Okabe-Ito), then
+/// plotters' palette for more series.
+const COLOURS: [RGBColor; 8] = [
+    RGBColor(0, 114, 178),
+    RGBColor(213, 94, 0),
+    RGBColor(0, 158, 115),
+    RGBColor(204, 121, 167),
+    RGBColor(86, 180, 233),
+    RGBColor(230, 159, 0),
+    RGBColor(0, 0, 0),
+    RGBColor(120, 120, 120),
+];
+
+fn colour(i: usize) -> RGBColor {
+    if i < COLOURS.len() {
+        COLOURS[i]
+    } else {
+        let c = Palette99::pick(i).to_rgba();
+        RGBColor(c.0, c.1, c.2)
+    }
+}
+
+/// Image size in pixels.
+const SIZE: (u32, u32) = (1000, 640);
+
+/// Why plotting failed.
+#[derive(Debug, thiserror::Error)]
+pub enum PlotError {
+    /// Nothing to plot.
+    #[error("{0}")]
+    NoData(String),
+    /// The drawing backend failed (a file that cannot be written).
+    #[error("drawing {path}: {message}")]
+    Draw {
+        /// The file.
+        path: String,
+        /// Why.
+        message: String,
+    },
+}
+
+/// One series: a label and points (x, y spread), sorted by x.
+struct Series {
+    label: String,
+    points: Vec<(f64, Spread)>,
+}
+
+/// An axis: its title with unit, whether it is logarithmic, and tick labels for categorical
+/// values.
+struct AxisSpec {
+    title: String,
+    log: bool,
+    /// Base of the log scale (2 for parameters such as thread counts, 10 for measurements).
+    base: f64,
+    /// Labels of a categorical axis, at positions 0, 1, ...
+    categories: Option<Vec<String>>,
+}
+
+impl AxisSpec {
+    fn to_plot(&self, v: f64) -> f64 {
+        if self.log { v.log(self.base) } else { v }
+    }
+
+    fn label(&self, v: f64) -> String {
+        if let Some(c) = &self.categories {
+            let i = v.round();
+            return if (v - i).abs() < 1e-6 && i >= 0.0 && (i as usize) < c.len() {
+                c[i as usize].clone()
+            } else {
+                String::new()
+            };
+        }
+        if self.log {
+            let r = v.round();
+            if (v - r).abs() > 1e-6 {
+                return String::new();
+            }
+            return human(self.base.powf(r));
+        }
+        human(v)
+    }
+}
+
+/// A number as a short tick label: 1.5k, 20M, 0.25.
+fn human(v: f64) -> String {
+    let a = v.abs();
+    let (x, suffix) = if a >= 1e9 {
+        (v / 1e9, "G")
+    } else if a >= 1e6 {
+        (v / 1e6, "M")
+    } else if a >= 1e4 {
+        (v / 1e3, "k")
+    } else {
+        (v, "")
+    };
+    let s = if x.fract().abs() < 1e-9 || x.abs() >= 100.0 {
+        format!("{x:.0}")
+    } else if x.abs() >= 1.0 {
+        format!("{x:.1}")
+    } else {
+        format!("{x:.2}")
+    };
+    format!("{s}{suffix}")
+}
+
+/// Whether `values` (all positive) span enough to need a log scale.
+fn spans_decades(values: impl Iterator<Item = f64> + Clone, ratio: f64) -> bool {
+    let min = values.clone().fold(f64::INFINITY, f64::min);
+    let max = values.fold(f64::NEG_INFINITY, f64::max);
+    min > 0.0 && max / min >= ratio
+}
+
+/// The parameter to put on the x axis: `wanted`, or the first axis other than the protocol.
+fn x_axis(rows: &[&ResultRow], wanted: Option<&str>) -> Result<String, PlotError> {
+    let axes: Vec<String> = rows
+        .iter()
+        .flat_map(|r| other_axes(r).into_iter().map(|(k, _)| k))
+        .fold(Vec::new(), |mut v, k| {
+            if !v.contains(&k) {
+                v.push(k);
+            }
+            v
+        });
+    match wanted {
+        Some(w) if axes.iter().any(|a| a == w) => Ok(w.to_string()),
+        Some(w) => Err(PlotError::NoData(format!(
+            "invalid value '{w}' for --x: the swept parameters are {}",
+            if axes.is_empty() {
+                "none".to_string()
+            } else {
+                axes.join(", ")
+            }
+        ))),
+        None => axes.into_iter().next().ok_or_else(|| {
+            PlotError::NoData(
+                "nothing to plot against: the results sweep no parameter besides the protocol"
+                    .into(),
+            )
+        }),
+    }
+}
+
+/// The plots of `rows`, written to `dir` as `EXPERIMENT-METRIC-vs-X.{png,svg}` and
+/// `EXPERIMENT-p999-vs-throughput.{png,svg}`; returns the files written.
+pub fn plot_all(
+    rows: &[ResultRow],
+    dir: &Path,
+    x: Option<&str>,
+    formats: &[&str],
+) -> Result<Vec<PathBuf>, PlotError> {
+    register();
+    let mut written = Vec::new();
+    let mut experiments: Vec<&str> = Vec::new();
+    for r in rows {
+        if !experiments.contains(&r.experiment.as_str()) {
+            experiments.push(&r.experiment);
+        }
+    }
+    for exp in experiments {
+        let rows: Vec<&ResultRow> = rows.iter().filter(|r| r.experiment == exp).collect();
+        let x_name = x_axis(&rows, x)?;
+        let labels: Vec<String> = rows
+            .iter()
+            .filter_map(|r| r.point.iter().find(|(k, _)| *k == x_name))
+            .map(|(_, v)| v.clone())
+            .fold(Vec::new(), |mut v, l| {
+                if !v.contains(&l) {
+                    v.push(l);
+                }
+                v
+            });
+        let numeric: Option<Vec<f64>> = labels.iter().map(|l| l.parse::<f64>().ok()).collect();
+        let position = |label: &str| -> f64 {
+            match &numeric {
+                Some(_) => label.parse().unwrap_or(f64::NAN),
+                None => labels.iter().position(|l| l == label).unwrap_or(0) as f64,
+            }
+        };
+        let x_spec = AxisSpec {
+            title: x_title(&x_name),
+            log: numeric
+                .as_ref()
+                .is_some_and(|v| spans_decades(v.iter().copied(), 8.0)),
+            base: 2.0,
+            categories: numeric.is_none().then(|| labels.clone()),
+        };
+        // Series: protocol (variant), plus the other axes' values when there are more axes.
+        let series_key = |r: &ResultRow| {
+            let rest: Vec<String> = other_axes(r)
+                .into_iter()
+                .filter(|(k, _)| *k != x_name)
+                .map(|(k, v)| format!("{k}={v}"))
+                .collect();
+            if rest.is_empty() {
+                series_of(r)
+            } else {
+                format!("{} {}", series_of(r), rest.join(" "))
+            }
+        };
+        let mut names: Vec<String> = Vec::new();
+        for r in &rows {
+            let k = series_key(r);
+            if !names.contains(&k) {
+                names.push(k);
+            }
+        }
+        let collect = |metric: &Metric| -> Vec<Series> {
+            names
+                .iter()
+                .map(|name| {
+                    let mut points: Vec<(f64, Spread)> = labels
+                        .iter()
+                        .filter_map(|l| {
+                            let values: Vec<f64> = rows
+                                .iter()
+                                .filter(|r| series_key(r) == *name)
+                                .filter(|r| r.point.iter().any(|(k, v)| *k == x_name && v == l))
+                                .filter_map(|r| r.metric(metric.path))
+                                .map(|v| v * metric.scale)
+                                .collect();
+                            Spread::of(&values).map(|s| (position(l), s))
+                        })
+                        .collect();
+                    points.sort_by(|a, b| a.0.total_cmp(&b.0));
+                    Series {
+                        label: name.clone(),
+                        points,
+                    }
+                })
+                .collect()
+        };
+        for metric in METRICS.iter().take(3) {
+            let series = collect(metric);
+            let ys = series
+                .iter()
+                .flat_map(|s| s.points.iter().map(|p| p.1.median));
+            let y_spec = AxisSpec {
+                title: metric.title.to_string(),
+                log: spans_decades(ys, 100.0)
+                    && series
+                        .iter()
+                        .all(|s| s.points.iter().all(|p| p.1.min > 0.0)),
+                base: 10.0,
+                categories: None,
+            };
+            let caption = format!("{exp}: {} vs {x_name}", metric.title);
+            for fmt in formats {
+                let path = dir.join(format!("{exp}-{}-vs-{x_name}.{fmt}", metric.key));
+                draw(&path, &caption, &x_spec, &y_spec, &series, true)?;
+                written.push(path);
+            }
+        }
+        // p99.9 against throughput: each series a curve through its points in x order.
+        let tput = collect(&METRICS[0]);
+        let p999 = collect(&METRICS[2]);
+        let curves: Vec<Series> = tput
+            .iter()
+            .zip(&p999)
+            .map(|(t, l)| Series {
+                label: t.label.clone(),
+                points: t
+                    .points
+                    .iter()
+                    .filter_map(|(x, ts)| {
+                        let ls = l.points.iter().find(|(lx, _)| lx == x)?.1;
+                        Some((ts.median, ls))
+                    })
+                    .collect(),
+            })
+            .collect();
+        let xs = curves.iter().flat_map(|s| s.points.iter().map(|p| p.0));
+        let ys = curves
+            .iter()
+            .flat_map(|s| s.points.iter().map(|p| p.1.median));
+        let tx = AxisSpec {
+            title: METRICS[0].title.into(),
+            log: spans_decades(xs, 100.0),
+            base: 10.0,
+            categories: None,
+        };
+        let ty = AxisSpec {
+            title: METRICS[2].title.into(),
+            log: spans_decades(ys, 100.0),
+            base: 10.0,
+            categories: None,
+        };
+        let caption = format!("{exp}: p99.9 latency vs throughput (one point per {x_name})");
+        for fmt in formats {
+            let path = dir.join(format!("{exp}-p999-vs-throughput.{fmt}"));
+            draw(&path, &caption, &tx, &ty, &curves, false)?;
+            written.push(path);
+        }
+    }
+    Ok(written)
+}
+
+/// The x axis title for a parameter: its name with its unit where it has one.
+fn x_title(name: &str) -> String {
+    match name {
+        "threads" => "threads (workers)".into(),
+        "theta" => "zipfian theta (skew)".into(),
+        "records" => "records (table size)".into(),
+        "ops" => "operations per transaction".into(),
+        "payload" => "payload (bytes)".into(),
+        "duration" => "duration (s)".into(),
+        "read-ratio" => "read ratio".into(),
+        "writes" => "writes per transaction".into(),
+        "warehouses" => "warehouses".into(),
+        "read-phase-extension" => "read-phase extension (ns)".into(),
+        other => other.to_string(),
+    }
+}
+
+/// Draws one figure to `path` (PNG or SVG by extension).
+fn draw(
+    path: &Path,
+    caption: &str,
+    x: &AxisSpec,
+    y: &AxisSpec,
+    series: &[Series],
+    bars: bool,
+) -> Result<(), PlotError> {
+    let fail = |e: &dyn std::fmt::Display| PlotError::Draw {
+        path: path.display().to_string(),
+        message: e.to_string(),
+    };
+    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+        std::fs::create_dir_all(dir).map_err(|e| fail(&e))?;
+    }
+    let svg = path.extension().is_some_and(|e| e == "svg");
+    if svg {
+        let root = SVGBackend::new(path, SIZE).into_drawing_area();
+        draw_on(&root, caption, x, y, series, bars, true).map_err(|e| fail(&e))?;
+        root.present().map_err(|e| fail(&e))?;
+    } else {
+        let root = BitMapBackend::new(path, SIZE).into_drawing_area();
+        draw_on(&root, caption, x, y, series, bars, false).map_err(|e| fail(&e))?;
+        root.present().map_err(|e| fail(&e))?;
+    }
+    Ok(())
+}
+
+type DrawResult<DB> = Result<(), DrawingAreaErrorKind<<DB as DrawingBackend>::ErrorType>>;
+
+#[allow(clippy::too_many_arguments)]
+fn draw_on<DB: DrawingBackend>(
+    root: &DrawingArea<DB, Shift>,
+    caption: &str,
+    x: &AxisSpec,
+    y: &AxisSpec,
+    series: &[Series],
+    bars: bool,
+    rotate_y_title: bool,
+) -> DrawResult<DB> {
+    root.fill(&WHITE)?;
+    let all = series.iter().flat_map(|s| s.points.iter());
+    let xs: Vec<f64> = all.clone().map(|p| x.to_plot(p.0)).collect();
+    let ys: Vec<f64> = all
+        .flat_map(|p| [p.1.min, p.1.max, p.1.median])
+        .map(|v| y.to_plot(v))
+        .filter(|v| v.is_finite())
+        .collect();
+    let range = |v: &[f64], log: bool, from_zero: bool| {
+        let lo = v.iter().copied().fold(f64::INFINITY, f64::min);
+        let hi = v.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+        if !lo.is_finite() {
+            return 0.0..1.0;
+        }
+        if log {
+            return (lo.floor() - 0.05)..(hi.ceil() + 0.05);
+        }
+        let lo = if from_zero { lo.min(0.0) } else { lo };
+        let pad = ((hi - lo) * 0.06).max(1e-9);
+        (if from_zero && lo >= 0.0 {
+            0.0
+        } else {
+            lo - pad
+        })..(hi + pad)
+    };
+    let x_range = if x.categories.is_some() {
+        -0.3..(xs.iter().copied().fold(0.0, f64::max) + 0.3)
+    } else {
+        let r = range(&xs, x.log, false);
+        if x.log {
+            r
+        } else {
+            (r.start - 0.02 * (r.end - r.start))..r.end
+        }
+    };
+    let y_range = range(&ys, y.log, !y.log);
+    let (x_labels, y_labels) = (
+        match &x.categories {
+            Some(c) => c.len(),
+            None if x.log => (x_range.end - x_range.start).ceil() as usize + 1,
+            None => 8,
+        },
+        if y.log {
+            (y_range.end - y_range.start).ceil() as usize + 1
+        } else {
+            8
+        },
+    );
+    // The caption, and for a bitmap (which cannot rotate text) the y title, above the chart.
+    let (head, body) = root.split_vertically(if rotate_y_title { 48 } else { 72 });
+    head.draw(&Text::new(
+        caption.to_string(),
+        (SIZE.0 as i32 / 2, 14),
+        (FAMILY, 24)
+            .into_font()
+            .color(&BLACK)
+            .pos(Pos::new(HPos::Center, VPos::Top)),
+    ))?;
+    if !rotate_y_title {
+        head.draw(&Text::new(
+            y.title.clone(),
+            (16, 50),
+            (FAMILY, 18).into_font().color(&BLACK),
+        ))?;
+    }
+    let mut chart = ChartBuilder::on(&body)
+        .margin(16)
+        .margin_top(8)
+        .x_label_area_size(56)
+        .y_label_area_size(if rotate_y_title { 96 } else { 72 })
+        .build_cartesian_2d(x_range, y_range)?;
+    let x_fmt = |v: &f64| x.label(*v);
+    let y_fmt = |v: &f64| y.label(*v);
+    let mut mesh = chart.configure_mesh();
+    mesh.x_desc(x.title.as_str())
+        .x_labels(x_labels.max(2))
+        .y_labels(y_labels.max(2))
+        .x_label_formatter(&x_fmt)
+        .y_label_formatter(&y_fmt)
+        .label_style((FAMILY, 16))
+        .axis_desc_style((FAMILY, 18))
+        .light_line_style(RGBColor(235, 235, 235));
+    if rotate_y_title {
+        mesh.y_desc(y.title.as_str());
+    }
+    mesh.draw()?;
+    for (i, s) in series.iter().enumerate() {
+        let c = colour(i);
+        let pts: Vec<(f64, f64)> = s
+            .points
+            .iter()
+            .map(|(px, sp)| (x.to_plot(*px), y.to_plot(sp.median)))
+            .collect();
+        let style = ShapeStyle::from(&c).stroke_width(2);
+        let marker = i % 5;
+        chart
+            .draw_series(LineSeries::new(pts.clone(), style))?
+            .label(s.label.clone())
+            .legend(move |(lx, ly)| {
+                PathElement::new(
+                    vec![(lx, ly), (lx + 24, ly)],
+                    ShapeStyle::from(&c).stroke_width(2),
+                )
+            });
+        chart.draw_series(pts.iter().map(|&p| -> DynElement<'static, DB, (f64, f64)> {
+            match marker {
+                0 => Circle::new(p, 5, c.filled()).into_dyn(),
+                1 => TriangleMarker::new(p, 6, c.filled()).into_dyn(),
+                2 => Cross::new(p, 5, ShapeStyle::from(&c).stroke_width(2)).into_dyn(),
+                3 => Circle::new(p, 5, ShapeStyle::from(&c).stroke_width(2)).into_dyn(),
+                _ => TriangleMarker::new(p, 6, ShapeStyle::from(&c).stroke_width(2)).into_dyn(),
+            }
+        }))?;
+        if bars {
+            chart.draw_series(s.points.iter().filter(|(_, sp)| sp.n > 1).map(|(px, sp)| {
+                ErrorBar::new_vertical(
+                    x.to_plot(*px),
+                    y.to_plot(sp.min),
+                    y.to_plot(sp.median),
+                    y.to_plot(sp.max),
+                    ShapeStyle::from(&c).stroke_width(1),
+                    8,
+                )
+            }))?;
+        }
+    }
+    chart
+        .configure_series_labels()
+        .position(SeriesLabelPosition::UpperLeft)
+        .background_style(WHITE.mix(0.85))
+        .border_style(RGBColor(180, 180, 180))
+        .label_font((FAMILY, 15))
+        .draw()?;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::experiment::results::BuildInfo;
+
+    fn row(protocol: &str, threads: u32, rep: usize, tps: f64, p999: f64) -> ResultRow {
+        ResultRow {
+            experiment: "synthetic".into(),
+            point: vec![
+                ("threads".into(), threads.to_string()),
+                ("protocol".into(), protocol.into()),
+            ],
+            repetition: rep,
+            args: Default::default(),
+            txbench: BuildInfo::current(),
+            time: "2026-01-01T00:00:00Z".into(),
+            machine: serde_json::json!({"cores": 2}),
+            report: serde_json::json!({
+                "protocol": protocol,
+                "throughput_tps": tps,
+                "abort_ratio": 0.01 * f64::from(threads),
+                "latency_us": {"p999": p999, "p50": p999 / 10.0},
+            }),
+        }
+    }
+
+    #[test]
+    fn plots_render_as_png_and_parsable_svg() {
+        let mut rows = Vec::new();
+        for (i, p) in ["silo", "tictoc", "plor+dwa"].iter().enumerate() {
+            for t in [1, 2, 4, 8, 16] {
+                for rep in 0..3 {
+                    let tps = 1e4 * f64::from(t) * (1.0 + i as f64) + 500.0 * rep as f64;
+                    // Latency spans four decades: the y axis goes logarithmic.
+                    let p999 = 10.0 * f64::from(t).powi(3) + rep as f64;
+                    rows.push(row(p, t, rep, tps, p999));
+                }
+            }
+        }
+        let dir = std::env::temp_dir().join(format!("txbench-plot-test-{}", std::process::id()));
+        let files = plot_all(&rows, &dir, None, &["png", "svg"]).unwrap();
+        assert_eq!(files.len(), 8, "4 figures x 2 formats");
+        for f in &files {
+            let len = std::fs::metadata(f).unwrap().len();
+            assert!(len > 10_000, "{} has {len} bytes", f.display());
+            if f.extension().is_some_and(|e| e == "svg") {
+                let text = std::fs::read_to_string(f).unwrap();
+                let doc = roxmltree::Document::parse(&text).expect("the SVG parses");
+                let texts: Vec<&str> = doc
+                    .descendants()
+                    .filter(|n| n.has_tag_name("text"))
+                    .filter_map(|n| n.text())
+                    .map(str::trim)
+                    .collect();
+                assert!(
+                    texts
+                        .iter()
+                        .any(|t| t.contains("(us)") || t.contains("(txn/s)") || t.contains("(%)")),
+                    "{texts:?}"
+                );
+                assert!(texts.contains(&"plor+dwa"), "legend: {texts:?}");
+            }
+        }
+        let svg = std::fs::read_to_string(dir.join("synthetic-p999-vs-threads.svg")).unwrap();
+        assert!(
+            svg.contains("\n10k\n") && svg.contains("\n1000\n"),
+            "log ticks are powers of ten"
+        );
+        let _ = std::fs::remove_dir_all(&dir);
+        // A parameter that was not swept is an error naming what was.
+        let e = plot_all(&rows, &dir, Some("theta"), &["svg"]).unwrap_err();
+        assert!(e.to_string().contains("threads"), "{e}");
+    }
+}

@@ -1,0 +1,243 @@
+//! `txbench report`: a results file as Markdown tables, one per experiment and metric, with a
+//! row per point (the axes other than the protocol) and a column per protocol (or protocol
+//! variant); each cell is the median across repetitions with the min-max range.
+
+use super::results::ResultRow;
+use std::collections::BTreeMap;
+use std::fmt::Write;
+
+/// A metric the tables and plots show: name with unit, path in the report, how to format it.
+#[derive(Debug, Clone, Copy)]
+pub struct Metric {
+    /// Short name for flags (`throughput`).
+    pub key: &'static str,
+    /// Heading with unit.
+    pub title: &'static str,
+    /// Path in the run report.
+    pub path: &'static [&'static str],
+    /// Multiplier for display (abort ratio as a percentage).
+    pub scale: f64,
+    /// Decimal places.
+    pub decimals: usize,
+}
+
+/// The metrics of `txbench report` and `txbench plot`.
+pub const METRICS: &[Metric] = &[
+    Metric {
+        key: "throughput",
+        title: "throughput (txn/s)",
+        path: &["throughput_tps"],
+        scale: 1.0,
+        decimals: 0,
+    },
+    Metric {
+        key: "abort",
+        title: "abort ratio (%)",
+        path: &["abort_ratio"],
+        scale: 100.0,
+        decimals: 2,
+    },
+    Metric {
+        key: "p999",
+        title: "p99.9 latency (us)",
+        path: &["latency_us", "p999"],
+        scale: 1.0,
+        decimals: 1,
+    },
+    Metric {
+        key: "p50",
+        title: "p50 latency (us)",
+        path: &["latency_us", "p50"],
+        scale: 1.0,
+        decimals: 1,
+    },
+];
+
+/// Median, min and max of a non-empty sample.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Spread {
+    /// The median (the mean of the middle two for an even count).
+    pub median: f64,
+    /// Smallest.
+    pub min: f64,
+    /// Largest.
+    pub max: f64,
+    /// How many values.
+    pub n: usize,
+}
+
+impl Spread {
+    /// The spread of `values`; `None` when empty.
+    pub fn of(values: &[f64]) -> Option<Spread> {
+        let mut v: Vec<f64> = values.iter().copied().filter(|x| x.is_finite()).collect();
+        if v.is_empty() {
+            return None;
+        }
+        v.sort_by(f64::total_cmp);
+        let n = v.len();
+        let median = if n % 2 == 1 {
+            v[n / 2]
+        } else {
+            (v[n / 2 - 1] + v[n / 2]) / 2.0
+        };
+        Some(Spread {
+            median,
+            min: v[0],
+            max: v[n - 1],
+            n,
+        })
+    }
+}
+
+/// The series a row belongs to: its `protocol` axis label when there is one (protocol variants
+/// such as `plor+dwa`), else the protocol it ran.
+pub fn series_of(row: &ResultRow) -> String {
+    row.point
+        .iter()
+        .find(|(k, _)| k == "protocol")
+        .map(|(_, v)| v.clone())
+        .unwrap_or_else(|| row.protocol().to_string())
+}
+
+/// The row's axes other than the protocol.
+pub fn other_axes(row: &ResultRow) -> Vec<(String, String)> {
+    row.point
+        .iter()
+        .filter(|(k, _)| k != "protocol")
+        .cloned()
+        .collect()
+}
+
+/// Values in first-seen order without repeats.
+fn first_seen<T: PartialEq + Clone>(items: impl Iterator<Item = T>) -> Vec<T> {
+    let mut out = Vec::new();
+    for i in items {
+        if !out.contains(&i) {
+            out.push(i);
+        }
+    }
+    out
+}
+
+/// The Markdown report of `rows`.
+pub fn markdown(rows: &[ResultRow]) -> String {
+    let mut s = String::new();
+    for exp in first_seen(rows.iter().map(|r| r.experiment.clone())) {
+        let rows: Vec<&ResultRow> = rows.iter().filter(|r| r.experiment == exp).collect();
+        let _ = writeln!(s, "## {exp}\n");
+        let _ = writeln!(s, "{}\n", context_line(&rows));
+        let series = first_seen(rows.iter().map(|r| series_of(r)));
+        let points = first_seen(rows.iter().map(|r| other_axes(r)));
+        let axis_names = first_seen(points.iter().flatten().map(|(k, _)| k.clone()));
+        let mut cells: BTreeMap<(usize, usize), Vec<&ResultRow>> = BTreeMap::new();
+        for r in &rows {
+            let p = points.iter().position(|p| *p == other_axes(r)).unwrap_or(0);
+            let c = series.iter().position(|c| *c == series_of(r)).unwrap_or(0);
+            cells.entry((p, c)).or_default().push(r);
+        }
+        let runs = cells.values().map(Vec::len).max().unwrap_or(0);
+        for m in METRICS.iter().take(3) {
+            let spread = if runs > 1 { ", [min-max]" } else { "" };
+            let _ = writeln!(
+                s,
+                "### {} (median of {runs} run{}{spread})\n",
+                m.title,
+                if runs == 1 { "" } else { "s" }
+            );
+            let mut header: Vec<String> = axis_names.clone();
+            header.extend(series.iter().cloned());
+            let _ = writeln!(s, "| {} |", header.join(" | "));
+            let align: Vec<&str> = header.iter().map(|_| "---:").collect();
+            let _ = writeln!(s, "| {} |", align.join(" | "));
+            for (pi, point) in points.iter().enumerate() {
+                let mut line: Vec<String> = axis_names
+                    .iter()
+                    .map(|a| {
+                        point
+                            .iter()
+                            .find(|(k, _)| k == a)
+                            .map(|(_, v)| v.clone())
+                            .unwrap_or_else(|| "-".into())
+                    })
+                    .collect();
+                for ci in 0..series.len() {
+                    let values: Vec<f64> = cells
+                        .get(&(pi, ci))
+                        .map(|rs| rs.iter().filter_map(|r| r.metric(m.path)).collect())
+                        .unwrap_or_default();
+                    line.push(match Spread::of(&values) {
+                        None => "-".into(),
+                        Some(sp) => format_cell(sp, m),
+                    });
+                }
+                let _ = writeln!(s, "| {} |", line.join(" | "));
+            }
+            s.push('\n');
+        }
+    }
+    s
+}
+
+/// `median [min-max]`, or the median alone for one run.
+fn format_cell(sp: Spread, m: &Metric) -> String {
+    let f = |v: f64| format!("{:.*}", m.decimals, v * m.scale);
+    if sp.n > 1 {
+        format!("{} [{}-{}]", f(sp.median), f(sp.min), f(sp.max))
+    } else {
+        f(sp.median)
+    }
+}
+
+/// What every row of an experiment shares: the fixed flags, the commits and the machines.
+fn context_line(rows: &[&ResultRow]) -> String {
+    let swept: Vec<&str> = rows
+        .iter()
+        .flat_map(|r| r.point.iter().map(|(k, _)| k.as_str()))
+        .collect();
+    let mut fixed: BTreeMap<&str, &str> = BTreeMap::new();
+    if let Some(first) = rows.first() {
+        for (k, v) in &first.args {
+            let same = rows.iter().all(|r| r.args.get(k) == Some(v));
+            if same && !swept.contains(&k.as_str()) {
+                fixed.insert(k, v);
+            }
+        }
+    }
+    let params = fixed
+        .iter()
+        .map(|(k, v)| {
+            if *v == "true" {
+                format!("--{k}")
+            } else {
+                format!("--{k} {v}")
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(" ");
+    let commits = first_seen(rows.iter().map(|r| r.txbench.commit.clone())).join(", ");
+    let machines = first_seen(rows.iter().map(|r| {
+        let m = &r.machine;
+        format!(
+            "{} cores, {}",
+            m.get("cores").and_then(|c| c.as_u64()).unwrap_or(0),
+            m.get("cpu_model")
+                .and_then(|c| c.as_str())
+                .unwrap_or("unknown CPU")
+        )
+    }))
+    .join("; ");
+    format!("Parameters: `{params}`. Commit {commits}; {machines}.")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn spread_is_median_min_max() {
+        let s = Spread::of(&[3.0, 1.0, 2.0]).unwrap();
+        assert_eq!((s.median, s.min, s.max, s.n), (2.0, 1.0, 3.0, 3));
+        assert_eq!(Spread::of(&[1.0, 4.0]).unwrap().median, 2.5);
+        assert_eq!(Spread::of(&[]), None);
+    }
+}

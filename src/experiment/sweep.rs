@@ -1,0 +1,145 @@
+//! Running a planned grid: every (point, repetition) run in order, each appended to the results
+//! file as it finishes, with a progress bar on stderr (runs done, the current point, ETA; hidden
+//! when stderr is not a terminal).
+
+use super::grid::Point;
+use super::results::{BuildInfo, ResultRow, append_row, now_iso8601, open_for_append};
+use crate::config::RunConfig;
+use crate::metrics::machine::MachineInfo;
+use crate::runner::run_all;
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use std::collections::HashSet;
+use std::path::Path;
+
+/// What to run of a planned grid.
+pub struct SweepPlan<'a> {
+    /// The experiment's name, recorded in every row.
+    pub experiment: &'a str,
+    /// The points with their validated configurations.
+    pub points: &'a [(Point, RunConfig)],
+    /// Runs per point.
+    pub repetitions: usize,
+    /// Repetition-major order (every point once, then again) rather than point-major.
+    pub interleave: bool,
+    /// (point key, repetition) pairs already in the results file: skipped.
+    pub done: &'a HashSet<(String, usize)>,
+}
+
+impl SweepPlan<'_> {
+    /// The (point position, repetition) runs still to do, in run order.
+    pub fn runs(&self) -> Vec<(usize, usize)> {
+        let (n, r) = (self.points.len(), self.repetitions);
+        let order: Vec<(usize, usize)> = if self.interleave {
+            (0..r)
+                .flat_map(|rep| (0..n).map(move |p| (p, rep)))
+                .collect()
+        } else {
+            (0..n)
+                .flat_map(|p| (0..r).map(move |rep| (p, rep)))
+                .collect()
+        };
+        order
+            .into_iter()
+            .filter(|&(p, rep)| !self.done.contains(&(self.points[p].0.key(), rep)))
+            .collect()
+    }
+}
+
+/// How a sweep ended.
+#[derive(Debug, Default)]
+pub struct SweepOutcome {
+    /// Runs measured and appended.
+    pub runs: usize,
+    /// Runs of serializable protocols whose history check failed (with `check = true`).
+    pub failed_checks: usize,
+    /// Warnings the runs gave, with their point.
+    pub warnings: Vec<String>,
+}
+
+/// Why a sweep stopped early.
+#[derive(Debug, thiserror::Error)]
+pub enum SweepError {
+    /// The results file cannot be written.
+    #[error("cannot write the results file {path}: {source}")]
+    Results {
+        /// The file.
+        path: String,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// A run's tables could not be allocated.
+    #[error("point {point}: {message}")]
+    Run {
+        /// The point.
+        point: String,
+        /// Why.
+        message: String,
+    },
+}
+
+/// Runs `plan`, appending each run's row to `results`.
+pub fn run_sweep(plan: &SweepPlan<'_>, results: &Path) -> Result<SweepOutcome, SweepError> {
+    let write_err = |source| SweepError::Results {
+        path: results.display().to_string(),
+        source,
+    };
+    let runs = plan.runs();
+    let mut outcome = SweepOutcome::default();
+    if runs.is_empty() {
+        return Ok(outcome);
+    }
+    let mut file = open_for_append(results).map_err(write_err)?;
+    let machine = MachineInfo::detect();
+    let machine_json = serde_json::to_value(&machine).expect("machine serialises");
+    let build = BuildInfo::current();
+    let bar = ProgressBar::with_draw_target(Some(runs.len() as u64), ProgressDrawTarget::stderr());
+    bar.set_style(
+        ProgressStyle::with_template(
+            "{bar:30} {pos}/{len} runs, {elapsed} elapsed, ETA {eta}  {msg}",
+        )
+        .expect("the template is valid"),
+    );
+    for &(p, rep) in &runs {
+        let (point, cfg) = &plan.points[p];
+        bar.set_message(format!(
+            "point {}/{} rep {}/{}: {}",
+            point.index + 1,
+            plan.points.len(),
+            rep + 1,
+            plan.repetitions,
+            point.key()
+        ));
+        let reports = run_all(cfg, |_| {}).map_err(|e| SweepError::Run {
+            point: point.key(),
+            message: e.to_string(),
+        })?;
+        for mut report in reports {
+            report.point = point.axes.clone();
+            if report.protocol_serializable
+                && report.check.as_ref().is_some_and(|c| !c.is_serializable())
+            {
+                outcome.failed_checks += 1;
+            }
+            for w in &report.warnings {
+                outcome
+                    .warnings
+                    .push(format!("{} ({}): {w}", point.key(), report.protocol));
+            }
+            let row = ResultRow {
+                experiment: plan.experiment.to_string(),
+                point: point.axes.clone(),
+                repetition: rep,
+                args: point.args_map(),
+                txbench: build.clone(),
+                time: now_iso8601(),
+                machine: machine_json.clone(),
+                report: serde_json::to_value(&report).expect("report serialises"),
+            };
+            append_row(&mut file, &row).map_err(write_err)?;
+        }
+        outcome.runs += 1;
+        bar.inc(1);
+    }
+    bar.finish_and_clear();
+    Ok(outcome)
+}

@@ -1,0 +1,171 @@
+//! Experiment files end to end: `txbench sweep` appends one row per run, `--resume` finishes an
+//! interrupted sweep without repeating a run, `--emit-jobs` commands plus `txbench merge` give the
+//! same runs as one sweep, `txbench report` summarises, and a bad file exits 2 naming its line.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn txbench(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_txbench"))
+        .args(args)
+        .output()
+        .expect("run txbench")
+}
+
+fn ok(out: Output) -> String {
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    String::from_utf8(out.stdout).unwrap()
+}
+
+/// A fresh directory under the target dir for one test.
+fn scratch(name: &str) -> PathBuf {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(name);
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+/// 2 thread counts x 2 protocols, 2 repetitions: 8 short runs.
+const EXPERIMENT: &str = "name = \"tiny\"\nrepetitions = 2\n[base]\nrecords = 1000\n\
+                          duration = 0.05\nwarmup = 0\nno_pin = true\n[axes]\nthreads = [1, 2]\n\
+                          protocol = [\"silo\", { label = \"plor+dwa\", protocol = \"plor\", plor_dwa = true }]\n";
+
+fn rows(path: &Path) -> Vec<serde_json::Value> {
+    std::fs::read_to_string(path)
+        .unwrap()
+        .lines()
+        .filter(|l| !l.trim().is_empty())
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
+/// (point, repetition) of each row, sorted.
+fn runs(rows: &[serde_json::Value]) -> Vec<(String, u64)> {
+    let mut v: Vec<(String, u64)> = rows
+        .iter()
+        .map(|r| (r["point"].to_string(), r["repetition"].as_u64().unwrap()))
+        .collect();
+    v.sort();
+    v
+}
+
+#[test]
+fn sweep_records_every_run_and_resume_finishes_an_interrupted_one() {
+    let dir = scratch("sweep_resume");
+    let file = dir.join("tiny.toml");
+    std::fs::write(&file, EXPERIMENT).unwrap();
+    let results = dir.join("r.jsonl");
+    let (f, r) = (file.to_str().unwrap(), results.to_str().unwrap());
+    ok(txbench(&["sweep", f, "--results", r]));
+    let all = rows(&results);
+    assert_eq!(all.len(), 8);
+    let first = &all[0];
+    assert_eq!(first["experiment"], "tiny");
+    assert!(first["txbench"]["version"].is_string() && first["txbench"]["commit"].is_string());
+    assert!(first["machine"]["cores"].as_u64().unwrap() >= 1);
+    assert!(first["time"].as_str().unwrap().ends_with('Z'));
+    assert_eq!(first["args"]["records"], "1000");
+    assert!(first["report"]["throughput_tps"].as_f64().unwrap() > 0.0);
+    // Interleaved: the first four rows are repetition 0 of every point.
+    assert!(all[..4].iter().all(|r| r["repetition"] == 0));
+    let variant = all.iter().find(|r| r["point"][1][1] == "plor+dwa").unwrap();
+    assert_eq!(variant["report"]["protocol"], "plor");
+    assert_eq!(variant["report"]["config"]["options"]["plor"]["dwa"], true);
+
+    // Without --resume, a file that holds runs is not appended to.
+    let again = txbench(&["sweep", f, "--results", r]);
+    assert_eq!(again.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&again.stderr).contains("--resume"));
+
+    // Interrupt: keep five rows and half of the sixth, as a killed sweep leaves them.
+    let text = std::fs::read_to_string(&results).unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    let cut = format!(
+        "{}\n{}",
+        lines[..5].join("\n"),
+        &lines[5][..lines[5].len() / 2]
+    );
+    std::fs::write(&results, cut).unwrap();
+    let out = txbench(&["sweep", f, "--results", r, "--resume"]);
+    let stderr = String::from_utf8_lossy(&out.stderr).to_string();
+    ok(out);
+    assert!(stderr.contains("3 runs to do"), "{stderr}");
+    assert!(stderr.contains("cut off"), "{stderr}");
+    let resumed = rows(&results);
+    assert_eq!(resumed.len(), 8);
+    assert_eq!(runs(&resumed), runs(&all), "every run exactly once");
+
+    let md = ok(txbench(&["report", r]));
+    assert!(md.contains("## tiny"), "{md}");
+    assert!(md.contains("| threads | silo | plor+dwa |"), "{md}");
+    assert!(md.contains("median of 2 runs"), "{md}");
+
+    let plots = dir.join("plots");
+    let listed = ok(txbench(&["plot", r, "-o", plots.to_str().unwrap()]));
+    assert_eq!(listed.lines().count(), 8, "{listed}");
+    for f in listed.lines() {
+        assert!(std::fs::metadata(f).unwrap().len() > 5_000, "{f}");
+    }
+    let bad = txbench(&["plot", r, "--x", "theta"]);
+    assert_eq!(bad.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&bad.stderr).contains("--x"));
+}
+
+#[test]
+fn emitted_jobs_merge_into_the_whole_sweep() {
+    let dir = scratch("sweep_jobs");
+    let file = dir.join("tiny.toml");
+    std::fs::write(
+        &file,
+        EXPERIMENT.replace("repetitions = 2", "repetitions = 1"),
+    )
+    .unwrap();
+    let jobs_dir = dir.join("parts");
+    let (f, j) = (file.to_str().unwrap(), jobs_dir.to_str().unwrap());
+    let jobs = ok(txbench(&["sweep", f, "--emit-jobs", "--jobs-dir", j]));
+    let jobs: Vec<&str> = jobs.lines().collect();
+    assert_eq!(jobs.len(), 4, "one command per point");
+    let mut parts = Vec::new();
+    for job in &jobs {
+        // Run each job as a shell would, with this binary.
+        let words: Vec<&str> = job.split(' ').skip(1).collect();
+        assert_eq!(words[0], "sweep");
+        ok(txbench(&words));
+        parts.push(words.last().unwrap().to_string());
+    }
+    // A job run twice (a resubmitted array task) adds nothing.
+    let twice: Vec<&str> = jobs[0].split(' ').skip(1).collect();
+    ok(txbench(&twice));
+    let merged = dir.join("merged.jsonl");
+    let mut args = vec!["merge", "-o", merged.to_str().unwrap()];
+    args.extend(parts.iter().map(String::as_str));
+    args.push(&parts[0]);
+    let out = txbench(&args);
+    let stderr = String::from_utf8_lossy(&out.stderr).to_string();
+    ok(out);
+    assert!(stderr.contains("1 rows measured a run"), "{stderr}");
+    let rows = rows(&merged);
+    assert_eq!(rows.len(), 4);
+    let points: std::collections::BTreeSet<String> =
+        rows.iter().map(|r| r["point"].to_string()).collect();
+    assert_eq!(points.len(), 4);
+}
+
+#[test]
+fn a_bad_experiment_file_exits_2_naming_line_and_field() {
+    let dir = scratch("sweep_bad");
+    let file = dir.join("bad.toml");
+    std::fs::write(
+        &file,
+        "[base]\nrecords = 1000\n\n[axes]\nthreads = [1, 0]\n",
+    )
+    .unwrap();
+    let out = txbench(&["sweep", file.to_str().unwrap()]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("bad.toml line 5"), "{stderr}");
+    assert!(stderr.contains("--threads"), "{stderr}");
+    assert!(!dir.join("results").exists(), "nothing ran");
+}
