@@ -206,4 +206,13 @@ pub struct RunArgs {
     /// Do not pin worker threads to cores.
     #[arg(long)]
     pub no_pin: bool,
+    /// DecentSched: shared queues objects are hashed onto, 1..=16777216.
+    #[arg(long, default_value_t = 16_384)]
+    pub ds_queues: usize,
+    /// DecentSched: transactions a worker may run per epoch, 1..=1048576.
+    #[arg(long, default_value_t = 1024)]
+    pub ds_epoch_txns: usize,
+    /// DecentSched: longest epoch in microseconds, 1..=10000000.
+    #[arg(long, default_value_t = 1000)]
+    pub ds_epoch_us: u64,
 }

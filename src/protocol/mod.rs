@@ -33,6 +33,7 @@
 
 mod abort;
 mod access;
+pub mod decentsched;
 pub mod declared;
 pub mod mocc;
 #[cfg(test)]
@@ -222,6 +223,7 @@ impl ProtocolKind {
             },
             ProtocolKind::Plor => meta::<plor::Plor>(),
             ProtocolKind::OrdLock => meta::<ord_lock::OrdLock>(),
+            ProtocolKind::DecentSched => meta::<decentsched::DecentSched>(),
         }
     }
 }
@@ -259,6 +261,7 @@ mod meta_size_tests {
                 ProtocolKind::Mocc => needs::<mocc::Mocc<mocc::RwLock>>(),
                 ProtocolKind::Plor => needs::<plor::Plor>(),
                 ProtocolKind::OrdLock => needs::<ord_lock::OrdLock>(),
+                ProtocolKind::DecentSched => needs::<decentsched::DecentSched>(),
             };
             assert_eq!(p.needs_declared_set(), expected, "{p}");
         }

@@ -3,6 +3,7 @@
 //! Protocols are a closed set matched once at the top of a run (`ProtocolKind`), after which the
 //! chosen protocol's code runs monomorphised. Options are plain data, validated once.
 
+use super::decentsched::DecentSchedOptions;
 use serde::Serialize;
 use std::fmt;
 use std::str::FromStr;
@@ -30,11 +31,14 @@ pub enum ProtocolKind {
     /// Ord-Lock: reader/writer locks on the declared access set, taken in one global order
     /// before the program runs (deterministic, abort-free).
     OrdLock,
+    /// DecentSched: per-object queues and decentralised scheduling of declared access sets
+    /// (deterministic, abort-free).
+    DecentSched,
 }
 
 impl ProtocolKind {
     /// Every protocol, in the order reports list them (`nocc` first: the ceiling row).
-    pub const ALL: [ProtocolKind; 9] = [
+    pub const ALL: [ProtocolKind; 10] = [
         ProtocolKind::Nocc,
         ProtocolKind::NoWait,
         ProtocolKind::WaitDie,
@@ -44,6 +48,7 @@ impl ProtocolKind {
         ProtocolKind::Mocc,
         ProtocolKind::Plor,
         ProtocolKind::OrdLock,
+        ProtocolKind::DecentSched,
     ];
 
     /// The name used on the command line and in reports.
@@ -58,6 +63,7 @@ impl ProtocolKind {
             ProtocolKind::Mocc => "mocc",
             ProtocolKind::Plor => "plor",
             ProtocolKind::OrdLock => "ord_lock",
+            ProtocolKind::DecentSched => "decentsched",
         }
     }
 
@@ -86,6 +92,9 @@ impl ProtocolKind {
             ProtocolKind::OrdLock => {
                 "deterministic: rw locks on the declared access set in one global order, no aborts (DecentSched V)"
             }
+            ProtocolKind::DecentSched => {
+                "deterministic: per-object queues, decentralised dependency scheduling, no aborts (DecentSched III)"
+            }
         }
     }
 
@@ -93,7 +102,7 @@ impl ProtocolKind {
     /// ([`Protocol::NEEDS_DECLARED_SET`](super::Protocol::NEEDS_DECLARED_SET)): it runs only
     /// on workloads that declare them.
     pub fn needs_declared_set(self) -> bool {
-        matches!(self, ProtocolKind::OrdLock)
+        matches!(self, ProtocolKind::OrdLock | ProtocolKind::DecentSched)
     }
 }
 
@@ -238,6 +247,8 @@ pub struct ProtocolOptions {
     pub plor: PlorOptions,
     /// Number of workers that will run (sizes per-worker tables).
     pub threads: usize,
+    /// DecentSched's options.
+    pub decentsched: DecentSchedOptions,
 }
 
 impl Default for ProtocolOptions {
@@ -249,6 +260,7 @@ impl Default for ProtocolOptions {
             mocc: MoccOptions::default(),
             plor: PlorOptions::default(),
             threads: 1,
+            decentsched: DecentSchedOptions::default(),
         }
     }
 }
