@@ -331,6 +331,25 @@ fn list_text() -> String {
     ] {
         s += &format!("  {n:<28} {d}\n");
     }
+    s += "\nDeterministic protocols (ord_lock, decentsched) schedule from access sets declared before \
+          a transaction runs:\n  ycsb, long-scan and tpcc --mix np declare; tpcc mixes with \
+          order_status, delivery or stock_level do not (rejected).\n";
+    for (n, d) in [
+        (
+            "--ds-queues N",
+            "DecentSched shared queues, objects hashed onto them (default 16384)",
+        ),
+        (
+            "--ds-epoch-txns N",
+            "DecentSched transactions per worker per epoch (default 1024)",
+        ),
+        (
+            "--ds-epoch-us N",
+            "DecentSched longest epoch in microseconds (default 1000)",
+        ),
+    ] {
+        s += &format!("  {n:<28} {d}\n");
+    }
     s
 }
 

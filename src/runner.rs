@@ -7,6 +7,7 @@ use crate::config::RunConfig;
 use crate::exec::run_threads;
 use crate::metrics::machine::MachineInfo;
 use crate::metrics::report::RunReport;
+use crate::protocol::decentsched::DecentSched;
 use crate::protocol::mocc::{Mocc, MqlLock, RwLock};
 use crate::protocol::nocc::Nocc;
 use crate::protocol::ord_lock::OrdLock;
@@ -87,6 +88,7 @@ pub fn run_protocol<W: Workload>(
         ),
         ProtocolKind::OrdLock => run_with(kind, OrdLock::new(), cfg, workload, machine),
         ProtocolKind::Si => run_with(kind, Si::new(opts), cfg, workload, machine),
+        ProtocolKind::DecentSched => run_with(kind, DecentSched::new(opts), cfg, workload, machine),
     }
 }
 

@@ -72,6 +72,7 @@ use common::{checked_db, checked_exec};
 use txbench::check::history::{OpKind, WorkerHistory};
 use txbench::check::{CheckReport, check};
 use txbench::exec::{ExecConfig, run_threads};
+use txbench::protocol::decentsched::DecentSched;
 use txbench::protocol::mocc::{Mocc, MqlLock, RwLock};
 use txbench::protocol::nocc::Nocc;
 use txbench::protocol::ord_lock::OrdLock;
@@ -183,6 +184,9 @@ const PROTOCOLS: &[ProtocolRow] = &[
     }),
     serializable("plor", |s, e| s.observe(Plor::new(&opts(e)).unwrap(), e)),
     serializable("ord_lock", |s, e| s.observe(OrdLock::new(), e)),
+    serializable("decentsched", |s, e| {
+        s.observe(DecentSched::new(&opts(e)), e)
+    }),
     ProtocolRow {
         name: "nocc",
         serializable: false,

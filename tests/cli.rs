@@ -23,6 +23,26 @@ fn invalid_input_exits_2_naming_the_parameter() {
         (&["run", "--workload", "tpcx"], "--workload"),
         (&["run", "--theta", "abc"], "--theta"),
         (&["run", "-p", "ord_lock", "-w", "tpcc"], "--mix np"),
+        (
+            &["run", "-p", "decentsched", "--ds-queues", "0"],
+            "--ds-queues",
+        ),
+        (
+            &["run", "-p", "decentsched", "--ds-epoch-us", "0"],
+            "--ds-epoch-us",
+        ),
+        (
+            &[
+                "run",
+                "-p",
+                "decentsched",
+                "-t",
+                "512",
+                "--ds-epoch-txns",
+                "1024",
+            ],
+            "--ds-epoch-txns",
+        ),
         (&["run", "--theta", "10.5"], "0 <= theta <= 10"),
         (&["run", "--theta", "nan"], "0 <= theta <= 10"),
         (&["run", "--theta", "10", "--ops", "16"], "--theta"),

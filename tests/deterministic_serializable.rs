@@ -8,8 +8,9 @@ mod common;
 use common::{checked_db, checked_exec, contended_ycsb, run_checked};
 use txbench::check::check;
 use txbench::exec::run_threads;
-use txbench::protocol::Protocol;
+use txbench::protocol::decentsched::{DecentSched, DecentSchedOptions};
 use txbench::protocol::ord_lock::OrdLock;
+use txbench::protocol::{Protocol, ProtocolOptions};
 use txbench::storage::Database;
 use txbench::workload::long_scan::{LongScan, LongScanConfig};
 use txbench::workload::ycsb::{Ycsb, YcsbConfig};
@@ -70,6 +71,26 @@ fn check_deterministic<P: Protocol>(name: &str, make: impl Fn() -> P) {
     assert!(commits > 0, "{name}: no progress on long-scan");
     assert_eq!(aborts, 0, "{name}: aborts on long-scan");
     assert!(serializable, "{name}: long-scan");
+}
+
+/// DecentSched with `queues` shared queues and short epochs (barriers often, under contention).
+fn decentsched(queues: usize) -> DecentSched {
+    DecentSched::new(&ProtocolOptions {
+        threads: 8,
+        decentsched: DecentSchedOptions {
+            queues,
+            epoch_txns: 64,
+            epoch_us: 500,
+        },
+        ..ProtocolOptions::default()
+    })
+}
+
+#[test]
+fn decentsched_is_serializable_and_abort_free() {
+    check_deterministic("decentsched", || decentsched(16_384));
+    // Few queues: most objects share one, with other objects of the same transaction too.
+    check_deterministic("decentsched, 7 queues", || decentsched(7));
 }
 
 #[test]

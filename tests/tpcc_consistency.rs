@@ -15,6 +15,7 @@
 use std::time::Duration;
 use txbench::check::{CheckReport, check};
 use txbench::exec::{ExecConfig, run_threads};
+use txbench::protocol::decentsched::DecentSched;
 use txbench::protocol::mocc::{Mocc, MqlLock, RwLock};
 use txbench::protocol::nocc::Nocc;
 use txbench::protocol::ord_lock::OrdLock;
@@ -187,6 +188,11 @@ fn assert_np_consistent<P: Protocol>(name: &str, make: impl Fn(&ProtocolOptions)
             assert!(o.commits[t as usize] > 0, "{name}: no {}", t.name());
         }
     }
+}
+
+#[test]
+fn decentsched_keeps_tpcc_np_consistent() {
+    assert_np_consistent("decentsched", DecentSched::new);
 }
 
 #[test]

@@ -243,4 +243,13 @@ pub struct RunArgs {
     /// Most memory older versions may take, in MiB; past it the run stops with a message.
     #[arg(long, default_value_t = 1024)]
     pub version_memory_mb: u64,
+    /// DecentSched: shared queues objects are hashed onto, 1..=16777216.
+    #[arg(long, default_value_t = 16_384)]
+    pub ds_queues: usize,
+    /// DecentSched: transactions a worker may run per epoch, 1..=1048576.
+    #[arg(long, default_value_t = 1024)]
+    pub ds_epoch_txns: usize,
+    /// DecentSched: longest epoch in microseconds, 1..=10000000.
+    #[arg(long, default_value_t = 1000)]
+    pub ds_epoch_us: u64,
 }

@@ -291,6 +291,45 @@ impl RunArgs {
                 "1 <= MiB <= 16777216",
             ));
         }
+        if self.ds_queues == 0 || self.ds_queues > 1 << 24 {
+            return Err(out_of_range(
+                "ds-queues",
+                self.ds_queues,
+                "1 <= queues <= 16777216",
+            ));
+        }
+        if self.ds_epoch_txns == 0 || self.ds_epoch_txns > 1 << 20 {
+            return Err(out_of_range(
+                "ds-epoch-txns",
+                self.ds_epoch_txns,
+                "1 <= transactions <= 1048576",
+            ));
+        }
+        let table = crate::protocol::decentsched::table_bytes(threads, self.ds_epoch_txns);
+        if table > crate::protocol::decentsched::MAX_TABLE_BYTES {
+            let fits = (1..=self.ds_epoch_txns)
+                .rev()
+                .find(|&k| {
+                    crate::protocol::decentsched::table_bytes(threads, k)
+                        <= crate::protocol::decentsched::MAX_TABLE_BYTES
+                })
+                .unwrap_or(0);
+            return Err(out_of_range(
+                "ds-epoch-txns",
+                self.ds_epoch_txns,
+                format!(
+                    "at most {fits} with {threads} threads (DecentSched's transaction table grows \
+                     with threads^2 x transactions per epoch, capped at 1 GiB)"
+                ),
+            ));
+        }
+        if self.ds_epoch_us == 0 || self.ds_epoch_us > 10_000_000 {
+            return Err(out_of_range(
+                "ds-epoch-us",
+                self.ds_epoch_us,
+                "1 <= us <= 10000000",
+            ));
+        }
         Ok(ProtocolOptions {
             lock_wait: match self.lock_wait {
                 LockWaitArg::NoWait => LockWait::NoWait,
@@ -328,6 +367,11 @@ impl RunArgs {
                 version_reuse: !self.no_version_reuse,
                 version_memory_bytes: usize::try_from(self.version_memory_mb << 20)
                     .unwrap_or(usize::MAX),
+            },
+            decentsched: crate::protocol::decentsched::DecentSchedOptions {
+                queues: self.ds_queues,
+                epoch_txns: self.ds_epoch_txns,
+                epoch_us: self.ds_epoch_us,
             },
         })
     }

@@ -33,6 +33,7 @@
 
 mod abort;
 mod access;
+pub mod decentsched;
 pub mod declared;
 pub mod mocc;
 #[cfg(test)]
@@ -232,6 +233,7 @@ impl ProtocolKind {
             ProtocolKind::Plor => meta::<plor::Plor>(),
             ProtocolKind::OrdLock => meta::<ord_lock::OrdLock>(),
             ProtocolKind::Si => meta::<si::Si>(),
+            ProtocolKind::DecentSched => meta::<decentsched::DecentSched>(),
         }
     }
 }
@@ -270,6 +272,7 @@ mod meta_size_tests {
                 ProtocolKind::Plor => needs::<plor::Plor>(),
                 ProtocolKind::OrdLock => needs::<ord_lock::OrdLock>(),
                 ProtocolKind::Si => needs::<si::Si>(),
+                ProtocolKind::DecentSched => needs::<decentsched::DecentSched>(),
             };
             assert_eq!(p.needs_declared_set(), expected, "{p}");
         }

@@ -67,6 +67,15 @@ pub(crate) enum Mutant {
     SiReadNewest,
     /// SI: commit installs over a version committed after the snapshot (no first-committer-wins).
     SiSkipFirstCommitterWins,
+    /// DecentSched: a transaction with a higher id does not wait for a conflicting dependency
+    /// with a lower id to finish.
+    DecentSchedHigherIdRunsAhead,
+    /// DecentSched: only write-write accesses conflict (a read and a write of one object do
+    /// not make a dependency).
+    DecentSchedOnlyWritesConflict,
+    /// DecentSched, test only: every transaction also waits until no other is executing (a
+    /// serial schedule, which the parallelism test must tell apart from the real one).
+    DecentSchedSerial,
 }
 
 mod tests;

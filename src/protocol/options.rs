@@ -3,6 +3,7 @@
 //! Protocols are a closed set matched once at the top of a run (`ProtocolKind`), after which the
 //! chosen protocol's code runs monomorphised. Options are plain data, validated once.
 
+use super::decentsched::DecentSchedOptions;
 use serde::Serialize;
 use std::fmt;
 use std::str::FromStr;
@@ -32,11 +33,14 @@ pub enum ProtocolKind {
     OrdLock,
     /// Snapshot isolation on the shared version storage (NOT serializable: write skew).
     Si,
+    /// DecentSched: per-object queues and decentralised scheduling of declared access sets
+    /// (deterministic, abort-free).
+    DecentSched,
 }
 
 impl ProtocolKind {
     /// Every protocol, in the order reports list them (`nocc` first: the ceiling row).
-    pub const ALL: [ProtocolKind; 10] = [
+    pub const ALL: [ProtocolKind; 11] = [
         ProtocolKind::Nocc,
         ProtocolKind::NoWait,
         ProtocolKind::WaitDie,
@@ -47,6 +51,7 @@ impl ProtocolKind {
         ProtocolKind::Plor,
         ProtocolKind::OrdLock,
         ProtocolKind::Si,
+        ProtocolKind::DecentSched,
     ];
 
     /// The name used on the command line and in reports.
@@ -62,6 +67,7 @@ impl ProtocolKind {
             ProtocolKind::Plor => "plor",
             ProtocolKind::OrdLock => "ord_lock",
             ProtocolKind::Si => "si",
+            ProtocolKind::DecentSched => "decentsched",
         }
     }
 
@@ -93,6 +99,9 @@ impl ProtocolKind {
             ProtocolKind::Si => {
                 "snapshot isolation, first committer wins (CCBench 2; NOT serializable: write skew)"
             }
+            ProtocolKind::DecentSched => {
+                "deterministic: per-object queues, decentralised dependency scheduling, no aborts (DecentSched III)"
+            }
         }
     }
 
@@ -100,7 +109,7 @@ impl ProtocolKind {
     /// ([`Protocol::NEEDS_DECLARED_SET`](super::Protocol::NEEDS_DECLARED_SET)): it runs only
     /// on workloads that declare them.
     pub fn needs_declared_set(self) -> bool {
-        matches!(self, ProtocolKind::OrdLock)
+        matches!(self, ProtocolKind::OrdLock | ProtocolKind::DecentSched)
     }
 }
 
@@ -247,6 +256,8 @@ pub struct ProtocolOptions {
     pub threads: usize,
     /// Version memory of the multi-version protocols.
     pub mv: MvOptions,
+    /// DecentSched's options.
+    pub decentsched: DecentSchedOptions,
 }
 
 impl Default for ProtocolOptions {
@@ -259,6 +270,7 @@ impl Default for ProtocolOptions {
             plor: PlorOptions::default(),
             threads: 1,
             mv: MvOptions::default(),
+            decentsched: DecentSchedOptions::default(),
         }
     }
 }

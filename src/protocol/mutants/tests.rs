@@ -12,6 +12,7 @@ use crate::check::CheckReport;
 use crate::config::{Format, RunConfig};
 use crate::exec::ExecConfig;
 use crate::metrics::machine::MachineInfo;
+use crate::protocol::decentsched::DecentSched;
 use crate::protocol::mocc::{Mocc, MqlLock, RwLock};
 use crate::protocol::ord_lock::OrdLock;
 use crate::protocol::plor::Plor;
@@ -50,6 +51,7 @@ enum Proto {
     MoccMql,
     Plor,
     OrdLock,
+    DecentSched,
 }
 
 /// The workload that provokes a mutant's bug (YCSB, theta 0.99, 16-byte rows).
@@ -118,6 +120,8 @@ const CASES: &[Case] = &[
     (Proto::Plor, Mutant::PlorSkipReadOnlyValidation, Load::ReadMostly),
     (Proto::OrdLock, Mutant::OrdLockReadsUnlocked, Load::HotRmw),
     (Proto::OrdLock, Mutant::OrdLockWritesShared, Load::HotRmw),
+    (Proto::DecentSched, Mutant::DecentSchedHigherIdRunsAhead, Load::HotRmw),
+    (Proto::DecentSched, Mutant::DecentSchedOnlyWritesConflict, Load::HotRmw),
 ];
 
 /// Mutants whose bug is open only for a sub-microsecond window: between a lock's release and the
@@ -160,6 +164,7 @@ fn run(proto: Proto, mutant: Mutant, load: Load, threads: usize, seed: u64) -> C
         Proto::MoccRw | Proto::MoccMql => ProtocolKind::Mocc,
         Proto::Plor => ProtocolKind::Plor,
         Proto::OrdLock => ProtocolKind::OrdLock,
+        Proto::DecentSched => ProtocolKind::DecentSched,
     };
     if matches!(proto, Proto::MoccRw | Proto::MoccMql) {
         options.mocc.threshold = MOCC_THRESHOLD;
@@ -227,6 +232,10 @@ fn run(proto: Proto, mutant: Mutant, load: Load, threads: usize, seed: u64) -> C
         }
         Proto::OrdLock => {
             let p = OrdLock::new().with_mutant(mutant);
+            run_with(kind, p, &cfg, &workload, &machine)
+        }
+        Proto::DecentSched => {
+            let p = DecentSched::new(o).with_mutant(mutant);
             run_with(kind, p, &cfg, &workload, &machine)
         }
     }
@@ -331,6 +340,11 @@ fn mocc_rw_mutants_are_caught() {
 #[test]
 fn mocc_mql_mutants_are_caught() {
     check_protocol(Proto::MoccMql);
+}
+
+#[test]
+fn decentsched_mutants_are_caught() {
+    check_protocol(Proto::DecentSched);
 }
 
 #[test]

@@ -1,0 +1,487 @@
+//! DecentSched (paper 003, section III): abort-free scheduling of transactions with declared
+//! access sets, without a central scheduler.
+//!
+//! A transaction goes through five phases (the paper's figure 7 stages):
+//!
+//! 1. **Queueing**: it pushes one entry `{tid, R/W}` on the queue of every object it declared
+//!    (`queues.rs`; objects hash onto `--ds-queues` shared queues, and two objects of one
+//!    transaction in one queue share one entry, a read and a write becoming a write).
+//! 2. **Dependency discovery**: it walks each of its queues from its own entry towards older
+//!    ones; every unfinished conflicting transaction ahead of it is a direct dependency (III-B2,
+//!    algorithm 2). It then marks itself ready and searches the direct sets of its dependencies
+//!    recursively (depth first), waiting for each visited transaction to be ready, collecting the
+//!    unfinished ones as indirect dependencies (algorithm 3). Retired transactions end a queue
+//!    walk and are not searched from (III-B5).
+//! 3. **Waiting** (the scheduling rules, algorithm 4): for each dependency `d` that conflicts
+//!    directly with it in either direction, a transaction with a higher id than `d` waits for
+//!    `d` to finish; one with a lower id waits until `d` finishes or has it in its dependencies
+//!    (then `d` waits for it). Two transactions that are not each other's direct dependency do
+//!    not conflict and do not wait for each other (figure 4).
+//! 4. **Executing**: the program reads in place (nothing that conflicts runs concurrently) and
+//!    buffers its writes.
+//! 5. **Committing**: it installs the writes and sets its finished flag (Release: a transaction
+//!    that waited for it sees its installs).
+//!
+//! Every wait returns `Pending` from [`Protocol::schedule`] (the executor yields between polls):
+//! nothing spins, so more workers than cores cannot livelock it. Transaction ids are
+//! thread-local and restart every epoch; the transaction table and the queue entries are reused
+//! every epoch (`epoch.rs`, `txns.rs`).
+
+mod epoch;
+mod queues;
+#[cfg(test)]
+mod tests;
+mod txns;
+
+#[cfg(test)]
+use super::mutants::Mutant;
+use super::{
+    AccessMode, AttemptStart, DeclaredRecord, InstallLog, OpResult, Protocol, ProtocolOptions,
+    WriteKind, WriteSet,
+};
+use crate::storage::Record;
+use epoch::Epochs;
+use queues::{Arena, Entry, Queues};
+use serde::Serialize;
+use std::task::Poll;
+use txns::{Set, TxnTable};
+
+/// DecentSched's options.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct DecentSchedOptions {
+    /// Shared queues objects are hashed onto (`--ds-queues`).
+    pub queues: usize,
+    /// Transactions a worker may run in one epoch (`--ds-epoch-txns`).
+    pub epoch_txns: usize,
+    /// Longest epoch, in microseconds (`--ds-epoch-us`).
+    pub epoch_us: u64,
+}
+
+impl Default for DecentSchedOptions {
+    fn default() -> Self {
+        DecentSchedOptions {
+            queues: 16_384,
+            epoch_txns: 1024,
+            epoch_us: 1000,
+        }
+    }
+}
+
+/// Queue entries a worker's arena holds per epoch, per transaction it may run (beyond one
+/// transaction touching every queue, which always fits).
+const ENTRIES_PER_TXN: usize = 64;
+
+/// Largest transaction table configuration accepts (bytes), see [`TxnTable::bytes`].
+pub const MAX_TABLE_BYTES: usize = 1 << 30;
+
+/// The bytes of DecentSched's transaction table for `threads` workers and `epoch_txns`.
+pub fn table_bytes(threads: usize, epoch_txns: usize) -> usize {
+    TxnTable::bytes(threads, epoch_txns)
+}
+
+/// The DecentSched protocol.
+pub struct DecentSched {
+    queues: Queues,
+    table: TxnTable,
+    epochs: Epochs,
+    arenas: Box<[Arena]>,
+    workers: usize,
+    epoch_txns: usize,
+    #[cfg(test)]
+    mutant: Mutant,
+    /// Test instrumentation: transactions executing now, and executions that began while
+    /// another was executing (real parallelism, `tests.rs`).
+    #[cfg(test)]
+    executing: std::sync::atomic::AtomicUsize,
+    #[cfg(test)]
+    overlaps: std::sync::atomic::AtomicU64,
+}
+
+impl DecentSched {
+    /// DecentSched for `options.threads` workers.
+    pub fn new(options: &ProtocolOptions) -> Self {
+        let o = options.decentsched;
+        let workers = options.threads.max(1);
+        let epoch_txns = o.epoch_txns.max(1);
+        let queues = Queues::new(o.queues);
+        let per_worker = epoch_txns * ENTRIES_PER_TXN + queues.len();
+        DecentSched {
+            table: TxnTable::new(workers, epoch_txns),
+            epochs: Epochs::new(o.epoch_us),
+            arenas: (0..workers).map(|_| Arena::new(per_worker)).collect(),
+            queues,
+            workers,
+            epoch_txns,
+            #[cfg(test)]
+            mutant: Mutant::None,
+            #[cfg(test)]
+            executing: std::sync::atomic::AtomicUsize::new(0),
+            #[cfg(test)]
+            overlaps: std::sync::atomic::AtomicU64::new(0),
+        }
+    }
+
+    /// The same protocol with a deliberate bug (`protocol::mutants`).
+    #[cfg(test)]
+    pub(crate) fn with_mutant(mut self, mutant: Mutant) -> Self {
+        self.mutant = mutant;
+        self
+    }
+
+    /// Whether a transaction waits for a conflicting dependency with a lower id to finish (the
+    /// rule; a mutant breaks it).
+    #[inline]
+    fn higher_id_waits(&self) -> bool {
+        #[cfg(test)]
+        if self.mutant == Mutant::DecentSchedHigherIdRunsAhead {
+            return false;
+        }
+        true
+    }
+
+    /// Whether an access of ours in `mine` and one of another transaction in `theirs` to the
+    /// same queue conflict.
+    #[inline]
+    fn conflict(&self, mine: AccessMode, theirs: AccessMode) -> bool {
+        #[cfg(test)]
+        if self.mutant == Mutant::DecentSchedOnlyWritesConflict {
+            return mine == AccessMode::Write && theirs == AccessMode::Write;
+        }
+        mine.conflicts_with(theirs)
+    }
+}
+
+/// Where a worker's transaction is in scheduling (`schedule` resumes from here after `Pending`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Stage {
+    /// No transaction in flight: the next `schedule` starts one.
+    Idle,
+    /// Waiting at the barrier ending this epoch.
+    Barrier(u64),
+    /// Queued: discover direct dependencies next.
+    Queued,
+    /// Searching indirect dependencies (the stack is in the worker).
+    Searching,
+    /// Applying the scheduling rules to dependency `deps[at]`.
+    Waiting,
+    /// Scheduled: the program runs.
+    Running,
+}
+
+/// A DecentSched worker.
+pub struct DecentSchedWorker<'db> {
+    p: &'db DecentSched,
+    id: usize,
+    arena: &'db Arena,
+    epoch: u64,
+    /// Transactions started in this epoch.
+    started: usize,
+    /// Arena entries used in this epoch.
+    used: usize,
+    tid: u64,
+    stage: Stage,
+    /// The transaction's queues and access types (merged per queue), then its entries.
+    queued: Vec<(u32, AccessMode)>,
+    entries: Vec<&'db Entry>,
+    /// Dependency search: transactions to visit, transactions visited.
+    stack: Vec<u64>,
+    visited: Vec<u64>,
+    /// Scheduling: dependencies, and the one being waited on.
+    deps: Vec<u64>,
+    at: usize,
+    writes: WriteSet<'db, (), ()>,
+}
+
+impl Drop for DecentSchedWorker<'_> {
+    /// A stopping worker leaves the epoch barrier, so the others never wait for it.
+    fn drop(&mut self) {
+        self.p.epochs.leave(&self.p.queues);
+    }
+}
+
+impl<'db> DecentSchedWorker<'db> {
+    /// Phase 1: epoch bookkeeping, then one entry per queue of the declared set. Returns false
+    /// when the worker must wait at the epoch barrier first.
+    fn enqueue(&mut self, set: &[DeclaredRecord<'db, ()>]) -> bool {
+        let p = self.p;
+        self.queued.clear();
+        self.queued
+            .extend(set.iter().map(|d| (p.queues.queue_of(d.key()), d.mode)));
+        // Queue sharing: one entry per queue, the strongest mode (writes sort last).
+        self.queued.sort_unstable();
+        self.queued.dedup_by(|later, kept| {
+            let same = later.0 == kept.0;
+            if same {
+                kept.1 = kept.1.max(later.1);
+            }
+            same
+        });
+        // At most two rounds: after a barrier the worker's epoch is fresh, and its time limit
+        // is only looked at once the worker ran a transaction in it.
+        loop {
+            let now = p.epochs.current();
+            if now != self.epoch {
+                self.epoch = now;
+                self.started = 0;
+                self.used = 0;
+            }
+            let full = self.started >= p.epoch_txns
+                || self.used + self.queued.len() > self.arena.capacity();
+            if !p.epochs.should_close(full, self.started > 0) {
+                break;
+            }
+            if !p.epochs.arrive(self.epoch, &p.queues) {
+                self.stage = Stage::Barrier(self.epoch);
+                return false;
+            }
+        }
+        self.tid = (self.started * p.workers + self.id) as u64;
+        self.started += 1;
+        p.table.reset(self.tid);
+        self.entries.clear();
+        for &(q, mode) in &self.queued {
+            let entry = self.arena.entry(self.used);
+            self.used += 1;
+            p.queues.push(q, entry, self.tid, mode);
+            self.entries.push(entry);
+        }
+        self.stage = Stage::Queued;
+        true
+    }
+
+    /// Phase 2a: direct dependencies (algorithm 2), and the unfinished transactions ahead.
+    fn discover_direct(&mut self) {
+        let (p, tid) = (self.p, self.tid);
+        self.stack.clear();
+        self.visited.clear();
+        for (i, entry) in self.entries.iter().enumerate() {
+            let mine = self.queued[i].1;
+            let mut ahead = entry.next();
+            while let Some(e) = ahead {
+                let other = e.tid();
+                if p.table.retire_if_done(other) {
+                    break; // everything further ahead has finished
+                }
+                let conflict = p.conflict(mine, e.mode());
+                if !p.table.is_finished(other) {
+                    p.table.add(tid, Set::Ahead, other);
+                    if conflict {
+                        p.table.add(tid, Set::Direct, other);
+                    }
+                }
+                if conflict {
+                    // Searched from even when finished (not retired): its dependencies may
+                    // still be live (III-B5).
+                    self.stack.push(other);
+                }
+                ahead = e.next();
+            }
+        }
+        p.table.set_ready(tid);
+        self.stage = Stage::Searching;
+    }
+
+    /// Phase 2b: indirect dependencies (algorithm 3), depth first; `false` when a visited
+    /// transaction is not ready yet.
+    fn discover_indirect(&mut self) -> bool {
+        let (p, tid) = (self.p, self.tid);
+        while let Some(&v) = self.stack.last() {
+            if v == tid || self.visited.contains(&v) || p.table.retire_if_done(v) {
+                self.stack.pop();
+                continue;
+            }
+            if !p.table.is_ready(v) {
+                return false;
+            }
+            self.stack.pop();
+            self.visited.push(v);
+            if !p.table.is_finished(v) && !p.table.contains(tid, Set::Direct, v) {
+                p.table.add(tid, Set::Indirect, v);
+            }
+            p.table.members(v, Set::Direct, &mut self.stack);
+        }
+        self.deps.clear();
+        p.table.members(tid, Set::Direct, &mut self.deps);
+        p.table.members(tid, Set::Indirect, &mut self.deps);
+        self.at = 0;
+        self.stage = Stage::Waiting;
+        true
+    }
+
+    /// Phase 3: the scheduling rules (algorithm 4); `false` while a rule says wait.
+    fn wait_for_dependencies(&mut self) -> bool {
+        let (p, tid) = (self.p, self.tid);
+        while let Some(&d) = self.deps.get(self.at) {
+            let t = &p.table;
+            let conflicting = !t.is_finished(d)
+                && (t.contains(tid, Set::Direct, d) || t.contains(d, Set::Direct, tid));
+            let must_wait = conflicting
+                && if tid > d {
+                    p.higher_id_waits()
+                } else {
+                    !(t.contains(d, Set::Direct, tid) || t.contains(d, Set::Indirect, tid))
+                };
+            if must_wait {
+                return false;
+            }
+            self.at += 1;
+        }
+        #[cfg(test)]
+        {
+            use std::sync::atomic::Ordering;
+            if p.mutant == Mutant::DecentSchedSerial
+                // Relaxed: test instrumentation; the real rules order the data.
+                && p.executing.compare_exchange(0, 1, Ordering::Relaxed, Ordering::Relaxed).is_err()
+            {
+                return false;
+            }
+            if p.mutant != Mutant::DecentSchedSerial
+                && p.executing.fetch_add(1, Ordering::Relaxed) > 0
+            {
+                p.overlaps.fetch_add(1, Ordering::Relaxed);
+            }
+        }
+        self.stage = Stage::Running;
+        true
+    }
+
+    /// Phase 5 (or a user abort): the transaction is over.
+    fn finish(&mut self) {
+        if matches!(
+            self.stage,
+            Stage::Queued | Stage::Searching | Stage::Waiting | Stage::Running
+        ) {
+            #[cfg(test)]
+            if self.stage == Stage::Running {
+                // Relaxed: test instrumentation.
+                self.p
+                    .executing
+                    .fetch_sub(1, std::sync::atomic::Ordering::Relaxed);
+            }
+            self.p.table.set_finished(self.tid);
+        }
+        self.stage = Stage::Idle;
+    }
+}
+
+impl Protocol for DecentSched {
+    type RecordMeta = ();
+    type Worker<'db> = DecentSchedWorker<'db>;
+
+    const NEEDS_DECLARED_SET: bool = true;
+
+    fn new_worker<'db>(&'db self, id: usize) -> DecentSchedWorker<'db> {
+        assert!(id < self.workers, "worker {id} of {}", self.workers);
+        DecentSchedWorker {
+            p: self,
+            id,
+            arena: &self.arenas[id],
+            epoch: self.epochs.join(),
+            started: 0,
+            used: 0,
+            tid: 0,
+            stage: Stage::Idle,
+            queued: Vec::new(),
+            entries: Vec::new(),
+            stack: Vec::new(),
+            visited: Vec::new(),
+            deps: Vec::new(),
+            at: 0,
+            writes: WriteSet::default(),
+        }
+    }
+
+    fn begin(&self, w: &mut DecentSchedWorker<'_>, _start: AttemptStart) {
+        w.writes.clear();
+    }
+
+    fn schedule<'db>(
+        &self,
+        w: &mut DecentSchedWorker<'db>,
+        set: &[DeclaredRecord<'db, ()>],
+    ) -> OpResult {
+        loop {
+            match w.stage {
+                Stage::Idle => {
+                    if !w.enqueue(set) {
+                        return Poll::Pending;
+                    }
+                }
+                Stage::Barrier(epoch) => {
+                    if self.epochs.current() == epoch {
+                        return Poll::Pending;
+                    }
+                    w.stage = Stage::Idle;
+                }
+                Stage::Queued => w.discover_direct(),
+                Stage::Searching => {
+                    if !w.discover_indirect() {
+                        return Poll::Pending;
+                    }
+                }
+                Stage::Waiting => {
+                    if !w.wait_for_dependencies() {
+                        return Poll::Pending;
+                    }
+                }
+                Stage::Running => return Poll::Ready(Ok(())),
+            }
+        }
+    }
+
+    /// In place: the scheduling rules keep every conflicting transaction out while this one
+    /// runs (own buffered writes first).
+    #[inline]
+    fn read<'db>(
+        &self,
+        w: &mut DecentSchedWorker<'db>,
+        rec: Record<'db, ()>,
+        out: &mut [u8],
+    ) -> OpResult {
+        if !w.writes.read_own(&rec, out) {
+            rec.payload.load(out);
+        }
+        Poll::Ready(Ok(()))
+    }
+
+    /// The same as `read`: nothing conflicting runs concurrently anyway.
+    #[inline]
+    fn read_committed<'db>(
+        &self,
+        w: &mut DecentSchedWorker<'db>,
+        rec: Record<'db, ()>,
+        out: &mut [u8],
+    ) -> OpResult {
+        self.read(w, rec, out)
+    }
+
+    #[inline]
+    fn write<'db>(
+        &self,
+        w: &mut DecentSchedWorker<'db>,
+        rec: Record<'db, ()>,
+        data: &[u8],
+        kind: WriteKind,
+    ) -> OpResult {
+        w.writes.put(rec, kind, data, ());
+        Poll::Ready(Ok(()))
+    }
+
+    fn commit(&self, w: &mut DecentSchedWorker<'_>) -> OpResult {
+        for i in 0..w.writes.len() {
+            w.writes.install(i);
+        }
+        w.writes.clear();
+        w.finish();
+        Poll::Ready(Ok(()))
+    }
+
+    fn abort(&self, w: &mut DecentSchedWorker<'_>, _why: super::Abort) {
+        w.writes.clear();
+        w.finish();
+    }
+
+    fn install_log<'w>(&self, w: &'w mut DecentSchedWorker<'_>) -> &'w mut InstallLog {
+        w.writes.install_log()
+    }
+}

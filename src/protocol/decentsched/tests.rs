@@ -1,0 +1,222 @@
+//! DecentSched's scheduling, step by step on one thread (the paper's figures 2b and 4, queue
+//! sharing), and real parallelism under the executor.
+
+use super::*;
+use crate::exec::{ExecConfig, run_threads};
+use crate::ids::RecordId;
+use crate::protocol::declared::merge_declared;
+use crate::storage::{Database, Table, TableSpec};
+use crate::workload::ycsb::{Ycsb, YcsbConfig};
+use std::sync::atomic::Ordering;
+use std::time::Duration;
+
+const OK: OpResult = Poll::Ready(Ok(()));
+
+fn protocol(threads: usize, queues: usize) -> DecentSched {
+    DecentSched::new(&ProtocolOptions {
+        threads,
+        decentsched: DecentSchedOptions {
+            queues,
+            ..DecentSchedOptions::default()
+        },
+        ..ProtocolOptions::default()
+    })
+}
+
+fn table(records: u64) -> Table<()> {
+    Table::new(TableSpec {
+        name: "t".into(),
+        records,
+        payload_bytes: 8,
+    })
+}
+
+/// Starts a transaction on `w` over `objects` without pushing anything yet.
+fn prepare<'db>(w: &mut DecentSchedWorker<'db>, objects: &[(Record<'db, ()>, AccessMode)]) {
+    let p = w.p;
+    w.queued = objects
+        .iter()
+        .map(|&(r, m)| (p.queues.queue_of(r.order_key()), m))
+        .collect();
+    w.tid = (w.started * p.workers + w.id) as u64;
+    w.started += 1;
+    p.table.reset(w.tid);
+    w.entries.clear();
+}
+
+/// Pushes `w`'s next entry (in the order `prepare` was given the objects).
+fn push_next(w: &mut DecentSchedWorker<'_>) {
+    let p = w.p;
+    let i = w.entries.len();
+    let entry = w.arena.entry(w.used);
+    w.used += 1;
+    let (q, mode) = w.queued[i];
+    p.queues.push(q, entry, w.tid, mode);
+    w.entries.push(entry);
+    if w.entries.len() == w.queued.len() {
+        w.stage = Stage::Queued;
+    }
+}
+
+/// Polls every busy worker's schedule a few rounds; returns which are scheduled.
+fn settle(p: &DecentSched, ws: &mut [DecentSchedWorker<'_>]) -> Vec<bool> {
+    for _ in 0..20 {
+        // A committed worker is idle: polling it would start a new (empty) transaction.
+        for w in ws.iter_mut().filter(|w| w.stage != Stage::Idle) {
+            let _ = p.schedule(w, &[]);
+        }
+    }
+    ws.iter().map(|w| w.stage == Stage::Running).collect()
+}
+
+fn distinct_queues(p: &DecentSched, recs: &[Record<'_, ()>]) -> bool {
+    let mut qs: Vec<u32> = recs
+        .iter()
+        .map(|r| p.queues.queue_of(r.order_key()))
+        .collect();
+    qs.sort_unstable();
+    qs.dedup();
+    qs.len() == recs.len()
+}
+
+/// Figure 2b: T1, T2, T3 enqueue in different orders on three queues (a: T1 T2; b: T2 T3; c: T3
+/// T1), a cycle no per-queue rule can break. Each finds the others through its indirect
+/// dependencies, and they run one at a time in id order.
+#[test]
+fn figure_2b_cycle_runs_in_id_order() {
+    let p = protocol(3, 16_384);
+    let t = table(3);
+    let [a, b, c] = [0, 1, 2].map(|i| t.get(RecordId(i)).unwrap());
+    assert!(distinct_queues(&p, &[a, b, c]));
+    let mut ws: Vec<_> = (0..3).map(|i| p.new_worker(i)).collect();
+    let wr = AccessMode::Write;
+    prepare(&mut ws[0], &[(a, wr), (c, wr)]);
+    prepare(&mut ws[1], &[(a, wr), (b, wr)]);
+    prepare(&mut ws[2], &[(b, wr), (c, wr)]);
+    assert_eq!([ws[0].tid, ws[1].tid, ws[2].tid], [0, 1, 2]);
+    for i in [0, 1, 1, 2, 2, 0] {
+        push_next(&mut ws[i]);
+    }
+    assert_eq!(settle(&p, &mut ws), [true, false, false]);
+    assert!(
+        p.table.contains(0, Set::Indirect, 1),
+        "T1 sees T2 through T3"
+    );
+    assert_eq!(p.commit(&mut ws[0]), OK);
+    assert_eq!(settle(&p, &mut ws), [false, true, false]);
+    assert_eq!(p.commit(&mut ws[1]), OK);
+    assert_eq!(settle(&p, &mut ws), [false, false, true]);
+    assert_eq!(p.commit(&mut ws[2]), OK);
+}
+
+/// Figure 4: T1 and T3 form one cycle (x, y), T2 and T3 another (z, w); T1 and T2 share no
+/// object and are not each other's direct dependency, so they run concurrently, before T3.
+#[test]
+fn figure_4_transactions_without_conflict_run_concurrently() {
+    let p = protocol(3, 16_384);
+    let t = table(4);
+    let [x, y, z, w4] = [0, 1, 2, 3].map(|i| t.get(RecordId(i)).unwrap());
+    assert!(distinct_queues(&p, &[x, y, z, w4]));
+    let mut ws: Vec<_> = (0..3).map(|i| p.new_worker(i)).collect();
+    let wr = AccessMode::Write;
+    prepare(&mut ws[0], &[(x, wr), (y, wr)]);
+    prepare(&mut ws[1], &[(z, wr), (w4, wr)]);
+    prepare(&mut ws[2], &[(x, wr), (y, wr), (z, wr), (w4, wr)]);
+    for i in [0, 2, 2, 0, 1, 2, 2, 1] {
+        push_next(&mut ws[i]);
+    }
+    assert_eq!(settle(&p, &mut ws), [true, true, false]);
+    assert!(
+        p.table.contains(0, Set::Indirect, 1),
+        "T1 and T2 still see each other"
+    );
+    assert_eq!(p.commit(&mut ws[0]), OK);
+    assert_eq!(settle(&p, &mut ws), [false, true, false]);
+    assert_eq!(p.commit(&mut ws[1]), OK);
+    assert_eq!(settle(&p, &mut ws), [false, false, true]);
+    assert_eq!(p.commit(&mut ws[2]), OK);
+}
+
+fn declared<'a>(recs: &[(Record<'a, ()>, AccessMode)]) -> Vec<DeclaredRecord<'a, ()>> {
+    let mut v: Vec<_> = recs
+        .iter()
+        .map(|&(record, mode)| DeclaredRecord {
+            record,
+            mode,
+            table: crate::ids::TableId(0),
+        })
+        .collect();
+    merge_declared(&mut v);
+    v
+}
+
+/// Queue sharing: with one queue, a transaction's objects share one entry (a read and a write
+/// become a write) and it never waits for itself; a reader behind it waits, readers together
+/// do not.
+#[test]
+fn objects_of_one_transaction_in_one_queue_share_an_entry() {
+    let p = protocol(3, 1);
+    let t = table(3);
+    let [a, b, c] = [0, 1, 2].map(|i| t.get(RecordId(i)).unwrap());
+    let mut ws: Vec<_> = (0..3).map(|i| p.new_worker(i)).collect();
+    let (rd, wr) = (AccessMode::Read, AccessMode::Write);
+    let s0 = declared(&[(a, rd), (b, wr)]);
+    let s1 = declared(&[(c, rd)]);
+    let s2 = declared(&[(a, rd)]);
+    assert_eq!(p.schedule(&mut ws[0], &s0), OK, "no self-wait");
+    assert_eq!(ws[0].queued, [(0, wr)], "one entry, a write");
+    assert_eq!(
+        p.schedule(&mut ws[1], &s1),
+        Poll::Pending,
+        "reads behind a write"
+    );
+    assert_eq!(p.commit(&mut ws[0]), OK);
+    assert_eq!(p.schedule(&mut ws[1], &s1), OK);
+    assert_eq!(p.schedule(&mut ws[2], &s2), OK, "two readers run together");
+    assert_eq!(p.commit(&mut ws[1]), OK);
+    assert_eq!(p.commit(&mut ws[2]), OK);
+}
+
+/// Two workers on a uniform workload: the number of executions that began while another
+/// transaction was executing. Counting overlaps rather than throughput keeps the test
+/// independent of how loaded the machine is.
+fn overlaps(mutant: Mutant) -> (u64, u64) {
+    let config = YcsbConfig {
+        records: 100_000,
+        ops: 16,
+        long_ops: 16,
+        theta: 0.0,
+        ..YcsbConfig::default()
+    };
+    let workload = Ycsb::new(config.clone());
+    let db: Database<()> = Database::new(&config.tables());
+    let p = protocol(2, 16_384).with_mutant(mutant);
+    let exec = ExecConfig {
+        threads: 2,
+        duration: Duration::from_millis(300),
+        warmup: Duration::ZERO,
+        seed: 3,
+        record_history: false,
+        check_limit_ops: 0,
+        adaptive_backoff: false,
+        read_phase_extension_ns: 0,
+        pin_threads: false,
+    };
+    let out = run_threads(&p, &db, &workload, &exec);
+    let commits = out.workers.iter().flat_map(|w| &w.types).map(|t| t.commits);
+    // Relaxed: read after the workers were joined.
+    (p.overlaps.load(Ordering::Relaxed), commits.sum())
+}
+
+#[test]
+fn two_workers_on_a_uniform_workload_execute_in_parallel() {
+    let (real, commits) = overlaps(Mutant::None);
+    assert!(commits > 100, "{commits} commits");
+    assert!(
+        real * 20 > commits,
+        "only {real} of {commits} executions overlapped another"
+    );
+    let (serial, commits) = overlaps(Mutant::DecentSchedSerial);
+    assert!(commits > 100, "{commits} commits");
+    assert_eq!(serial, 0, "a serial schedule never overlaps");
+}
