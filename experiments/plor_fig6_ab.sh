@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# PLOR figure 6 (experiments/plor_fig6.sh's runs), two builds alternated run by run so that drift
+# PLOR figure 6 (the runs of experiments/plor_fig6.toml), two builds alternated run by run so that drift
 # on a shared machine hits both: ROUNDS rounds of (before, after), each one run (--repeat 1) of
 # every protocol, per thread count. Rows are tagged "experiment":"before" / "after".
 #

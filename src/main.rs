@@ -12,7 +12,9 @@ use txbench::config::{Cli, Command, Format, PRESETS, RunArgs, RunConfig, WORKLOA
 use txbench::experiment::commands::{merge_command, plot_command, report_command, sweep_command};
 use txbench::metrics::output::{Output, OutputError};
 use txbench::metrics::report::render_version_table;
-use txbench::metrics::report::{medians, point_label, render_table, render_type_table, write_csv};
+use txbench::metrics::report::{
+    describe_run, medians, point_label, render_table, render_type_table, write_csv,
+};
 use txbench::protocol::ProtocolKind;
 use txbench::runner::run_all;
 use txbench::workload::tpcc::{MAX_WAREHOUSES, TpccMix, TxnType};
@@ -57,7 +59,14 @@ fn run_points(points: &[ListPoint], out: &mut Output<impl Write>) -> Result<Exit
             Err(e) => e.exit(),
         };
         match args.validate() {
-            Ok(cfg) => configs.push((p.axes.clone(), cfg)),
+            Ok(cfg) => {
+                if configs.is_empty() {
+                    for w in args.ineffective_flags(&cfg) {
+                        note(format_args!("warning: {w}"));
+                    }
+                }
+                configs.push((p.axes.clone(), cfg))
+            }
             Err(e) => {
                 note(format_args!("error: {e} (at {})", point_label(&p.axes)));
                 return Ok(ExitCode::from(2));
@@ -79,6 +88,9 @@ fn run(args: &RunArgs, out: &mut Output<impl Write>) -> Result<ExitCode, OutputE
             return Ok(ExitCode::from(2));
         }
     };
+    for w in args.ineffective_flags(&cfg) {
+        note(format_args!("warning: {w}"));
+    }
     execute(&[(Vec::new(), cfg)], out)
 }
 
@@ -127,6 +139,14 @@ fn execute(
         Format::Json => {}
         Format::Csv => write_csv(out.inner(), &reports)?,
         Format::Table => {
+            out.line(&describe_run(cfg))?;
+            if points.len() > 1 {
+                let swept: Vec<&str> = points[0].0.iter().map(|(k, _)| k.as_str()).collect();
+                out.line(&format!(
+                    "(first point shown; the table's {} columns vary)",
+                    swept.join(", ")
+                ))?;
+            }
             if cfg.repeat > 1 {
                 out.line(&format!("medians of {} runs per protocol", cfg.repeat))?;
             }

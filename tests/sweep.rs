@@ -169,3 +169,20 @@ fn a_bad_experiment_file_exits_2_naming_line_and_field() {
     assert!(stderr.contains("--threads"), "{stderr}");
     assert!(!dir.join("results").exists(), "nothing ran");
 }
+
+/// Every experiment file in `experiments/` stays valid as flags change: it parses and every point
+/// validates (`--dry-run` runs nothing).
+#[test]
+fn the_shipped_experiment_files_are_valid() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("experiments");
+    let mut seen = 0;
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.extension().is_some_and(|e| e == "toml") {
+            let listed = ok(txbench(&["sweep", path.to_str().unwrap(), "--dry-run"]));
+            assert!(listed.lines().count() > 1, "{}", path.display());
+            seen += 1;
+        }
+    }
+    assert!(seen >= 5, "one file per table of docs/RESULTS.md");
+}

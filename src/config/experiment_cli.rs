@@ -24,6 +24,10 @@ pub struct SweepArgs {
     /// With --emit-jobs: directory for the per-point results files (default: results/NAME.d).
     #[arg(long, requires = "emit_jobs")]
     pub jobs_dir: Option<PathBuf>,
+    /// Override a base setting of the file, KEY=VALUE (a `txbench run` flag, or `repetitions`);
+    /// repeatable. E.g. `--set duration=0.3 --set repetitions=1` for a quick run.
+    #[arg(long = "set", value_name = "KEY=VALUE")]
+    pub set: Vec<String>,
     /// Validate the file and list its points without running.
     #[arg(long)]
     pub dry_run: bool,

@@ -18,6 +18,7 @@ pub mod lists;
 pub mod memory;
 mod presets;
 mod tpcc;
+mod unused;
 mod validate;
 
 pub use cli::{

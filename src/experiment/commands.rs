@@ -2,7 +2,7 @@
 //! returns its exit status (2 for bad input, 1 when a run failed its check or the results cannot
 //! be written, 0 otherwise); stdout goes through [`Output`], so no write error panics.
 
-use super::file::parse_experiment;
+use super::file::{FileError, parse_experiment};
 use super::grid::{plan, run_flags};
 use super::results::{ResultRow, done, merge, read_rows};
 use super::summary::markdown;
@@ -39,7 +39,16 @@ pub fn sweep_command(args: &SweepArgs, out: &mut Output<impl Write>) -> Result<u
             return Ok(2);
         }
     };
-    let parsed = parse_experiment(&file, &text, &run_flags()).and_then(|exp| {
+    let flags = run_flags();
+    let parsed = parse_experiment(&file, &text, &flags).and_then(|mut exp| {
+        for assignment in &args.set {
+            exp.override_setting(assignment, &flags)
+                .map_err(|message| FileError {
+                    file: file.clone(),
+                    line: None,
+                    message,
+                })?;
+        }
         let planned = plan(&exp, &file)?;
         Ok((exp, planned))
     });
@@ -74,20 +83,25 @@ pub fn sweep_command(args: &SweepArgs, out: &mut Output<impl Write>) -> Result<u
         for (p, _) in &selected {
             let line = if args.emit_jobs {
                 let part = dir.join(format!("{}.point-{:04}.jsonl", exp.name, p.index + 1));
-                [
-                    exe.as_str(),
-                    "sweep",
-                    &file,
-                    "--point",
-                    &(p.index + 1).to_string(),
-                    "--resume",
-                    "--results",
-                    &part.display().to_string(),
-                ]
-                .iter()
-                .map(|s| shell_quote(s))
-                .collect::<Vec<_>>()
-                .join(" ")
+                let mut words: Vec<String> = vec![
+                    exe.clone(),
+                    "sweep".into(),
+                    file.clone(),
+                    "--point".into(),
+                    (p.index + 1).to_string(),
+                    "--resume".into(),
+                    "--results".into(),
+                    part.display().to_string(),
+                ];
+                for a in &args.set {
+                    words.push("--set".into());
+                    words.push(a.clone());
+                }
+                words
+                    .iter()
+                    .map(|s| shell_quote(s))
+                    .collect::<Vec<_>>()
+                    .join(" ")
             } else {
                 let argv: Vec<String> = p.argv().iter().map(|a| shell_quote(a)).collect();
                 format!("{:>4} {}: {}", p.index + 1, p.key(), argv.join(" "))

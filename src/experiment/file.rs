@@ -352,6 +352,44 @@ fn to_setting(
     })
 }
 
+impl Experiment {
+    /// Applies a command-line override `KEY=VALUE` (`txbench sweep --set`): `repetitions`, or a
+    /// `txbench run` flag of `[base]` (replacing the file's value). A swept parameter cannot be
+    /// overridden (edit the axis instead). Errors name the `--set` value.
+    pub fn override_setting(&mut self, assignment: &str, flags: &FlagTable) -> Result<(), String> {
+        let bad = |why: String| format!("invalid value '{assignment}' for --set: {why}");
+        let Some((key, value)) = assignment.split_once('=') else {
+            return Err(bad("expected KEY=VALUE".into()));
+        };
+        let (key, value) = (key.trim(), value.trim());
+        if key == "repetitions" {
+            match value.parse::<usize>() {
+                Ok(r) if (1..=1000).contains(&r) => self.repetitions = r,
+                _ => return Err(bad("allowed 1 <= repetitions <= 1000".into())),
+            }
+            return Ok(());
+        }
+        let flag = key.replace('_', "-");
+        if self.axes.iter().any(|a| {
+            a.name == flag
+                || a.values
+                    .iter()
+                    .any(|v| v.settings.iter().any(|s| s.key == flag))
+        }) {
+            return Err(bad(format!("{key} is swept by an axis of the file")));
+        }
+        let toml_value = match value {
+            "true" => Value::Boolean(true),
+            "false" => Value::Boolean(false),
+            v => Value::String(v.to_string()),
+        };
+        let setting = to_setting("set", key, &toml_value, 0, flags).map_err(bad)?;
+        self.base.retain(|s| s.key != setting.key);
+        self.base.push(setting);
+        Ok(())
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -416,6 +454,24 @@ mod tests {
                 e.to_string().starts_with(&format!("x.toml line {line}")),
                 "{e}"
             );
+        }
+    }
+
+    #[test]
+    fn command_line_overrides_replace_base_settings() {
+        let flags = run_flags();
+        let text = "[base]\nduration = 2\n[axes]\nthreads = [1, 2]\n";
+        let mut e = parse_experiment("x.toml", text, &flags).unwrap();
+        e.override_setting("duration=0.3", &flags).unwrap();
+        e.override_setting("repetitions=4", &flags).unwrap();
+        e.override_setting("rmw=true", &flags).unwrap();
+        assert_eq!(e.repetitions, 4);
+        assert_eq!(e.base.len(), 2);
+        assert_eq!(e.base[0].value, FlagValue::Value("0.3".into()));
+        assert_eq!(e.base[1].value, FlagValue::Switch(true));
+        for bad in ["threads=4", "nope=1", "duration", "repetitions=0", "rmw=1"] {
+            let err = e.override_setting(bad, &flags).unwrap_err();
+            assert!(err.contains("--set") && err.contains(bad), "{err}");
         }
     }
 

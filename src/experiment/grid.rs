@@ -197,8 +197,9 @@ pub fn plan(exp: &Experiment, file: &str) -> Result<Vec<(Point, RunConfig)>, Fil
         let mut argv = vec!["txbench".to_string(), "run".to_string()];
         argv.extend(setting_args(std::slice::from_ref(s)));
         if let Err(e) = Cli::try_parse_from(&argv) {
+            // Line 0: a `--set` from the command line.
             return Err(err(
-                Some(s.line),
+                (s.line > 0).then_some(s.line),
                 format!("{}: {}", s.key, clap_message(&e)),
             ));
         }

@@ -9,6 +9,7 @@
 use super::results::ResultRow;
 use super::summary::{METRICS, Metric, Spread, other_axes, series_of};
 use plotters::coord::Shift;
+use plotters::element::Drawable;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 use plotters::style::{FontStyle, register_font};
@@ -373,6 +374,26 @@ fn draw(
     Ok(())
 }
 
+/// Series `i`'s marker at `p`: five shapes in turn, so that series stay apart without colour.
+fn marker_at<DB: DrawingBackend, C: Clone + 'static>(
+    i: usize,
+    p: C,
+    c: RGBColor,
+) -> DynElement<'static, DB, C>
+where
+    Circle<C, i32>: Drawable<DB>,
+    TriangleMarker<C, i32>: Drawable<DB>,
+    Cross<C, i32>: Drawable<DB>,
+{
+    match i % 5 {
+        0 => Circle::new(p, 5, c.filled()).into_dyn(),
+        1 => TriangleMarker::new(p, 6, c.filled()).into_dyn(),
+        2 => Cross::new(p, 5, ShapeStyle::from(&c).stroke_width(2)).into_dyn(),
+        3 => Circle::new(p, 5, ShapeStyle::from(&c).stroke_width(2)).into_dyn(),
+        _ => TriangleMarker::new(p, 6, ShapeStyle::from(&c).stroke_width(2)).into_dyn(),
+    }
+}
+
 type DrawResult<DB> = Result<(), DrawingAreaErrorKind<<DB as DrawingBackend>::ErrorType>>;
 
 #[allow(clippy::too_many_arguments)]
@@ -450,7 +471,15 @@ fn draw_on<DB: DrawingBackend>(
             (FAMILY, 18).into_font().color(&BLACK),
         ))?;
     }
-    let mut chart = ChartBuilder::on(&body)
+    // The legend goes right of the chart, where it cannot hide a point.
+    let longest = series
+        .iter()
+        .map(|s| s.label.chars().count())
+        .max()
+        .unwrap_or(0);
+    let legend_width = (longest as u32 * 9 + 56).clamp(110, SIZE.0 / 3);
+    let (plot_area, legend_area) = body.split_horizontally(SIZE.0 - legend_width);
+    let mut chart = ChartBuilder::on(&plot_area)
         .margin(16)
         .margin_top(8)
         .x_label_area_size(56)
@@ -479,25 +508,8 @@ fn draw_on<DB: DrawingBackend>(
             .map(|(px, sp)| (x.to_plot(*px), y.to_plot(sp.median)))
             .collect();
         let style = ShapeStyle::from(&c).stroke_width(2);
-        let marker = i % 5;
-        chart
-            .draw_series(LineSeries::new(pts.clone(), style))?
-            .label(s.label.clone())
-            .legend(move |(lx, ly)| {
-                PathElement::new(
-                    vec![(lx, ly), (lx + 24, ly)],
-                    ShapeStyle::from(&c).stroke_width(2),
-                )
-            });
-        chart.draw_series(pts.iter().map(|&p| -> DynElement<'static, DB, (f64, f64)> {
-            match marker {
-                0 => Circle::new(p, 5, c.filled()).into_dyn(),
-                1 => TriangleMarker::new(p, 6, c.filled()).into_dyn(),
-                2 => Cross::new(p, 5, ShapeStyle::from(&c).stroke_width(2)).into_dyn(),
-                3 => Circle::new(p, 5, ShapeStyle::from(&c).stroke_width(2)).into_dyn(),
-                _ => TriangleMarker::new(p, 6, ShapeStyle::from(&c).stroke_width(2)).into_dyn(),
-            }
-        }))?;
+        chart.draw_series(LineSeries::new(pts.clone(), style))?;
+        chart.draw_series(pts.iter().map(|&p| marker_at(i, p, c)))?;
         if bars {
             chart.draw_series(s.points.iter().filter(|(_, sp)| sp.n > 1).map(|(px, sp)| {
                 ErrorBar::new_vertical(
@@ -511,13 +523,20 @@ fn draw_on<DB: DrawingBackend>(
             }))?;
         }
     }
-    chart
-        .configure_series_labels()
-        .position(SeriesLabelPosition::UpperLeft)
-        .background_style(WHITE.mix(0.85))
-        .border_style(RGBColor(180, 180, 180))
-        .label_font((FAMILY, 15))
-        .draw()?;
+    for (i, s) in series.iter().enumerate() {
+        let c = colour(i);
+        let y = 24 + 24 * i as i32;
+        legend_area.draw(&PathElement::new(
+            vec![(4, y), (30, y)],
+            ShapeStyle::from(&c).stroke_width(2),
+        ))?;
+        legend_area.draw(&marker_at(i, (17, y), c))?;
+        legend_area.draw(&Text::new(
+            s.label.clone(),
+            (38, y - 8),
+            (FAMILY, 15).into_font().color(&BLACK),
+        ))?;
+    }
     Ok(())
 }
 

@@ -94,10 +94,8 @@ pub fn run_sweep(plan: &SweepPlan<'_>, results: &Path) -> Result<SweepOutcome, S
     let build = BuildInfo::current();
     let bar = ProgressBar::with_draw_target(Some(runs.len() as u64), ProgressDrawTarget::stderr());
     bar.set_style(
-        ProgressStyle::with_template(
-            "{bar:30} {pos}/{len} runs, {elapsed} elapsed, ETA {eta}  {msg}",
-        )
-        .expect("the template is valid"),
+        ProgressStyle::with_template("{bar:24} {pos}/{len} runs, ETA {eta}  {wide_msg}")
+            .expect("the template is valid"),
     );
     for &(p, rep) in &runs {
         let (point, cfg) = &plan.points[p];

@@ -388,7 +388,7 @@ pub fn render_type_table(reports: &[RunReport]) -> Option<String> {
                 Cell::new(&r.protocol),
                 Cell::new(&ty.name),
                 right(format!("{:.0}", ty.throughput_tps)),
-                right(format!("{:.2}", ty.abort_ratio * 100.0)),
+                right(abort_percent(ty.abort_ratio)),
                 right(format!("{:.1}", ty.latency_us.p50)),
                 right(format!("{:.1}", ty.latency_us.p99)),
                 right(format!("{:.1}", ty.latency_us.p999)),
@@ -466,7 +466,7 @@ pub fn render_table(reports: &[RunReport]) -> String {
             Cell::new(format!("{:.0}", r.throughput_tps)).set_alignment(CellAlignment::Right),
             Cell::new(vs(r.throughput_tps, ceiling.map(|c| c.throughput_tps)))
                 .set_alignment(CellAlignment::Right),
-            Cell::new(format!("{:.2}", r.abort_ratio * 100.0)).set_alignment(CellAlignment::Right),
+            Cell::new(abort_percent(r.abort_ratio)).set_alignment(CellAlignment::Right),
             Cell::new(format!("{:.1}", r.latency_us.p50)).set_alignment(CellAlignment::Right),
             Cell::new(format!("{:.1}", r.latency_us.p99)).set_alignment(CellAlignment::Right),
             Cell::new(format!("{:.1}", r.latency_us.p999)).set_alignment(CellAlignment::Right),
@@ -534,6 +534,51 @@ fn consistency_cell(check: Option<&CheckReport>) -> String {
     }
 }
 
+/// An abort ratio as a percentage with two decimals, or, below 0.01% but above zero, with two
+/// significant digits: a rare abort must not read as `0.00` next to a named top abort reason.
+pub fn abort_percent(ratio: f64) -> String {
+    let pct = ratio * 100.0;
+    if pct > 0.0 && pct < 0.01 {
+        let decimals = (1.0 - pct.log10().floor()) as usize;
+        format!("{pct:.decimals$}")
+    } else {
+        format!("{pct:.2}")
+    }
+}
+
+/// The line above a table: the workload and its parameters, threads, duration and warm-up.
+pub fn describe_run(cfg: &RunConfig) -> String {
+    let params = match serde_json::to_value(&cfg.workload) {
+        Ok(serde_json::Value::Object(m)) => m
+            .iter()
+            .filter(|(_, v)| !v.is_null())
+            .map(|(k, v)| match v {
+                serde_json::Value::String(s) => format!("{k} {s}"),
+                v => format!("{k} {v}"),
+            })
+            .collect::<Vec<_>>()
+            .join(", "),
+        _ => String::new(),
+    };
+    let preset = cfg
+        .preset
+        .as_ref()
+        .map(|p| format!(" (preset {p})"))
+        .unwrap_or_default();
+    format!(
+        "{}{preset}: {params}; {} threads, {} s measured after {} s warm-up{}",
+        match cfg.workload {
+            crate::workload::WorkloadConfig::Ycsb(_) => "ycsb",
+            crate::workload::WorkloadConfig::LongScan(_) => "long-scan",
+            crate::workload::WorkloadConfig::Tpcc(_) => "tpcc",
+        },
+        cfg.exec.threads,
+        cfg.exec.duration.as_secs_f64(),
+        cfg.exec.warmup.as_secs_f64(),
+        if cfg.check { ", checked" } else { "" }
+    )
+}
+
 /// What the table says for a check a run did not make.
 const NOT_CHECKED: &str = "not checked";
 
@@ -549,6 +594,14 @@ mod tests {
             consistency_violations: conditions.map(|c| c.1),
             ..CheckReport::default()
         }
+    }
+
+    #[test]
+    fn rare_aborts_do_not_round_to_zero() {
+        assert_eq!(abort_percent(0.0), "0.00");
+        assert_eq!(abort_percent(0.1234), "12.34");
+        assert_eq!(abort_percent(0.000_031), "0.0031");
+        assert_eq!(abort_percent(0.000_000_5), "0.000050");
     }
 
     #[test]

@@ -1,0 +1,110 @@
+//! Flags that were given but have no effect on the run: a protocol option when that protocol is
+//! not selected, or a workload flag another flag overrides. They are warned about (the run is
+//! still valid), never silently ignored. Flags of another workload are rejected outright in
+//! `validate.rs`.
+
+use super::RunConfig;
+use super::cli::{LockWaitArg, MoccLockArg, MoccTemperatureArg, PlorPriorityArg, RunArgs};
+use crate::protocol::ProtocolKind;
+
+impl RunArgs {
+    /// Warnings for the flags of `self` that do not affect the validated run `cfg`.
+    pub fn ineffective_flags(&self, cfg: &RunConfig) -> Vec<String> {
+        use ProtocolKind::{Mocc, Plor, Silo, TicToc};
+        // (flag, given with a non-default value, the protocols it applies to)
+        let options: &[(&str, bool, &[ProtocolKind])] = &[
+            (
+                "lock-wait",
+                self.lock_wait != LockWaitArg::NoWait,
+                &[Silo, TicToc],
+            ),
+            ("tictoc-nowait-tt", self.tictoc_nowait_tt, &[TicToc]),
+            (
+                "tictoc-preemptive-abort",
+                self.tictoc_preemptive_abort,
+                &[TicToc],
+            ),
+            (
+                "tictoc-timestamp-history",
+                self.tictoc_timestamp_history,
+                &[TicToc],
+            ),
+            ("silo-epoch-ms", self.silo_epoch_ms != 40, &[Silo, Mocc]),
+            ("mocc-threshold", self.mocc_threshold != 10, &[Mocc]),
+            (
+                "mocc-temperature",
+                self.mocc_temperature != MoccTemperatureArg::Page,
+                &[Mocc],
+            ),
+            ("mocc-lock", self.mocc_lock != MoccLockArg::Rw, &[Mocc]),
+            ("plor-dwa", self.plor_dwa, &[Plor]),
+            ("plor-ro-threshold", self.plor_ro_threshold != 3, &[Plor]),
+            (
+                "plor-priority",
+                self.plor_priority != PlorPriorityArg::Arrival,
+                &[Plor],
+            ),
+            ("plor-slack", self.plor_slack != 1.0, &[Plor]),
+        ];
+        let mut out = Vec::new();
+        for &(flag, given, applies) in options {
+            if given && !cfg.protocols.iter().any(|p| applies.contains(p)) {
+                let names: Vec<&str> = applies.iter().map(|p| p.name()).collect();
+                out.push(format!(
+                    "--{flag} has no effect: it applies to {} and none is selected",
+                    names.join(", ")
+                ));
+            }
+        }
+        if self.plor_slack != 1.0
+            && self.plor_priority != PlorPriorityArg::Deadline
+            && cfg.protocols.contains(&Plor)
+        {
+            out.push("--plor-slack has no effect without --plor-priority deadline".into());
+        }
+        if self.writes.is_some() && self.read_ratio.is_some() {
+            out.push("--read-ratio has no effect: --writes sets the writes per transaction".into());
+        }
+        if self.long_ops.is_some() && self.long_share.is_none_or(|s| s == 0.0) {
+            out.push("--long-ops has no effect without --long-share above 0".into());
+        }
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::config::{Cli, Command};
+    use clap::Parser;
+
+    fn warnings(args: &[&str]) -> Vec<String> {
+        let mut argv = vec!["txbench", "run", "--records", "1000"];
+        argv.extend_from_slice(args);
+        match Cli::try_parse_from(argv).unwrap().command {
+            Command::Run(a) => a.ineffective_flags(&a.validate().unwrap()),
+            _ => unreachable!("a run command line"),
+        }
+    }
+
+    #[test]
+    fn options_of_unselected_protocols_are_named() {
+        let w = warnings(&["-p", "silo", "--plor-dwa", "--mocc-threshold", "3"]);
+        assert_eq!(w.len(), 2, "{w:?}");
+        assert!(
+            w[0].contains("--mocc-threshold") && w[0].contains("mocc"),
+            "{w:?}"
+        );
+        assert!(w[1].contains("--plor-dwa"), "{w:?}");
+        assert!(warnings(&["-p", "silo,plor", "--plor-dwa"]).is_empty());
+        assert!(warnings(&["-p", "all"]).is_empty());
+    }
+
+    #[test]
+    fn overridden_workload_flags_are_named() {
+        let w = warnings(&["-p", "silo", "--writes", "2", "--read-ratio", "0.5"]);
+        assert_eq!(w.len(), 1);
+        assert!(w[0].contains("--read-ratio"), "{w:?}");
+        let w = warnings(&["-p", "plor", "--plor-slack", "2"]);
+        assert!(w[0].contains("--plor-priority deadline"), "{w:?}");
+    }
+}
