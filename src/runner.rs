@@ -7,6 +7,7 @@ use crate::config::RunConfig;
 use crate::exec::run_threads;
 use crate::metrics::machine::MachineInfo;
 use crate::metrics::report::RunReport;
+use crate::protocol::ermia::Ermia;
 use crate::protocol::mocc::{Mocc, MqlLock, RwLock};
 use crate::protocol::nocc::Nocc;
 use crate::protocol::plor::Plor;
@@ -85,6 +86,14 @@ pub fn run_protocol<W: Workload>(
             machine,
         ),
         ProtocolKind::Si => run_with(kind, Si::new(opts), cfg, workload, machine),
+        ProtocolKind::Ermia => run_with(
+            kind,
+            Ermia::new(opts)
+                .unwrap_or_else(|e| panic!("{e} (config validation should have rejected this)")),
+            cfg,
+            workload,
+            machine,
+        ),
     }
 }
 

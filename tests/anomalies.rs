@@ -72,6 +72,7 @@ use common::{checked_db, checked_exec};
 use txbench::check::history::{OpKind, WorkerHistory};
 use txbench::check::{CheckReport, check};
 use txbench::exec::{ExecConfig, run_threads};
+use txbench::protocol::ermia::Ermia;
 use txbench::protocol::mocc::{Mocc, MqlLock, RwLock};
 use txbench::protocol::nocc::Nocc;
 use txbench::protocol::plor::Plor;
@@ -180,6 +181,7 @@ const PROTOCOLS: &[ProtocolRow] = &[
         s.observe(Mocc::<MqlLock>::new(&opts(e)), e)
     }),
     serializable("plor", |s, e| s.observe(Plor::new(&opts(e)).unwrap(), e)),
+    serializable("ermia", |s, e| s.observe(Ermia::new(&opts(e)).unwrap(), e)),
     ProtocolRow {
         name: "nocc",
         serializable: false,

@@ -5,6 +5,7 @@ use super::memory::{self, AvailableMemory, MemoryBudget, round_down};
 use super::presets::{WORKLOADS, preset};
 use super::{ConfigError, ExecConfig, MAX_PAYLOAD, MAX_THREADS, RunConfig};
 use crate::protocol::MvOptions;
+use crate::protocol::ermia::MAX_ERMIA_WORKERS;
 use crate::protocol::plor::MAX_PLOR_WORKERS;
 use crate::protocol::twopl::MAX_WAITING_2PL_THREADS;
 use crate::protocol::{
@@ -189,6 +190,13 @@ impl RunArgs {
                 "threads",
                 threads,
                 format!("1 <= threads <= {MAX_PLOR_WORKERS} with protocol plor"),
+            ));
+        }
+        if threads > MAX_ERMIA_WORKERS && protocols.contains(&ProtocolKind::Ermia) {
+            return Err(out_of_range(
+                "threads",
+                threads,
+                format!("1 <= threads <= {MAX_ERMIA_WORKERS} with protocol ermia"),
             ));
         }
         if self.read_phase_extension > 1_000_000_000 {

@@ -28,11 +28,14 @@ pub enum Abort {
     /// Snapshot isolation's first-committer-wins: a record this attempt writes got a newer
     /// committed version after its snapshot was taken.
     WriteWriteConflict,
+    /// ERMIA's serial safety net: the attempt's exclusion window closed (`π <= η`), so a
+    /// dependency cycle through it could not be ruled out.
+    SsnExclusion,
 }
 
 impl Abort {
     /// Every reason, in the order reports list them.
-    pub const ALL: [Abort; 8] = [
+    pub const ALL: [Abort; 9] = [
         Abort::LockConflict,
         Abort::Die,
         Abort::Wounded,
@@ -41,6 +44,7 @@ impl Abort {
         Abort::Preemptive,
         Abort::User,
         Abort::WriteWriteConflict,
+        Abort::SsnExclusion,
     ];
     /// Number of reasons; sizes per-reason counter arrays.
     pub const COUNT: usize = Self::ALL.len();
@@ -61,6 +65,7 @@ impl Abort {
             Abort::Preemptive => "preemptive",
             Abort::User => "user",
             Abort::WriteWriteConflict => "write_write_conflict",
+            Abort::SsnExclusion => "ssn_exclusion",
         }
     }
 

@@ -33,6 +33,7 @@
 
 mod abort;
 mod access;
+pub mod ermia;
 pub mod mocc;
 #[cfg(test)]
 pub(crate) mod mutants;
@@ -182,6 +183,20 @@ pub trait Protocol: Send + Sync + Sized + 'static {
     fn version_stats(&self) -> Option<crate::storage::versions::VersionStats> {
         None
     }
+
+    /// Multi-version protocols: the commit timestamp of the attempt that just committed, on the
+    /// scale of [`oldest_snapshot`](Self::oldest_snapshot); `None` (the default) for protocols
+    /// whose reads see the newest committed version. A delete's index entry then stays until no
+    /// snapshot older than the delete remains (`txn::index_ops`, "Snapshot readers").
+    fn snapshot_commit_stamp(&self, _w: &Self::Worker<'_>) -> Option<u64> {
+        None
+    }
+
+    /// Multi-version protocols: every running and future attempt reads at a snapshot at or above
+    /// this value (a reclamation watermark, possibly stale, hence possibly smaller).
+    fn oldest_snapshot(&self) -> u64 {
+        u64::MAX
+    }
 }
 
 impl ProtocolKind {
@@ -206,6 +221,7 @@ impl ProtocolKind {
             },
             ProtocolKind::Plor => meta::<plor::Plor>(),
             ProtocolKind::Si => meta::<si::Si>(),
+            ProtocolKind::Ermia => meta::<ermia::Ermia>(),
         }
     }
 }

@@ -63,6 +63,12 @@ pub(crate) enum Mutant {
     SiReadNewest,
     /// SI: commit installs over a version committed after the snapshot (no first-committer-wins).
     SiSkipFirstCommitterWins,
+    /// ERMIA: commit never aborts on the exclusion window (SI with SSN's bookkeeping).
+    ErmiaSkipExclusionCheck,
+    /// ERMIA: `π` ignores the overwriters of the versions read.
+    ErmiaIgnoreOverwriters,
+    /// ERMIA: `η` ignores the readers of the versions overwritten.
+    ErmiaIgnoreReaders,
 }
 
 mod tests;

@@ -29,11 +29,13 @@ pub enum ProtocolKind {
     Plor,
     /// Snapshot isolation on the shared version storage (NOT serializable: write skew).
     Si,
+    /// ERMIA: snapshot isolation plus the serial safety net (SSN), serializable.
+    Ermia,
 }
 
 impl ProtocolKind {
     /// Every protocol, in the order reports list them (`nocc` first: the ceiling row).
-    pub const ALL: [ProtocolKind; 9] = [
+    pub const ALL: [ProtocolKind; 10] = [
         ProtocolKind::Nocc,
         ProtocolKind::NoWait,
         ProtocolKind::WaitDie,
@@ -43,6 +45,7 @@ impl ProtocolKind {
         ProtocolKind::Mocc,
         ProtocolKind::Plor,
         ProtocolKind::Si,
+        ProtocolKind::Ermia,
     ];
 
     /// The name used on the command line and in reports.
@@ -57,6 +60,7 @@ impl ProtocolKind {
             ProtocolKind::Mocc => "mocc",
             ProtocolKind::Plor => "plor",
             ProtocolKind::Si => "si",
+            ProtocolKind::Ermia => "ermia",
         }
     }
 
@@ -84,6 +88,9 @@ impl ProtocolKind {
             }
             ProtocolKind::Si => {
                 "snapshot isolation, first committer wins (CCBench 2; NOT serializable: write skew)"
+            }
+            ProtocolKind::Ermia => {
+                "snapshot isolation + serial safety net: exclusion-window test at commit (CCBench 2)"
             }
         }
     }

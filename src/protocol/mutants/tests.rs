@@ -12,6 +12,7 @@ use crate::check::CheckReport;
 use crate::config::{Format, RunConfig};
 use crate::exec::ExecConfig;
 use crate::metrics::machine::MachineInfo;
+use crate::protocol::ermia::Ermia;
 use crate::protocol::mocc::{Mocc, MqlLock, RwLock};
 use crate::protocol::plor::Plor;
 use crate::protocol::silo::Silo;
@@ -48,6 +49,7 @@ enum Proto {
     MoccRw,
     MoccMql,
     Plor,
+    Ermia,
 }
 
 /// The workload that provokes a mutant's bug (YCSB, theta 0.99, 16-byte rows).
@@ -113,6 +115,9 @@ const CASES: &[Case] = &[
     (Proto::Plor, Mutant::PlorSkipReaderWait, Load::HotRmw),
     (Proto::Plor, Mutant::PlorReleaseReadsEarly, Load::HotRmw),
     (Proto::Plor, Mutant::PlorSkipReadOnlyValidation, Load::ReadMostly),
+    (Proto::Ermia, Mutant::ErmiaSkipExclusionCheck, Load::HotBlind),
+    (Proto::Ermia, Mutant::ErmiaIgnoreOverwriters, Load::HotBlind),
+    (Proto::Ermia, Mutant::ErmiaIgnoreReaders, Load::HotBlind),
 ];
 
 /// Mutants whose bug is open only for a sub-microsecond window: between a lock's release and the
@@ -154,6 +159,7 @@ fn run(proto: Proto, mutant: Mutant, load: Load, threads: usize, seed: u64) -> C
         Proto::TicToc => ProtocolKind::TicToc,
         Proto::MoccRw | Proto::MoccMql => ProtocolKind::Mocc,
         Proto::Plor => ProtocolKind::Plor,
+        Proto::Ermia => ProtocolKind::Ermia,
     };
     if matches!(proto, Proto::MoccRw | Proto::MoccMql) {
         options.mocc.threshold = MOCC_THRESHOLD;
@@ -217,6 +223,10 @@ fn run(proto: Proto, mutant: Mutant, load: Load, threads: usize, seed: u64) -> C
         }
         Proto::Plor => {
             let p = Plor::new(o).unwrap().with_mutant(mutant);
+            run_with(kind, p, &cfg, &workload, &machine)
+        }
+        Proto::Ermia => {
+            let p = Ermia::new(o).unwrap().with_mutant(mutant);
             run_with(kind, p, &cfg, &workload, &machine)
         }
     }
@@ -340,4 +350,9 @@ fn race_window_mutants_are_caught() {
     ] {
         check_rows(RACE_CASES, proto, RACE_THREADS, RACE_ATTEMPTS);
     }
+}
+
+#[test]
+fn ermia_mutants_are_caught() {
+    check_protocol(Proto::Ermia);
 }
