@@ -21,6 +21,7 @@ use crate::workload::Workload;
 use crate::workload::WorkloadConfig;
 use crate::workload::long_scan::LongScan;
 use crate::workload::tpcc::Tpcc;
+use crate::workload::write_skew::WriteSkew;
 use crate::workload::ycsb::Ycsb;
 
 /// Runs every protocol of `cfg`, `cfg.repeat` rounds of all protocols in order (interleaving the
@@ -35,6 +36,7 @@ pub fn run_all(
         WorkloadConfig::Ycsb(c) => run_rounds(cfg, &Ycsb::new(c.clone()), on_report),
         WorkloadConfig::LongScan(c) => run_rounds(cfg, &LongScan::new(c.clone()), on_report),
         WorkloadConfig::Tpcc(c) => run_rounds(cfg, &Tpcc::new(c.clone()), on_report),
+        WorkloadConfig::WriteSkew(c) => run_rounds(cfg, &WriteSkew::new(c.clone()), on_report),
     }
 }
 

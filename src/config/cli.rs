@@ -68,7 +68,7 @@ pub struct RunArgs {
     /// Protocols: one name, a comma-separated list, or `all` (which includes `nocc` as the ceiling).
     #[arg(long, short = 'p', default_value = "all")]
     pub protocol: String,
-    /// Workload: ycsb, long-scan or tpcc.
+    /// Workload: ycsb, long-scan, tpcc or write-skew.
     #[arg(long, short = 'w', default_value = "ycsb")]
     pub workload: String,
     /// Workload preset: ycsb-a, ycsb-b, ycsb-c, ycsb-f, ycsb-a-bimodal.

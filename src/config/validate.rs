@@ -16,6 +16,7 @@ use crate::random::MAX_THETA;
 use crate::storage::record_stride;
 use crate::workload::WorkloadConfig;
 use crate::workload::long_scan::LongScanConfig;
+use crate::workload::write_skew::WriteSkewConfig;
 use crate::workload::ycsb::{MAX_DISTINCT_KEY_DRAWS, YcsbConfig, distinct_key_draws};
 
 use std::time::Duration;
@@ -154,6 +155,7 @@ impl RunArgs {
             "ycsb" => WorkloadConfig::Ycsb(self.ycsb_config(&fit)?),
             "long-scan" => WorkloadConfig::LongScan(self.long_scan_config(&fit)?),
             "tpcc" => WorkloadConfig::Tpcc(self.tpcc_config(duration + warmup, threads, &fit)?),
+            "write-skew" => WorkloadConfig::WriteSkew(self.write_skew_config(&fit)?),
             other => {
                 return Err(ConfigError::UnknownName {
                     param: "workload",
@@ -414,6 +416,26 @@ impl RunArgs {
         }
         self.validate_payload(c.payload)?;
         fit.records(c.records, c.hot_records, c.payload)?;
+        Ok(c)
+    }
+
+    /// The write-skew parameters: `--records` only (an even count, two per pair).
+    fn write_skew_config(&self, fit: &Fit) -> Result<WriteSkewConfig, ConfigError> {
+        reject_flags("write-skew", &self.ycsb_only_flags())?;
+        reject_flags("write-skew", &self.long_scan_flags())?;
+        reject_flags("write-skew", &self.tpcc_flags())?;
+        reject_flags("write-skew", &[("payload", self.payload.is_some())])?;
+        let c = WriteSkewConfig {
+            records: self.records.unwrap_or(WriteSkewConfig::default().records),
+        };
+        if c.records < 2 || c.records > 1 << 40 || c.records % 2 != 0 {
+            return Err(out_of_range(
+                "records",
+                c.records,
+                "an even count, 2 <= records <= 2^40",
+            ));
+        }
+        fit.records(c.records, crate::workload::write_skew::OBSERVERS, 8)?;
         Ok(c)
     }
 

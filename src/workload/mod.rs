@@ -7,6 +7,7 @@
 
 pub mod long_scan;
 pub mod tpcc;
+pub mod write_skew;
 pub mod ycsb;
 
 use crate::protocol::{Abort, Protocol};
@@ -26,6 +27,8 @@ pub enum WorkloadConfig {
     LongScan(long_scan::LongScanConfig),
     /// TPC-C.
     Tpcc(tpcc::TpccConfig),
+    /// Pairs of records with a constraint over both (`write_skew`).
+    WriteSkew(write_skew::WriteSkewConfig),
 }
 
 impl WorkloadConfig {
@@ -36,6 +39,7 @@ impl WorkloadConfig {
             WorkloadConfig::Ycsb(c) => c.tables(),
             WorkloadConfig::LongScan(c) => c.tables(),
             WorkloadConfig::Tpcc(c) => c.tables(),
+            WorkloadConfig::WriteSkew(c) => c.tables(),
         }
     }
 
@@ -44,6 +48,7 @@ impl WorkloadConfig {
         match self {
             WorkloadConfig::Tpcc(c) => c.indexes(),
             WorkloadConfig::Ycsb(_) | WorkloadConfig::LongScan(_) => Vec::new(),
+            WorkloadConfig::WriteSkew(_) => Vec::new(),
         }
     }
 }
