@@ -9,6 +9,7 @@ use crate::metrics::machine::MachineInfo;
 use crate::metrics::report::RunReport;
 use crate::protocol::ermia::Ermia;
 use crate::protocol::mocc::{Mocc, MqlLock, RwLock};
+use crate::protocol::mvto::Mvto;
 use crate::protocol::nocc::Nocc;
 use crate::protocol::plor::Plor;
 use crate::protocol::si::Si;
@@ -88,6 +89,7 @@ pub fn run_protocol<W: Workload>(
             machine,
         ),
         ProtocolKind::Si => run_with(kind, Si::new(opts), cfg, workload, machine),
+        ProtocolKind::Mvto => run_with(kind, Mvto::new(opts), cfg, workload, machine),
         ProtocolKind::Ermia => run_with(
             kind,
             Ermia::new(opts)

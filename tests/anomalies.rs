@@ -74,6 +74,7 @@ use txbench::check::{CheckReport, check};
 use txbench::exec::{ExecConfig, run_threads};
 use txbench::protocol::ermia::Ermia;
 use txbench::protocol::mocc::{Mocc, MqlLock, RwLock};
+use txbench::protocol::mvto::Mvto;
 use txbench::protocol::nocc::Nocc;
 use txbench::protocol::plor::Plor;
 use txbench::protocol::si::Si;
@@ -182,6 +183,7 @@ const PROTOCOLS: &[ProtocolRow] = &[
     }),
     serializable("plor", |s, e| s.observe(Plor::new(&opts(e)).unwrap(), e)),
     serializable("ermia", |s, e| s.observe(Ermia::new(&opts(e)).unwrap(), e)),
+    serializable("mvto", |s, e| s.observe(Mvto::new(&opts(e)), e)),
     ProtocolRow {
         name: "nocc",
         serializable: false,

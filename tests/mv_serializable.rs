@@ -1,5 +1,5 @@
 //! The multi-version protocols under high contention with more threads than cores, in check
-//! mode: ERMIA serializable with no lost update on read-modify-write and blind-write YCSB; SI
+//! mode: ERMIA and MVTO serializable with no lost update on read-modify-write and blind-write YCSB; SI
 //! with no lost update (first committer wins) and, on blind writes with reads, caught in write
 //! skew by the same checker.
 
@@ -8,6 +8,7 @@ mod common;
 use common::{checked_exec, contended_ycsb, run_checked};
 use txbench::protocol::ProtocolOptions;
 use txbench::protocol::ermia::Ermia;
+use txbench::protocol::mvto::Mvto;
 use txbench::protocol::si::Si;
 
 fn opts(threads: usize) -> ProtocolOptions {
@@ -21,29 +22,37 @@ fn opts(threads: usize) -> ProtocolOptions {
 }
 
 #[test]
-fn ermia_is_serializable_on_rmw_and_blind_ycsb() {
+fn ermia_and_mvto_are_serializable_on_rmw_and_blind_ycsb() {
     for threads in [4, 8] {
         for rmw in [true, false] {
             let ycsb = txbench::workload::ycsb::YcsbConfig {
                 rmw,
                 ..contended_ycsb()
             };
-            let r = run_checked(
-                Ermia::new(&opts(threads)).unwrap(),
-                ycsb,
-                &checked_exec(threads, 300),
-            );
-            assert!(
-                r.committed > 100,
-                "{threads}/{rmw}: {} commits",
-                r.committed
-            );
-            assert_eq!(r.lost_update_keys, 0, "{threads}/{rmw}: lost updates");
-            assert!(
-                r.report.is_serializable(),
-                "{threads}/{rmw}: {:?}",
-                r.report
-            );
+            let runs = [
+                (
+                    "ermia",
+                    run_checked(
+                        Ermia::new(&opts(threads)).unwrap(),
+                        ycsb.clone(),
+                        &checked_exec(threads, 300),
+                    ),
+                ),
+                (
+                    "mvto",
+                    run_checked(
+                        Mvto::new(&opts(threads)),
+                        ycsb.clone(),
+                        &checked_exec(threads, 300),
+                    ),
+                ),
+            ];
+            for (name, r) in runs {
+                let what = format!("{name} {threads}/{rmw}");
+                assert!(r.committed > 100, "{what}: {} commits", r.committed);
+                assert_eq!(r.lost_update_keys, 0, "{what}: lost updates");
+                assert!(r.report.is_serializable(), "{what}: {:?}", r.report);
+            }
         }
     }
 }

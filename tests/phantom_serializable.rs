@@ -33,6 +33,7 @@ use std::time::Duration;
 use txbench::exec::{ExecConfig, run_threads};
 use txbench::protocol::ermia::Ermia;
 use txbench::protocol::mocc::{Mocc, MqlLock, RwLock};
+use txbench::protocol::mvto::Mvto;
 use txbench::protocol::nocc::Nocc;
 use txbench::protocol::plor::Plor;
 use txbench::protocol::si::Si;
@@ -395,4 +396,9 @@ fn ermia_has_no_phantoms() {
 #[test]
 fn si_snapshots_see_no_phantoms() {
     assert_serializable("si", Si::new);
+}
+
+#[test]
+fn mvto_has_no_phantoms() {
+    assert_serializable("mvto", Mvto::new);
 }

@@ -17,6 +17,7 @@ use txbench::check::{CheckReport, check};
 use txbench::exec::{ExecConfig, run_threads};
 use txbench::protocol::ermia::Ermia;
 use txbench::protocol::mocc::{Mocc, MqlLock, RwLock};
+use txbench::protocol::mvto::Mvto;
 use txbench::protocol::nocc::Nocc;
 use txbench::protocol::plor::Plor;
 use txbench::protocol::si::Si;
@@ -168,6 +169,11 @@ fn si_keeps_tpcc_consistent() {
 }
 
 #[test]
+fn mvto_keeps_tpcc_consistent() {
+    assert_consistent("mvto", Mvto::new);
+}
+
+#[test]
 fn ermia_keeps_tpcc_consistent() {
     assert_consistent("ermia", |o| Ermia::new(o).unwrap());
 }
@@ -204,6 +210,7 @@ fn read_committed_stock_level_runs_everywhere() {
     check("plor", run(Plor::new(&opts(4)).unwrap(), &config, 4, 200));
     check("si", run(Si::new(&opts(4)), &config, 4, 200));
     check("ermia", run(Ermia::new(&opts(4)).unwrap(), &config, 4, 200));
+    check("mvto", run(Mvto::new(&opts(4)), &config, 4, 200));
     // NoCC loses D_NEXT_O_ID updates here, so only its read-committed reads are exercised.
     assert!(run(Nocc, &config, 4, 200).commits[TxnType::StockLevel as usize] > 0);
 }

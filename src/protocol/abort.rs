@@ -31,11 +31,14 @@ pub enum Abort {
     /// ERMIA's serial safety net: the attempt's exclusion window closed (`π <= η`), so a
     /// dependency cycle through it could not be ruled out.
     SsnExclusion,
+    /// Timestamp ordering (MVTO): a write would not create the newest version, or would replace
+    /// a version a younger transaction already read.
+    TimestampOrder,
 }
 
 impl Abort {
     /// Every reason, in the order reports list them.
-    pub const ALL: [Abort; 9] = [
+    pub const ALL: [Abort; 10] = [
         Abort::LockConflict,
         Abort::Die,
         Abort::Wounded,
@@ -45,6 +48,7 @@ impl Abort {
         Abort::User,
         Abort::WriteWriteConflict,
         Abort::SsnExclusion,
+        Abort::TimestampOrder,
     ];
     /// Number of reasons; sizes per-reason counter arrays.
     pub const COUNT: usize = Self::ALL.len();
@@ -66,6 +70,7 @@ impl Abort {
             Abort::User => "user",
             Abort::WriteWriteConflict => "write_write_conflict",
             Abort::SsnExclusion => "ssn_exclusion",
+            Abort::TimestampOrder => "timestamp_order",
         }
     }
 

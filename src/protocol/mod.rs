@@ -37,6 +37,7 @@ pub mod ermia;
 pub mod mocc;
 #[cfg(test)]
 pub(crate) mod mutants;
+pub mod mvto;
 pub mod nocc;
 mod options;
 pub mod plor;
@@ -222,6 +223,7 @@ impl ProtocolKind {
             ProtocolKind::Plor => meta::<plor::Plor>(),
             ProtocolKind::Si => meta::<si::Si>(),
             ProtocolKind::Ermia => meta::<ermia::Ermia>(),
+            ProtocolKind::Mvto => meta::<mvto::Mvto>(),
         }
     }
 }

@@ -69,6 +69,11 @@ pub(crate) enum Mutant {
     ErmiaIgnoreOverwriters,
     /// ERMIA: `η` ignores the readers of the versions overwritten.
     ErmiaIgnoreReaders,
+    /// MVTO: reads of the newest version do not raise its read timestamp.
+    MvtoSkipReadTimestamp,
+    /// MVTO: commit installs without checking the write and read timestamps of the version it
+    /// replaces.
+    MvtoSkipWriteCheck,
 }
 
 mod tests;

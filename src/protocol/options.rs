@@ -31,11 +31,13 @@ pub enum ProtocolKind {
     Si,
     /// ERMIA: snapshot isolation plus the serial safety net (SSN), serializable.
     Ermia,
+    /// Multi-version timestamp ordering, serializable.
+    Mvto,
 }
 
 impl ProtocolKind {
     /// Every protocol, in the order reports list them (`nocc` first: the ceiling row).
-    pub const ALL: [ProtocolKind; 10] = [
+    pub const ALL: [ProtocolKind; 11] = [
         ProtocolKind::Nocc,
         ProtocolKind::NoWait,
         ProtocolKind::WaitDie,
@@ -46,6 +48,7 @@ impl ProtocolKind {
         ProtocolKind::Plor,
         ProtocolKind::Si,
         ProtocolKind::Ermia,
+        ProtocolKind::Mvto,
     ];
 
     /// The name used on the command line and in reports.
@@ -61,6 +64,7 @@ impl ProtocolKind {
             ProtocolKind::Plor => "plor",
             ProtocolKind::Si => "si",
             ProtocolKind::Ermia => "ermia",
+            ProtocolKind::Mvto => "mvto",
         }
     }
 
@@ -91,6 +95,9 @@ impl ProtocolKind {
             }
             ProtocolKind::Ermia => {
                 "snapshot isolation + serial safety net: exclusion-window test at commit (CCBench 2)"
+            }
+            ProtocolKind::Mvto => {
+                "multi-version timestamp ordering: read timestamps, writes create the newest version"
             }
         }
     }

@@ -491,6 +491,17 @@ impl Watermark {
         clock.load(Ordering::SeqCst)
     }
 
+    /// Worker `id` starts a transaction whose timestamp it draws from `clock` (`fetch_add`, a
+    /// unique timestamp, as timestamp ordering needs): registers a clock value first, as
+    /// [`enter`](Self::enter) does, so the same argument keeps every active timestamp `>= wm`.
+    #[inline]
+    pub fn enter_unique(&self, id: usize, clock: &AtomicU64) -> u64 {
+        // SeqCst (all three): see `enter`.
+        let provisional = clock.load(Ordering::SeqCst);
+        self.active[id].store(provisional, Ordering::SeqCst);
+        clock.fetch_add(1, Ordering::SeqCst) + 1
+    }
+
     /// Worker `id` left its transaction (it dereferences no version any more).
     #[inline]
     pub fn leave(&self, id: usize) {

@@ -14,6 +14,7 @@ use crate::exec::ExecConfig;
 use crate::metrics::machine::MachineInfo;
 use crate::protocol::ermia::Ermia;
 use crate::protocol::mocc::{Mocc, MqlLock, RwLock};
+use crate::protocol::mvto::Mvto;
 use crate::protocol::plor::Plor;
 use crate::protocol::silo::Silo;
 use crate::protocol::tictoc::TicToc;
@@ -50,6 +51,7 @@ enum Proto {
     MoccMql,
     Plor,
     Ermia,
+    Mvto,
 }
 
 /// The workload that provokes a mutant's bug (YCSB, theta 0.99, 16-byte rows).
@@ -118,6 +120,8 @@ const CASES: &[Case] = &[
     (Proto::Ermia, Mutant::ErmiaSkipExclusionCheck, Load::HotBlind),
     (Proto::Ermia, Mutant::ErmiaIgnoreOverwriters, Load::HotBlind),
     (Proto::Ermia, Mutant::ErmiaIgnoreReaders, Load::HotBlind),
+    (Proto::Mvto, Mutant::MvtoSkipReadTimestamp, Load::HotRmw),
+    (Proto::Mvto, Mutant::MvtoSkipWriteCheck, Load::HotRmw),
 ];
 
 /// Mutants whose bug is open only for a sub-microsecond window: between a lock's release and the
@@ -160,6 +164,7 @@ fn run(proto: Proto, mutant: Mutant, load: Load, threads: usize, seed: u64) -> C
         Proto::MoccRw | Proto::MoccMql => ProtocolKind::Mocc,
         Proto::Plor => ProtocolKind::Plor,
         Proto::Ermia => ProtocolKind::Ermia,
+        Proto::Mvto => ProtocolKind::Mvto,
     };
     if matches!(proto, Proto::MoccRw | Proto::MoccMql) {
         options.mocc.threshold = MOCC_THRESHOLD;
@@ -227,6 +232,10 @@ fn run(proto: Proto, mutant: Mutant, load: Load, threads: usize, seed: u64) -> C
         }
         Proto::Ermia => {
             let p = Ermia::new(o).unwrap().with_mutant(mutant);
+            run_with(kind, p, &cfg, &workload, &machine)
+        }
+        Proto::Mvto => {
+            let p = Mvto::new(o).with_mutant(mutant);
             run_with(kind, p, &cfg, &workload, &machine)
         }
     }
@@ -355,4 +364,9 @@ fn race_window_mutants_are_caught() {
 #[test]
 fn ermia_mutants_are_caught() {
     check_protocol(Proto::Ermia);
+}
+
+#[test]
+fn mvto_mutants_are_caught() {
+    check_protocol(Proto::Mvto);
 }
