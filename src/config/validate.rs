@@ -621,7 +621,10 @@ mod tests {
             (&["--protocol", "ermia", "--threads", "65"], "--threads"),
             (&["--workload", "write-skew", "--records", "7"], "--records"),
             (&["--workload", "write-skew", "--theta", "0.5"], "--theta"),
-            (&["--workload", "write-skew", "--payload", "16"], "--payload"),
+            (
+                &["--workload", "write-skew", "--payload", "16"],
+                "--payload",
+            ),
             (&["--version-memory-mb", "0"], "--version-memory-mb"),
             (&["--gc-interval-us", "20000000"], "--gc-interval-us"),
             (&["--preset", "ycsb-z"], "--preset"),
