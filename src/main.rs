@@ -268,6 +268,10 @@ fn list_text() -> String {
             "--version-memory-mb N",
             "cap on older versions' memory; past it the run stops (default 1024)",
         ),
+        (
+            "--aggressive-gc",
+            "AggressiveGC (mvto): free still-visible versions; their readers abort",
+        ),
     ] {
         s += &format!("  {n:<28} {d}\n");
     }

@@ -74,3 +74,15 @@ fn si_loses_no_update_but_shows_write_skew() {
     });
     assert!(skewed, "SI never showed write skew");
 }
+
+/// AggressiveGC reclaims versions under their readers: MVTO must stay serializable (the readers
+/// detect it and abort), with 8 workers on 2 cores.
+#[test]
+fn mvto_with_aggressive_gc_is_serializable() {
+    let mut o = opts(8);
+    o.mv.aggressive_gc = true;
+    let r = run_checked(Mvto::new(&o), contended_ycsb(), &checked_exec(8, 300));
+    assert!(r.committed > 100, "{} commits", r.committed);
+    assert_eq!(r.lost_update_keys, 0);
+    assert!(r.report.is_serializable(), "{:?}", r.report);
+}

@@ -218,4 +218,8 @@ pub struct RunArgs {
     /// Most memory older versions may take, in MiB; past it the run stops with a message.
     #[arg(long, default_value_t = 1024)]
     pub version_memory_mb: u64,
+    /// AggressiveGC (mvto): installs free all but the newest older version, even ones readers
+    /// still need (those readers abort and retry at a new timestamp).
+    #[arg(long)]
+    pub aggressive_gc: bool,
 }

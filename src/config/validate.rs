@@ -314,6 +314,7 @@ impl RunArgs {
                 version_reuse: !self.no_version_reuse,
                 version_memory_bytes: usize::try_from(self.version_memory_mb << 20)
                     .unwrap_or(usize::MAX),
+                aggressive_gc: self.aggressive_gc,
             },
         })
     }

@@ -34,11 +34,14 @@ pub enum Abort {
     /// Timestamp ordering (MVTO): a write would not create the newest version, or would replace
     /// a version a younger transaction already read.
     TimestampOrder,
+    /// AggressiveGC (MVTO): the version the read needed was already reclaimed; the retry reads at
+    /// a new timestamp.
+    VersionCollected,
 }
 
 impl Abort {
     /// Every reason, in the order reports list them.
-    pub const ALL: [Abort; 10] = [
+    pub const ALL: [Abort; 11] = [
         Abort::LockConflict,
         Abort::Die,
         Abort::Wounded,
@@ -49,6 +52,7 @@ impl Abort {
         Abort::WriteWriteConflict,
         Abort::SsnExclusion,
         Abort::TimestampOrder,
+        Abort::VersionCollected,
     ];
     /// Number of reasons; sizes per-reason counter arrays.
     pub const COUNT: usize = Self::ALL.len();
@@ -71,6 +75,7 @@ impl Abort {
             Abort::WriteWriteConflict => "write_write_conflict",
             Abort::SsnExclusion => "ssn_exclusion",
             Abort::TimestampOrder => "timestamp_order",
+            Abort::VersionCollected => "version_collected",
         }
     }
 

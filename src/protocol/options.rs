@@ -273,6 +273,9 @@ pub struct MvOptions {
     pub version_reuse: bool,
     /// Bytes version nodes may take; past it the run stops with a message.
     pub version_memory_bytes: usize,
+    /// AggressiveGC (CCBench 7.3; MVTO): every install frees all but the newest older version,
+    /// even ones active readers still need; such a reader aborts (`version_collected`).
+    pub aggressive_gc: bool,
 }
 
 impl Default for MvOptions {
@@ -281,6 +284,7 @@ impl Default for MvOptions {
             gc_interval_us: 10,
             version_reuse: true,
             version_memory_bytes: 1 << 30,
+            aggressive_gc: false,
         }
     }
 }

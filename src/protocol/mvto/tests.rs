@@ -78,3 +78,39 @@ fn an_older_reader_sees_the_version_before_a_younger_write() {
     assert_eq!(ready(m.commit(&mut old)), Err(Abort::TimestampOrder));
     m.abort(&mut old, Abort::TimestampOrder);
 }
+
+#[test]
+fn aggressive_gc_aborts_a_reader_whose_version_is_gone() {
+    let mut opts = ProtocolOptions {
+        threads: 2,
+        ..Default::default()
+    };
+    opts.mv.aggressive_gc = true;
+    let m = Mvto::new(&opts);
+    let t: Table<MvtoMeta> = Table::new(TableSpec {
+        name: "t".into(),
+        records: 1,
+        payload_bytes: 8,
+    });
+    let x = t.get(RecordId(0)).unwrap();
+    let mut old = m.new_worker(0);
+    let mut young = m.new_worker(1);
+    m.begin(&mut old, AttemptStart::FIRST);
+    let mut out = [0u8; 8];
+    // One write: the reader's version is the one older version kept.
+    m.begin(&mut young, AttemptStart::FIRST);
+    ready(m.write(&mut young, x, &1u64.to_le_bytes(), WriteKind::Blind)).unwrap();
+    ready(m.commit(&mut young)).unwrap();
+    ready(m.read(&mut old, x, &mut out)).unwrap();
+    assert_eq!(u64::from_le_bytes(out), 0);
+    // A second write frees it although the reader is still active.
+    m.begin(&mut young, AttemptStart::FIRST);
+    ready(m.write(&mut young, x, &2u64.to_le_bytes(), WriteKind::Blind)).unwrap();
+    ready(m.commit(&mut young)).unwrap();
+    assert_eq!(
+        ready(m.read(&mut old, x, &mut out)),
+        Err(Abort::VersionCollected)
+    );
+    m.abort(&mut old, Abort::VersionCollected);
+    assert_eq!(m.version_stats().unwrap().live_versions, 1);
+}
