@@ -119,7 +119,6 @@ const CASES: &[Case] = &[
     (Proto::Plor, Mutant::PlorSkipReadOnlyValidation, Load::ReadMostly),
     (Proto::Ermia, Mutant::ErmiaSkipExclusionCheck, Load::HotBlind),
     (Proto::Ermia, Mutant::ErmiaIgnoreOverwriters, Load::HotBlind),
-    (Proto::Ermia, Mutant::ErmiaIgnoreReaders, Load::HotBlind),
     (Proto::Mvto, Mutant::MvtoSkipReadTimestamp, Load::HotRmw),
     (Proto::Mvto, Mutant::MvtoSkipWriteCheck, Load::HotRmw),
 ];
@@ -139,6 +138,10 @@ const RACE_CASES: &[Case] = &[
     (Proto::Silo, Mutant::SiloUnlockBeforeInstall, Load::HotRmw),
     (Proto::Silo, Mutant::SiloValidationIgnoresLockBit, Load::HotBlind),
     (Proto::TicToc, Mutant::TicTocValidationIgnoresLock, Load::HotBlind),
+    // Needs a reader to commit while an overwriter of what it read is between drawing its stamp
+    // and scanning the readers (measured on the loaded machine: missed in 1 run of 2, and in 8
+    // runs in a row once during a full test run).
+    (Proto::Ermia, Mutant::ErmiaIgnoreReaders, Load::HotBlind),
 ];
 
 /// Workers per run of [`RACE_CASES`].
@@ -356,6 +359,7 @@ fn race_window_mutants_are_caught() {
         Proto::WoundWait,
         Proto::Silo,
         Proto::TicToc,
+        Proto::Ermia,
     ] {
         check_rows(RACE_CASES, proto, RACE_THREADS, RACE_ATTEMPTS);
     }
