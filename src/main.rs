@@ -348,6 +348,22 @@ fn list_text() -> String {
             "--plor-slack F",
             "PLOR-RT slack factor in D = A + F x records (default 1.0, >= 0)",
         ),
+        (
+            "--gc-interval-us N",
+            "RapidGC: version watermark refresh interval (si, ermia, mvto; default 10)",
+        ),
+        (
+            "--no-version-reuse",
+            "AssertiveVersionReuse off: one shared version free list (si, ermia, mvto)",
+        ),
+        (
+            "--version-memory-mb N",
+            "cap on older versions' memory; past it the run stops (default 1024)",
+        ),
+        (
+            "--aggressive-gc",
+            "AggressiveGC (mvto): free still-visible versions; their readers abort",
+        ),
     ] {
         s += &format!("  {n:<28} {d}\n");
     }

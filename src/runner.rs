@@ -8,7 +8,9 @@ use crate::exec::run_threads;
 use crate::metrics::machine::MachineInfo;
 use crate::metrics::report::RunReport;
 use crate::protocol::decentsched::DecentSched;
+use crate::protocol::ermia::Ermia;
 use crate::protocol::mocc::{Mocc, MqlLock, RwLock};
+use crate::protocol::mvto::Mvto;
 use crate::protocol::nocc::Nocc;
 use crate::protocol::ord_lock::OrdLock;
 use crate::protocol::plor::Plor;
@@ -22,6 +24,7 @@ use crate::workload::Workload;
 use crate::workload::WorkloadConfig;
 use crate::workload::long_scan::LongScan;
 use crate::workload::tpcc::Tpcc;
+use crate::workload::write_skew::WriteSkew;
 use crate::workload::ycsb::Ycsb;
 
 /// Runs every protocol of `cfg`, `cfg.repeat` rounds of all protocols in order (interleaving the
@@ -36,6 +39,7 @@ pub fn run_all(
         WorkloadConfig::Ycsb(c) => run_rounds(cfg, &Ycsb::new(c.clone()), on_report),
         WorkloadConfig::LongScan(c) => run_rounds(cfg, &LongScan::new(c.clone()), on_report),
         WorkloadConfig::Tpcc(c) => run_rounds(cfg, &Tpcc::new(c.clone()), on_report),
+        WorkloadConfig::WriteSkew(c) => run_rounds(cfg, &WriteSkew::new(c.clone()), on_report),
     }
 }
 
@@ -89,6 +93,15 @@ pub fn run_protocol<W: Workload>(
         ProtocolKind::OrdLock => run_with(kind, OrdLock::new(), cfg, workload, machine),
         ProtocolKind::Si => run_with(kind, Si::new(opts), cfg, workload, machine),
         ProtocolKind::DecentSched => run_with(kind, DecentSched::new(opts), cfg, workload, machine),
+        ProtocolKind::Mvto => run_with(kind, Mvto::new(opts), cfg, workload, machine),
+        ProtocolKind::Ermia => run_with(
+            kind,
+            Ermia::new(opts)
+                .unwrap_or_else(|e| panic!("{e} (config validation should have rejected this)")),
+            cfg,
+            workload,
+            machine,
+        ),
     }
 }
 

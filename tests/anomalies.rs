@@ -73,7 +73,9 @@ use txbench::check::history::{OpKind, WorkerHistory};
 use txbench::check::{CheckReport, check};
 use txbench::exec::{ExecConfig, run_threads};
 use txbench::protocol::decentsched::DecentSched;
+use txbench::protocol::ermia::Ermia;
 use txbench::protocol::mocc::{Mocc, MqlLock, RwLock};
+use txbench::protocol::mvto::Mvto;
 use txbench::protocol::nocc::Nocc;
 use txbench::protocol::ord_lock::OrdLock;
 use txbench::protocol::plor::Plor;
@@ -187,6 +189,8 @@ const PROTOCOLS: &[ProtocolRow] = &[
     serializable("decentsched", |s, e| {
         s.observe(DecentSched::new(&opts(e)), e)
     }),
+    serializable("ermia", |s, e| s.observe(Ermia::new(&opts(e)).unwrap(), e)),
+    serializable("mvto", |s, e| s.observe(Mvto::new(&opts(e)), e)),
     ProtocolRow {
         name: "nocc",
         serializable: false,

@@ -5,7 +5,9 @@ use std::time::Duration;
 use txbench::check::check;
 use txbench::check::history::{OpKind, WorkerHistory, history_key};
 use txbench::exec::{ExecConfig, run_threads};
+use txbench::protocol::ermia::Ermia;
 use txbench::protocol::mocc::{Mocc, MqlLock, RwLock};
+use txbench::protocol::mvto::Mvto;
 use txbench::protocol::nocc::Nocc;
 use txbench::protocol::plor::Plor;
 use txbench::protocol::silo::Silo;
@@ -82,6 +84,8 @@ fn serializable_protocols_pass_long_scan() {
                 run(Mocc::<MqlLock>::new(&opts(threads)), threads),
             ),
             ("plor", run(Plor::new(&opts(threads)).unwrap(), threads)),
+            ("ermia", run(Ermia::new(&opts(threads)).unwrap(), threads)),
+            ("mvto", run(Mvto::new(&opts(threads)), threads)),
         ];
         for (name, (serializable, committed, lost)) in results {
             assert!(

@@ -16,7 +16,9 @@ use std::time::Duration;
 use txbench::check::{CheckReport, check};
 use txbench::exec::{ExecConfig, run_threads};
 use txbench::protocol::decentsched::DecentSched;
+use txbench::protocol::ermia::Ermia;
 use txbench::protocol::mocc::{Mocc, MqlLock, RwLock};
+use txbench::protocol::mvto::Mvto;
 use txbench::protocol::nocc::Nocc;
 use txbench::protocol::ord_lock::OrdLock;
 use txbench::protocol::plor::Plor;
@@ -208,6 +210,16 @@ fn si_keeps_tpcc_consistent() {
     assert_consistent("si", Si::new);
 }
 
+#[test]
+fn mvto_keeps_tpcc_consistent() {
+    assert_consistent("mvto", Mvto::new);
+}
+
+#[test]
+fn ermia_keeps_tpcc_consistent() {
+    assert_consistent("ermia", |o| Ermia::new(o).unwrap());
+}
+
 /// Stock-Level at read committed changes nothing the conditions look at (it is read-only), but
 /// runs every protocol's read-committed read under contention.
 #[test]
@@ -238,6 +250,9 @@ fn read_committed_stock_level_runs_everywhere() {
         run(WoundWait::new(&opts(4)).unwrap(), &config, 4, 200),
     );
     check("plor", run(Plor::new(&opts(4)).unwrap(), &config, 4, 200));
+    check("si", run(Si::new(&opts(4)), &config, 4, 200));
+    check("ermia", run(Ermia::new(&opts(4)).unwrap(), &config, 4, 200));
+    check("mvto", run(Mvto::new(&opts(4)), &config, 4, 200));
     // NoCC loses D_NEXT_O_ID updates here, so only its read-committed reads are exercised.
     assert!(run(Nocc, &config, 4, 200).commits[TxnType::StockLevel as usize] > 0);
 }

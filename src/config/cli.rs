@@ -89,7 +89,7 @@ pub struct RunArgs {
     /// and the deterministic protocols where the workload declares access sets).
     #[arg(long, short = 'p', default_value = "all")]
     pub protocol: String,
-    /// Workload: ycsb, long-scan or tpcc.
+    /// Workload: ycsb, long-scan, tpcc or write-skew.
     #[arg(long, short = 'w', default_value = "ycsb")]
     pub workload: String,
     /// Workload preset: ycsb-a, ycsb-b, ycsb-c, ycsb-f, ycsb-a-bimodal.
@@ -252,4 +252,8 @@ pub struct RunArgs {
     /// DecentSched: longest epoch in microseconds, 1..=10000000.
     #[arg(long, default_value_t = 1000)]
     pub ds_epoch_us: u64,
+    /// AggressiveGC (mvto): installs free all but the newest older version, even ones readers
+    /// still need (those readers abort and retry at a new timestamp).
+    #[arg(long)]
+    pub aggressive_gc: bool,
 }

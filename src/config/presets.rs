@@ -84,4 +84,8 @@ pub const WORKLOADS: &[(&str, &str)] = &[
         "tpcc",
         "TPC-C 5.11: nine tables over --warehouses W, the five transactions drawn by --mix",
     ),
+    (
+        "write-skew",
+        "pairs of --records/2 record pairs whose counts must add up to 1 or more: SI breaks it",
+    ),
 ];

@@ -7,6 +7,7 @@ use super::memory::{self, AvailableMemory, MemoryBudget, round_down};
 use super::presets::{WORKLOADS, preset};
 use super::{ConfigError, ExecConfig, MAX_PAYLOAD, MAX_THREADS, RunConfig};
 use crate::protocol::MvOptions;
+use crate::protocol::ermia::MAX_ERMIA_WORKERS;
 use crate::protocol::plor::MAX_PLOR_WORKERS;
 use crate::protocol::twopl::MAX_WAITING_2PL_THREADS;
 use crate::protocol::{
@@ -18,6 +19,7 @@ use crate::storage::record_stride;
 use crate::workload::WorkloadConfig;
 use crate::workload::key_index::KeyIndexKind;
 use crate::workload::long_scan::LongScanConfig;
+use crate::workload::write_skew::WriteSkewConfig;
 use crate::workload::ycsb::{MAX_DISTINCT_KEY_DRAWS, YcsbConfig, distinct_key_draws};
 
 use std::time::Duration;
@@ -163,6 +165,7 @@ impl RunArgs {
             "ycsb" => WorkloadConfig::Ycsb(self.ycsb_config(&fit)?),
             "long-scan" => WorkloadConfig::LongScan(self.long_scan_config(&fit)?),
             "tpcc" => WorkloadConfig::Tpcc(self.tpcc_config(duration + warmup, threads, &fit)?),
+            "write-skew" => WorkloadConfig::WriteSkew(self.write_skew_config(&fit)?),
             other => {
                 return Err(ConfigError::UnknownName {
                     param: "workload",
@@ -214,6 +217,13 @@ impl RunArgs {
                 protocol: p.name(),
                 why,
             });
+        }
+        if threads > MAX_ERMIA_WORKERS && protocols.contains(&ProtocolKind::Ermia) {
+            return Err(out_of_range(
+                "threads",
+                threads,
+                format!("1 <= threads <= {MAX_ERMIA_WORKERS} with protocol ermia"),
+            ));
         }
         if self.read_phase_extension > 1_000_000_000 {
             return Err(out_of_range(
@@ -367,6 +377,7 @@ impl RunArgs {
                 version_reuse: !self.no_version_reuse,
                 version_memory_bytes: usize::try_from(self.version_memory_mb << 20)
                     .unwrap_or(usize::MAX),
+                aggressive_gc: self.aggressive_gc,
             },
             decentsched: crate::protocol::decentsched::DecentSchedOptions {
                 queues: self.ds_queues,
@@ -482,6 +493,26 @@ impl RunArgs {
         }
         self.validate_payload(c.payload)?;
         fit.records(c.records, c.hot_records, c.payload, 0)?;
+        Ok(c)
+    }
+
+    /// The write-skew parameters: `--records` only (an even count, two per pair).
+    fn write_skew_config(&self, fit: &Fit) -> Result<WriteSkewConfig, ConfigError> {
+        reject_flags("write-skew", &self.ycsb_only_flags())?;
+        reject_flags("write-skew", &self.long_scan_flags())?;
+        reject_flags("write-skew", &self.tpcc_flags())?;
+        reject_flags("write-skew", &[("payload", self.payload.is_some())])?;
+        let c = WriteSkewConfig {
+            records: self.records.unwrap_or(WriteSkewConfig::default().records),
+        };
+        if c.records < 2 || c.records > 1 << 40 || c.records % 2 != 0 {
+            return Err(out_of_range(
+                "records",
+                c.records,
+                "an even count, 2 <= records <= 2^40",
+            ));
+        }
+        fit.records(c.records, crate::workload::write_skew::OBSERVERS, 8, 0)?;
         Ok(c)
     }
 
@@ -680,6 +711,15 @@ mod tests {
                 "--threads",
             ),
             (&["--duration", "0"], "--duration"),
+            (&["--protocol", "ermia", "--threads", "65"], "--threads"),
+            (&["--workload", "write-skew", "--records", "7"], "--records"),
+            (&["--workload", "write-skew", "--theta", "0.5"], "--theta"),
+            (
+                &["--workload", "write-skew", "--payload", "16"],
+                "--payload",
+            ),
+            (&["--version-memory-mb", "0"], "--version-memory-mb"),
+            (&["--gc-interval-us", "20000000"], "--gc-interval-us"),
             (&["--preset", "ycsb-z"], "--preset"),
             (&["--ops", "4", "--writes", "5"], "--writes"),
             (&["--workload", "long-scan", "--theta", "0.5"], "--theta"),

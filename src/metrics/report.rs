@@ -571,6 +571,7 @@ pub fn describe_run(cfg: &RunConfig) -> String {
             crate::workload::WorkloadConfig::Ycsb(_) => "ycsb",
             crate::workload::WorkloadConfig::LongScan(_) => "long-scan",
             crate::workload::WorkloadConfig::Tpcc(_) => "tpcc",
+            crate::workload::WorkloadConfig::WriteSkew(_) => "write-skew",
         },
         cfg.exec.threads,
         cfg.exec.duration.as_secs_f64(),

@@ -28,11 +28,20 @@ pub enum Abort {
     /// Snapshot isolation's first-committer-wins: a record this attempt writes got a newer
     /// committed version after its snapshot was taken.
     WriteWriteConflict,
+    /// ERMIA's serial safety net: the attempt's exclusion window closed (`π <= η`), so a
+    /// dependency cycle through it could not be ruled out.
+    SsnExclusion,
+    /// Timestamp ordering (MVTO): a write would not create the newest version, or would replace
+    /// a version a younger transaction already read.
+    TimestampOrder,
+    /// AggressiveGC (MVTO): the version the read needed was already reclaimed; the retry reads at
+    /// a new timestamp.
+    VersionCollected,
 }
 
 impl Abort {
     /// Every reason, in the order reports list them.
-    pub const ALL: [Abort; 8] = [
+    pub const ALL: [Abort; 11] = [
         Abort::LockConflict,
         Abort::Die,
         Abort::Wounded,
@@ -41,6 +50,9 @@ impl Abort {
         Abort::Preemptive,
         Abort::User,
         Abort::WriteWriteConflict,
+        Abort::SsnExclusion,
+        Abort::TimestampOrder,
+        Abort::VersionCollected,
     ];
     /// Number of reasons; sizes per-reason counter arrays.
     pub const COUNT: usize = Self::ALL.len();
@@ -61,6 +73,9 @@ impl Abort {
             Abort::Preemptive => "preemptive",
             Abort::User => "user",
             Abort::WriteWriteConflict => "write_write_conflict",
+            Abort::SsnExclusion => "ssn_exclusion",
+            Abort::TimestampOrder => "timestamp_order",
+            Abort::VersionCollected => "version_collected",
         }
     }
 

@@ -35,9 +35,11 @@ mod abort;
 mod access;
 pub mod decentsched;
 pub mod declared;
+pub mod ermia;
 pub mod mocc;
 #[cfg(test)]
 pub(crate) mod mutants;
+pub mod mvto;
 pub mod nocc;
 mod options;
 pub mod ord_lock;
@@ -208,6 +210,20 @@ pub trait Protocol: Send + Sync + Sized + 'static {
     fn version_stats(&self) -> Option<crate::storage::versions::VersionStats> {
         None
     }
+
+    /// Multi-version protocols: the commit timestamp of the attempt that just committed, on the
+    /// scale of [`oldest_snapshot`](Self::oldest_snapshot); `None` (the default) for protocols
+    /// whose reads see the newest committed version. A delete's index entry then stays until no
+    /// snapshot older than the delete remains (`txn::index_ops`, "Snapshot readers").
+    fn snapshot_commit_stamp(&self, _w: &Self::Worker<'_>) -> Option<u64> {
+        None
+    }
+
+    /// Multi-version protocols: every running and future attempt reads at a snapshot at or above
+    /// this value (a reclamation watermark, possibly stale, hence possibly smaller).
+    fn oldest_snapshot(&self) -> u64 {
+        u64::MAX
+    }
 }
 
 impl ProtocolKind {
@@ -234,6 +250,8 @@ impl ProtocolKind {
             ProtocolKind::OrdLock => meta::<ord_lock::OrdLock>(),
             ProtocolKind::Si => meta::<si::Si>(),
             ProtocolKind::DecentSched => meta::<decentsched::DecentSched>(),
+            ProtocolKind::Ermia => meta::<ermia::Ermia>(),
+            ProtocolKind::Mvto => meta::<mvto::Mvto>(),
         }
     }
 }
@@ -272,6 +290,8 @@ mod meta_size_tests {
                 ProtocolKind::Plor => needs::<plor::Plor>(),
                 ProtocolKind::OrdLock => needs::<ord_lock::OrdLock>(),
                 ProtocolKind::Si => needs::<si::Si>(),
+                ProtocolKind::Ermia => needs::<ermia::Ermia>(),
+                ProtocolKind::Mvto => needs::<mvto::Mvto>(),
                 ProtocolKind::DecentSched => needs::<decentsched::DecentSched>(),
             };
             assert_eq!(p.needs_declared_set(), expected, "{p}");

@@ -76,6 +76,17 @@ pub(crate) enum Mutant {
     /// DecentSched, test only: every transaction also waits until no other is executing (a
     /// serial schedule, which the parallelism test must tell apart from the real one).
     DecentSchedSerial,
+    /// ERMIA: commit never aborts on the exclusion window (SI with SSN's bookkeeping).
+    ErmiaSkipExclusionCheck,
+    /// ERMIA: `π` ignores the overwriters of the versions read.
+    ErmiaIgnoreOverwriters,
+    /// ERMIA: `η` ignores the readers of the versions overwritten.
+    ErmiaIgnoreReaders,
+    /// MVTO: reads of the newest version do not raise its read timestamp.
+    MvtoSkipReadTimestamp,
+    /// MVTO: commit installs without checking the write and read timestamps of the version it
+    /// replaces.
+    MvtoSkipWriteCheck,
 }
 
 mod tests;

@@ -36,11 +36,15 @@ pub enum ProtocolKind {
     /// DecentSched: per-object queues and decentralised scheduling of declared access sets
     /// (deterministic, abort-free).
     DecentSched,
+    /// ERMIA: snapshot isolation plus the serial safety net (SSN), serializable.
+    Ermia,
+    /// Multi-version timestamp ordering, serializable.
+    Mvto,
 }
 
 impl ProtocolKind {
     /// Every protocol, in the order reports list them (`nocc` first: the ceiling row).
-    pub const ALL: [ProtocolKind; 11] = [
+    pub const ALL: [ProtocolKind; 13] = [
         ProtocolKind::Nocc,
         ProtocolKind::NoWait,
         ProtocolKind::WaitDie,
@@ -52,6 +56,8 @@ impl ProtocolKind {
         ProtocolKind::OrdLock,
         ProtocolKind::Si,
         ProtocolKind::DecentSched,
+        ProtocolKind::Ermia,
+        ProtocolKind::Mvto,
     ];
 
     /// The name used on the command line and in reports.
@@ -68,6 +74,8 @@ impl ProtocolKind {
             ProtocolKind::OrdLock => "ord_lock",
             ProtocolKind::Si => "si",
             ProtocolKind::DecentSched => "decentsched",
+            ProtocolKind::Ermia => "ermia",
+            ProtocolKind::Mvto => "mvto",
         }
     }
 
@@ -101,6 +109,12 @@ impl ProtocolKind {
             }
             ProtocolKind::DecentSched => {
                 "deterministic: per-object queues, decentralised dependency scheduling, no aborts (DecentSched III)"
+            }
+            ProtocolKind::Ermia => {
+                "snapshot isolation + serial safety net: exclusion-window test at commit (CCBench 2)"
+            }
+            ProtocolKind::Mvto => {
+                "multi-version timestamp ordering: read timestamps, writes create the newest version"
             }
         }
     }
@@ -286,6 +300,9 @@ pub struct MvOptions {
     pub version_reuse: bool,
     /// Bytes version nodes may take; past it the run stops with a message.
     pub version_memory_bytes: usize,
+    /// AggressiveGC (CCBench 7.3; MVTO): every install frees all but the newest older version,
+    /// even ones active readers still need; such a reader aborts (`version_collected`).
+    pub aggressive_gc: bool,
 }
 
 impl Default for MvOptions {
@@ -294,6 +311,7 @@ impl Default for MvOptions {
             gc_interval_us: 10,
             version_reuse: true,
             version_memory_bytes: 1 << 30,
+            aggressive_gc: false,
         }
     }
 }

@@ -51,7 +51,7 @@ use crossbeam_utils::CachePadded;
 use serde::Serialize;
 use std::ptr::NonNull;
 use std::sync::Mutex;
-use std::sync::atomic::{AtomicI64, AtomicPtr, AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicI64, AtomicPtr, AtomicU64, AtomicUsize, Ordering, fence};
 use std::time::{Duration, Instant};
 
 /// Nodes a pool reserves at a time with `AssertiveVersionReuse` on.
@@ -66,6 +66,10 @@ pub struct Version<V> {
     /// Protocol-owned per-version metadata.
     pub meta: V,
     next: AtomicPtr<Version<V>>,
+    /// Bumped every time the node leaves a chain (before it can be reused): lets AggressiveGC's
+    /// readers detect that a node they reached was reclaimed under them (a seqlock on the node;
+    /// [`VersionChain::read_validated`]).
+    generation: AtomicU64,
     words: Box<[AtomicU64]>,
     bytes: usize,
 }
@@ -180,17 +184,102 @@ impl<V> VersionChain<V> {
         self.free_from(detached, pool)
     }
 
+    /// AggressiveGC: frees every node past the newest `keep`, whether or not an active reader
+    /// still needs it. Readers of such a chain must use [`read_validated`](Self::read_validated),
+    /// never [`find_visible`](Self::find_visible). The caller holds the record exclusively.
+    pub fn collect_aggressively(&self, keep: usize, pool: &mut VersionPool<'_, V>) -> usize {
+        let mut link = &self.head;
+        for _ in 0..keep {
+            // Relaxed: only the exclusive holder writes the chain's pointers.
+            let Some(node) = NonNull::new(link.load(Ordering::Relaxed)) else {
+                return 0;
+            };
+            // SAFETY: a live node of this chain; only the caller frees its nodes.
+            link = unsafe { &node.as_ref().next };
+        }
+        // Relaxed: validated readers re-check the link after reading the node's generation.
+        let detached = link.swap(std::ptr::null_mut(), Ordering::Relaxed);
+        self.free_from(detached, pool)
+    }
+
+    /// Copies into `out` the newest version with `ts <= snapshot` and returns its timestamp, on a
+    /// chain that AggressiveGC collects under its readers: `Ok(None)` when no such version is
+    /// left, `Err(VersionCollected)` when a node was reclaimed while this walk used it (the walk
+    /// cannot tell then what the chain held).
+    ///
+    /// Safe without the watermark contract: nodes are never returned to the allocator during a
+    /// run and every field a walk reads is atomic (or immutable since allocation), so reading a
+    /// reclaimed node reads well-defined but meaningless values, which the generation checks
+    /// reject: each node is read between two loads of its generation (a seqlock), and each link
+    /// followed is re-read after the node's generation was, while the node holding the link is
+    /// still of the generation the walk read.
+    pub fn read_validated(
+        &self,
+        snapshot: u64,
+        out: &mut [u8],
+    ) -> Result<Option<u64>, VersionCollected> {
+        /// Longest walk before giving up (a walk through reclaimed nodes could otherwise loop).
+        const MAX_HOPS: usize = 1 << 16;
+        let mut link = &self.head;
+        let mut owner: Option<(&Version<V>, u64)> = None;
+        // Acquire (every link load): pairs with `push`'s Release.
+        let mut p = link.load(Ordering::Acquire);
+        for _ in 0..MAX_HOPS {
+            let Some(node) = NonNull::new(p) else {
+                return Ok(None);
+            };
+            // SAFETY: `p` points into a node the store allocated and frees only when dropped
+            // (after the run); every field read below is atomic or immutable (see above).
+            let v = unsafe { node.as_ref() };
+            // Acquire: the seqlock reader side (pairs with the Release fence in `free_from`).
+            let generation = v.generation.load(Ordering::Acquire);
+            if link.load(Ordering::Acquire) != p
+                || owner.is_some_and(|(o, g)| o.generation.load(Ordering::Acquire) != g)
+            {
+                return Err(VersionCollected);
+            }
+            let ts = v.ts();
+            let next = v.next.load(Ordering::Acquire);
+            let found = ts <= snapshot;
+            if found {
+                v.payload().load(out);
+            }
+            // Acquire fence, then the re-check: the reads above saw no reuse of the node.
+            fence(Ordering::Acquire);
+            if v.generation.load(Ordering::Relaxed) != generation {
+                return Err(VersionCollected);
+            }
+            if found {
+                return Ok(Some(ts));
+            }
+            link = &v.next;
+            owner = Some((v, generation));
+            p = next;
+        }
+        Err(VersionCollected)
+    }
+
     fn free_from(&self, mut p: *mut Version<V>, pool: &mut VersionPool<'_, V>) -> usize {
         let mut freed = 0;
         while let Some(node) = NonNull::new(p) {
             // SAFETY: the detached nodes are unreachable from the chain and owned by the caller.
-            p = unsafe { node.as_ref() }.next.load(Ordering::Relaxed);
+            let v = unsafe { node.as_ref() };
+            p = v.next.load(Ordering::Relaxed);
+            // Relaxed + Release fence: the seqlock writer side; the bump is ordered before every
+            // later write to the node (its reuse), so a validated reader that saw any of those
+            // writes sees the bump (`read_validated`).
+            v.generation.fetch_add(1, Ordering::Relaxed);
+            fence(Ordering::Release);
             pool.give(VersionNode(node));
             freed += 1;
         }
         freed
     }
 }
+
+/// A version a reader needed was reclaimed under it (AggressiveGC).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct VersionCollected;
 
 /// A node owned by one worker between [`VersionPool::take`] and [`VersionChain::push`].
 pub struct VersionNode<V>(NonNull<Version<V>>);
@@ -313,6 +402,7 @@ impl<V: Default> VersionStore<V> {
                 ts: AtomicU64::new(0),
                 meta: V::default(),
                 next: AtomicPtr::new(std::ptr::null_mut()),
+                generation: AtomicU64::new(0),
                 words: (0..bytes.div_ceil(8)).map(|_| AtomicU64::new(0)).collect(),
                 bytes,
             });
@@ -491,6 +581,17 @@ impl Watermark {
         clock.load(Ordering::SeqCst)
     }
 
+    /// Worker `id` starts a transaction whose timestamp it draws from `clock` (`fetch_add`, a
+    /// unique timestamp, as timestamp ordering needs): registers a clock value first, as
+    /// [`enter`](Self::enter) does, so the same argument keeps every active timestamp `>= wm`.
+    #[inline]
+    pub fn enter_unique(&self, id: usize, clock: &AtomicU64) -> u64 {
+        // SeqCst (all three): see `enter`.
+        let provisional = clock.load(Ordering::SeqCst);
+        self.active[id].store(provisional, Ordering::SeqCst);
+        clock.fetch_add(1, Ordering::SeqCst) + 1
+    }
+
     /// Worker `id` left its transaction (it dereferences no version any more).
     #[inline]
     pub fn leave(&self, id: usize) {
@@ -606,6 +707,23 @@ mod tests {
         // With reuse, a pool reserves a whole batch: a cap below it fails at once.
         let small: VersionStore<()> = VersionStore::new(1, node, true);
         assert!(small.pool(0).reserve(8).is_err());
+    }
+
+    #[test]
+    fn aggressive_collection_is_seen_by_validated_reads() {
+        let store: VersionStore<()> = VersionStore::new(1, 1 << 20, true);
+        let mut pool = store.pool(0);
+        let chain = VersionChain::default();
+        for ts in [1u64, 5, 9] {
+            push(&chain, &mut pool, ts, ts * 10);
+        }
+        let mut out = [0u8; 8];
+        assert_eq!(chain.read_validated(6, &mut out), Ok(Some(5)));
+        assert_eq!(u64::from_le_bytes(out), 50);
+        assert_eq!(chain.collect_aggressively(1, &mut pool), 2);
+        assert_eq!(chain.read_validated(6, &mut out), Ok(None), "ts 5 is gone");
+        assert_eq!(chain.read_validated(9, &mut out), Ok(Some(9)));
+        assert_eq!(store.stats().live_versions, 1);
     }
 
     #[test]

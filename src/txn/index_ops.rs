@@ -76,6 +76,19 @@
 //! concurrent scan of the same gap reads anyway) and reading vacant entries that are about to
 //! leave the index.
 //!
+//! # Snapshot readers
+//!
+//! Under a multi-version protocol a transaction reads at a snapshot, and a snapshot taken before a
+//! delete committed must still find the deleted row: if its entry left the index at the delete's
+//! commit, such a scan would skip a row its snapshot holds (a phantom that the next-key argument
+//! does not cover, since the scan does see the next key at its snapshot). So for a protocol that
+//! reports a commit stamp ([`Protocol::snapshot_commit_stamp`]) the handle keeps each committed
+//! removal, with that stamp, in a per-worker queue, and takes the entry out only once the
+//! protocol's [`Protocol::oldest_snapshot`] (its reclamation watermark) has reached the stamp: every
+//! snapshot then sees the row vacant, as scans already treat vacant entries. The queue is drained
+//! after every commit and at every begin of the same worker; entries still queued when the run
+//! ends stay in the index, vacant.
+//!
 //! # Limits
 //!
 //! - A key deleted with [`Txn::index_remove`] must not be inserted again while that removal may
@@ -325,10 +338,36 @@ impl<'db, P: Protocol> Txn<'db, P> {
         }
     }
 
-    /// Applies the committed attempt's deletes to the indexes.
+    /// Applies the committed attempt's deletes to the indexes: at once, or for a multi-version
+    /// protocol once no snapshot older than the delete remains (module docs, "Snapshot readers").
     pub(super) fn apply_index_removals(&mut self) {
-        for (index, key) in self.index_removals.drain(..) {
+        match self.protocol.snapshot_commit_stamp(&self.worker) {
+            None => {
+                for (index, key) in self.index_removals.drain(..) {
+                    self.indexes[index.0 as usize].map.remove(key);
+                }
+            }
+            Some(stamp) => {
+                for (index, key) in self.index_removals.drain(..) {
+                    self.deferred_removals.push_back((stamp, index, key));
+                }
+            }
+        }
+        self.apply_deferred_removals();
+    }
+
+    /// Takes out the deferred entries whose delete every running snapshot sees.
+    pub(super) fn apply_deferred_removals(&mut self) {
+        if self.deferred_removals.is_empty() {
+            return;
+        }
+        let horizon = self.protocol.oldest_snapshot();
+        while let Some(&(stamp, index, key)) = self.deferred_removals.front() {
+            if stamp > horizon {
+                break;
+            }
             self.indexes[index.0 as usize].map.remove(key);
+            self.deferred_removals.pop_front();
         }
     }
 }

@@ -41,6 +41,9 @@ pub struct Txn<'db, P: Protocol> {
     indexes: &'db [TableIndex],
     /// Keys of rows this attempt deleted: taken out of their indexes once it commits.
     index_removals: Vec<(IndexId, u64)>,
+    /// Committed removals waiting for every older snapshot to end (multi-version protocols):
+    /// (commit stamp, index, key), in commit order.
+    deferred_removals: std::collections::VecDeque<(u64, IndexId, u64)>,
     pub(crate) worker: P::Worker<'db>,
     /// Where reads land; sized to the largest payload in the database.
     buf: Vec<u8>,
@@ -124,6 +127,7 @@ impl<'db, P: Protocol> Txn<'db, P> {
             tables: db.tables(),
             indexes: db.indexes(),
             index_removals: Vec::new(),
+            deferred_removals: std::collections::VecDeque::new(),
             worker,
             buf: vec![0; max_payload],
             id: 0,
@@ -343,6 +347,7 @@ impl<'db, P: Protocol> Txn<'db, P> {
             self.protocol.install_log(&mut self.worker).clear();
         }
         self.protocol.begin(&mut self.worker, start);
+        self.apply_deferred_removals();
     }
 
     /// Polls the protocol's commit once.

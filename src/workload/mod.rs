@@ -8,6 +8,7 @@
 pub mod key_index;
 pub mod long_scan;
 pub mod tpcc;
+pub mod write_skew;
 pub mod ycsb;
 
 use crate::protocol::{Abort, AccessSet, Protocol};
@@ -27,6 +28,8 @@ pub enum WorkloadConfig {
     LongScan(long_scan::LongScanConfig),
     /// TPC-C.
     Tpcc(tpcc::TpccConfig),
+    /// Pairs of records with a constraint over both (`write_skew`).
+    WriteSkew(write_skew::WriteSkewConfig),
 }
 
 impl WorkloadConfig {
@@ -37,6 +40,7 @@ impl WorkloadConfig {
             WorkloadConfig::Ycsb(c) => c.tables(),
             WorkloadConfig::LongScan(c) => c.tables(),
             WorkloadConfig::Tpcc(c) => c.tables(),
+            WorkloadConfig::WriteSkew(c) => c.tables(),
         }
     }
 
@@ -47,7 +51,9 @@ impl WorkloadConfig {
             WorkloadConfig::Ycsb(c) => {
                 u128::from(c.records) * c.index.estimated_bytes_per_key() as u128
             }
-            WorkloadConfig::LongScan(_) | WorkloadConfig::Tpcc(_) => 0,
+            WorkloadConfig::LongScan(_)
+            | WorkloadConfig::Tpcc(_)
+            | WorkloadConfig::WriteSkew(_) => 0,
         }
     }
 
@@ -59,6 +65,13 @@ impl WorkloadConfig {
         match self {
             WorkloadConfig::Ycsb(_) | WorkloadConfig::LongScan(_) => None,
             WorkloadConfig::Tpcc(c) => c.cannot_declare(),
+            // A pair transaction records what it saw in its worker's observer row, which the
+            // request alone does not name.
+            WorkloadConfig::WriteSkew(_) => Some(
+                "the write-skew workload does not declare its transactions' access sets (each \
+                 writes its worker's observer row); --workload ycsb or tpcc --mix np declare"
+                    .to_string(),
+            ),
         }
     }
 
@@ -67,6 +80,7 @@ impl WorkloadConfig {
         match self {
             WorkloadConfig::Tpcc(c) => c.indexes(),
             WorkloadConfig::Ycsb(_) | WorkloadConfig::LongScan(_) => Vec::new(),
+            WorkloadConfig::WriteSkew(_) => Vec::new(),
         }
     }
 }

@@ -53,7 +53,7 @@ use std::task::Poll;
 use std::time::{Duration, Instant};
 
 /// The lock bit of the record word.
-const LOCK: u64 = 1 << 63;
+pub(crate) const LOCK: u64 = 1 << 63;
 
 /// How many times a read retries a torn inline copy before yielding to the executor.
 const READ_RETRIES: usize = 8;
@@ -138,6 +138,8 @@ pub struct SiWorker<'db> {
     /// Scratch for copying a version into a chain node.
     scratch: Vec<u8>,
     last_refresh: Instant,
+    /// Commit timestamp of the last attempt that committed writes.
+    committed_at: u64,
 }
 
 impl SiWorker<'_> {
@@ -154,44 +156,63 @@ impl Si {
     #[inline]
     fn read_at<'db>(&self, rec: Record<'db, SiMeta>, snapshot: u64, out: &mut [u8]) -> OpResult {
         let meta = rec.meta();
-        for _ in 0..READ_RETRIES {
-            let seen = meta.load();
-            if seen & !LOCK > snapshot {
-                // SAFETY: this worker's snapshot is registered with `self.watermark` (begin),
-                // which every collect of this chain uses, and the inline version is newer than the
-                // snapshot (`find_visible`'s contract).
-                let version = unsafe { meta.chain.find_visible(snapshot) };
-                let version = version.unwrap_or_else(|| {
-                    panic!(
-                        "SI: no version of record {:?} at snapshot {snapshot}",
-                        rec.rid
-                    )
-                });
-                version.payload().load(out);
-                return Poll::Ready(Ok(()));
-            }
-            if seen & LOCK != 0 {
-                // A committer may install a version this snapshot must see (module docs).
-                return Poll::Pending;
-            }
-            rec.payload.load(out);
-            // Acquire fence: the payload loads complete before the re-check, so an unchanged word
-            // proves no install overlapped the copy (a committer locks before installing).
-            fence(Ordering::Acquire);
-            // Relaxed: ordered by the fence above.
-            if meta.word.load(Ordering::Relaxed) == seen {
-                return Poll::Ready(Ok(()));
-            }
-        }
-        Poll::Pending
+        // SAFETY: this worker's snapshot is registered with `self.watermark` (begin), which every
+        // collect of this record's chain uses.
+        unsafe { snapshot_read(&meta.word, &meta.chain, rec, snapshot, out) }.map(|r| r.map(|_| ()))
     }
+}
 
-    /// Stops the run: version memory is exhausted (never an out-of-memory kill).
-    #[cold]
-    fn out_of_version_memory(e: VersionMemoryExhausted) -> ! {
-        eprintln!("txbench: error: {e}");
-        std::process::exit(1)
+/// Stops the run: version memory is exhausted (never an out-of-memory kill).
+#[cold]
+pub(crate) fn out_of_version_memory(e: VersionMemoryExhausted) -> ! {
+    eprintln!("txbench: error: {e}");
+    std::process::exit(1)
+}
+
+/// Copies into `out` the version of a record visible at `snapshot`, given the record's word
+/// (`LOCK | timestamp of the inline version`), its chain and `rec`'s inline payload; returns the
+/// version's timestamp. `Pending` when a committer holds the record and may be installing a
+/// version the snapshot must see (module docs), or when the inline copy kept tearing.
+///
+/// # Safety
+///
+/// `snapshot` is registered with the watermark that every collect of `chain` uses
+/// ([`VersionChain::find_visible`]).
+#[inline]
+pub(crate) unsafe fn snapshot_read<V, M>(
+    word: &AtomicU64,
+    chain: &VersionChain<V>,
+    rec: Record<'_, M>,
+    snapshot: u64,
+    out: &mut [u8],
+) -> Poll<Result<u64, Abort>> {
+    for _ in 0..READ_RETRIES {
+        // Acquire: pairs with the committer's Release stores, so the chain push (and the payload
+        // of an unlocked word) are visible.
+        let seen = word.load(Ordering::Acquire);
+        if seen & !LOCK > snapshot {
+            // SAFETY: the caller's contract, and the inline version is newer than the snapshot.
+            let version = unsafe { chain.find_visible(snapshot) };
+            let version = version.unwrap_or_else(|| {
+                panic!("no version of record {:?} at snapshot {snapshot}", rec.rid)
+            });
+            version.payload().load(out);
+            return Poll::Ready(Ok(version.ts()));
+        }
+        if seen & LOCK != 0 {
+            // A committer may install a version this snapshot must see (module docs).
+            return Poll::Pending;
+        }
+        rec.payload.load(out);
+        // Acquire fence: the payload loads complete before the re-check, so an unchanged word
+        // proves no install overlapped the copy (a committer locks before installing).
+        fence(Ordering::Acquire);
+        // Relaxed: ordered by the fence above.
+        if word.load(Ordering::Relaxed) == seen {
+            return Poll::Ready(Ok(seen));
+        }
     }
+    Poll::Pending
 }
 
 impl Protocol for Si {
@@ -207,6 +228,7 @@ impl Protocol for Si {
             pool: self.versions.pool(id),
             scratch: Vec::new(),
             last_refresh: Instant::now(),
+            committed_at: 0,
         }
     }
 
@@ -295,7 +317,7 @@ impl Protocol for Si {
             let mut node = w
                 .pool
                 .take(rec.payload.len())
-                .unwrap_or_else(|e| Self::out_of_version_memory(e));
+                .unwrap_or_else(|e| out_of_version_memory(e));
             w.scratch.resize(rec.payload.len(), 0);
             node.fill(old, rec.payload, &mut w.scratch);
             meta.chain.push(node, &mut w.pool);
@@ -305,6 +327,7 @@ impl Protocol for Si {
             meta.store(c);
         }
         w.locked = 0;
+        w.committed_at = c;
         self.watermark.leave(w.id);
         Poll::Ready(Ok(()))
     }
@@ -321,5 +344,13 @@ impl Protocol for Si {
 
     fn version_stats(&self) -> Option<VersionStats> {
         Some(self.versions.stats())
+    }
+
+    fn snapshot_commit_stamp(&self, w: &SiWorker<'_>) -> Option<u64> {
+        Some(w.committed_at)
+    }
+
+    fn oldest_snapshot(&self) -> u64 {
+        self.watermark.current()
     }
 }

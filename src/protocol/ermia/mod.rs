@@ -1,0 +1,477 @@
+//! ERMIA (Kim et al., SIGMOD 2016) as CCBench runs it: snapshot isolation made serializable by
+//! the serial safety net (SSN; Wang et al., VLDB Journal 2017), on the shared version storage.
+//!
+//! Reads, writes and installs are SI's (`protocol::si`: snapshot reads, first committer wins,
+//! the old inline version pushed into the chain). SSN adds, for each committing transaction `T`
+//! with commit stamp `c(T)`:
+//!
+//! - `π(T)` (its sstamp): the smallest sstamp of the versions `T` read that were overwritten by a
+//!   transaction that committed before `T` (`c(U) < c(T)`), and `c(T)` itself;
+//! - `η(T)` (its pstamp): the largest commit stamp of a transaction that must precede `T`: the
+//!   writers of the versions `T` read and overwrote, and the committed readers of the versions
+//!   `T` overwrites;
+//!
+//! and aborts `T` when `π(T) <= η(T)` (the exclusion window: a dependency cycle through `T`
+//! would need a predecessor stamped after a successor). After committing, `T` stamps what it
+//! read with `c(T)` (pstamp) and the versions it overwrote with `π(T)` (sstamp).
+//!
+//! # Parallel commit
+//!
+//! Committers do not serialise: each learns of the others through records and the transaction
+//! table (`table.rs`), and waits (`Pending`) only for a transaction with a smaller commit stamp
+//! whose outcome it needs, so waits cannot form a cycle.
+//!
+//! - A reader `R` registers in the record's reader bitmap when it reads (cleared when it
+//!   finishes, after raising the record's pstamp to `c(R)` if it committed).
+//! - An overwriter `U` marks each record it locked with its [`table::Marker`] in the record's
+//!   sstamp word, before drawing `c(U)`; then scans the readers of each record it overwrites.
+//! - `R` and `U` each store (bitmap bit; marker) before loading the other's word (marker;
+//!   bitmap), all `SeqCst`, so at least one sees the other (Dekker). If `c(R) < c(U)`, `U` needs
+//!   `R`: `R` registered before drawing `c(R)`, so `U`'s scan after drawing `c(U)` finds it (or
+//!   finds it gone, its pstamp already raised). If `c(U) < c(R)`, `R` needs `U`: `U` marked
+//!   before drawing `c(U)`, so `R` finds the marker (or `U`'s installed version, whose chain node
+//!   carries `π(U)` and `c(U)`).
+//! - A transaction about to draw its stamp first says so in the table (`Committing` with stamp
+//!   0); an observer that finds it so waits, and one that finds it still `Active` knows its stamp
+//!   will be larger than the observer's own.
+//!
+//! Record-level simplifications (all conservative: they can only add aborts, never miss an
+//! edge): the reader bitmap and the pstamp are per record, not per version, so an overwriter
+//! also counts readers of older versions of the record.
+//!
+//! At most [`MAX_ERMIA_WORKERS`] workers (one bitmap word per record).
+
+mod table;
+#[cfg(test)]
+mod tests;
+
+#[cfg(test)]
+use super::mutants::Mutant;
+use super::si::{LOCK, out_of_version_memory, snapshot_read};
+use super::{
+    Abort, AttemptStart, InstallLog, OpResult, Protocol, ProtocolOptions, ReadSet, WriteKind,
+    WriteSet,
+};
+use crate::storage::Record;
+use crate::storage::versions::{VersionChain, VersionPool, VersionStats, VersionStore, Watermark};
+use crossbeam_utils::CachePadded;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::task::Poll;
+use std::time::{Duration, Instant};
+use table::{Marker, Phase, Seen, TxnTable};
+
+/// Most workers ERMIA runs with: the reader bitmap of a record is one word.
+pub const MAX_ERMIA_WORKERS: usize = 64;
+
+/// How many times a commit re-reads a record whose overwriter finished under it before yielding.
+const RETRIES: usize = 8;
+
+/// Per-record metadata.
+#[derive(Default)]
+pub struct ErmiaMeta {
+    /// `LOCK | timestamp of the inline version` (as SI's word).
+    word: AtomicU64,
+    /// Older versions, each with the stamps its overwriter left.
+    chain: VersionChain<Stamps>,
+    /// The largest commit stamp of a committed reader or writer of the record.
+    pstamp: AtomicU64,
+    /// 0, or the [`Marker`] of the transaction overwriting the inline version.
+    sstamp: AtomicU64,
+    /// Workers that read the record in their current transaction (bit per worker).
+    readers: AtomicU64,
+}
+
+/// What an overwriter leaves on the version it overwrote.
+#[derive(Default)]
+pub struct Stamps {
+    /// `π` of the overwriter.
+    sstamp: AtomicU64,
+    /// Commit stamp of the overwriter.
+    successor: AtomicU64,
+}
+
+/// ERMIA: the commit clock, the transaction table, the watermark and the version store.
+pub struct Ermia {
+    /// Snapshots and commit stamps (a global counter, as SI demands).
+    clock: CachePadded<AtomicU64>,
+    table: TxnTable,
+    watermark: Watermark,
+    versions: VersionStore<Stamps>,
+    #[cfg(test)]
+    mutant: Mutant,
+}
+
+/// Too many workers for ERMIA's reader bitmaps.
+#[derive(Debug, Clone, thiserror::Error)]
+#[error("ermia supports at most {MAX_ERMIA_WORKERS} workers, asked for {0}")]
+pub struct TooManyWorkers(pub usize);
+
+impl Ermia {
+    /// ERMIA for `opts.threads` workers (at most [`MAX_ERMIA_WORKERS`]).
+    pub fn new(opts: &ProtocolOptions) -> Result<Self, TooManyWorkers> {
+        if opts.threads > MAX_ERMIA_WORKERS {
+            return Err(TooManyWorkers(opts.threads));
+        }
+        Ok(Ermia {
+            clock: CachePadded::new(AtomicU64::new(0)),
+            table: TxnTable::new(opts.threads),
+            watermark: Watermark::new(opts.threads, Duration::from_micros(opts.mv.gc_interval_us)),
+            versions: VersionStore::new(
+                opts.threads,
+                opts.mv.version_memory_bytes,
+                opts.mv.version_reuse,
+            ),
+            #[cfg(test)]
+            mutant: Mutant::None,
+        })
+    }
+
+    /// The same protocol with a deliberate bug (`protocol::mutants`).
+    #[cfg(test)]
+    pub(crate) fn with_mutant(mut self, mutant: Mutant) -> Self {
+        self.mutant = mutant;
+        self
+    }
+}
+
+/// An ERMIA worker's state.
+pub struct ErmiaWorker<'db> {
+    id: usize,
+    /// This worker's bit in reader bitmaps.
+    bit: u64,
+    /// The serial of the current transaction (its markers name it).
+    serial: u64,
+    snapshot: u64,
+    /// Records read, with the timestamp of the version read.
+    reads: ReadSet<'db, ErmiaMeta, u64>,
+    /// Buffered writes, with the record word seen when locked.
+    writes: WriteSet<'db, ErmiaMeta, u64>,
+    /// Commit progress: the first `locked` writes are locked and marked.
+    locked: usize,
+    /// The commit stamp, 0 until drawn.
+    stamp: u64,
+    pool: VersionPool<'db, Stamps>,
+    scratch: Vec<u8>,
+    last_refresh: Instant,
+}
+
+impl Ermia {
+    /// `π` contribution of the version (timestamp `ts`) of `rec` that `w` read: the sstamp of
+    /// its overwriter if that committed before `c`; `Pending` while an overwriter that may have
+    /// a smaller stamp has not decided.
+    fn overwriter_pi(
+        &self,
+        w: &ErmiaWorker<'_>,
+        rec: Record<'_, ErmiaMeta>,
+        ts: u64,
+        c: u64,
+    ) -> Poll<Option<u64>> {
+        let meta = rec.meta();
+        for _ in 0..RETRIES {
+            // SeqCst (the three loads): the Dekker argument in the module docs.
+            let before = meta.word.load(Ordering::SeqCst);
+            if before & !LOCK != ts {
+                // Overwritten and installed: the chain node carries the overwriter's stamps.
+                // SAFETY: `w.snapshot` is registered with the watermark every collect uses, and
+                // `ts` is the version `w` read at that snapshot (the newest at or below it), so
+                // collects keep it; the inline version is newer (its timestamp is not `ts`).
+                let v = unsafe { meta.chain.find_visible(ts) };
+                let v = v.filter(|v| v.ts() == ts).unwrap_or_else(|| {
+                    panic!("ERMIA: version {ts} of record {:?} is gone", rec.rid)
+                });
+                // Relaxed: written before the node's publication, which the walk acquired.
+                let successor = v.meta.successor.load(Ordering::Relaxed);
+                return Poll::Ready((successor < c).then(|| v.meta.sstamp.load(Ordering::Relaxed)));
+            }
+            let sstamp = meta.sstamp.load(Ordering::SeqCst);
+            if meta.word.load(Ordering::SeqCst) != before {
+                continue;
+            }
+            let Some(marker) = Marker::decode(sstamp) else {
+                return Poll::Ready(None);
+            };
+            if marker.worker() == w.id {
+                return Poll::Ready(None); // our own overwrite
+            }
+            match self.table.seen(marker) {
+                Seen::Gone => continue,
+                Seen::Now(state, pi) => {
+                    return match state.phase() {
+                        Phase::Active | Phase::Aborted => Poll::Ready(None),
+                        Phase::Committing if state.stamp() == 0 || state.stamp() < c => {
+                            Poll::Pending
+                        }
+                        Phase::Committing => Poll::Ready(None),
+                        Phase::Committed => Poll::Ready((state.stamp() < c).then_some(pi)),
+                    };
+                }
+            }
+        }
+        Poll::Pending
+    }
+
+    /// `η` contribution of the committed readers of `rec`, which `w` overwrites; `Pending` while
+    /// a reader that may have a smaller stamp has not decided.
+    fn readers_eta(&self, w: &ErmiaWorker<'_>, rec: Record<'_, ErmiaMeta>, c: u64) -> Poll<u64> {
+        let meta = rec.meta();
+        let mut eta = 0;
+        // SeqCst: the Dekker argument in the module docs.
+        let mut readers = meta.readers.load(Ordering::SeqCst) & !w.bit;
+        while readers != 0 {
+            let r = readers.trailing_zeros() as usize;
+            readers &= readers - 1;
+            let state = self.table.state_of(r);
+            match state.phase() {
+                Phase::Committing if state.stamp() == 0 || state.stamp() < c => {
+                    return Poll::Pending;
+                }
+                Phase::Committed if state.stamp() < c => eta = eta.max(state.stamp()),
+                _ => {}
+            }
+        }
+        // SeqCst: after the bitmap; a reader gone from it raised the pstamp before leaving.
+        Poll::Ready(eta.max(meta.pstamp.load(Ordering::SeqCst)))
+    }
+
+    /// Clears this worker's reader bits and, when it committed with `stamp`, raises the pstamp of
+    /// what it read first.
+    fn leave_readers(&self, w: &ErmiaWorker<'_>, stamp: Option<u64>) {
+        for (rec, _) in w.reads.iter() {
+            let meta = rec.meta();
+            if let Some(c) = stamp {
+                // SeqCst: before the bit's clearing, which overwriters load before the pstamp.
+                meta.pstamp.fetch_max(c, Ordering::SeqCst);
+            }
+            // SeqCst: see above.
+            meta.readers.fetch_and(!w.bit, Ordering::SeqCst);
+        }
+    }
+
+    /// Undoes what commit's first phase did to the first `w.locked` writes.
+    fn release_writes(&self, w: &mut ErmiaWorker<'_>) {
+        for e in &w.writes.entries()[..w.locked] {
+            let meta = e.rec.meta();
+            // SeqCst: the marker goes before the lock (observers re-check the word).
+            meta.sstamp.store(0, Ordering::SeqCst);
+            // Release: restores the word seen at lock time (nothing was installed).
+            meta.word.store(e.state, Ordering::Release);
+        }
+        w.locked = 0;
+    }
+}
+
+impl Protocol for Ermia {
+    type RecordMeta = ErmiaMeta;
+    type Worker<'db> = ErmiaWorker<'db>;
+
+    fn new_worker<'db>(&'db self, id: usize) -> ErmiaWorker<'db> {
+        ErmiaWorker {
+            id,
+            bit: 1 << id,
+            serial: 0,
+            snapshot: 0,
+            reads: ReadSet::default(),
+            writes: WriteSet::default(),
+            locked: 0,
+            stamp: 0,
+            pool: self.versions.pool(id),
+            scratch: Vec::new(),
+            last_refresh: Instant::now(),
+        }
+    }
+
+    fn begin(&self, w: &mut ErmiaWorker<'_>, _start: AttemptStart) {
+        w.reads.clear();
+        w.writes.clear();
+        w.locked = 0;
+        w.stamp = 0;
+        w.serial = self.table.begin(w.id);
+        w.snapshot = self.watermark.enter(w.id, &self.clock);
+        w.last_refresh = self.watermark.maybe_refresh(&self.clock, w.last_refresh);
+    }
+
+    #[inline]
+    fn read<'db>(
+        &self,
+        w: &mut ErmiaWorker<'db>,
+        rec: Record<'db, ErmiaMeta>,
+        out: &mut [u8],
+    ) -> OpResult {
+        if w.writes.read_own(&rec, out) {
+            return Poll::Ready(Ok(()));
+        }
+        let meta = rec.meta();
+        // Relaxed: our own bit, only we set and clear it.
+        if meta.readers.load(Ordering::Relaxed) & w.bit == 0 {
+            // SeqCst: the Dekker argument in the module docs.
+            meta.readers.fetch_or(w.bit, Ordering::SeqCst);
+        }
+        // SAFETY: `w.snapshot` is registered with `self.watermark` (begin), which every collect
+        // of this chain uses.
+        match unsafe { snapshot_read(&meta.word, &meta.chain, rec, w.snapshot, out) } {
+            Poll::Ready(Ok(ts)) => {
+                w.reads.push(rec, ts);
+                Poll::Ready(Ok(()))
+            }
+            Poll::Ready(Err(e)) => Poll::Ready(Err(e)),
+            Poll::Pending => Poll::Pending,
+        }
+    }
+
+    /// A snapshot read without the reader registration or the read-set entry: committed data,
+    /// not protected by SSN.
+    #[inline]
+    fn read_committed<'db>(
+        &self,
+        w: &mut ErmiaWorker<'db>,
+        rec: Record<'db, ErmiaMeta>,
+        out: &mut [u8],
+    ) -> OpResult {
+        if w.writes.read_own(&rec, out) {
+            return Poll::Ready(Ok(()));
+        }
+        let meta = rec.meta();
+        // SAFETY: as in `read`.
+        unsafe { snapshot_read(&meta.word, &meta.chain, rec, w.snapshot, out) }
+            .map(|r| r.map(|_| ()))
+    }
+
+    #[inline]
+    fn write<'db>(
+        &self,
+        w: &mut ErmiaWorker<'db>,
+        rec: Record<'db, ErmiaMeta>,
+        data: &[u8],
+        kind: WriteKind,
+    ) -> OpResult {
+        w.writes.put(rec, kind, data, 0);
+        Poll::Ready(Ok(()))
+    }
+
+    fn commit(&self, w: &mut ErmiaWorker<'_>) -> OpResult {
+        if w.stamp == 0 {
+            // Lock and mark the write set (first committer wins, as SI).
+            if w.locked == 0 {
+                w.writes.sort_by_record();
+            }
+            let marker = Marker::new(w.id, w.serial);
+            while w.locked < w.writes.len() {
+                let meta = w.writes.entries()[w.locked].rec.meta();
+                let seen = meta.word.load(Ordering::Acquire);
+                // Acquire on success: our installs follow the previous holder's.
+                if seen & LOCK != 0
+                    || meta
+                        .word
+                        .compare_exchange(seen, seen | LOCK, Ordering::Acquire, Ordering::Relaxed)
+                        .is_err()
+                {
+                    return Poll::Ready(Err(Abort::LockConflict));
+                }
+                w.writes.entries_mut()[w.locked].state = seen;
+                w.locked += 1;
+                if seen > w.snapshot {
+                    return Poll::Ready(Err(Abort::WriteWriteConflict));
+                }
+                // SeqCst: before drawing the stamp (module docs).
+                meta.sstamp.store(marker.0, Ordering::SeqCst);
+            }
+            self.table.committing(w.id, 0);
+            // SeqCst: one order of stamps, snapshots, markers and table states.
+            w.stamp = self.clock.fetch_add(1, Ordering::SeqCst) + 1;
+            self.table.committing(w.id, w.stamp);
+        }
+        let c = w.stamp;
+
+        // The exclusion window test.
+        let (mut pi, mut eta) = (c, 0u64);
+        for (rec, ts) in w.reads.iter() {
+            eta = eta.max(*ts);
+            #[cfg(test)]
+            if self.mutant == Mutant::ErmiaIgnoreOverwriters {
+                continue;
+            }
+            match self.overwriter_pi(w, *rec, *ts, c) {
+                Poll::Ready(Some(p)) => pi = pi.min(p),
+                Poll::Ready(None) => {}
+                Poll::Pending => return Poll::Pending,
+            }
+        }
+        for e in w.writes.entries() {
+            eta = eta.max(e.state & !LOCK);
+            #[cfg(test)]
+            if self.mutant == Mutant::ErmiaIgnoreReaders {
+                continue;
+            }
+            match self.readers_eta(w, e.rec, c) {
+                Poll::Ready(r) => eta = eta.max(r),
+                Poll::Pending => return Poll::Pending,
+            }
+        }
+        #[cfg(test)]
+        let skip = self.mutant == Mutant::ErmiaSkipExclusionCheck;
+        #[cfg(not(test))]
+        let skip = false;
+        if pi <= eta && !skip {
+            return Poll::Ready(Err(Abort::SsnExclusion));
+        }
+
+        // Committed: publish π, install, stamp what was read.
+        self.table.committed(w.id, c, pi);
+        let watermark = self.watermark.current();
+        for i in 0..w.writes.len() {
+            let (rec, old) = {
+                let e = &w.writes.entries()[i];
+                (e.rec, e.state)
+            };
+            let meta = rec.meta();
+            let mut node = w
+                .pool
+                .take(rec.payload.len())
+                .unwrap_or_else(|e| out_of_version_memory(e));
+            w.scratch.resize(rec.payload.len(), 0);
+            let stamps = node.fill(old, rec.payload, &mut w.scratch);
+            // Relaxed: published by the push's Release.
+            stamps.sstamp.store(pi, Ordering::Relaxed);
+            stamps.successor.store(c, Ordering::Relaxed);
+            meta.chain.push(node, &mut w.pool);
+            // SeqCst: the new timestamp before the marker goes (observers re-check the word).
+            meta.word.store(LOCK | c, Ordering::SeqCst);
+            w.writes.install(i);
+            // SeqCst: ordered with the readers' bitmap and pstamp accesses.
+            meta.pstamp.fetch_max(c, Ordering::SeqCst);
+            meta.sstamp.store(0, Ordering::SeqCst);
+            meta.chain.collect(c, watermark, &mut w.pool);
+            // Release: publishes the install to snapshot readers.
+            meta.word.store(c, Ordering::Release);
+        }
+        w.locked = 0;
+        self.leave_readers(w, Some(c));
+        self.watermark.leave(w.id);
+        Poll::Ready(Ok(()))
+    }
+
+    fn abort(&self, w: &mut ErmiaWorker<'_>, _why: Abort) {
+        self.release_writes(w);
+        self.table.aborted(w.id);
+        self.leave_readers(w, None);
+        w.reads.clear();
+        w.writes.clear();
+        self.watermark.leave(w.id);
+    }
+
+    fn install_log<'w>(&self, w: &'w mut ErmiaWorker<'_>) -> &'w mut InstallLog {
+        w.writes.install_log()
+    }
+
+    fn version_stats(&self) -> Option<VersionStats> {
+        Some(self.versions.stats())
+    }
+
+    fn snapshot_commit_stamp(&self, w: &ErmiaWorker<'_>) -> Option<u64> {
+        Some(w.stamp)
+    }
+
+    fn oldest_snapshot(&self) -> u64 {
+        self.watermark.current()
+    }
+}

@@ -1,0 +1,229 @@
+//! ERMIA's transaction table: one entry per worker, through which committers learn each other's
+//! commit stamps and outcomes (SSN's parallel commit, Wang et al. 2017, section 4).
+//!
+//! An entry is the state of the worker's current transaction, and a serial that names that
+//! transaction: an in-flight overwriter marks the records it locked with a [`Marker`] (worker,
+//! serial), and whoever finds the marker reads the entry and checks that the serial still names
+//! the same transaction (otherwise that transaction finished, and its record shows the outcome).
+//!
+//! State word:
+//!
+//! ```text
+//!  63 62 61                                                                  0
+//! +-----+----------------------------------------------------------------------+
+//! |phase| commit stamp (0 while active, and while committing before it is drawn) |
+//! +-----+----------------------------------------------------------------------+
+//! ```
+//!
+//! Shared words, who writes them, who reads them: every word of entry `i` is written by worker
+//! `i` only; committers of other workers read them.
+
+use crossbeam_utils::CachePadded;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+/// Where a transaction is in its life.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Phase {
+    /// Reading and writing (or between transactions): no commit stamp yet.
+    Active,
+    /// Committing: stamp drawn (or about to be, when the stamp reads 0), outcome not decided.
+    Committing,
+    /// Committed with the stamp; its π (sstamp) is published.
+    Committed,
+    /// Aborted.
+    Aborted,
+}
+
+/// A transaction's state as one word (module docs).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) struct State(u64);
+
+const PHASE_SHIFT: u32 = 62;
+const STAMP_MASK: u64 = (1 << PHASE_SHIFT) - 1;
+
+impl State {
+    fn new(phase: Phase, stamp: u64) -> Self {
+        debug_assert!(stamp <= STAMP_MASK);
+        let p = match phase {
+            Phase::Active => 0,
+            Phase::Committing => 1,
+            Phase::Committed => 2,
+            Phase::Aborted => 3,
+        };
+        State((p << PHASE_SHIFT) | stamp)
+    }
+
+    pub(super) fn phase(self) -> Phase {
+        match self.0 >> PHASE_SHIFT {
+            0 => Phase::Active,
+            1 => Phase::Committing,
+            2 => Phase::Committed,
+            _ => Phase::Aborted,
+        }
+    }
+
+    /// The commit stamp (0 when not drawn yet).
+    pub(super) fn stamp(self) -> u64 {
+        self.0 & STAMP_MASK
+    }
+}
+
+/// A record's sstamp word while an overwriter holds it: the overwriter's worker and serial.
+///
+/// ```text
+///  63  62     56 55                                                   0
+/// +---+---------+-----------------------------------------------------+
+/// | 1 | worker  | serial (low 56 bits)                                 |
+/// +---+---------+-----------------------------------------------------+
+/// ```
+/// A zero word means "not being overwritten".
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) struct Marker(pub(super) u64);
+
+const MARK: u64 = 1 << 63;
+const WORKER_SHIFT: u32 = 56;
+const SERIAL_MASK: u64 = (1 << WORKER_SHIFT) - 1;
+
+impl Marker {
+    pub(super) fn new(worker: usize, serial: u64) -> Self {
+        debug_assert!(worker < 64);
+        Marker(MARK | ((worker as u64) << WORKER_SHIFT) | (serial & SERIAL_MASK))
+    }
+
+    /// The marker in a sstamp word, if it holds one.
+    pub(super) fn decode(word: u64) -> Option<Marker> {
+        (word & MARK != 0).then_some(Marker(word))
+    }
+
+    pub(super) fn worker(self) -> usize {
+        ((self.0 & !MARK) >> WORKER_SHIFT) as usize
+    }
+
+    fn serial(self) -> u64 {
+        self.0 & SERIAL_MASK
+    }
+}
+
+/// One worker's entry.
+#[derive(Default)]
+struct Entry {
+    serial: AtomicU64,
+    state: AtomicU64,
+    /// π (sstamp) of the committed transaction, written before its state says `Committed`.
+    pi: AtomicU64,
+}
+
+/// The table.
+pub(super) struct TxnTable {
+    entries: Box<[CachePadded<Entry>]>,
+}
+
+/// What a marker's transaction looks like now.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Seen {
+    /// The marker's transaction has finished: look at the record again.
+    Gone,
+    /// Its state, and its π when committed.
+    Now(State, u64),
+}
+
+impl TxnTable {
+    pub(super) fn new(workers: usize) -> Self {
+        TxnTable {
+            entries: (0..workers.max(1))
+                .map(|_| CachePadded::new(Entry::default()))
+                .collect(),
+        }
+    }
+
+    /// Worker `id` starts a transaction: a new serial first, then the state (observers that
+    /// read the old serial before and after the state load never see the new state).
+    pub(super) fn begin(&self, id: usize) -> u64 {
+        let e = &self.entries[id];
+        // SeqCst (both): observers' serial-state-serial loads rely on one total order.
+        let serial = e.serial.fetch_add(1, Ordering::SeqCst) + 1;
+        e.state
+            .store(State::new(Phase::Active, 0).0, Ordering::SeqCst);
+        serial
+    }
+
+    /// Worker `id` enters commit before drawing its stamp (stamp 0: observers wait), so an
+    /// observer that sees it still active knows its stamp will be larger than the observer's.
+    pub(super) fn committing(&self, id: usize, stamp: u64) {
+        // SeqCst: ordered against the commit clock's fetch_add and other committers' loads.
+        self.entries[id]
+            .state
+            .store(State::new(Phase::Committing, stamp).0, Ordering::SeqCst);
+    }
+
+    /// Worker `id` committed with `stamp` and π `pi`.
+    pub(super) fn committed(&self, id: usize, stamp: u64, pi: u64) {
+        let e = &self.entries[id];
+        // Relaxed: published by the state store below.
+        e.pi.store(pi, Ordering::Relaxed);
+        // SeqCst (a Release would do for `pi`): one order with the other state words.
+        e.state
+            .store(State::new(Phase::Committed, stamp).0, Ordering::SeqCst);
+    }
+
+    /// Worker `id` aborted.
+    pub(super) fn aborted(&self, id: usize) {
+        // SeqCst: as the other state stores.
+        self.entries[id]
+            .state
+            .store(State::new(Phase::Aborted, 0).0, Ordering::SeqCst);
+    }
+
+    /// The state of the transaction `marker` names.
+    pub(super) fn seen(&self, marker: Marker) -> Seen {
+        let e = &self.entries[marker.worker()];
+        // SeqCst: see `begin`.
+        let before = e.serial.load(Ordering::SeqCst) & SERIAL_MASK;
+        let state = State(e.state.load(Ordering::SeqCst));
+        // Relaxed: `pi` is written before the Committed state that was just loaded (SeqCst).
+        let pi = e.pi.load(Ordering::Relaxed);
+        let after = e.serial.load(Ordering::SeqCst) & SERIAL_MASK;
+        if before != marker.serial() || after != marker.serial() {
+            return Seen::Gone;
+        }
+        Seen::Now(state, pi)
+    }
+
+    /// The state of worker `id`'s current transaction (reader bitmaps name workers, not
+    /// transactions: module docs of `ermia`).
+    pub(super) fn state_of(&self, id: usize) -> State {
+        // SeqCst: ordered after the observer's own stamp draw and bitmap load.
+        State(self.entries[id].state.load(Ordering::SeqCst))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn words_round_trip() {
+        let s = State::new(Phase::Committed, 12345);
+        assert_eq!((s.phase(), s.stamp()), (Phase::Committed, 12345));
+        let m = Marker::new(63, 7);
+        assert_eq!(Marker::decode(m.0), Some(m));
+        assert_eq!(m.worker(), 63);
+        assert_eq!(Marker::decode(0), None);
+    }
+
+    #[test]
+    fn a_marker_of_a_finished_transaction_is_gone() {
+        let t = TxnTable::new(2);
+        let serial = t.begin(1);
+        let m = Marker::new(1, serial);
+        t.committing(1, 5);
+        match t.seen(m) {
+            Seen::Now(s, _) => assert_eq!((s.phase(), s.stamp()), (Phase::Committing, 5)),
+            Seen::Gone => panic!("still running"),
+        }
+        t.committed(1, 5, 4);
+        assert_eq!(t.seen(m), Seen::Now(State::new(Phase::Committed, 5), 4));
+        t.begin(1);
+        assert_eq!(t.seen(m), Seen::Gone);
+    }
+}

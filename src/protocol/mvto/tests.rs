@@ -1,0 +1,116 @@
+//! MVTO's own tests: timestamp order at commit, snapshot reads at the transaction's timestamp.
+
+use super::*;
+use crate::storage::{RecordId, Table, TableSpec};
+
+fn setup(mutant: Mutant) -> (Mvto, Table<MvtoMeta>) {
+    let mut opts = ProtocolOptions {
+        threads: 2,
+        ..Default::default()
+    };
+    opts.mv.gc_interval_us = 0;
+    let t = Table::new(TableSpec {
+        name: "t".into(),
+        records: 4,
+        payload_bytes: 8,
+    });
+    (Mvto::new(&opts).with_mutant(mutant), t)
+}
+
+fn ready(r: OpResult) -> Result<(), Abort> {
+    match r {
+        Poll::Ready(r) => r,
+        Poll::Pending => panic!("unexpected Pending"),
+    }
+}
+
+/// An older transaction may not overwrite a version a younger one read.
+fn older_writer_after_younger_reader(m: &Mvto, t: &Table<MvtoMeta>) -> Result<(), Abort> {
+    let x = t.get(RecordId(0)).unwrap();
+    let mut old = m.new_worker(0);
+    let mut young = m.new_worker(1);
+    m.begin(&mut old, AttemptStart::FIRST);
+    m.begin(&mut young, AttemptStart::FIRST);
+    let mut out = [0u8; 8];
+    ready(m.read(&mut young, x, &mut out)).unwrap();
+    ready(m.commit(&mut young)).unwrap();
+    ready(m.write(&mut old, x, &1u64.to_le_bytes(), WriteKind::Blind)).unwrap();
+    ready(m.commit(&mut old))
+}
+
+#[test]
+fn a_younger_read_stops_an_older_write() {
+    let (m, t) = setup(Mutant::None);
+    assert_eq!(
+        older_writer_after_younger_reader(&m, &t),
+        Err(Abort::TimestampOrder)
+    );
+    for mutant in [Mutant::MvtoSkipReadTimestamp, Mutant::MvtoSkipWriteCheck] {
+        let (m, t) = setup(mutant);
+        assert_eq!(
+            older_writer_after_younger_reader(&m, &t),
+            Ok(()),
+            "{mutant:?}"
+        );
+    }
+}
+
+#[test]
+fn an_older_reader_sees_the_version_before_a_younger_write() {
+    let (m, t) = setup(Mutant::None);
+    let x = t.get(RecordId(0)).unwrap();
+    let mut old = m.new_worker(0);
+    let mut young = m.new_worker(1);
+    m.begin(&mut old, AttemptStart::FIRST);
+    m.begin(&mut young, AttemptStart::FIRST);
+    ready(m.write(&mut young, x, &7u64.to_le_bytes(), WriteKind::Blind)).unwrap();
+    ready(m.commit(&mut young)).unwrap();
+    let mut out = [0u8; 8];
+    ready(m.read(&mut old, x, &mut out)).unwrap();
+    assert_eq!(u64::from_le_bytes(out), 0);
+    ready(m.commit(&mut old)).unwrap();
+    // The older transaction may not write it now: the newest version is younger.
+    m.begin(&mut old, AttemptStart::FIRST);
+    m.begin(&mut young, AttemptStart::FIRST);
+    ready(m.write(&mut young, x, &8u64.to_le_bytes(), WriteKind::Blind)).unwrap();
+    ready(m.commit(&mut young)).unwrap();
+    ready(m.write(&mut old, x, &9u64.to_le_bytes(), WriteKind::Blind)).unwrap();
+    assert_eq!(ready(m.commit(&mut old)), Err(Abort::TimestampOrder));
+    m.abort(&mut old, Abort::TimestampOrder);
+}
+
+#[test]
+fn aggressive_gc_aborts_a_reader_whose_version_is_gone() {
+    let mut opts = ProtocolOptions {
+        threads: 2,
+        ..Default::default()
+    };
+    opts.mv.aggressive_gc = true;
+    let m = Mvto::new(&opts);
+    let t: Table<MvtoMeta> = Table::new(TableSpec {
+        name: "t".into(),
+        records: 1,
+        payload_bytes: 8,
+    });
+    let x = t.get(RecordId(0)).unwrap();
+    let mut old = m.new_worker(0);
+    let mut young = m.new_worker(1);
+    m.begin(&mut old, AttemptStart::FIRST);
+    let mut out = [0u8; 8];
+    // One write: the reader's version is the one older version kept.
+    m.begin(&mut young, AttemptStart::FIRST);
+    ready(m.write(&mut young, x, &1u64.to_le_bytes(), WriteKind::Blind)).unwrap();
+    ready(m.commit(&mut young)).unwrap();
+    ready(m.read(&mut old, x, &mut out)).unwrap();
+    assert_eq!(u64::from_le_bytes(out), 0);
+    // A second write frees it although the reader is still active.
+    m.begin(&mut young, AttemptStart::FIRST);
+    ready(m.write(&mut young, x, &2u64.to_le_bytes(), WriteKind::Blind)).unwrap();
+    ready(m.commit(&mut young)).unwrap();
+    assert_eq!(
+        ready(m.read(&mut old, x, &mut out)),
+        Err(Abort::VersionCollected)
+    );
+    m.abort(&mut old, Abort::VersionCollected);
+    assert_eq!(m.version_stats().unwrap().live_versions, 1);
+}
