@@ -205,4 +205,23 @@ pub struct RunArgs {
     /// Do not pin worker threads to cores.
     #[arg(long)]
     pub no_pin: bool,
+
+    // ---- execution model (issue 11) ----
+    /// Execution model: thread (one transaction in flight per thread) or coro (SGPM coroutines:
+    /// up to --queue transactions in flight per thread, switching on conflict or completion).
+    #[arg(long, value_enum, default_value_t = ExecutorArg::Thread)]
+    pub executor: ExecutorArg,
+    /// --executor coro: transactions in flight per thread, Q >= 1 (default 1). Every in-flight
+    /// transaction is a protocol worker: threads x Q must fit the protocols' worker limits.
+    #[arg(long)]
+    pub queue: Option<usize>,
+}
+
+/// `--executor`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ExecutorArg {
+    /// Worker threads running one transaction each, in place.
+    Thread,
+    /// SGPM coroutines: each thread keeps up to --queue transactions in flight.
+    Coro,
 }

@@ -4,6 +4,7 @@ use super::cli::{LockWaitArg, MoccLockArg, MoccTemperatureArg, PlorPriorityArg, 
 use super::memory::{self, AvailableMemory, MemoryBudget, round_down};
 use super::presets::{WORKLOADS, preset};
 use super::{ConfigError, ExecConfig, MAX_PAYLOAD, MAX_THREADS, RunConfig};
+use super::{Executor, ExecutorArg, MAX_QUEUE, MAX_WORKERS};
 use crate::protocol::plor::MAX_PLOR_WORKERS;
 use crate::protocol::twopl::MAX_WAITING_2PL_THREADS;
 use crate::protocol::{
@@ -27,6 +28,26 @@ pub(super) fn out_of_range(
         param,
         value: value.to_string(),
         allowed: allowed.into(),
+    }
+}
+
+/// The error for a run whose workers (threads, or threads x queue under the coroutine executor)
+/// exceed what `protocol` can name.
+fn worker_limit(executor: Executor, threads: usize, max: usize, protocol: &str) -> ConfigError {
+    match executor {
+        Executor::Thread => out_of_range(
+            "threads",
+            threads,
+            format!("1 <= threads <= {max} with protocol {protocol}"),
+        ),
+        Executor::Coro { queue } => out_of_range(
+            "queue",
+            queue,
+            format!(
+                "1 <= threads x queue <= {max} with protocol {protocol} (every in-flight \
+                 transaction is a worker; threads {threads})"
+            ),
+        ),
     }
 }
 
@@ -135,7 +156,11 @@ impl RunArgs {
                 needs: "check",
             });
         }
-        let options = self.protocol_options(threads)?;
+        let executor = self.executor(threads)?;
+        // Every in-flight transaction is a protocol worker (its own id, timestamp, lock bits).
+        let workers = executor.workers(threads);
+        let options = self.protocol_options(workers)?;
+        // Per thread: its stack and statistics (coroutines share their thread's).
         let budget = MemoryBudget::new(available, threads)?;
         // A checked run's rows carry a stamp: the same stride as metadata larger by the stamp
         // (both are rounded to words before the record is rounded to a cache line).
@@ -151,7 +176,7 @@ impl RunArgs {
         let workload = match self.workload.as_str() {
             "ycsb" => WorkloadConfig::Ycsb(self.ycsb_config(&fit)?),
             "long-scan" => WorkloadConfig::LongScan(self.long_scan_config(&fit)?),
-            "tpcc" => WorkloadConfig::Tpcc(self.tpcc_config(duration + warmup, threads, &fit)?),
+            "tpcc" => WorkloadConfig::Tpcc(self.tpcc_config(duration + warmup, workers, &fit)?),
             other => {
                 return Err(ConfigError::UnknownName {
                     param: "workload",
@@ -171,24 +196,21 @@ impl RunArgs {
             0
         };
 
-        if threads > MAX_WAITING_2PL_THREADS {
+        if workers > MAX_WAITING_2PL_THREADS {
             if let Some(p) = protocols
                 .iter()
                 .find(|p| matches!(p, ProtocolKind::WaitDie | ProtocolKind::WoundWait))
             {
-                return Err(out_of_range(
-                    "threads",
+                return Err(worker_limit(
+                    executor,
                     threads,
-                    format!("1 <= threads <= {MAX_WAITING_2PL_THREADS} with protocol {p}"),
+                    MAX_WAITING_2PL_THREADS,
+                    p.name(),
                 ));
             }
         }
-        if threads > MAX_PLOR_WORKERS && protocols.contains(&ProtocolKind::Plor) {
-            return Err(out_of_range(
-                "threads",
-                threads,
-                format!("1 <= threads <= {MAX_PLOR_WORKERS} with protocol plor"),
-            ));
+        if workers > MAX_PLOR_WORKERS && protocols.contains(&ProtocolKind::Plor) {
+            return Err(worker_limit(executor, threads, MAX_PLOR_WORKERS, "plor"));
         }
         if self.read_phase_extension > 1_000_000_000 {
             return Err(out_of_range(
@@ -219,7 +241,45 @@ impl RunArgs {
             check: self.check,
             repeat: self.repeat,
             format: self.format,
+            executor,
         })
+    }
+
+    /// `--executor` and `--queue`: Q in range, only with the coroutine executor, and threads x Q
+    /// within [`MAX_WORKERS`].
+    fn executor(&self, threads: usize) -> Result<Executor, ConfigError> {
+        match self.executor {
+            ExecutorArg::Thread => {
+                if self.queue.is_some() {
+                    return Err(ConfigError::NeedsFlag {
+                        param: "queue",
+                        needs: "executor coro",
+                    });
+                }
+                Ok(Executor::Thread)
+            }
+            ExecutorArg::Coro => {
+                let queue = self.queue.unwrap_or(1);
+                if queue == 0 || queue > MAX_QUEUE {
+                    return Err(out_of_range(
+                        "queue",
+                        queue,
+                        format!("1 <= queue <= {MAX_QUEUE}"),
+                    ));
+                }
+                if threads * queue > MAX_WORKERS {
+                    return Err(out_of_range(
+                        "queue",
+                        queue,
+                        format!(
+                            "1 <= threads x queue <= {MAX_WORKERS} (in-flight transactions; \
+                             threads {threads})"
+                        ),
+                    ));
+                }
+                Ok(Executor::Coro { queue })
+            }
+        }
     }
 
     /// The protocol options, each within its range.
@@ -607,6 +667,72 @@ mod tests {
         for (flags, param) in cases {
             let err = args(flags).expect_err("must be rejected").to_string();
             assert!(err.contains(param), "{flags:?}: {err}");
+        }
+    }
+
+    #[test]
+    fn executor_and_queue_are_validated() {
+        let c = args(&[
+            "--executor",
+            "coro",
+            "--queue",
+            "4",
+            "-t",
+            "2",
+            "-p",
+            "silo",
+        ])
+        .unwrap();
+        assert_eq!(c.executor, Executor::Coro { queue: 4 });
+        assert_eq!(
+            c.options.threads, 8,
+            "every in-flight transaction is a worker"
+        );
+        assert_eq!(c.exec.threads, 2);
+        assert_eq!(args(&[]).unwrap().executor, Executor::Thread);
+        let cases: &[(&[&str], &str)] = &[
+            (
+                &["--queue", "2"],
+                "--queue applies only with --executor coro",
+            ),
+            (
+                &["--executor", "coro", "--queue", "0"],
+                "1 <= queue <= 1024",
+            ),
+            (
+                &["--executor", "coro", "-t", "2", "--queue", "1024"],
+                "1 <= threads x queue <= 1024",
+            ),
+            (
+                &[
+                    "--executor",
+                    "coro",
+                    "-p",
+                    "wound_wait",
+                    "-t",
+                    "2",
+                    "--queue",
+                    "33",
+                ],
+                "invalid value '33' for --queue: allowed 1 <= threads x queue <= 64 with protocol wound_wait",
+            ),
+            (
+                &[
+                    "--executor",
+                    "coro",
+                    "-p",
+                    "plor",
+                    "-t",
+                    "2",
+                    "--queue",
+                    "64",
+                ],
+                "threads x queue <= 127 with protocol plor",
+            ),
+        ];
+        for (flags, msg) in cases {
+            let err = args(flags).expect_err("must be rejected").to_string();
+            assert!(err.contains(msg), "{flags:?}: {err}");
         }
     }
 

@@ -89,6 +89,15 @@ pub struct RunReport {
     /// slots); empty when all went as configured.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub warnings: Vec<String>,
+    /// The execution model: `thread` or `coro` (`--executor`).
+    pub executor: &'static str,
+    /// Transactions in flight per thread (`--queue`; 1 under the thread executor).
+    pub queue: usize,
+    /// SGPM scheduling signals counted during measure, by name (`ag`: an operation waited and
+    /// the coroutine switched; `rr`, `sf`, `ml`, `nb`: what a retried abort did; `nt`: a
+    /// transaction aborted for good). Counted by the coroutine executor only; empty under the
+    /// thread executor.
+    pub signals: BTreeMap<&'static str, u64>,
 }
 
 /// Serialises `check` as the [`CheckReport`]'s fields preceded by `passed`, the verdict
@@ -230,6 +239,15 @@ impl RunReport {
             machine: machine.clone(),
             check,
             warnings: Vec::new(),
+            executor: cfg.executor.name(),
+            queue: cfg.executor.queue(),
+            signals: match cfg.executor {
+                crate::config::Executor::Thread => BTreeMap::new(),
+                crate::config::Executor::Coro { .. } => crate::protocol::signal::Signal::ALL
+                    .iter()
+                    .map(|s| (s.name(), merged.signals[s.index()]))
+                    .collect(),
+            },
         }
     }
 
@@ -262,6 +280,8 @@ pub const CSV_COLUMNS: &[&str] = &[
     "check_consistency_violations",
     "check_passed",
     "config",
+    "executor",
+    "queue",
 ];
 
 /// Writes reports as CSV with a header row. The `check_*` cells are empty for a run without
@@ -297,6 +317,8 @@ pub fn write_csv(out: impl Write, reports: &[RunReport]) -> csv::Result<()> {
             check(|c| c.consistency_violations.map(|n| n.to_string())),
             check(|c| Some(c.is_serializable().to_string())),
             r.config.to_string(),
+            r.executor.to_string(),
+            r.queue.to_string(),
         ])?;
     }
     w.flush()?;

@@ -39,6 +39,7 @@ pub(crate) mod mutants;
 pub mod nocc;
 mod options;
 pub mod plor;
+pub mod signal;
 pub mod silo;
 pub mod tictoc;
 pub mod twopl;
@@ -175,6 +176,14 @@ pub trait Protocol: Send + Sync + Sized + 'static {
     /// The log the worker's installs are recorded in (check mode; module docs): the write set's
     /// ([`WriteSet::install_log`]) for every protocol that installs through [`WriteSet::install`].
     fn install_log<'w>(&self, w: &'w mut Self::Worker<'_>) -> &'w mut InstallLog;
+
+    /// What a coroutine executor does with a transaction whose attempt aborted for `why`
+    /// (SGPM's table 1; `Pending` is always [`Signal::Ag`](signal::Signal::Ag)). The default maps
+    /// the abort reason ([`Signal::for_abort`](signal::Signal::for_abort)); a protocol whose
+    /// scheduling differs (batches, deterministic order) overrides it.
+    fn signal(&self, why: Abort) -> signal::Signal {
+        signal::Signal::for_abort(why)
+    }
 }
 
 impl ProtocolKind {

@@ -180,6 +180,7 @@ fn run(proto: Proto, mutant: Mutant, load: Load, threads: usize, seed: u64) -> C
         check: true,
         repeat: 1,
         format: Format::Table,
+        executor: crate::config::Executor::Thread,
     };
     let machine = MachineInfo::detect();
     let o = &cfg.options;
