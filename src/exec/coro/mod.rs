@@ -43,6 +43,7 @@ use std::pin::Pin;
 use std::sync::Barrier;
 use std::sync::atomic::AtomicU8;
 use std::task::{Context, Waker};
+use std::time::{Duration, Instant};
 
 /// Runs `workload` on `protocol` over `db` with `cfg.threads` threads of `queue` coroutines each
 /// (`queue * cfg.threads` protocol workers; the protocol must have been built for that many).
@@ -88,6 +89,7 @@ pub fn run_coro<P: Protocol, W: Workload>(
                         attempts_ended: &attempts_ended,
                         commits: &commits,
                         thread,
+                        queue_len: queue,
                     };
                     let mut txs: Vec<Txn<'_, P>> = (0..queue)
                         .map(|k| {
@@ -140,9 +142,17 @@ pub fn run_coro<P: Protocol, W: Workload>(
     })
 }
 
+/// How long a thread's slots must all have been waiting, no attempt ending on the thread, before
+/// the thread parks. Progress is only visible here as attempts ending (an operation that stops
+/// waiting and the next one that starts waiting look alike from outside the program), so a
+/// thread-executor-like count of rounds would park a transaction that waits briefly at many of
+/// its operations; a transaction's own run time is the scale instead.
+const PARK_AFTER_IDLE: Duration = Duration::from_micros(50);
+
 /// Polls the thread's slots round-robin until every one has finished (after stop). When a whole
 /// pass ends no attempt on this thread, the thread waits as a thread-executor waiter would: spin,
-/// yield, then park until an attempt ends somewhere in the run. `leader` tunes AdaptiveBackoff.
+/// yield, then (after [`PARK_AFTER_IDLE`] without an attempt ending here) park until an attempt
+/// ends somewhere in the run. `leader` tunes AdaptiveBackoff.
 fn schedule<F: Future<Output = ()>, W: Workload>(
     slots: &mut [Option<Pin<Box<F>>>],
     env: &SlotEnv<'_, W>,
@@ -151,6 +161,7 @@ fn schedule<F: Future<Output = ()>, W: Workload>(
     let mut cx = Context::from_waker(Waker::noop());
     let mut live = slots.len();
     let mut idle_rounds = 0;
+    let mut last_progress = Instant::now();
     let mut leader_clock = env.backoff.filter(|_| leader).map(|b| b.leader_clock());
     while live > 0 {
         let before = env.attempts_ended.get();
@@ -160,9 +171,10 @@ fn schedule<F: Future<Output = ()>, W: Workload>(
         }
         if env.attempts_ended.get() != before || live == 0 {
             idle_rounds = 0;
-        } else if idle_rounds < PARK_AFTER_ROUNDS {
-            pause(idle_rounds);
-            idle_rounds += 1;
+            last_progress = Instant::now();
+        } else if idle_rounds < PARK_AFTER_ROUNDS || last_progress.elapsed() < PARK_AFTER_IDLE {
+            pause(idle_rounds.min(PARK_AFTER_ROUNDS - 1));
+            idle_rounds = idle_rounds.saturating_add(1);
         } else {
             let progressed = env.lot.park_while(|| {
                 live -= poll_all(slots, &mut cx);
@@ -170,6 +182,7 @@ fn schedule<F: Future<Output = ()>, W: Workload>(
             });
             if progressed.is_some() {
                 idle_rounds = 0;
+                last_progress = Instant::now();
             }
         }
     }

@@ -20,6 +20,7 @@
 use super::super::backoff::AdaptiveBackoff;
 use super::super::park::ParkingLot;
 use super::super::thread::{MEASURE, STOP, nanos};
+use super::super::wait::pause;
 use super::global_queue::GlobalQueue;
 use super::suspend::{sleep_ns, yield_now};
 use crate::metrics::{Phase, WorkerStats};
@@ -65,6 +66,8 @@ pub struct SlotEnv<'r, W: Workload> {
     pub commits: &'r Cell<u64>,
     /// The thread's index.
     pub thread: usize,
+    /// Slots per thread (Q).
+    pub queue_len: usize,
 }
 
 impl<W: Workload> SlotEnv<'_, W> {
@@ -235,9 +238,15 @@ async fn run_job<P: Protocol, W: Workload>(
                     Signal::Ml | Signal::Sf | Signal::Nb if !stopping => return Some(signal),
                     _ => retry_here = true,
                 }
-                // Switch before the rerun: whatever this attempt conflicted with is likely held
-                // by another transaction, perhaps one of this thread's.
-                yield_now().await;
+                if env.queue_len == 1 {
+                    // No other coroutine to switch to: the thread executor's pause before a
+                    // retry (spin, then yield), so that Q = 1 retries as it does.
+                    pause(job.aborts - 1);
+                } else {
+                    // Switch before the rerun: whatever this attempt conflicted with is likely
+                    // held by another transaction, perhaps one of this thread's.
+                    yield_now().await;
+                }
             }
         }
     }
