@@ -155,6 +155,10 @@ fn list_text() -> String {
             "--theta F",
             "zipfian skew, 0 <= theta <= 10 (0 = uniform; Gray et al. below 1, exact from 1)",
         ),
+        (
+            "--key-dist D",
+            "zipf (default; --theta) | normal (SGPM: --key-mean M, --key-sd S; no --theta)",
+        ),
     ] {
         s += &format!("  {n:<18} {d}\n");
     }
@@ -197,6 +201,10 @@ fn list_text() -> String {
             "table | json (one object per run per line) | csv",
         ),
         ("--no-pin", "do not pin workers to cores"),
+        (
+            "--executor E",
+            "thread (default) | coro: SGPM coroutines, --queue Q transactions in flight per thread",
+        ),
     ] {
         s += &format!("  {n:<18} {d}\n");
     }

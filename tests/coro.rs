@@ -243,3 +243,33 @@ fn bad_executor_flags_exit_2() {
         assert!(err.contains(msg), "{args:?}: {err}");
     }
 }
+
+/// SGPM's own workload, scaled down: normal keys (sd 200 around key 10,000 of 20,000), 100
+/// operations, half of them writes; 2 threads x 4 coroutines, every protocol serializable.
+#[test]
+fn sgpm_normal_keys_under_coroutines() {
+    let args = [
+        "--executor",
+        "coro",
+        "-t",
+        "2",
+        "--queue",
+        "4",
+        "--preset",
+        "sgpm-high",
+        "--records",
+        "20000",
+        "--key-mean",
+        "10000",
+        "--key-sd",
+        "200",
+        "-d",
+        "0.3",
+    ];
+    let reports = every_protocol_checked(&args);
+    for r in &reports {
+        assert_eq!(r["config"]["key_dist"], "normal", "{}", r["config"]);
+        assert_eq!(r["config"]["key_sd"], 200.0);
+        assert_eq!(r["config"]["ops"], 100);
+    }
+}

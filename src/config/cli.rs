@@ -71,7 +71,7 @@ pub struct RunArgs {
     /// Workload: ycsb, long-scan or tpcc.
     #[arg(long, short = 'w', default_value = "ycsb")]
     pub workload: String,
-    /// Workload preset: ycsb-a, ycsb-b, ycsb-c, ycsb-f, ycsb-a-bimodal.
+    /// Workload preset: ycsb-a, ycsb-b, ycsb-c, ycsb-f, ycsb-a-bimodal, sgpm-high, sgpm-low.
     #[arg(long)]
     pub preset: Option<String>,
     /// Number of records (cardinality).
@@ -215,6 +215,26 @@ pub struct RunArgs {
     /// transaction is a protocol worker: threads x Q must fit the protocols' worker limits.
     #[arg(long)]
     pub queue: Option<usize>,
+    /// YCSB key distribution: zipf (skew --theta; the default) or normal (SGPM: --key-mean,
+    /// --key-sd).
+    #[arg(long, value_enum)]
+    pub key_dist: Option<KeyDistArg>,
+    /// --key-dist normal: the mean key, 0 <= mean < records (default records / 2).
+    #[arg(long, allow_negative_numbers = true)]
+    pub key_mean: Option<f64>,
+    /// --key-dist normal: the standard deviation in keys, at least the operations per
+    /// transaction (default records / 20).
+    #[arg(long, allow_negative_numbers = true)]
+    pub key_sd: Option<f64>,
+}
+
+/// `--key-dist`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum KeyDistArg {
+    /// Zipfian keys with skew --theta.
+    Zipf,
+    /// Normal keys around --key-mean with standard deviation --key-sd (SGPM).
+    Normal,
 }
 
 /// `--executor`.

@@ -19,8 +19,8 @@ mod tpcc;
 mod validate;
 
 pub use cli::{
-    Cli, Command, ExecutorArg, LockWaitArg, MoccLockArg, MoccTemperatureArg, PlorPriorityArg,
-    RunArgs,
+    Cli, Command, ExecutorArg, KeyDistArg, LockWaitArg, MoccLockArg, MoccTemperatureArg,
+    PlorPriorityArg, RunArgs,
 };
 pub use exec::{ExecConfig, Executor};
 pub use presets::{PRESETS, WORKLOADS, preset};

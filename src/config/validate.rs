@@ -4,7 +4,7 @@ use super::cli::{LockWaitArg, MoccLockArg, MoccTemperatureArg, PlorPriorityArg, 
 use super::memory::{self, AvailableMemory, MemoryBudget, round_down};
 use super::presets::{WORKLOADS, preset};
 use super::{ConfigError, ExecConfig, MAX_PAYLOAD, MAX_THREADS, RunConfig};
-use super::{Executor, ExecutorArg, MAX_QUEUE, MAX_WORKERS};
+use super::{Executor, ExecutorArg, KeyDistArg, MAX_QUEUE, MAX_WORKERS};
 use crate::protocol::plor::MAX_PLOR_WORKERS;
 use crate::protocol::twopl::MAX_WAITING_2PL_THREADS;
 use crate::protocol::{
@@ -15,6 +15,7 @@ use crate::random::MAX_THETA;
 use crate::storage::record_stride;
 use crate::workload::WorkloadConfig;
 use crate::workload::long_scan::LongScanConfig;
+use crate::workload::ycsb::KeyDist;
 use crate::workload::ycsb::{MAX_DISTINCT_KEY_DRAWS, YcsbConfig, distinct_key_draws};
 
 use std::time::Duration;
@@ -388,8 +389,83 @@ impl RunArgs {
         if let Some(t) = self.theta {
             y.theta = t;
         }
+        y.key_dist = self.key_dist(&y)?;
         self.validate_ycsb(&y, fit)?;
         Ok(y)
+    }
+
+    /// `--key-dist`, `--key-mean`, `--key-sd` for the YCSB configuration `y` (its records and
+    /// operations final): the mean a key, the standard deviation at least the most operations of
+    /// a transaction (so that distinct keys take few draws), no `--theta` with normal keys.
+    fn key_dist(&self, y: &YcsbConfig) -> Result<KeyDist, ConfigError> {
+        let from_preset = match y.key_dist {
+            KeyDist::Normal { key_mean, key_sd } => Some((key_mean, key_sd)),
+            KeyDist::Zipf => None,
+        };
+        let normal = match self.key_dist {
+            Some(KeyDistArg::Normal) => true,
+            Some(KeyDistArg::Zipf) => false,
+            None => from_preset.is_some(),
+        };
+        if !normal {
+            for (param, given) in [
+                ("key-mean", self.key_mean.is_some()),
+                ("key-sd", self.key_sd.is_some()),
+            ] {
+                if given {
+                    return Err(ConfigError::NeedsFlag {
+                        param,
+                        needs: "key-dist normal",
+                    });
+                }
+            }
+            return Ok(KeyDist::Zipf);
+        }
+        if let Some(t) = self.theta {
+            return Err(out_of_range(
+                "theta",
+                t,
+                "no --theta with --key-dist normal (use --key-mean and --key-sd)",
+            ));
+        }
+        let records = y.records as f64;
+        let key_mean = self
+            .key_mean
+            .or(from_preset.map(|(m, _)| m))
+            .unwrap_or((y.records / 2) as f64);
+        if !(key_mean.is_finite() && (0.0..records).contains(&key_mean)) {
+            return Err(out_of_range(
+                "key-mean",
+                key_mean,
+                format!("0 <= mean < records ({})", y.records),
+            ));
+        }
+        let most_ops = if y.long_share > 0.0 {
+            y.ops.max(y.long_ops)
+        } else {
+            y.ops
+        };
+        let key_sd = self
+            .key_sd
+            .or(from_preset.map(|(_, sd)| sd))
+            .unwrap_or((records / 20.0).max(most_ops as f64));
+        if !(key_sd.is_finite() && key_sd >= most_ops as f64 && key_sd <= 1e15) {
+            return Err(out_of_range(
+                "key-sd",
+                key_sd,
+                format!("{most_ops} (operations per transaction) <= sd <= 1e15"),
+            ));
+        }
+        Ok(KeyDist::Normal { key_mean, key_sd })
+    }
+
+    /// `--key-dist` and its parameters, each with whether it was given (YCSB only).
+    pub(super) fn key_dist_flags(&self) -> [(&'static str, bool); 3] {
+        [
+            ("key-dist", self.key_dist.is_some()),
+            ("key-mean", self.key_mean.is_some()),
+            ("key-sd", self.key_sd.is_some()),
+        ]
     }
 
     /// The flags only YCSB reads, each with whether it was given.
@@ -418,6 +494,7 @@ impl RunArgs {
     /// The long-scan parameters; other workloads' flags are an error here, not silently ignored.
     fn long_scan_config(&self, fit: &Fit) -> Result<LongScanConfig, ConfigError> {
         reject_flags("long-scan", &self.ycsb_only_flags())?;
+        reject_flags("long-scan", &self.key_dist_flags())?;
         reject_flags("long-scan", &self.tpcc_flags())?;
         let d = LongScanConfig::default();
         let c = LongScanConfig {
@@ -501,7 +578,11 @@ impl RunArgs {
         } else {
             y.ops
         };
-        let draws = distinct_key_draws(y.records, most_ops, y.theta);
+        // Normal keys are bounded below by `key_normal` instead (sd at least the operations).
+        let draws = match y.key_dist {
+            KeyDist::Zipf => distinct_key_draws(y.records, most_ops, y.theta),
+            KeyDist::Normal { .. } => 0.0,
+        };
         if draws > MAX_DISTINCT_KEY_DRAWS {
             return Err(out_of_range(
                 "theta",
@@ -728,6 +809,85 @@ mod tests {
                     "64",
                 ],
                 "threads x queue <= 127 with protocol plor",
+            ),
+        ];
+        for (flags, msg) in cases {
+            let err = args(flags).expect_err("must be rejected").to_string();
+            assert!(err.contains(msg), "{flags:?}: {err}");
+        }
+    }
+
+    #[test]
+    fn normal_keys_are_validated_and_the_sgpm_presets_use_them() {
+        let ycsb = |c: RunConfig| match c.workload {
+            WorkloadConfig::Ycsb(y) => y,
+            _ => panic!("ycsb expected"),
+        };
+        let y = ycsb(args(&["--preset", "sgpm-high"]).unwrap());
+        assert_eq!((y.ops, y.read_ratio, y.records), (100, 0.5, 2_000_000));
+        assert_eq!(
+            y.key_dist,
+            KeyDist::Normal {
+                key_mean: 1e6,
+                key_sd: 1e4
+            }
+        );
+        let y = ycsb(args(&["--preset", "sgpm-low", "--key-sd", "1000"]).unwrap());
+        assert_eq!(
+            y.key_dist,
+            KeyDist::Normal {
+                key_mean: 1e6,
+                key_sd: 1e3
+            }
+        );
+        let y = ycsb(args(&["--key-dist", "normal", "--records", "1000"]).unwrap());
+        assert_eq!(
+            y.key_dist,
+            KeyDist::Normal {
+                key_mean: 500.0,
+                key_sd: 50.0
+            }
+        );
+        let y = ycsb(args(&["--preset", "sgpm-high", "--key-dist", "zipf"]).unwrap());
+        assert_eq!(y.key_dist, KeyDist::Zipf);
+        let cases: &[(&[&str], &str)] = &[
+            (
+                &["--key-mean", "5"],
+                "--key-mean applies only with --key-dist normal",
+            ),
+            (
+                &["--key-sd", "5"],
+                "--key-sd applies only with --key-dist normal",
+            ),
+            (
+                &["--key-dist", "normal", "--theta", "0.5"],
+                "no --theta with --key-dist normal",
+            ),
+            (
+                &[
+                    "--key-dist",
+                    "normal",
+                    "--records",
+                    "1000",
+                    "--key-mean",
+                    "1000",
+                ],
+                "0 <= mean < records (1000)",
+            ),
+            (&["--key-dist", "normal", "--key-mean", "-1"], "--key-mean"),
+            (&["--key-dist", "normal", "--key-mean", "nan"], "--key-mean"),
+            (
+                &["--key-dist", "normal", "--ops", "16", "--key-sd", "15"],
+                "16 (operations per transaction) <= sd",
+            ),
+            (&["--key-dist", "normal", "--key-sd", "inf"], "--key-sd"),
+            (
+                &["--workload", "long-scan", "--key-dist", "normal"],
+                "--key-dist does not apply",
+            ),
+            (
+                &["--workload", "tpcc", "--key-sd", "9"],
+                "--key-sd does not apply",
             ),
         ];
         for (flags, msg) in cases {

@@ -9,6 +9,7 @@
 
 use super::Workload;
 use crate::protocol::{Abort, Protocol};
+use crate::random::normal::NormalKeys;
 use crate::random::{FastRng, Zipf};
 use crate::storage::{Database, RecordId, TableId, TableSpec};
 use crate::txn::Txn;
@@ -41,6 +42,25 @@ pub struct YcsbConfig {
     pub rmw: bool,
     /// Zipfian skew; 0 is uniform.
     pub theta: f64,
+    /// How keys are drawn: zipfian with `theta` (the default), or SGPM's normal distribution.
+    #[serde(flatten)]
+    pub key_dist: KeyDist,
+}
+
+/// The key distribution (`--key-dist`).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Default)]
+#[serde(tag = "key_dist", rename_all = "snake_case")]
+pub enum KeyDist {
+    /// Zipfian with the configuration's `theta`.
+    #[default]
+    Zipf,
+    /// Normal around `key_mean` with standard deviation `key_sd` (SGPM; `theta` unused).
+    Normal {
+        /// The mean key.
+        key_mean: f64,
+        /// The standard deviation, in keys.
+        key_sd: f64,
+    },
 }
 
 impl Default for YcsbConfig {
@@ -55,6 +75,7 @@ impl Default for YcsbConfig {
             writes: None,
             rmw: true,
             theta: 0.99,
+            key_dist: KeyDist::Zipf,
         }
     }
 }
@@ -106,6 +127,8 @@ pub fn distinct_key_draws(records: u64, ops: usize, theta: f64) -> f64 {
 pub struct Ycsb {
     config: YcsbConfig,
     zipf: Zipf,
+    /// Set with `KeyDist::Normal`: keys come from here instead of `zipf`.
+    normal: Option<NormalKeys>,
 }
 
 /// What one YCSB operation does.
@@ -137,8 +160,18 @@ pub struct YcsbRequest {
 impl Ycsb {
     /// A workload for a validated configuration (zeta is computed here, O(records)).
     pub fn new(config: YcsbConfig) -> Self {
-        let zipf = Zipf::new(config.records, config.theta);
-        Ycsb { config, zipf }
+        let (zipf, normal) = match config.key_dist {
+            KeyDist::Zipf => (Zipf::new(config.records, config.theta), None),
+            KeyDist::Normal { key_mean, key_sd } => (
+                Zipf::new(config.records, 0.0),
+                Some(NormalKeys::new(config.records, key_mean, key_sd)),
+            ),
+        };
+        Ycsb {
+            config,
+            zipf,
+            normal,
+        }
     }
 
     /// The configuration.
@@ -182,7 +215,10 @@ impl Workload for Ycsb {
         let mut writes_left = c.writes.map(|w| w.min(n));
         for i in 0..n {
             let key = loop {
-                let k = self.zipf.sample(rng);
+                let k = match &self.normal {
+                    None => self.zipf.sample(rng),
+                    Some(normal) => normal.sample(rng),
+                };
                 if !req.ops.iter().any(|o| o.key == k) {
                     break k;
                 }

@@ -82,6 +82,7 @@ impl Load {
             writes: None,
             rmw,
             theta: 0.99,
+            ..YcsbConfig::default()
         }
     }
 }
