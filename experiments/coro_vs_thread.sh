@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The coroutine executor against the thread executor on YCSB-A (theta 0.99, 16 ops, 50% blind
-# writes), configurations alternated run by run so that drift on a shared machine hits all:
+# writes; PRESET=sgpm-high for SGPM's normal-key workload), configurations alternated run by run so that drift on a shared machine hits all:
 #   thread  -t 2                 (baseline)
 #   coro    -t 2 --queue 1       (must behave like the thread executor)
 #   thread  -t 8                 (8 in flight, 4 threads per core)
@@ -14,6 +14,7 @@ bin=${1:-target/release/txbench}
 rounds=${2:-3}
 duration=${3:-1}
 protocols=${PROTOCOLS:-wound_wait,no_wait,plor,silo}
+preset=${PRESET:-ycsb-a}
 out=${OUT:-results/coro_vs_thread.jsonl}
 mkdir -p "$(dirname "$out")"
 : > "$out"
@@ -22,7 +23,7 @@ for _ in $(seq "$rounds"); do
   for c in "${configs[@]}"; do
     tag=${c%%:*}
     # shellcheck disable=SC2086
-    "$bin" run -p "$protocols" --preset ycsb-a -d "$duration" --warmup 0.3 ${c#*:} --format json \
+    "$bin" run -p "$protocols" --preset "$preset" -d "$duration" --warmup 0.3 ${c#*:} --format json \
       | sed "s/^{/{\"cfg\":\"$tag\",/" >> "$out"
   done
 done
