@@ -246,6 +246,10 @@ fn list_text() -> String {
             "--index KIND",
             "how each access finds its record: array (key = record id, default), hash, ordered",
         ),
+        (
+            "--key-dist D",
+            "zipf (default; --theta) | normal (SGPM: --key-mean M, --key-sd S; no --theta)",
+        ),
     ] {
         s += &format!("  {n:<18} {d}\n");
     }
@@ -293,6 +297,10 @@ fn list_text() -> String {
             "table | json (one object per run per line) | csv",
         ),
         ("--no-pin", "do not pin workers to cores"),
+        (
+            "--executor E",
+            "thread (default) | coro: SGPM coroutines, --queue Q transactions in flight per thread",
+        ),
     ] {
         s += &format!("  {n:<18} {d}\n");
     }

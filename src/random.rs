@@ -4,6 +4,7 @@
 //! Each worker owns its generator, seeded from the run's seed and the worker id, so a run with the
 //! same seed produces the same transaction stream per worker.
 
+pub mod normal;
 mod rejection_inversion;
 
 pub use rejection_inversion::RejectionInversion;

@@ -3,8 +3,9 @@
 //! closed [`ProtocolKind`] set; everything below is monomorphised for that protocol.
 
 use crate::check;
+use crate::config::Executor;
 use crate::config::RunConfig;
-use crate::exec::run_threads;
+use crate::exec::{run_coro, run_threads};
 use crate::metrics::machine::MachineInfo;
 use crate::metrics::report::RunReport;
 use crate::protocol::decentsched::DecentSched;
@@ -132,7 +133,10 @@ pub fn run_with<P: Protocol, W: Workload>(
     if cfg.check {
         db.stamp_loaded_rows();
     }
-    let outcome = run_threads(&protocol, &db, workload, &cfg.exec);
+    let outcome = match cfg.executor {
+        Executor::Thread => run_threads(&protocol, &db, workload, &cfg.exec),
+        Executor::Coro { queue } => run_coro(&protocol, &db, workload, &cfg.exec, queue),
+    };
     let check = cfg.check.then(|| {
         let mut progress = check_progress(kind);
         let mut report = check::check_with_progress(&outcome.histories, &mut progress);

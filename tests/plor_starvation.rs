@@ -27,7 +27,7 @@ fn hot_ycsb() -> YcsbConfig {
         writes: None,
         rmw: true,
         theta: 0.99,
-        ..Default::default()
+        ..YcsbConfig::default()
     }
 }
 
@@ -45,7 +45,7 @@ fn bimodal_ycsb() -> YcsbConfig {
         writes: None,
         rmw: false,
         theta: 0.99,
-        ..Default::default()
+        ..YcsbConfig::default()
     }
 }
 

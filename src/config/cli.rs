@@ -92,7 +92,7 @@ pub struct RunArgs {
     /// Workload: ycsb, long-scan, tpcc or write-skew.
     #[arg(long, short = 'w', default_value = "ycsb")]
     pub workload: String,
-    /// Workload preset: ycsb-a, ycsb-b, ycsb-c, ycsb-f, ycsb-a-bimodal.
+    /// Workload preset: ycsb-a, ycsb-b, ycsb-c, ycsb-f, ycsb-a-bimodal, sgpm-high, sgpm-low.
     #[arg(long)]
     pub preset: Option<String>,
     /// Number of records (cardinality).
@@ -256,4 +256,42 @@ pub struct RunArgs {
     /// still need (those readers abort and retry at a new timestamp).
     #[arg(long)]
     pub aggressive_gc: bool,
+    // ---- execution model (issue 11) ----
+    /// Execution model: thread (one transaction in flight per thread) or coro (SGPM coroutines:
+    /// up to --queue transactions in flight per thread, switching on conflict or completion).
+    #[arg(long, value_enum, default_value_t = ExecutorArg::Thread)]
+    pub executor: ExecutorArg,
+    /// --executor coro: transactions in flight per thread, Q >= 1 (default 1). Every in-flight
+    /// transaction is a protocol worker: threads x Q must fit the protocols' worker limits.
+    #[arg(long)]
+    pub queue: Option<usize>,
+    /// YCSB key distribution: zipf (skew --theta; the default) or normal (SGPM: --key-mean,
+    /// --key-sd).
+    #[arg(long, value_enum)]
+    pub key_dist: Option<KeyDistArg>,
+    /// --key-dist normal: the mean key, 0 <= mean < records (default records / 2).
+    #[arg(long, allow_negative_numbers = true)]
+    pub key_mean: Option<f64>,
+    /// --key-dist normal: the standard deviation in keys, at least the operations per
+    /// transaction (default records / 20).
+    #[arg(long, allow_negative_numbers = true)]
+    pub key_sd: Option<f64>,
+}
+
+/// `--key-dist`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum KeyDistArg {
+    /// Zipfian keys with skew --theta.
+    Zipf,
+    /// Normal keys around --key-mean with standard deviation --key-sd (SGPM).
+    Normal,
+}
+
+/// `--executor`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ExecutorArg {
+    /// Worker threads running one transaction each, in place.
+    Thread,
+    /// SGPM coroutines: each thread keeps up to --queue transactions in flight.
+    Coro,
 }

@@ -30,3 +30,40 @@ pub struct ExecConfig {
     /// Pin worker `i` to core `i % cores` where the OS allows.
     pub pin_threads: bool,
 }
+
+/// Which execution model drives the transaction programs (`--executor`, `--queue`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Executor {
+    /// One transaction in flight per worker thread, run in place (stored procedures).
+    #[default]
+    Thread,
+    /// SGPM coroutines: each worker thread keeps up to `queue` transactions in flight and switches
+    /// between them on conflict or completion; each in-flight transaction is a protocol worker.
+    Coro {
+        /// Transactions in flight per thread (Q >= 1).
+        queue: usize,
+    },
+}
+
+impl Executor {
+    /// The stable name used in reports.
+    pub fn name(self) -> &'static str {
+        match self {
+            Executor::Thread => "thread",
+            Executor::Coro { .. } => "coro",
+        }
+    }
+
+    /// Transactions in flight per thread: 1 for the thread executor.
+    pub fn queue(self) -> usize {
+        match self {
+            Executor::Thread => 1,
+            Executor::Coro { queue } => queue,
+        }
+    }
+
+    /// Protocol workers for `threads` threads: every in-flight transaction is one.
+    pub fn workers(self, threads: usize) -> usize {
+        threads * self.queue()
+    }
+}

@@ -22,9 +22,10 @@ mod unused;
 mod validate;
 
 pub use cli::{
-    Cli, Command, LockWaitArg, MoccLockArg, MoccTemperatureArg, PlorPriorityArg, RunArgs,
+    Cli, Command, ExecutorArg, KeyDistArg, LockWaitArg, MoccLockArg, MoccTemperatureArg,
+    PlorPriorityArg, RunArgs,
 };
-pub use exec::ExecConfig;
+pub use exec::{ExecConfig, Executor};
 pub use experiment_cli::{MergeArgs, PlotArgs, ReportArgs, SweepArgs};
 pub use presets::{PRESETS, WORKLOADS, preset};
 pub use validate::parse_protocols;
@@ -147,9 +148,15 @@ pub struct RunConfig {
     pub repeat: usize,
     /// Output format.
     pub format: Format,
+    /// The execution model (`--executor`, `--queue`).
+    pub executor: Executor,
 }
 
 /// Largest thread count accepted.
 pub const MAX_THREADS: usize = 1024;
+/// Largest `--queue` (transactions in flight per thread under `--executor coro`) accepted.
+pub const MAX_QUEUE: usize = 1024;
+/// Largest number of protocol workers (threads x queue) accepted.
+pub const MAX_WORKERS: usize = 1024;
 /// Largest payload accepted, bytes.
 pub const MAX_PAYLOAD: usize = 65_536;

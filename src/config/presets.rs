@@ -1,7 +1,7 @@
 //! Workload presets and the workload names, each with one line for `txbench list`.
 
 use super::ConfigError;
-use crate::workload::ycsb::YcsbConfig;
+use crate::workload::ycsb::{KeyDist, YcsbConfig};
 
 /// The workload presets, with one line each for `txbench list`.
 pub const PRESETS: &[(&str, &str)] = &[
@@ -15,6 +15,14 @@ pub const PRESETS: &[(&str, &str)] = &[
     (
         "ycsb-a-bimodal",
         "PLOR's YCSB-A: 50% writes, theta 0.99, 90% of txns with 4 ops and 10% with 16",
+    ),
+    (
+        "sgpm-high",
+        "SGPM high contention: 2M records, normal keys (mean 1e6, sd 1e4), 50% blind writes, 100 ops",
+    ),
+    (
+        "sgpm-low",
+        "SGPM low contention: 2M records, normal keys (mean 1e6, sd 5e5), 20% blind writes, 100 ops",
     ),
 ];
 
@@ -55,6 +63,21 @@ pub fn preset(name: &str) -> Result<YcsbConfig, ConfigError> {
             long_share: 0.1,
             ..base
         },
+        "sgpm-high" | "sgpm-low" => {
+            let high = name == "sgpm-high";
+            YcsbConfig {
+                records: 2_000_000,
+                ops: 100,
+                long_ops: 100,
+                read_ratio: if high { 0.5 } else { 0.8 },
+                rmw: false,
+                key_dist: KeyDist::Normal {
+                    key_mean: 1e6,
+                    key_sd: if high { 1e4 } else { 5e5 },
+                },
+                ..base
+            }
+        }
         _ => {
             return Err(ConfigError::UnknownName {
                 param: "preset",

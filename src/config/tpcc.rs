@@ -50,6 +50,7 @@ impl RunArgs {
         fit: &Fit,
     ) -> Result<TpccConfig, ConfigError> {
         reject_flags("tpcc", &self.ycsb_only_flags())?;
+        reject_flags("tpcc", &self.key_dist_flags())?;
         reject_flags("tpcc", &self.long_scan_flags())?;
         reject_flags(
             "tpcc",

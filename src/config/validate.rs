@@ -6,6 +6,7 @@ use super::cli::{
 use super::memory::{self, AvailableMemory, MemoryBudget, round_down};
 use super::presets::{WORKLOADS, preset};
 use super::{ConfigError, ExecConfig, MAX_PAYLOAD, MAX_THREADS, RunConfig};
+use super::{Executor, ExecutorArg, KeyDistArg, MAX_QUEUE, MAX_WORKERS};
 use crate::protocol::MvOptions;
 use crate::protocol::ermia::MAX_ERMIA_WORKERS;
 use crate::protocol::plor::MAX_PLOR_WORKERS;
@@ -20,6 +21,7 @@ use crate::workload::WorkloadConfig;
 use crate::workload::key_index::KeyIndexKind;
 use crate::workload::long_scan::LongScanConfig;
 use crate::workload::write_skew::WriteSkewConfig;
+use crate::workload::ycsb::KeyDist;
 use crate::workload::ycsb::{MAX_DISTINCT_KEY_DRAWS, YcsbConfig, distinct_key_draws};
 
 use std::time::Duration;
@@ -33,6 +35,26 @@ pub(super) fn out_of_range(
         param,
         value: value.to_string(),
         allowed: allowed.into(),
+    }
+}
+
+/// The error for a run whose workers (threads, or threads x queue under the coroutine executor)
+/// exceed what `protocol` can name.
+fn worker_limit(executor: Executor, threads: usize, max: usize, protocol: &str) -> ConfigError {
+    match executor {
+        Executor::Thread => out_of_range(
+            "threads",
+            threads,
+            format!("1 <= threads <= {max} with protocol {protocol}"),
+        ),
+        Executor::Coro { queue } => out_of_range(
+            "queue",
+            queue,
+            format!(
+                "1 <= threads x queue <= {max} with protocol {protocol} (every in-flight \
+                 transaction is a worker; threads {threads})"
+            ),
+        ),
     }
 }
 
@@ -148,7 +170,11 @@ impl RunArgs {
                 needs: "check",
             });
         }
-        let options = self.protocol_options(threads)?;
+        let executor = self.executor(threads)?;
+        // Every in-flight transaction is a protocol worker (its own id, timestamp, lock bits).
+        let workers = executor.workers(threads);
+        let options = self.protocol_options(workers)?;
+        // Per thread: its stack and statistics (coroutines share their thread's).
         let budget = MemoryBudget::new(available, threads)?;
         // A checked run's rows carry a stamp: the same stride as metadata larger by the stamp
         // (both are rounded to words before the record is rounded to a cache line).
@@ -164,7 +190,7 @@ impl RunArgs {
         let workload = match self.workload.as_str() {
             "ycsb" => WorkloadConfig::Ycsb(self.ycsb_config(&fit)?),
             "long-scan" => WorkloadConfig::LongScan(self.long_scan_config(&fit)?),
-            "tpcc" => WorkloadConfig::Tpcc(self.tpcc_config(duration + warmup, threads, &fit)?),
+            "tpcc" => WorkloadConfig::Tpcc(self.tpcc_config(duration + warmup, workers, &fit)?),
             "write-skew" => WorkloadConfig::WriteSkew(self.write_skew_config(&fit)?),
             other => {
                 return Err(ConfigError::UnknownName {
@@ -186,24 +212,21 @@ impl RunArgs {
             0
         };
 
-        if threads > MAX_WAITING_2PL_THREADS {
+        if workers > MAX_WAITING_2PL_THREADS {
             if let Some(p) = protocols
                 .iter()
                 .find(|p| matches!(p, ProtocolKind::WaitDie | ProtocolKind::WoundWait))
             {
-                return Err(out_of_range(
-                    "threads",
+                return Err(worker_limit(
+                    executor,
                     threads,
-                    format!("1 <= threads <= {MAX_WAITING_2PL_THREADS} with protocol {p}"),
+                    MAX_WAITING_2PL_THREADS,
+                    p.name(),
                 ));
             }
         }
-        if threads > MAX_PLOR_WORKERS && protocols.contains(&ProtocolKind::Plor) {
-            return Err(out_of_range(
-                "threads",
-                threads,
-                format!("1 <= threads <= {MAX_PLOR_WORKERS} with protocol plor"),
-            ));
+        if workers > MAX_PLOR_WORKERS && protocols.contains(&ProtocolKind::Plor) {
+            return Err(worker_limit(executor, threads, MAX_PLOR_WORKERS, "plor"));
         }
         // `all` means every protocol that can run the workload: the deterministic ones only
         // where it declares access sets (so `run -w tpcc` keeps working with the full mix).
@@ -218,12 +241,25 @@ impl RunArgs {
                 why,
             });
         }
-        if threads > MAX_ERMIA_WORKERS && protocols.contains(&ProtocolKind::Ermia) {
-            return Err(out_of_range(
-                "threads",
-                threads,
-                format!("1 <= threads <= {MAX_ERMIA_WORKERS} with protocol ermia"),
-            ));
+        if workers > MAX_ERMIA_WORKERS && protocols.contains(&ProtocolKind::Ermia) {
+            return Err(worker_limit(executor, threads, MAX_ERMIA_WORKERS, "ermia"));
+        }
+        // The coroutine executor does not yet declare access sets or drive `schedule` (the
+        // thread executor does): deterministic protocols run under threads only, for now.
+        if matches!(executor, Executor::Coro { .. }) {
+            if self.protocol.trim().eq_ignore_ascii_case("all") {
+                protocols.retain(|p| !p.needs_declared_set());
+            }
+            if let Some(p) = protocols.iter().find(|p| p.needs_declared_set()) {
+                return Err(out_of_range(
+                    "executor",
+                    "coro",
+                    format!(
+                        "thread with protocol {p} (the coroutine executor does not schedule \
+                         declared access sets yet)"
+                    ),
+                ));
+            }
         }
         if self.read_phase_extension > 1_000_000_000 {
             return Err(out_of_range(
@@ -254,7 +290,45 @@ impl RunArgs {
             check: self.check,
             repeat: self.repeat,
             format: self.format,
+            executor,
         })
+    }
+
+    /// `--executor` and `--queue`: Q in range, only with the coroutine executor, and threads x Q
+    /// within [`MAX_WORKERS`].
+    fn executor(&self, threads: usize) -> Result<Executor, ConfigError> {
+        match self.executor {
+            ExecutorArg::Thread => {
+                if self.queue.is_some() {
+                    return Err(ConfigError::NeedsFlag {
+                        param: "queue",
+                        needs: "executor coro",
+                    });
+                }
+                Ok(Executor::Thread)
+            }
+            ExecutorArg::Coro => {
+                let queue = self.queue.unwrap_or(1);
+                if queue == 0 || queue > MAX_QUEUE {
+                    return Err(out_of_range(
+                        "queue",
+                        queue,
+                        format!("1 <= queue <= {MAX_QUEUE}"),
+                    ));
+                }
+                if threads * queue > MAX_WORKERS {
+                    return Err(out_of_range(
+                        "queue",
+                        queue,
+                        format!(
+                            "1 <= threads x queue <= {MAX_WORKERS} (in-flight transactions; \
+                             threads {threads})"
+                        ),
+                    ));
+                }
+                Ok(Executor::Coro { queue })
+            }
+        }
     }
 
     /// The protocol options, each within its range.
@@ -435,8 +509,83 @@ impl RunArgs {
                 IndexArg::Ordered => KeyIndexKind::Ordered,
             };
         }
+        y.key_dist = self.key_dist(&y)?;
         self.validate_ycsb(&y, fit)?;
         Ok(y)
+    }
+
+    /// `--key-dist`, `--key-mean`, `--key-sd` for the YCSB configuration `y` (its records and
+    /// operations final): the mean a key, the standard deviation at least the most operations of
+    /// a transaction (so that distinct keys take few draws), no `--theta` with normal keys.
+    fn key_dist(&self, y: &YcsbConfig) -> Result<KeyDist, ConfigError> {
+        let from_preset = match y.key_dist {
+            KeyDist::Normal { key_mean, key_sd } => Some((key_mean, key_sd)),
+            KeyDist::Zipf => None,
+        };
+        let normal = match self.key_dist {
+            Some(KeyDistArg::Normal) => true,
+            Some(KeyDistArg::Zipf) => false,
+            None => from_preset.is_some(),
+        };
+        if !normal {
+            for (param, given) in [
+                ("key-mean", self.key_mean.is_some()),
+                ("key-sd", self.key_sd.is_some()),
+            ] {
+                if given {
+                    return Err(ConfigError::NeedsFlag {
+                        param,
+                        needs: "key-dist normal",
+                    });
+                }
+            }
+            return Ok(KeyDist::Zipf);
+        }
+        if let Some(t) = self.theta {
+            return Err(out_of_range(
+                "theta",
+                t,
+                "no --theta with --key-dist normal (use --key-mean and --key-sd)",
+            ));
+        }
+        let records = y.records as f64;
+        let key_mean = self
+            .key_mean
+            .or(from_preset.map(|(m, _)| m))
+            .unwrap_or((y.records / 2) as f64);
+        if !(key_mean.is_finite() && (0.0..records).contains(&key_mean)) {
+            return Err(out_of_range(
+                "key-mean",
+                key_mean,
+                format!("0 <= mean < records ({})", y.records),
+            ));
+        }
+        let most_ops = if y.long_share > 0.0 {
+            y.ops.max(y.long_ops)
+        } else {
+            y.ops
+        };
+        let key_sd = self
+            .key_sd
+            .or(from_preset.map(|(_, sd)| sd))
+            .unwrap_or((records / 20.0).max(most_ops as f64));
+        if !(key_sd.is_finite() && key_sd >= most_ops as f64 && key_sd <= 1e15) {
+            return Err(out_of_range(
+                "key-sd",
+                key_sd,
+                format!("{most_ops} (operations per transaction) <= sd <= 1e15"),
+            ));
+        }
+        Ok(KeyDist::Normal { key_mean, key_sd })
+    }
+
+    /// `--key-dist` and its parameters, each with whether it was given (YCSB only).
+    pub(super) fn key_dist_flags(&self) -> [(&'static str, bool); 3] {
+        [
+            ("key-dist", self.key_dist.is_some()),
+            ("key-mean", self.key_mean.is_some()),
+            ("key-sd", self.key_sd.is_some()),
+        ]
     }
 
     /// The flags only YCSB reads, each with whether it was given.
@@ -466,6 +615,7 @@ impl RunArgs {
     /// The long-scan parameters; other workloads' flags are an error here, not silently ignored.
     fn long_scan_config(&self, fit: &Fit) -> Result<LongScanConfig, ConfigError> {
         reject_flags("long-scan", &self.ycsb_only_flags())?;
+        reject_flags("long-scan", &self.key_dist_flags())?;
         reject_flags("long-scan", &self.tpcc_flags())?;
         let d = LongScanConfig::default();
         let c = LongScanConfig {
@@ -569,7 +719,11 @@ impl RunArgs {
         } else {
             y.ops
         };
-        let draws = distinct_key_draws(y.records, most_ops, y.theta);
+        // Normal keys are bounded below by `key_normal` instead (sd at least the operations).
+        let draws = match y.key_dist {
+            KeyDist::Zipf => distinct_key_draws(y.records, most_ops, y.theta),
+            KeyDist::Normal { .. } => 0.0,
+        };
         if draws > MAX_DISTINCT_KEY_DRAWS {
             return Err(out_of_range(
                 "theta",
@@ -760,6 +914,168 @@ mod tests {
         for (flags, param) in cases {
             let err = args(flags).expect_err("must be rejected").to_string();
             assert!(err.contains(param), "{flags:?}: {err}");
+        }
+    }
+
+    #[test]
+    fn executor_and_queue_are_validated() {
+        let c = args(&[
+            "--executor",
+            "coro",
+            "--queue",
+            "4",
+            "-t",
+            "2",
+            "-p",
+            "silo",
+        ])
+        .unwrap();
+        assert_eq!(c.executor, Executor::Coro { queue: 4 });
+        assert_eq!(
+            c.options.threads, 8,
+            "every in-flight transaction is a worker"
+        );
+        assert_eq!(c.exec.threads, 2);
+        assert_eq!(args(&[]).unwrap().executor, Executor::Thread);
+        let cases: &[(&[&str], &str)] = &[
+            (
+                &["--queue", "2"],
+                "--queue applies only with --executor coro",
+            ),
+            (
+                &["--executor", "coro", "--queue", "0"],
+                "1 <= queue <= 1024",
+            ),
+            (
+                &["--executor", "coro", "-p", "decentsched"],
+                "allowed thread with protocol decentsched",
+            ),
+            (
+                &[
+                    "--executor",
+                    "coro",
+                    "-p",
+                    "ermia",
+                    "-t",
+                    "2",
+                    "--queue",
+                    "64",
+                ],
+                "1 <= threads x queue <= 64 with protocol ermia",
+            ),
+            (
+                &["--executor", "coro", "-t", "2", "--queue", "1024"],
+                "1 <= threads x queue <= 1024",
+            ),
+            (
+                &[
+                    "--executor",
+                    "coro",
+                    "-p",
+                    "wound_wait",
+                    "-t",
+                    "2",
+                    "--queue",
+                    "33",
+                ],
+                "invalid value '33' for --queue: allowed 1 <= threads x queue <= 64 with protocol wound_wait",
+            ),
+            (
+                &[
+                    "--executor",
+                    "coro",
+                    "-p",
+                    "plor",
+                    "-t",
+                    "2",
+                    "--queue",
+                    "64",
+                ],
+                "threads x queue <= 127 with protocol plor",
+            ),
+        ];
+        for (flags, msg) in cases {
+            let err = args(flags).expect_err("must be rejected").to_string();
+            assert!(err.contains(msg), "{flags:?}: {err}");
+        }
+    }
+
+    #[test]
+    fn normal_keys_are_validated_and_the_sgpm_presets_use_them() {
+        let ycsb = |c: RunConfig| match c.workload {
+            WorkloadConfig::Ycsb(y) => y,
+            _ => panic!("ycsb expected"),
+        };
+        let y = ycsb(args(&["--preset", "sgpm-high"]).unwrap());
+        assert_eq!((y.ops, y.read_ratio, y.records), (100, 0.5, 2_000_000));
+        assert_eq!(
+            y.key_dist,
+            KeyDist::Normal {
+                key_mean: 1e6,
+                key_sd: 1e4
+            }
+        );
+        let y = ycsb(args(&["--preset", "sgpm-low", "--key-sd", "1000"]).unwrap());
+        assert_eq!(
+            y.key_dist,
+            KeyDist::Normal {
+                key_mean: 1e6,
+                key_sd: 1e3
+            }
+        );
+        let y = ycsb(args(&["--key-dist", "normal", "--records", "1000"]).unwrap());
+        assert_eq!(
+            y.key_dist,
+            KeyDist::Normal {
+                key_mean: 500.0,
+                key_sd: 50.0
+            }
+        );
+        let y = ycsb(args(&["--preset", "sgpm-high", "--key-dist", "zipf"]).unwrap());
+        assert_eq!(y.key_dist, KeyDist::Zipf);
+        let cases: &[(&[&str], &str)] = &[
+            (
+                &["--key-mean", "5"],
+                "--key-mean applies only with --key-dist normal",
+            ),
+            (
+                &["--key-sd", "5"],
+                "--key-sd applies only with --key-dist normal",
+            ),
+            (
+                &["--key-dist", "normal", "--theta", "0.5"],
+                "no --theta with --key-dist normal",
+            ),
+            (
+                &[
+                    "--key-dist",
+                    "normal",
+                    "--records",
+                    "1000",
+                    "--key-mean",
+                    "1000",
+                ],
+                "0 <= mean < records (1000)",
+            ),
+            (&["--key-dist", "normal", "--key-mean", "-1"], "--key-mean"),
+            (&["--key-dist", "normal", "--key-mean", "nan"], "--key-mean"),
+            (
+                &["--key-dist", "normal", "--ops", "16", "--key-sd", "15"],
+                "16 (operations per transaction) <= sd",
+            ),
+            (&["--key-dist", "normal", "--key-sd", "inf"], "--key-sd"),
+            (
+                &["--workload", "long-scan", "--key-dist", "normal"],
+                "--key-dist does not apply",
+            ),
+            (
+                &["--workload", "tpcc", "--key-sd", "9"],
+                "--key-sd does not apply",
+            ),
+        ];
+        for (flags, msg) in cases {
+            let err = args(flags).expect_err("must be rejected").to_string();
+            assert!(err.contains(msg), "{flags:?}: {err}");
         }
     }
 

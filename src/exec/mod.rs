@@ -1,10 +1,13 @@
-//! Executors: how transactions are driven. Today: worker threads running stored procedures
-//! ([`thread`]). The SGPM coroutine executor and the interactive client/server executor drive the
-//! same `async` programs with different waiting policies.
+//! Executors: how transactions are driven: worker threads running stored procedures
+//! ([`thread`]) and SGPM coroutines, up to Q transactions in flight per thread ([`coro`]). Both
+//! (and, later, the interactive client/server executor) drive the same `async` programs with
+//! different waiting policies.
 
 pub mod backoff;
+pub mod coro;
 mod park;
 pub mod thread;
 mod wait;
 
+pub use coro::run_coro;
 pub use thread::{ExecConfig, ExecOutcome, run_threads};

@@ -36,9 +36,37 @@ pub struct ExecOutcome {
     pub histories: Vec<WorkerHistory>,
 }
 
-const WARMUP: u8 = 0;
-const MEASURE: u8 = 1;
-const STOP: u8 = 2;
+pub(super) const WARMUP: u8 = 0;
+pub(super) const MEASURE: u8 = 1;
+pub(super) const STOP: u8 = 2;
+
+/// The coordinator's part of a run, shared by the executors: releases the workers waiting on
+/// `start`, announces measure after the warm-up and stop after the measured period through
+/// `period`, and returns the measured period's length.
+pub(super) fn coordinate(cfg: &ExecConfig, period: &AtomicU8, start: &Barrier) -> Duration {
+    start.wait();
+    let mut measured_from = Instant::now();
+    if !cfg.warmup.is_zero() {
+        std::thread::sleep(cfg.warmup);
+        measured_from = Instant::now();
+        // Release: pairs with the workers' Acquire loads.
+        period.store(MEASURE, Ordering::Release);
+    }
+    std::thread::sleep(cfg.duration);
+    let measured = measured_from.elapsed();
+    // Release: pairs with the workers' Acquire loads.
+    period.store(STOP, Ordering::Release);
+    measured
+}
+
+/// The period word's first value: warm-up, or measure when there is none.
+pub(super) fn first_period(cfg: &ExecConfig) -> u8 {
+    if cfg.warmup.is_zero() {
+        MEASURE
+    } else {
+        WARMUP
+    }
+}
 
 /// Runs `workload` on `protocol` over `db` with `cfg.threads` workers.
 pub fn run_threads<P: Protocol, W: Workload>(
@@ -49,11 +77,7 @@ pub fn run_threads<P: Protocol, W: Workload>(
 ) -> ExecOutcome {
     // Written by the coordinator only; read by every worker once per transaction (Acquire pairs
     // with the coordinator's Release so a worker that sees STOP also sees everything before it).
-    let period = CachePadded::new(AtomicU8::new(if cfg.warmup.is_zero() {
-        MEASURE
-    } else {
-        WARMUP
-    }));
+    let period = CachePadded::new(AtomicU8::new(first_period(cfg)));
     let backoff = cfg
         .adaptive_backoff
         .then(|| AdaptiveBackoff::new(cfg.threads));
@@ -91,16 +115,7 @@ pub fn run_threads<P: Protocol, W: Workload>(
             })
             .collect();
 
-        start.wait();
-        let mut measured_from = Instant::now();
-        if !cfg.warmup.is_zero() {
-            std::thread::sleep(cfg.warmup);
-            measured_from = Instant::now();
-            period.store(MEASURE, Ordering::Release);
-        }
-        std::thread::sleep(cfg.duration);
-        let measured = measured_from.elapsed();
-        period.store(STOP, Ordering::Release);
+        let measured = coordinate(cfg, &period, &start);
 
         let mut workers = Vec::with_capacity(cfg.threads);
         let mut histories = Vec::new();
@@ -257,6 +272,6 @@ impl<P: Protocol, W: Workload> Worker<'_, '_, P, W> {
     }
 }
 
-fn nanos(d: Duration) -> u64 {
+pub(super) fn nanos(d: Duration) -> u64 {
     d.as_nanos() as u64
 }

@@ -15,7 +15,7 @@ use std::time::Instant;
 /// Spins before the first yield; each spin round doubles, up to this many rounds.
 const SPIN_ROUNDS: u32 = 6;
 /// Rounds (spins, then yields) before a waiter parks.
-const PARK_AFTER_ROUNDS: u32 = SPIN_ROUNDS + 2;
+pub(super) const PARK_AFTER_ROUNDS: u32 = SPIN_ROUNDS + 2;
 
 /// Polls `fut` to completion on this thread. Returns the output and the nanoseconds spent waiting
 /// (between a `Pending` and the poll that followed it). A wait that lasts parks in `lot`.

@@ -101,6 +101,8 @@ pub struct WorkerStats {
     pub types: Vec<TypeStats>,
     /// Nanoseconds per [`Phase`].
     pub phase_ns: [u64; 4],
+    /// Scheduling signals per [`Signal`](crate::protocol::signal::Signal) (coroutine executor).
+    pub signals: [u64; crate::protocol::signal::Signal::COUNT],
 }
 
 impl WorkerStats {
@@ -109,6 +111,7 @@ impl WorkerStats {
         WorkerStats {
             types: (0..types).map(|_| TypeStats::default()).collect(),
             phase_ns: [0; 4],
+            signals: [0; crate::protocol::signal::Signal::COUNT],
         }
     }
 
@@ -128,6 +131,12 @@ impl WorkerStats {
         self.types[ty].aborts[why.index()] += 1;
     }
 
+    /// Counts one scheduling signal.
+    #[inline]
+    pub fn signal(&mut self, s: crate::protocol::signal::Signal) {
+        self.signals[s.index()] += 1;
+    }
+
     /// Adds time to a phase.
     #[inline]
     pub fn add_phase(&mut self, phase: Phase, ns: u64) {
@@ -140,6 +149,9 @@ impl WorkerStats {
             a.merge(b);
         }
         for (a, b) in self.phase_ns.iter_mut().zip(other.phase_ns) {
+            *a += b;
+        }
+        for (a, b) in self.signals.iter_mut().zip(other.signals) {
             *a += b;
         }
     }

@@ -97,6 +97,15 @@ pub struct RunReport {
     /// its value here, in sweep order; empty (and not serialised) for a run outside a sweep.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub point: Vec<(String, String)>,
+    /// The execution model: `thread` or `coro` (`--executor`).
+    pub executor: &'static str,
+    /// Transactions in flight per thread (`--queue`; 1 under the thread executor).
+    pub queue: usize,
+    /// SGPM scheduling signals counted during measure, by name (`ag`: an operation waited and
+    /// the coroutine switched; `rr`, `sf`, `ml`, `nb`: what a retried abort did; `nt`: a
+    /// transaction aborted for good). Counted by the coroutine executor only; empty under the
+    /// thread executor.
+    pub signals: BTreeMap<&'static str, u64>,
 }
 
 /// Serialises `check` as the [`CheckReport`]'s fields preceded by `passed`, the verdict
@@ -240,6 +249,15 @@ impl RunReport {
             warnings: Vec::new(),
             versions: None,
             point: Vec::new(),
+            executor: cfg.executor.name(),
+            queue: cfg.executor.queue(),
+            signals: match cfg.executor {
+                crate::config::Executor::Thread => BTreeMap::new(),
+                crate::config::Executor::Coro { .. } => crate::protocol::signal::Signal::ALL
+                    .iter()
+                    .map(|s| (s.name(), merged.signals[s.index()]))
+                    .collect(),
+            },
         }
     }
 
@@ -273,6 +291,8 @@ pub const CSV_COLUMNS: &[&str] = &[
     "check_passed",
     "config",
     "point",
+    "executor",
+    "queue",
 ];
 
 /// Writes reports as CSV with a header row. The `check_*` cells are empty for a run without
@@ -309,6 +329,8 @@ pub fn write_csv(out: impl Write, reports: &[RunReport]) -> csv::Result<()> {
             check(|c| Some(c.is_serializable().to_string())),
             r.config.to_string(),
             point_label(&r.point),
+            r.executor.to_string(),
+            r.queue.to_string(),
         ])?;
     }
     w.flush()?;

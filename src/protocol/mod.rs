@@ -45,6 +45,7 @@ mod options;
 pub mod ord_lock;
 pub mod plor;
 pub mod si;
+pub mod signal;
 pub mod silo;
 pub mod tictoc;
 pub mod twopl;
@@ -223,6 +224,14 @@ pub trait Protocol: Send + Sync + Sized + 'static {
     /// this value (a reclamation watermark, possibly stale, hence possibly smaller).
     fn oldest_snapshot(&self) -> u64 {
         u64::MAX
+    }
+
+    /// What a coroutine executor does with a transaction whose attempt aborted for `why`
+    /// (SGPM's table 1; `Pending` is always [`Signal::Ag`](signal::Signal::Ag)). The default maps
+    /// the abort reason ([`Signal::for_abort`](signal::Signal::for_abort)); a protocol whose
+    /// scheduling differs (batches, deterministic order) overrides it.
+    fn signal(&self, why: Abort) -> signal::Signal {
+        signal::Signal::for_abort(why)
     }
 }
 

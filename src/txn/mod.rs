@@ -158,6 +158,11 @@ impl<'db, P: Protocol> Txn<'db, P> {
         self.id
     }
 
+    /// The protocol this handle runs on (executors ask it for scheduling signals).
+    pub fn protocol(&self) -> &'db P {
+        self.protocol
+    }
+
     /// The worker running this transaction.
     pub fn worker_id(&self) -> usize {
         self.worker_id

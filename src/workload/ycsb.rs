@@ -10,6 +10,7 @@
 use super::Workload;
 use super::key_index::{KeyIndex, KeyIndexKind};
 use crate::protocol::{Abort, AccessSet, Protocol};
+use crate::random::normal::NormalKeys;
 use crate::random::{FastRng, Zipf};
 use crate::storage::{Database, RecordId, TableId, TableSpec};
 use crate::txn::Txn;
@@ -44,6 +45,25 @@ pub struct YcsbConfig {
     pub theta: f64,
     /// How every access finds its key's record (`--index`; the dense array by default).
     pub index: KeyIndexKind,
+    /// How keys are drawn: zipfian with `theta` (the default), or SGPM's normal distribution.
+    #[serde(flatten)]
+    pub key_dist: KeyDist,
+}
+
+/// The key distribution (`--key-dist`).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Default)]
+#[serde(tag = "key_dist", rename_all = "snake_case")]
+pub enum KeyDist {
+    /// Zipfian with the configuration's `theta`.
+    #[default]
+    Zipf,
+    /// Normal around `key_mean` with standard deviation `key_sd` (SGPM; `theta` unused).
+    Normal {
+        /// The mean key.
+        key_mean: f64,
+        /// The standard deviation, in keys.
+        key_sd: f64,
+    },
 }
 
 impl Default for YcsbConfig {
@@ -59,6 +79,7 @@ impl Default for YcsbConfig {
             rmw: true,
             theta: 0.99,
             index: KeyIndexKind::Array,
+            key_dist: KeyDist::Zipf,
         }
     }
 }
@@ -111,6 +132,8 @@ pub struct Ycsb {
     config: YcsbConfig,
     zipf: Zipf,
     index: KeyIndex,
+    /// Set with `KeyDist::Normal`: keys come from here instead of `zipf`.
+    normal: Option<NormalKeys>,
 }
 
 /// What one YCSB operation does.
@@ -143,11 +166,18 @@ impl Ycsb {
     /// A workload for a validated configuration (zeta is computed here, O(records), and the
     /// key index built, once for all the protocols the workload then runs on).
     pub fn new(config: YcsbConfig) -> Self {
-        let zipf = Zipf::new(config.records, config.theta);
+        let (zipf, normal) = match config.key_dist {
+            KeyDist::Zipf => (Zipf::new(config.records, config.theta), None),
+            KeyDist::Normal { key_mean, key_sd } => (
+                Zipf::new(config.records, 0.0),
+                Some(NormalKeys::new(config.records, key_mean, key_sd)),
+            ),
+        };
         let index = KeyIndex::build(config.index, config.records);
         Ycsb {
             config,
             zipf,
+            normal,
             index,
         }
     }
@@ -193,7 +223,10 @@ impl Workload for Ycsb {
         let mut writes_left = c.writes.map(|w| w.min(n));
         for i in 0..n {
             let key = loop {
-                let k = self.zipf.sample(rng);
+                let k = match &self.normal {
+                    None => self.zipf.sample(rng),
+                    Some(normal) => normal.sample(rng),
+                };
                 if !req.ops.iter().any(|o| o.key == k) {
                     break k;
                 }

@@ -26,7 +26,7 @@ pub fn contended_ycsb() -> YcsbConfig {
         writes: None,
         rmw: true,
         theta: 0.99,
-        ..Default::default()
+        ..YcsbConfig::default()
     }
 }
 

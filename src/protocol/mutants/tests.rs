@@ -90,7 +90,7 @@ impl Load {
             writes: None,
             rmw,
             theta: 0.99,
-            ..Default::default()
+            ..YcsbConfig::default()
         }
     }
 }
@@ -205,6 +205,7 @@ fn run(proto: Proto, mutant: Mutant, load: Load, threads: usize, seed: u64) -> C
         check: true,
         repeat: 1,
         format: Format::Table,
+        executor: crate::config::Executor::Thread,
     };
     let machine = MachineInfo::detect();
     let o = &cfg.options;

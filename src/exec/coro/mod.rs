@@ -1,0 +1,206 @@
+//! The SGPM coroutine executor (`--executor coro --queue Q`): each worker thread keeps up to Q
+//! transactions in flight and switches between them only when one waits (an operation returned
+//! `Pending`: SGPM's AG), completes, or aborts; never on a time slice.
+//!
+//! The transactions are the same `async` programs the thread executor runs. Each of a thread's Q
+//! slots ([`slot`]) is a protocol worker of its own (its own `Txn`), running one transaction after
+//! another as a stackless coroutine: a boxed future per
+//! slot, allocated once, polled round-robin by its thread with a no-op waker. Slot k of thread t
+//! is worker `k * threads + t`, so Q = 1 gives every worker the id (and so the request stream)
+//! it has under the thread executor, and workers with neighbouring ids run on different threads. A shared global
+//! queue ([`global_queue`]) holds transactions that a protocol's signal moved out of their slot
+//! (ML, SF); a slot that needs work takes its front, and generates a fresh request when it is
+//! empty. No protocol runs in batches yet, so there is no batch manager (NB acts as ML).
+//!
+//! A thread whose every slot waits on other threads spins, yields, then parks like the thread
+//! executor's waiter (`park.rs`), woken when an attempt ends anywhere in the run; progress is an
+//! attempt ending on the thread.
+//!
+//! Statistics are kept per thread (one `WorkerStats` shared by its slots); histories per slot.
+
+mod global_queue;
+mod slot;
+mod suspend;
+
+use super::backoff::AdaptiveBackoff;
+use super::park::ParkingLot;
+use super::thread::{ExecOutcome, coordinate, first_period};
+use super::wait::{PARK_AFTER_ROUNDS, pause};
+use crate::check::history::WorkerHistory;
+use crate::config::ExecConfig;
+use crate::metrics::WorkerStats;
+use crate::protocol::Protocol;
+use crate::random::FastRng;
+use crate::storage::Database;
+use crate::txn::Txn;
+use crate::workload::Workload;
+use crossbeam_utils::CachePadded;
+use global_queue::GlobalQueue;
+use slot::{SlotEnv, run_slot};
+use std::cell::{Cell, RefCell};
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Barrier;
+use std::sync::atomic::AtomicU8;
+use std::task::{Context, Waker};
+use std::time::{Duration, Instant};
+
+/// Runs `workload` on `protocol` over `db` with `cfg.threads` threads of `queue` coroutines each
+/// (`queue * cfg.threads` protocol workers; the protocol must have been built for that many).
+pub fn run_coro<P: Protocol, W: Workload>(
+    protocol: &P,
+    db: &Database<P::RecordMeta>,
+    workload: &W,
+    cfg: &ExecConfig,
+    queue: usize,
+) -> ExecOutcome {
+    assert!(queue >= 1, "validated: --queue >= 1");
+    let workers = cfg.threads * queue;
+    // Written by the coordinator only; Acquire loads in the slots pair with its Release stores.
+    let period = CachePadded::new(AtomicU8::new(first_period(cfg)));
+    let backoff = cfg
+        .adaptive_backoff
+        .then(|| AdaptiveBackoff::new(cfg.threads));
+    let start = Barrier::new(cfg.threads + 1);
+    let lot = ParkingLot::new();
+    let global = GlobalQueue::new();
+    let cores = core_affinity::get_core_ids().unwrap_or_default();
+    let history_share = usize::try_from(cfg.check_limit_ops / workers as u64).unwrap_or(usize::MAX);
+
+    std::thread::scope(|s| {
+        let handles: Vec<_> = (0..cfg.threads)
+            .map(|thread| {
+                let (period, backoff, start, cores) = (&period, backoff.as_ref(), &start, &cores);
+                let (lot, global) = (&lot, &global);
+                s.spawn(move || {
+                    if cfg.pin_threads && !cores.is_empty() {
+                        core_affinity::set_for_current(cores[thread % cores.len()]);
+                    }
+                    let stats = RefCell::new(WorkerStats::new(workload.txn_types().len()));
+                    let (attempts_ended, commits) = (Cell::new(0), Cell::new(0));
+                    let env = SlotEnv {
+                        workload,
+                        period,
+                        queue: global,
+                        backoff,
+                        lot,
+                        read_phase_extension_ns: cfg.read_phase_extension_ns,
+                        stats: &stats,
+                        attempts_ended: &attempts_ended,
+                        commits: &commits,
+                        thread,
+                        queue_len: queue,
+                    };
+                    let mut txs: Vec<Txn<'_, P>> = (0..queue)
+                        .map(|k| {
+                            let mut tx = Txn::new(
+                                protocol,
+                                db,
+                                k * cfg.threads + thread,
+                                cfg.record_history,
+                            );
+                            tx.set_history_budget(history_share);
+                            tx
+                        })
+                        .collect();
+                    {
+                        let mut slots: Vec<_> = txs
+                            .iter_mut()
+                            .map(|tx| {
+                                let rng = FastRng::for_worker(cfg.seed, tx.worker_id());
+                                Some(Box::pin(run_slot(&env, tx, rng)))
+                            })
+                            .collect();
+                        start.wait();
+                        schedule(&mut slots, &env, thread == 0);
+                    }
+                    let histories: Vec<WorkerHistory> = txs
+                        .iter_mut()
+                        .map(|tx| tx.take_history().unwrap_or_default())
+                        .collect();
+                    (stats.into_inner(), histories)
+                })
+            })
+            .collect();
+
+        let measured = coordinate(cfg, &period, &start);
+
+        let mut workers = Vec::with_capacity(cfg.threads);
+        let mut histories = Vec::new();
+        for h in handles {
+            let (stats, thread_histories) = h.join().expect("worker thread panicked");
+            workers.push(stats);
+            if cfg.record_history {
+                histories.extend(thread_histories);
+            }
+        }
+        ExecOutcome {
+            workers,
+            measured,
+            histories,
+        }
+    })
+}
+
+/// How long a thread's slots must all have been waiting, no attempt ending on the thread, before
+/// the thread parks. Progress is only visible here as attempts ending (an operation that stops
+/// waiting and the next one that starts waiting look alike from outside the program), so a
+/// thread-executor-like count of rounds would park a transaction that waits briefly at many of
+/// its operations; a transaction's own run time is the scale instead.
+const PARK_AFTER_IDLE: Duration = Duration::from_micros(50);
+
+/// Polls the thread's slots round-robin until every one has finished (after stop). When a whole
+/// pass ends no attempt on this thread, the thread waits as a thread-executor waiter would: spin,
+/// yield, then (after [`PARK_AFTER_IDLE`] without an attempt ending here) park until an attempt
+/// ends somewhere in the run. `leader` tunes AdaptiveBackoff.
+fn schedule<F: Future<Output = ()>, W: Workload>(
+    slots: &mut [Option<Pin<Box<F>>>],
+    env: &SlotEnv<'_, W>,
+    leader: bool,
+) {
+    let mut cx = Context::from_waker(Waker::noop());
+    let mut live = slots.len();
+    let mut idle_rounds = 0;
+    let mut last_progress = Instant::now();
+    let mut leader_clock = env.backoff.filter(|_| leader).map(|b| b.leader_clock());
+    while live > 0 {
+        let before = env.attempts_ended.get();
+        live -= poll_all(slots, &mut cx);
+        if let (Some(b), Some(clock)) = (env.backoff, leader_clock.as_mut()) {
+            b.tune(clock);
+        }
+        if env.attempts_ended.get() != before || live == 0 {
+            idle_rounds = 0;
+            last_progress = Instant::now();
+        } else if idle_rounds < PARK_AFTER_ROUNDS || last_progress.elapsed() < PARK_AFTER_IDLE {
+            pause(idle_rounds.min(PARK_AFTER_ROUNDS - 1));
+            idle_rounds = idle_rounds.saturating_add(1);
+        } else {
+            let progressed = env.lot.park_while(|| {
+                live -= poll_all(slots, &mut cx);
+                (env.attempts_ended.get() != before || live == 0).then_some(())
+            });
+            if progressed.is_some() {
+                idle_rounds = 0;
+                last_progress = Instant::now();
+            }
+        }
+    }
+}
+
+/// Polls every live slot once; returns how many finished.
+fn poll_all<F: Future<Output = ()>>(
+    slots: &mut [Option<Pin<Box<F>>>],
+    cx: &mut Context<'_>,
+) -> usize {
+    let mut finished = 0;
+    for slot in slots.iter_mut() {
+        if let Some(fut) = slot {
+            if fut.as_mut().poll(cx).is_ready() {
+                *slot = None;
+                finished += 1;
+            }
+        }
+    }
+    finished
+}

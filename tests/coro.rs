@@ -1,0 +1,275 @@
+//! The SGPM coroutine executor (`--executor coro --queue Q`) through the command line: every
+//! serializable protocol stays serializable under it on every workload; transactions that wait
+//! for a coroutine of their own thread get their turn (one thread, Q >= 2, which livelocks if any
+//! protocol spins inside an operation); and the report carries the signals.
+
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// Every serializable protocol, as `-p` lists (MOCC twice: RW lock and MQL).
+const PROTOCOL_RUNS: &[&[&str]] = &[
+    &["-p", "no_wait,wait_die,wound_wait,silo,tictoc,mocc,plor"],
+    &["-p", "mocc", "--mocc-lock", "mql"],
+];
+
+/// A run that has not finished after this long is stuck (every run below is well under a
+/// second of measured time).
+const STUCK: Duration = Duration::from_secs(120);
+
+/// Runs `txbench run ARGS --format json` and returns its JSON lines; fails the test if it is
+/// stuck or fails.
+fn run_json(args: &[&str]) -> Vec<serde_json::Value> {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_txbench"))
+        .arg("run")
+        .args(args)
+        .args(["--format", "json"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("run txbench");
+    let started = Instant::now();
+    while child.try_wait().expect("wait").is_none() {
+        if started.elapsed() > STUCK {
+            child.kill().expect("kill a stuck run");
+            panic!("stuck for {STUCK:?}: txbench run {args:?}");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let out = child.wait_with_output().expect("output");
+    assert!(
+        out.status.success(),
+        "txbench run {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout)
+        .expect("utf-8")
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("one JSON object per line"))
+        .collect()
+}
+
+/// Runs every protocol with `common` flags in check mode and asserts each run committed and
+/// passed the checker with zero cycles. Returns the reports.
+fn every_protocol_checked(common: &[&str]) -> Vec<serde_json::Value> {
+    let mut reports = Vec::new();
+    for protocols in PROTOCOL_RUNS {
+        let args: Vec<&str> = common
+            .iter()
+            .chain(protocols.iter())
+            .chain(["--check", "--warmup", "0"].iter())
+            .copied()
+            .collect();
+        for r in run_json(&args) {
+            let name = r["protocol"].as_str().unwrap().to_string();
+            assert!(
+                r["commits"].as_u64().unwrap() > 0,
+                "{name} {common:?}: no commits"
+            );
+            assert_eq!(r["check"]["cycles"], 0, "{name} {common:?}: {}", r["check"]);
+            assert_eq!(
+                r["check"]["passed"], true,
+                "{name} {common:?}: {}",
+                r["check"]
+            );
+            assert_eq!(r["executor"], "coro");
+            reports.push(r);
+        }
+    }
+    reports
+}
+
+const ONE_THREAD_EIGHT: &[&str] = &["--executor", "coro", "-t", "1", "--queue", "8"];
+
+#[test]
+fn one_thread_eight_coroutines_ycsb_blind_and_rmw() {
+    for writes in ["--blind", "--rmw"] {
+        let mut args = ONE_THREAD_EIGHT.to_vec();
+        args.extend(["--records", "1000", "--theta", "0.99", writes, "-d", "0.2"]);
+        every_protocol_checked(&args);
+    }
+}
+
+#[test]
+fn one_thread_eight_coroutines_long_scan_and_tpcc() {
+    let mut scan = ONE_THREAD_EIGHT.to_vec();
+    scan.extend([
+        "-w",
+        "long-scan",
+        "--records",
+        "5000",
+        "--scan-length",
+        "100",
+    ]);
+    scan.extend(["-d", "0.2"]);
+    every_protocol_checked(&scan);
+    let mut tpcc = ONE_THREAD_EIGHT.to_vec();
+    tpcc.extend(["-w", "tpcc", "--warehouses", "1", "-d", "0.3"]);
+    every_protocol_checked(&tpcc);
+}
+
+/// One thread, eight coroutines, and a pause before every commit (ReadPhaseExtension, which the
+/// coroutine executor spends running the thread's other coroutines): a transaction keeps its
+/// locks (2PL, PLOR, MOCC's read locks) while the thread's other transactions run into them. They
+/// must wait (AG) and get the record once the holder commits: a protocol that spun inside an
+/// operation on a lock held by a coroutine of its own thread would never return.
+#[test]
+fn waits_for_a_coroutine_of_the_same_thread_end() {
+    let mut args = ONE_THREAD_EIGHT.to_vec();
+    args.extend([
+        "--records",
+        "64",
+        "--ops",
+        "8",
+        "--theta",
+        "0.99",
+        "--rmw",
+        "-d",
+        "0.2",
+    ]);
+    args.extend(["--read-phase-extension", "20000"]);
+    let reports = every_protocol_checked(&args);
+    let waited: Vec<_> = reports
+        .iter()
+        .filter(|r| r["signals"]["ag"].as_u64().unwrap() > 0)
+        .map(|r| r["protocol"].as_str().unwrap())
+        .collect();
+    for locking in ["wait_die", "wound_wait", "plor"] {
+        assert!(
+            waited.contains(&locking),
+            "{locking} never waited: {waited:?}"
+        );
+    }
+}
+
+#[test]
+fn signals_follow_table_one() {
+    let args = [
+        "--executor",
+        "coro",
+        "-t",
+        "2",
+        "--queue",
+        "4",
+        "--records",
+        "1000",
+        "--theta",
+        "0.99",
+        "--rmw",
+        "-d",
+        "0.3",
+        "--warmup",
+        "0",
+        "-p",
+        "no_wait,wound_wait,silo",
+    ];
+    for r in run_json(&args) {
+        let s = &r["signals"];
+        let count = |k: &str| s[k].as_u64().unwrap();
+        let aborts = r["aborts"].as_u64().unwrap();
+        match r["protocol"].as_str().unwrap() {
+            // Every retried abort is one signal: RR for the 2PL family.
+            "no_wait" => {
+                assert_eq!(count("rr"), aborts, "{s}");
+                assert_eq!(count("ag"), 0, "no-wait never waits: {s}");
+            }
+            "wound_wait" => assert_eq!(count("rr"), aborts, "{s}"),
+            // Silo: RR on a locked write (lock_conflict), ML on failed read validation.
+            "silo" => {
+                let by = &r["aborts_by_reason"];
+                let reason = |k: &str| by.get(k).and_then(|v| v.as_u64()).unwrap_or(0);
+                assert_eq!(count("ml"), reason("read_validation"), "{s} {by}");
+                assert_eq!(count("rr"), reason("lock_conflict"), "{s} {by}");
+            }
+            other => panic!("unexpected {other}"),
+        }
+        assert_eq!(
+            count("sf") + count("nb"),
+            0,
+            "no protocol swaps or batches yet: {s}"
+        );
+    }
+}
+
+#[test]
+fn thread_executor_reports_no_signals_and_queue_one() {
+    let r = &run_json(&[
+        "-p",
+        "silo",
+        "--records",
+        "1000",
+        "-t",
+        "2",
+        "-d",
+        "0.1",
+        "--warmup",
+        "0",
+    ])[0];
+    assert_eq!(r["executor"], "thread");
+    assert_eq!(r["queue"], 1);
+    assert_eq!(r["signals"], serde_json::json!({}));
+}
+
+#[test]
+fn bad_executor_flags_exit_2() {
+    let cases: &[(&[&str], &str)] = &[
+        (
+            &["--queue", "4"],
+            "--queue applies only with --executor coro",
+        ),
+        (&["--executor", "coro", "--queue", "0"], "--queue"),
+        (&["--executor", "fibers"], "--executor"),
+        (
+            &[
+                "--executor",
+                "coro",
+                "-p",
+                "wound_wait",
+                "-t",
+                "2",
+                "--queue",
+                "40",
+            ],
+            "threads x queue <= 64 with protocol wound_wait",
+        ),
+    ];
+    for (args, msg) in cases {
+        let out = Command::new(env!("CARGO_BIN_EXE_txbench"))
+            .arg("run")
+            .args(*args)
+            .output()
+            .expect("run txbench");
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains(msg), "{args:?}: {err}");
+    }
+}
+
+/// SGPM's own workload, scaled down: normal keys (sd 200 around key 10,000 of 20,000), 100
+/// operations, half of them writes; 2 threads x 4 coroutines, every protocol serializable.
+#[test]
+fn sgpm_normal_keys_under_coroutines() {
+    let args = [
+        "--executor",
+        "coro",
+        "-t",
+        "2",
+        "--queue",
+        "4",
+        "--preset",
+        "sgpm-high",
+        "--records",
+        "20000",
+        "--key-mean",
+        "10000",
+        "--key-sd",
+        "200",
+        "-d",
+        "0.3",
+    ];
+    let reports = every_protocol_checked(&args);
+    for r in &reports {
+        assert_eq!(r["config"]["key_dist"], "normal", "{}", r["config"]);
+        assert_eq!(r["config"]["key_sd"], 200.0);
+        assert_eq!(r["config"]["ops"], 100);
+    }
+}
