@@ -113,6 +113,7 @@ pub fn load<M: Sync>(db: &Database<M>, config: &TpccConfig, params: &LoadParams)
         c_load,
         now: params.now,
     };
+    let progress = load_progress(config.warehouses, tasks.len());
     std::thread::scope(|s| {
         for _ in 0..params.threads.min(tasks.len()) {
             s.spawn(|| {
@@ -123,15 +124,43 @@ pub fn load<M: Sync>(db: &Database<M>, config: &TpccConfig, params: &LoadParams)
                     if let Some((slot, customers)) = loader.run(*task, &mut rng) {
                         names.lock().expect("no loader panics")[slot] = customers;
                     }
+                    if let Some(bar) = &progress {
+                        bar.inc(1);
+                    }
                 }
             });
         }
     });
+    if let Some(bar) = progress {
+        bar.finish_and_clear();
+    }
     let names = names.into_inner().expect("no loader panics");
     LoadedTpcc {
         c_load,
         customers_by_last_name: CustomersByLastName::build(layout, names),
     }
+}
+
+/// Warehouses from which loading shows progress: about a second of loading per warehouse on a
+/// small machine, so smaller loads finish before a bar would help.
+const PROGRESS_MIN_WAREHOUSES: u64 = 4;
+
+/// A progress bar over the load's `tasks` on stderr for a load of `warehouses` warehouses large
+/// enough to wait for; indicatif hides it when stderr is not a terminal.
+fn load_progress(warehouses: u64, tasks: usize) -> Option<indicatif::ProgressBar> {
+    if warehouses < PROGRESS_MIN_WAREHOUSES {
+        return None;
+    }
+    let bar = indicatif::ProgressBar::with_draw_target(
+        Some(tasks as u64),
+        indicatif::ProgressDrawTarget::stderr(),
+    );
+    bar.set_style(
+        indicatif::ProgressStyle::with_template("{msg} {bar:30} {percent}%, ETA {eta}")
+            .expect("the template is valid"),
+    );
+    bar.set_message(format!("loading TPC-C, {warehouses} warehouses"));
+    Some(bar)
 }
 
 /// One unit of loading work (module docs).
