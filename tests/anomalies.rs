@@ -317,6 +317,9 @@ fn every_phenomenon_under_coroutines() {
 
 /// Workers per run: four per core on the 2-core development machines.
 const THREADS: usize = 8;
+
+/// Rows whose protocols schedule from declared access sets (thread executor only, for now).
+const SCHEDULED_FROM_DECLARED_SETS: &[&str] = &["ord_lock", "decentsched", "calvin", "c_sched"];
 /// Length of one run.
 const RUN_MILLIS: u64 = 150;
 /// Runs a protocol gets to show a phenomenon it must show.
@@ -333,6 +336,11 @@ fn check_phenomenon(scenario: Scenario) {
         .expect("every scenario has a row");
     let mut failures = Vec::new();
     for row in PROTOCOLS {
+        if CORO_QUEUE.with(|q| q.get()) > 0 && SCHEDULED_FROM_DECLARED_SETS.contains(&row.name) {
+            // The coroutine executor does not schedule declared access sets yet (configuration
+            // refuses `--executor coro` for these protocols).
+            continue;
+        }
         let expect = row
             .expect
             .iter()
