@@ -77,6 +77,11 @@ fn run(args: &RunArgs, out: &mut Output<impl Write>) -> Result<ExitCode, OutputE
         for w in &r.warnings {
             note(format_args!("warning: {}: {w}", r.protocol));
         }
+        if format != Format::Json {
+            for (name, value) in &r.protocol_stats {
+                note(format_args!("{}: {name} {value}", r.protocol));
+            }
+        }
     }
     let broken = reports
         .iter()

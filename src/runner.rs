@@ -7,6 +7,8 @@ use crate::config::RunConfig;
 use crate::exec::run_threads;
 use crate::metrics::machine::MachineInfo;
 use crate::metrics::report::RunReport;
+use crate::protocol::c_sched::CSched;
+use crate::protocol::calvin::Calvin;
 use crate::protocol::decentsched::DecentSched;
 use crate::protocol::mocc::{Mocc, MqlLock, RwLock};
 use crate::protocol::nocc::Nocc;
@@ -87,6 +89,8 @@ pub fn run_protocol<W: Workload>(
         ),
         ProtocolKind::OrdLock => run_with(kind, OrdLock::new(), cfg, workload, machine),
         ProtocolKind::DecentSched => run_with(kind, DecentSched::new(opts), cfg, workload, machine),
+        ProtocolKind::CSched => run_with(kind, CSched::new(opts), cfg, workload, machine),
+        ProtocolKind::Calvin => run_with(kind, Calvin::new(), cfg, workload, machine),
     }
 }
 
@@ -127,6 +131,7 @@ pub fn run_with<P: Protocol, W: Workload>(
         progress("");
         report
     });
+    let protocol_stats = protocol.stats();
     drop(protocol);
     let mut report = RunReport::build(
         kind,
@@ -138,6 +143,10 @@ pub fn run_with<P: Protocol, W: Workload>(
         machine,
     );
     report.warnings = workload.after_run();
+    report.protocol_stats = protocol_stats
+        .into_iter()
+        .map(|(name, value)| (name.to_string(), value))
+        .collect();
     if let Some(c) = report.check.as_ref().filter(|c| c.workers_truncated > 0) {
         report.warnings.push(format!(
             "--check-limit {} reached: {} of {} workers stopped recording before the run ended; \

@@ -72,6 +72,8 @@ use common::{checked_db, checked_exec};
 use txbench::check::history::{OpKind, WorkerHistory};
 use txbench::check::{CheckReport, check};
 use txbench::exec::{ExecConfig, run_threads};
+use txbench::protocol::c_sched::CSched;
+use txbench::protocol::calvin::Calvin;
 use txbench::protocol::decentsched::DecentSched;
 use txbench::protocol::mocc::{Mocc, MqlLock, RwLock};
 use txbench::protocol::nocc::Nocc;
@@ -186,6 +188,8 @@ const PROTOCOLS: &[ProtocolRow] = &[
     serializable("decentsched", |s, e| {
         s.observe(DecentSched::new(&opts(e)), e)
     }),
+    serializable("c_sched", |s, e| s.observe(CSched::new(&opts(e)), e)),
+    serializable("calvin", |s, e| s.observe(Calvin::new(), e)),
     ProtocolRow {
         name: "nocc",
         serializable: false,

@@ -89,6 +89,10 @@ pub struct RunReport {
     /// slots); empty when all went as configured.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub warnings: Vec<String>,
+    /// Statistics only this protocol has ([`Protocol::stats`](crate::protocol::Protocol::stats):
+    /// C-Sched's scheduler core and grants), by name; empty for most protocols.
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub protocol_stats: BTreeMap<String, f64>,
 }
 
 /// Serialises `check` as the [`CheckReport`]'s fields preceded by `passed`, the verdict
@@ -230,6 +234,7 @@ impl RunReport {
             machine: machine.clone(),
             check,
             warnings: Vec::new(),
+            protocol_stats: BTreeMap::new(),
         }
     }
 

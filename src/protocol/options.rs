@@ -34,11 +34,17 @@ pub enum ProtocolKind {
     /// DecentSched: per-object queues and decentralised scheduling of declared access sets
     /// (deterministic, abort-free).
     DecentSched,
+    /// C-Sched: a central scheduler thread grants declared sets that conflict with no running
+    /// transaction (deterministic, abort-free).
+    CSched,
+    /// Calvin-style locking: a global sequence, each record's locks granted in sequence order
+    /// (deterministic, abort-free).
+    Calvin,
 }
 
 impl ProtocolKind {
     /// Every protocol, in the order reports list them (`nocc` first: the ceiling row).
-    pub const ALL: [ProtocolKind; 10] = [
+    pub const ALL: [ProtocolKind; 12] = [
         ProtocolKind::Nocc,
         ProtocolKind::NoWait,
         ProtocolKind::WaitDie,
@@ -49,6 +55,8 @@ impl ProtocolKind {
         ProtocolKind::Plor,
         ProtocolKind::OrdLock,
         ProtocolKind::DecentSched,
+        ProtocolKind::CSched,
+        ProtocolKind::Calvin,
     ];
 
     /// The name used on the command line and in reports.
@@ -64,6 +72,8 @@ impl ProtocolKind {
             ProtocolKind::Plor => "plor",
             ProtocolKind::OrdLock => "ord_lock",
             ProtocolKind::DecentSched => "decentsched",
+            ProtocolKind::CSched => "c_sched",
+            ProtocolKind::Calvin => "calvin",
         }
     }
 
@@ -95,6 +105,12 @@ impl ProtocolKind {
             ProtocolKind::DecentSched => {
                 "deterministic: per-object queues, decentralised dependency scheduling, no aborts (DecentSched III)"
             }
+            ProtocolKind::CSched => {
+                "deterministic: a scheduler thread grants non-conflicting declared sets, no aborts (DecentSched V)"
+            }
+            ProtocolKind::Calvin => {
+                "deterministic: global sequence, record locks granted in sequence order, no aborts (Calvin)"
+            }
         }
     }
 
@@ -102,7 +118,13 @@ impl ProtocolKind {
     /// ([`Protocol::NEEDS_DECLARED_SET`](super::Protocol::NEEDS_DECLARED_SET)): it runs only
     /// on workloads that declare them.
     pub fn needs_declared_set(self) -> bool {
-        matches!(self, ProtocolKind::OrdLock | ProtocolKind::DecentSched)
+        matches!(
+            self,
+            ProtocolKind::OrdLock
+                | ProtocolKind::DecentSched
+                | ProtocolKind::CSched
+                | ProtocolKind::Calvin
+        )
     }
 }
 
