@@ -164,6 +164,11 @@ fn execute(
         for w in &r.warnings {
             note(format_args!("warning: {}: {w}", r.protocol));
         }
+        if format != Format::Json {
+            for (name, value) in &r.protocol_stats {
+                note(format_args!("{}: {name} {value}", r.protocol));
+            }
+        }
     }
     let broken = reports
         .iter()

@@ -8,6 +8,8 @@ use crate::config::RunConfig;
 use crate::exec::{run_coro, run_threads};
 use crate::metrics::machine::MachineInfo;
 use crate::metrics::report::RunReport;
+use crate::protocol::c_sched::CSched;
+use crate::protocol::calvin::Calvin;
 use crate::protocol::decentsched::DecentSched;
 use crate::protocol::ermia::Ermia;
 use crate::protocol::mocc::{Mocc, MqlLock, RwLock};
@@ -103,6 +105,8 @@ pub fn run_protocol<W: Workload>(
             workload,
             machine,
         ),
+        ProtocolKind::CSched => run_with(kind, CSched::new(opts), cfg, workload, machine),
+        ProtocolKind::Calvin => run_with(kind, Calvin::new(), cfg, workload, machine),
     }
 }
 
@@ -147,6 +151,7 @@ pub fn run_with<P: Protocol, W: Workload>(
         report
     });
     let versions = protocol.version_stats();
+    let protocol_stats = protocol.stats();
     drop(protocol);
     let mut report = RunReport::build(
         kind,
@@ -159,6 +164,10 @@ pub fn run_with<P: Protocol, W: Workload>(
     );
     report.warnings = workload.after_run();
     report.versions = versions;
+    report.protocol_stats = protocol_stats
+        .into_iter()
+        .map(|(name, value)| (name.to_string(), value))
+        .collect();
     if let Some(c) = report.check.as_ref().filter(|c| c.workers_truncated > 0) {
         report.warnings.push(format!(
             "--check-limit {} reached: {} of {} workers stopped recording before the run ended; \

@@ -72,6 +72,8 @@ use common::{checked_db, checked_exec};
 use txbench::check::history::{OpKind, WorkerHistory};
 use txbench::check::{CheckReport, check};
 use txbench::exec::{ExecConfig, run_coro, run_threads};
+use txbench::protocol::c_sched::CSched;
+use txbench::protocol::calvin::Calvin;
 use txbench::protocol::decentsched::DecentSched;
 use txbench::protocol::ermia::Ermia;
 use txbench::protocol::mocc::{Mocc, MqlLock, RwLock};
@@ -191,6 +193,8 @@ const PROTOCOLS: &[ProtocolRow] = &[
     }),
     serializable("ermia", |s, e| s.observe(Ermia::new(&opts(e)).unwrap(), e)),
     serializable("mvto", |s, e| s.observe(Mvto::new(&opts(e)), e)),
+    serializable("c_sched", |s, e| s.observe(CSched::new(&opts(e)), e)),
+    serializable("calvin", |s, e| s.observe(Calvin::new(), e)),
     ProtocolRow {
         name: "nocc",
         serializable: false,

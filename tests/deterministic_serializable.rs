@@ -8,6 +8,8 @@ mod common;
 use common::{checked_db, checked_exec, contended_ycsb, run_checked};
 use txbench::check::check;
 use txbench::exec::run_threads;
+use txbench::protocol::c_sched::CSched;
+use txbench::protocol::calvin::Calvin;
 use txbench::protocol::decentsched::{DecentSched, DecentSchedOptions};
 use txbench::protocol::ord_lock::OrdLock;
 use txbench::protocol::{Protocol, ProtocolOptions};
@@ -91,6 +93,21 @@ fn decentsched_is_serializable_and_abort_free() {
     check_deterministic("decentsched", || decentsched(16_384));
     // Few queues: most objects share one, with other objects of the same transaction too.
     check_deterministic("decentsched, 7 queues", || decentsched(7));
+}
+
+#[test]
+fn c_sched_is_serializable_and_abort_free() {
+    check_deterministic("c_sched", || {
+        CSched::new(&ProtocolOptions {
+            threads: 8,
+            ..ProtocolOptions::default()
+        })
+    });
+}
+
+#[test]
+fn calvin_is_serializable_and_abort_free() {
+    check_deterministic("calvin", Calvin::new);
 }
 
 #[test]

@@ -4,7 +4,7 @@
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-/// The deterministic protocols with epochs far shorter than the defaults (DecentSched meets at its
+/// The deterministic protocols, DecentSched with epochs far shorter than the defaults (DecentSched meets at its
 /// epoch barrier every 4 transactions per worker or 50 us): 8 workers on 2 cores keep committing
 /// and the run ends within its duration plus a bounded drain, so no barrier waits for a worker
 /// that stopped and no waiter starves the worker it waits for.
@@ -15,7 +15,7 @@ fn deterministic_protocols_end_on_time_with_short_epochs() {
         .args([
             "run",
             "--protocol",
-            "decentsched,ord_lock",
+            "decentsched,ord_lock,c_sched,calvin",
             "--records",
             "64",
             "--theta",

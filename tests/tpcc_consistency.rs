@@ -15,6 +15,8 @@
 use std::time::Duration;
 use txbench::check::{CheckReport, check};
 use txbench::exec::{ExecConfig, run_threads};
+use txbench::protocol::c_sched::CSched;
+use txbench::protocol::calvin::Calvin;
 use txbench::protocol::decentsched::DecentSched;
 use txbench::protocol::ermia::Ermia;
 use txbench::protocol::mocc::{Mocc, MqlLock, RwLock};
@@ -195,6 +197,12 @@ fn assert_np_consistent<P: Protocol>(name: &str, make: impl Fn(&ProtocolOptions)
 #[test]
 fn decentsched_keeps_tpcc_np_consistent() {
     assert_np_consistent("decentsched", DecentSched::new);
+}
+
+#[test]
+fn c_sched_and_calvin_keep_tpcc_np_consistent() {
+    assert_np_consistent("c_sched", CSched::new);
+    assert_np_consistent("calvin", |_| Calvin::new());
 }
 
 #[test]

@@ -106,6 +106,10 @@ pub struct RunReport {
     /// transaction aborted for good). Counted by the coroutine executor only; empty under the
     /// thread executor.
     pub signals: BTreeMap<&'static str, u64>,
+    /// Statistics only this protocol has ([`Protocol::stats`](crate::protocol::Protocol::stats):
+    /// C-Sched's scheduler core and grants), by name; empty for most protocols.
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub protocol_stats: BTreeMap<String, f64>,
 }
 
 /// Serialises `check` as the [`CheckReport`]'s fields preceded by `passed`, the verdict
@@ -258,6 +262,7 @@ impl RunReport {
                     .map(|s| (s.name(), merged.signals[s.index()]))
                     .collect(),
             },
+            protocol_stats: BTreeMap::new(),
         }
     }
 

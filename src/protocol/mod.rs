@@ -33,6 +33,8 @@
 
 mod abort;
 mod access;
+pub mod c_sched;
+pub mod calvin;
 pub mod decentsched;
 pub mod declared;
 pub mod ermia;
@@ -191,6 +193,12 @@ pub trait Protocol: Send + Sync + Sized + 'static {
     /// cannot declare.
     const NEEDS_DECLARED_SET: bool = false;
 
+    /// Named statistics of the run, for the report (after the workers were joined): counters
+    /// or facts only this protocol has (C-Sched's scheduler core). None by default.
+    fn stats(&self) -> Vec<(&'static str, f64)> {
+        Vec::new()
+    }
+
     /// Schedules the attempt from its declared access set, after `begin` and before the
     /// program's first operation: `set` holds one entry per record in the global record order
     /// (`Record::order_key`), a record both read and written once, as written. Like every
@@ -261,6 +269,8 @@ impl ProtocolKind {
             ProtocolKind::DecentSched => meta::<decentsched::DecentSched>(),
             ProtocolKind::Ermia => meta::<ermia::Ermia>(),
             ProtocolKind::Mvto => meta::<mvto::Mvto>(),
+            ProtocolKind::CSched => meta::<c_sched::CSched>(),
+            ProtocolKind::Calvin => meta::<calvin::Calvin>(),
         }
     }
 }
@@ -302,6 +312,8 @@ mod meta_size_tests {
                 ProtocolKind::Ermia => needs::<ermia::Ermia>(),
                 ProtocolKind::Mvto => needs::<mvto::Mvto>(),
                 ProtocolKind::DecentSched => needs::<decentsched::DecentSched>(),
+                ProtocolKind::CSched => needs::<c_sched::CSched>(),
+                ProtocolKind::Calvin => needs::<calvin::Calvin>(),
             };
             assert_eq!(p.needs_declared_set(), expected, "{p}");
         }

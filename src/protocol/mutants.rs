@@ -87,6 +87,16 @@ pub(crate) enum Mutant {
     /// MVTO: commit installs without checking the write and read timestamps of the version it
     /// replaces.
     MvtoSkipWriteCheck,
+    /// Calvin: declared writes request reader locks (readers' counters stay consistent, so the
+    /// bug never hangs: letting readers skip earlier writers would, as later readers' releases
+    /// then overtake a writer's position).
+    CalvinWritesLockShared,
+    /// Calvin: a writer waits only for earlier readers, not for earlier writers.
+    CalvinWritersIgnoreWriters,
+    /// C-Sched: the scheduler grants a writer without looking at the keys' other writers.
+    CSchedWritersIgnoreWriters,
+    /// C-Sched: the scheduler checks only a transaction's first key before granting it.
+    CSchedChecksFirstKeyOnly,
 }
 
 mod tests;

@@ -40,11 +40,17 @@ pub enum ProtocolKind {
     Ermia,
     /// Multi-version timestamp ordering, serializable.
     Mvto,
+    /// C-Sched: a central scheduler thread grants declared sets that conflict with no running
+    /// transaction (deterministic, abort-free).
+    CSched,
+    /// Calvin-style locking: a global sequence, each record's locks granted in sequence order
+    /// (deterministic, abort-free).
+    Calvin,
 }
 
 impl ProtocolKind {
     /// Every protocol, in the order reports list them (`nocc` first: the ceiling row).
-    pub const ALL: [ProtocolKind; 13] = [
+    pub const ALL: [ProtocolKind; 15] = [
         ProtocolKind::Nocc,
         ProtocolKind::NoWait,
         ProtocolKind::WaitDie,
@@ -58,6 +64,8 @@ impl ProtocolKind {
         ProtocolKind::DecentSched,
         ProtocolKind::Ermia,
         ProtocolKind::Mvto,
+        ProtocolKind::CSched,
+        ProtocolKind::Calvin,
     ];
 
     /// The name used on the command line and in reports.
@@ -76,6 +84,8 @@ impl ProtocolKind {
             ProtocolKind::DecentSched => "decentsched",
             ProtocolKind::Ermia => "ermia",
             ProtocolKind::Mvto => "mvto",
+            ProtocolKind::CSched => "c_sched",
+            ProtocolKind::Calvin => "calvin",
         }
     }
 
@@ -116,6 +126,12 @@ impl ProtocolKind {
             ProtocolKind::Mvto => {
                 "multi-version timestamp ordering: read timestamps, writes create the newest version"
             }
+            ProtocolKind::CSched => {
+                "deterministic: a scheduler thread grants non-conflicting declared sets, no aborts (DecentSched V)"
+            }
+            ProtocolKind::Calvin => {
+                "deterministic: global sequence, record locks granted in sequence order, no aborts (Calvin)"
+            }
         }
     }
 
@@ -123,7 +139,13 @@ impl ProtocolKind {
     /// ([`Protocol::NEEDS_DECLARED_SET`](super::Protocol::NEEDS_DECLARED_SET)): it runs only
     /// on workloads that declare them.
     pub fn needs_declared_set(self) -> bool {
-        matches!(self, ProtocolKind::OrdLock | ProtocolKind::DecentSched)
+        matches!(
+            self,
+            ProtocolKind::OrdLock
+                | ProtocolKind::DecentSched
+                | ProtocolKind::CSched
+                | ProtocolKind::Calvin
+        )
     }
 }
 

@@ -43,7 +43,9 @@ use crate::storage::Record;
 use epoch::Epochs;
 use queues::{Arena, Entry, Queues};
 use serde::Serialize;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::task::Poll;
+use std::time::Instant;
 use txns::{Set, TxnTable};
 
 /// DecentSched's options.
@@ -87,6 +89,10 @@ pub struct DecentSched {
     arenas: Box<[Arena]>,
     workers: usize,
     epoch_txns: usize,
+    /// Nanoseconds spent in each [`STAGES`] stage, all workers (added when a worker stops), and
+    /// the transactions they cover.
+    stage_ns: [AtomicU64; 5],
+    timed_txns: AtomicU64,
     #[cfg(test)]
     mutant: Mutant,
     /// Test instrumentation: transactions executing now, and executions that began while
@@ -112,6 +118,8 @@ impl DecentSched {
             queues,
             workers,
             epoch_txns,
+            stage_ns: Default::default(),
+            timed_txns: AtomicU64::new(0),
             #[cfg(test)]
             mutant: Mutant::None,
             #[cfg(test)]
@@ -150,6 +158,18 @@ impl DecentSched {
         mine.conflicts_with(theirs)
     }
 }
+
+/// The paper's figure 7 stages, as [`Protocol::stats`] names them: queueing (pushing entries,
+/// from the first `schedule` poll, epoch barrier included), dependency discovery (direct and
+/// indirect, waits for ready flags included), waiting (the scheduling rules), executing (the
+/// program) and committing (installs and the finished flag).
+const STAGES: [&str; 5] = [
+    "queueing_us_per_txn",
+    "discovery_us_per_txn",
+    "waiting_us_per_txn",
+    "executing_us_per_txn",
+    "committing_us_per_txn",
+];
 
 /// Where a worker's transaction is in scheduling (`schedule` resumes from here after `Pending`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -190,16 +210,39 @@ pub struct DecentSchedWorker<'db> {
     deps: Vec<u64>,
     at: usize,
     writes: WriteSet<'db, (), ()>,
+    /// Stage timing: when the current stage began (`None` before a transaction's first poll),
+    /// nanoseconds per stage, and transactions timed.
+    mark: Option<Instant>,
+    stage_ns: [u64; 5],
+    timed_txns: u64,
 }
 
 impl Drop for DecentSchedWorker<'_> {
-    /// A stopping worker leaves the epoch barrier, so the others never wait for it.
+    /// A stopping worker leaves the epoch barrier, so the others never wait for it, and adds
+    /// its stage times to the protocol's.
     fn drop(&mut self) {
         self.p.epochs.leave(&self.p.queues);
+        for (total, mine) in self.p.stage_ns.iter().zip(self.stage_ns) {
+            // Relaxed: totals read after every worker was joined.
+            total.fetch_add(mine, Ordering::Relaxed);
+        }
+        // Relaxed: as above.
+        self.p
+            .timed_txns
+            .fetch_add(self.timed_txns, Ordering::Relaxed);
     }
 }
 
 impl<'db> DecentSchedWorker<'db> {
+    /// Ends stage `i` of [`STAGES`] now and starts the next.
+    #[inline]
+    fn end_stage(&mut self, i: usize) {
+        let now = Instant::now();
+        if let Some(began) = self.mark.replace(now) {
+            self.stage_ns[i] += (now - began).as_nanos() as u64;
+        }
+    }
+
     /// Phase 1: epoch bookkeeping, then one entry per queue of the declared set. Returns false
     /// when the worker must wait at the epoch barrier first.
     fn enqueue(&mut self, set: &[DeclaredRecord<'db, ()>]) -> bool {
@@ -381,6 +424,9 @@ impl Protocol for DecentSched {
             used: 0,
             tid: 0,
             stage: Stage::Idle,
+            mark: None,
+            stage_ns: [0; 5],
+            timed_txns: 0,
             queued: Vec::new(),
             entries: Vec::new(),
             stack: Vec::new(),
@@ -403,9 +449,13 @@ impl Protocol for DecentSched {
         loop {
             match w.stage {
                 Stage::Idle => {
+                    if w.mark.is_none() {
+                        w.mark = Some(Instant::now());
+                    }
                     if !w.enqueue(set) {
                         return Poll::Pending;
                     }
+                    w.end_stage(0);
                 }
                 Stage::Barrier(epoch) => {
                     if self.epochs.current() == epoch {
@@ -418,11 +468,13 @@ impl Protocol for DecentSched {
                     if !w.discover_indirect() {
                         return Poll::Pending;
                     }
+                    w.end_stage(1);
                 }
                 Stage::Waiting => {
                     if !w.wait_for_dependencies() {
                         return Poll::Pending;
                     }
+                    w.end_stage(2);
                 }
                 Stage::Running => return Poll::Ready(Ok(())),
             }
@@ -468,17 +520,37 @@ impl Protocol for DecentSched {
     }
 
     fn commit(&self, w: &mut DecentSchedWorker<'_>) -> OpResult {
+        w.end_stage(3);
         for i in 0..w.writes.len() {
             w.writes.install(i);
         }
         w.writes.clear();
         w.finish();
+        w.end_stage(4);
+        w.mark = None;
+        w.timed_txns += 1;
         Poll::Ready(Ok(()))
     }
 
     fn abort(&self, w: &mut DecentSchedWorker<'_>, _why: super::Abort) {
         w.writes.clear();
         w.finish();
+        w.mark = None;
+    }
+
+    /// The stage breakdown (paper figure 7) in microseconds per committed transaction, and
+    /// the epochs the run went through.
+    fn stats(&self) -> Vec<(&'static str, f64)> {
+        // Relaxed: read after every worker was joined.
+        let txns = self.timed_txns.load(Ordering::Relaxed).max(1) as f64;
+        let mut out: Vec<(&'static str, f64)> = STAGES
+            .iter()
+            .zip(&self.stage_ns)
+            // Relaxed: as above.
+            .map(|(&name, ns)| (name, ns.load(Ordering::Relaxed) as f64 / txns / 1000.0))
+            .collect();
+        out.push(("epochs", self.epochs.current() as f64));
+        out
     }
 
     fn install_log<'w>(&self, w: &'w mut DecentSchedWorker<'_>) -> &'w mut InstallLog {

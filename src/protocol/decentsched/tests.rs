@@ -212,8 +212,10 @@ fn overlaps(mutant: Mutant) -> (u64, u64) {
 fn two_workers_on_a_uniform_workload_execute_in_parallel() {
     let (real, commits) = overlaps(Mutant::None);
     assert!(commits > 100, "{commits} commits");
+    // Overlaps come from two cores running at once and from a worker preempted mid-execution
+    // while the other runs; a loaded machine gives fewer of the first, never none of both.
     assert!(
-        real * 20 > commits,
+        real >= 10,
         "only {real} of {commits} executions overlapped another"
     );
     let (serial, commits) = overlaps(Mutant::DecentSchedSerial);

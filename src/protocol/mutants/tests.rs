@@ -12,6 +12,8 @@ use crate::check::CheckReport;
 use crate::config::{Format, RunConfig};
 use crate::exec::ExecConfig;
 use crate::metrics::machine::MachineInfo;
+use crate::protocol::c_sched::CSched;
+use crate::protocol::calvin::Calvin;
 use crate::protocol::decentsched::DecentSched;
 use crate::protocol::ermia::Ermia;
 use crate::protocol::mocc::{Mocc, MqlLock, RwLock};
@@ -56,6 +58,8 @@ enum Proto {
     DecentSched,
     Ermia,
     Mvto,
+    CSched,
+    Calvin,
 }
 
 /// The workload that provokes a mutant's bug (YCSB, theta 0.99, 16-byte rows).
@@ -71,12 +75,27 @@ enum Load {
     /// 64 records, 8 operations, 90% reads (read-modify-writes otherwise): four in ten
     /// transactions are read-only.
     ReadMostly,
+    /// `HotRmw` with 200 us between a program's end and its commit (read-phase extension, which
+    /// yields the CPU at that length), for C-Sched and Calvin's writer mutant: a wrongly granted pair of transactions
+    /// otherwise each run within one time slice of a loaded 2-core machine and never overlap.
+    HotRmwSlowCommit,
+}
+
+impl Load {
+    /// Read-phase extension of the load's runs.
+    fn read_phase_extension_ns(self) -> u64 {
+        if self == Load::HotRmwSlowCommit {
+            200_000
+        } else {
+            0
+        }
+    }
 }
 
 impl Load {
     fn ycsb(self) -> YcsbConfig {
         let (records, ops, read_ratio, rmw) = match self {
-            Load::HotRmw => (64, 8, 0.5, true),
+            Load::HotRmw | Load::HotRmwSlowCommit => (64, 8, 0.5, true),
             Load::HotBlind => (16, 4, 0.5, false),
             Load::ReadMostly => (64, 8, 0.9, true),
         };
@@ -130,6 +149,10 @@ const CASES: &[Case] = &[
     (Proto::Ermia, Mutant::ErmiaIgnoreOverwriters, Load::HotBlind),
     (Proto::Mvto, Mutant::MvtoSkipReadTimestamp, Load::HotRmw),
     (Proto::Mvto, Mutant::MvtoSkipWriteCheck, Load::HotRmw),
+    (Proto::CSched, Mutant::CSchedWritersIgnoreWriters, Load::HotRmwSlowCommit),
+    (Proto::CSched, Mutant::CSchedChecksFirstKeyOnly, Load::HotRmwSlowCommit),
+    (Proto::Calvin, Mutant::CalvinWritesLockShared, Load::HotRmw),
+    (Proto::Calvin, Mutant::CalvinWritersIgnoreWriters, Load::HotRmwSlowCommit),
 ];
 
 /// Mutants whose bug is open only for a sub-microsecond window: between a lock's release and the
@@ -179,6 +202,8 @@ fn run(proto: Proto, mutant: Mutant, load: Load, threads: usize, seed: u64) -> C
         Proto::DecentSched => ProtocolKind::DecentSched,
         Proto::Ermia => ProtocolKind::Ermia,
         Proto::Mvto => ProtocolKind::Mvto,
+        Proto::CSched => ProtocolKind::CSched,
+        Proto::Calvin => ProtocolKind::Calvin,
     };
     if matches!(proto, Proto::MoccRw | Proto::MoccMql) {
         options.mocc.threshold = MOCC_THRESHOLD;
@@ -198,7 +223,7 @@ fn run(proto: Proto, mutant: Mutant, load: Load, threads: usize, seed: u64) -> C
             record_history: true,
             check_limit_ops: u64::MAX,
             adaptive_backoff: false,
-            read_phase_extension_ns: 0,
+            read_phase_extension_ns: load.read_phase_extension_ns(),
             pin_threads: false,
         },
         options,
@@ -259,6 +284,14 @@ fn run(proto: Proto, mutant: Mutant, load: Load, threads: usize, seed: u64) -> C
         }
         Proto::Mvto => {
             let p = Mvto::new(o).with_mutant(mutant);
+            run_with(kind, p, &cfg, &workload, &machine)
+        }
+        Proto::CSched => {
+            let p = CSched::with_mutant(o, mutant);
+            run_with(kind, p, &cfg, &workload, &machine)
+        }
+        Proto::Calvin => {
+            let p = Calvin::new().with_mutant(mutant);
             run_with(kind, p, &cfg, &workload, &machine)
         }
     }
@@ -363,6 +396,16 @@ fn mocc_rw_mutants_are_caught() {
 #[test]
 fn mocc_mql_mutants_are_caught() {
     check_protocol(Proto::MoccMql);
+}
+
+#[test]
+fn c_sched_mutants_are_caught() {
+    check_protocol(Proto::CSched);
+}
+
+#[test]
+fn calvin_mutants_are_caught() {
+    check_protocol(Proto::Calvin);
 }
 
 #[test]

@@ -1,0 +1,430 @@
+//! C-Sched (DecentSched's section V baseline): a dedicated scheduler thread grants transactions
+//! whose declared access set conflicts with no running transaction.
+//!
+//! Each worker has a slot: it writes its declared keys (record addresses and modes) into the slot
+//! and marks it submitted; the scheduler thread, looping over the slots, grants a submitted
+//! transaction when every key is free for it (per-key reader and writer counts), and releases
+//! the keys of a finished one. A writer that is refused raises its keys' writer-waiting flags, and
+//! readers later in the same pass over the slots are refused those keys, so a stream of readers
+//! cannot starve it. A transaction holds nothing while it waits (grants are all or nothing), and
+//! the flags are raised afresh every pass (see `schedule_loop`), so nothing can deadlock. The scheduler is the central bottleneck DecentSched removes; its thread is
+//! pinned to the core after the workers' (when cores can be listed) and reported with the run
+//! ([`Protocol::stats`]).
+
+#[cfg(test)]
+use super::mutants::Mutant;
+use super::{
+    AccessMode, AttemptStart, DeclaredRecord, InstallLog, OpResult, Protocol, ProtocolOptions,
+    WriteKind, WriteSet,
+};
+use crate::storage::Record;
+use crossbeam_utils::CachePadded;
+use std::collections::{HashMap, HashSet};
+use std::sync::atomic::{AtomicBool, AtomicU8, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::task::Poll;
+use std::thread::JoinHandle;
+
+/// Slot states.
+const IDLE: u8 = 0;
+const SUBMITTED: u8 = 1;
+const GRANTED: u8 = 2;
+const DONE: u8 = 3;
+
+/// One worker's slot.
+#[derive(Default)]
+struct Slot {
+    state: AtomicU8,
+    /// The declared keys: written by the worker while the slot is idle, read by the scheduler
+    /// while it is submitted, granted or done (the state hands it over; the mutex is never
+    /// contended and only makes the handover safe code).
+    keys: Mutex<Vec<(usize, AccessMode)>>,
+}
+
+/// What the worker threads and the scheduler thread share.
+struct Shared {
+    slots: Box<[CachePadded<Slot>]>,
+    stop: AtomicBool,
+    grants: AtomicU64,
+    #[cfg(test)]
+    mutant: Mutant,
+}
+
+/// A key's holders, as the scheduler tracks them.
+#[derive(Debug, Default, Clone, Copy)]
+struct KeyState {
+    readers: u32,
+    writer: bool,
+}
+
+/// The C-Sched protocol: the shared slots and the scheduler thread.
+pub struct CSched {
+    shared: Arc<Shared>,
+    scheduler: Option<JoinHandle<()>>,
+    /// The core the scheduler thread was pinned to, if any.
+    core: Option<usize>,
+}
+
+impl CSched {
+    /// C-Sched for `options.threads` workers; starts the scheduler thread.
+    pub fn new(options: &ProtocolOptions) -> Self {
+        Self::start(
+            options.threads.max(1),
+            #[cfg(test)]
+            Mutant::None,
+        )
+    }
+
+    /// C-Sched with a deliberate bug (`protocol::mutants`).
+    #[cfg(test)]
+    pub(crate) fn with_mutant(options: &ProtocolOptions, mutant: Mutant) -> Self {
+        Self::start(options.threads.max(1), mutant)
+    }
+
+    fn start(workers: usize, #[cfg(test)] mutant: Mutant) -> Self {
+        let shared = Arc::new(Shared {
+            slots: (0..workers).map(|_| CachePadded::default()).collect(),
+            stop: AtomicBool::new(false),
+            grants: AtomicU64::new(0),
+            #[cfg(test)]
+            mutant,
+        });
+        let cores = core_affinity::get_core_ids().unwrap_or_default();
+        let core = (!cores.is_empty()).then(|| cores[workers % cores.len()]);
+        let for_thread = Arc::clone(&shared);
+        let scheduler = std::thread::Builder::new()
+            .name("c_sched scheduler".into())
+            .spawn(move || {
+                if let Some(c) = core {
+                    core_affinity::set_for_current(c);
+                }
+                schedule_loop(&for_thread);
+            })
+            .expect("spawn the scheduler thread");
+        CSched {
+            shared,
+            scheduler: Some(scheduler),
+            core: core.map(|c| c.id),
+        }
+    }
+}
+
+impl Drop for CSched {
+    fn drop(&mut self) {
+        // Release: nothing to publish; the flag only ends the loop.
+        self.shared.stop.store(true, Ordering::Release);
+        if let Some(h) = self.scheduler.take() {
+            // A panicking scheduler already reported itself; nothing to add here.
+            let _ = h.join();
+        }
+    }
+}
+
+/// Whether `mode` on a key in `state` can be granted now (`writer_waiting`: a writer refused
+/// earlier in this pass wants the key).
+fn free_for(state: &KeyState, mode: AccessMode, writer_waiting: bool) -> bool {
+    match mode {
+        AccessMode::Read => !state.writer && !writer_waiting,
+        AccessMode::Write => !state.writer && state.readers == 0,
+    }
+}
+
+/// The scheduler thread: grant and release until stopped; yields when idle.
+fn schedule_loop(shared: &Shared) {
+    let mut keys: HashMap<usize, KeyState> = HashMap::new();
+    // Keys a refused writer wants, in the current pass over the slots. Raised afresh every pass:
+    // flags that outlived their pass could block a writer's own reads forever (two refused
+    // writers each reading a key the other writes). Within a pass, writers ignore the flags
+    // and are refused only by running holders, so once those finish the first writer of a pass
+    // whose keys are free is granted: no deadlock.
+    let mut writer_waiting: HashSet<usize> = HashSet::new();
+    let mut idle_rounds = 0u32;
+    let mut start = 0;
+    let n = shared.slots.len();
+    // Acquire: pairs with the Release in `Drop`.
+    while !shared.stop.load(Ordering::Acquire) {
+        let mut progress = false;
+        writer_waiting.clear();
+        for k in 0..n {
+            let slot = &shared.slots[(start + k) % n];
+            // Acquire: pairs with the worker's Release of SUBMITTED or DONE, so its keys (and
+            // its installs, for DONE) are visible.
+            match slot.state.load(Ordering::Acquire) {
+                DONE => {
+                    let held = slot.keys.lock().unwrap_or_else(|e| e.into_inner());
+                    for &(key, mode) in held.iter() {
+                        let s = keys.entry(key).or_default();
+                        match mode {
+                            // Saturating: the mutants grant overlapping holds (test only).
+                            AccessMode::Read => s.readers = s.readers.saturating_sub(1),
+                            AccessMode::Write => s.writer = false,
+                        }
+                        if s.readers == 0 && !s.writer {
+                            keys.remove(&key);
+                        }
+                    }
+                    drop(held);
+                    // Release: the worker may refill its keys once it sees IDLE.
+                    slot.state.store(IDLE, Ordering::Release);
+                    progress = true;
+                }
+                SUBMITTED => {
+                    let wanted = slot.keys.lock().unwrap_or_else(|e| e.into_inner());
+                    #[cfg(test)]
+                    let checked = if shared.mutant == Mutant::CSchedChecksFirstKeyOnly {
+                        wanted.len().min(1)
+                    } else {
+                        wanted.len()
+                    };
+                    #[cfg(not(test))]
+                    let checked = wanted.len();
+                    let grant = wanted[..checked].iter().all(|&(key, mode)| {
+                        let s = keys.get(&key).copied().unwrap_or_default();
+                        #[cfg(test)]
+                        if shared.mutant == Mutant::CSchedWritersIgnoreWriters
+                            && mode == AccessMode::Write
+                        {
+                            return s.readers == 0;
+                        }
+                        free_for(&s, mode, writer_waiting.contains(&key))
+                    });
+                    if grant {
+                        for &(key, mode) in wanted.iter() {
+                            let s = keys.entry(key).or_default();
+                            match mode {
+                                AccessMode::Read => s.readers += 1,
+                                AccessMode::Write => s.writer = true,
+                            }
+                        }
+                        drop(wanted);
+                        // Relaxed: a statistic read after the run.
+                        shared.grants.fetch_add(1, Ordering::Relaxed);
+                        // Release: the grant follows every release the scheduler saw, whose
+                        // installs (DONE's Acquire above) become visible to the grantee.
+                        slot.state.store(GRANTED, Ordering::Release);
+                        progress = true;
+                    } else {
+                        for &(key, mode) in wanted.iter() {
+                            if mode == AccessMode::Write {
+                                writer_waiting.insert(key);
+                            }
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+        start = (start + 1) % n;
+        if progress {
+            idle_rounds = 0;
+        } else {
+            idle_rounds = idle_rounds.saturating_add(1);
+            if idle_rounds < 64 {
+                std::hint::spin_loop();
+            } else {
+                std::thread::yield_now();
+            }
+        }
+    }
+}
+
+/// Where a worker's transaction is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Stage {
+    Idle,
+    Submitted,
+    Running,
+}
+
+/// A C-Sched worker.
+pub struct CSchedWorker<'db> {
+    slot: &'db Slot,
+    stage: Stage,
+    writes: WriteSet<'db, (), ()>,
+}
+
+impl CSchedWorker<'_> {
+    fn finish(&mut self) {
+        if self.stage != Stage::Idle {
+            // Release: our installs happen before the scheduler's Acquire of DONE, and through
+            // its next grant, before the next holder's reads.
+            self.slot.state.store(DONE, Ordering::Release);
+        }
+        self.stage = Stage::Idle;
+    }
+}
+
+impl Protocol for CSched {
+    type RecordMeta = ();
+    type Worker<'db> = CSchedWorker<'db>;
+
+    const NEEDS_DECLARED_SET: bool = true;
+
+    fn new_worker<'db>(&'db self, id: usize) -> CSchedWorker<'db> {
+        CSchedWorker {
+            slot: &self.shared.slots[id],
+            stage: Stage::Idle,
+            writes: WriteSet::default(),
+        }
+    }
+
+    fn begin(&self, w: &mut CSchedWorker<'_>, _start: AttemptStart) {
+        w.writes.clear();
+    }
+
+    fn schedule<'db>(
+        &self,
+        w: &mut CSchedWorker<'db>,
+        set: &[DeclaredRecord<'db, ()>],
+    ) -> OpResult {
+        loop {
+            match w.stage {
+                Stage::Idle => {
+                    // Acquire: pairs with the scheduler's Release of IDLE (it is done reading
+                    // our previous keys).
+                    if w.slot.state.load(Ordering::Acquire) != IDLE {
+                        return Poll::Pending;
+                    }
+                    let mut keys = w.slot.keys.lock().unwrap_or_else(|e| e.into_inner());
+                    keys.clear();
+                    keys.extend(set.iter().map(|d| (d.key(), d.mode)));
+                    drop(keys);
+                    // Release: publishes the keys to the scheduler.
+                    w.slot.state.store(SUBMITTED, Ordering::Release);
+                    w.stage = Stage::Submitted;
+                }
+                Stage::Submitted => {
+                    // Acquire: pairs with the scheduler's Release of GRANTED.
+                    if w.slot.state.load(Ordering::Acquire) != GRANTED {
+                        return Poll::Pending;
+                    }
+                    w.stage = Stage::Running;
+                }
+                Stage::Running => return Poll::Ready(Ok(())),
+            }
+        }
+    }
+
+    /// In place: the scheduler runs nothing conflicting meanwhile (own buffered writes first).
+    #[inline]
+    fn read<'db>(
+        &self,
+        w: &mut CSchedWorker<'db>,
+        rec: Record<'db, ()>,
+        out: &mut [u8],
+    ) -> OpResult {
+        if !w.writes.read_own(&rec, out) {
+            rec.payload.load(out);
+        }
+        Poll::Ready(Ok(()))
+    }
+
+    /// The same as `read`.
+    #[inline]
+    fn read_committed<'db>(
+        &self,
+        w: &mut CSchedWorker<'db>,
+        rec: Record<'db, ()>,
+        out: &mut [u8],
+    ) -> OpResult {
+        self.read(w, rec, out)
+    }
+
+    #[inline]
+    fn write<'db>(
+        &self,
+        w: &mut CSchedWorker<'db>,
+        rec: Record<'db, ()>,
+        data: &[u8],
+        kind: WriteKind,
+    ) -> OpResult {
+        w.writes.put(rec, kind, data, ());
+        Poll::Ready(Ok(()))
+    }
+
+    fn commit(&self, w: &mut CSchedWorker<'_>) -> OpResult {
+        for i in 0..w.writes.len() {
+            w.writes.install(i);
+        }
+        w.writes.clear();
+        w.finish();
+        Poll::Ready(Ok(()))
+    }
+
+    fn abort(&self, w: &mut CSchedWorker<'_>, _why: super::Abort) {
+        w.writes.clear();
+        w.finish();
+    }
+
+    fn install_log<'w>(&self, w: &'w mut CSchedWorker<'_>) -> &'w mut InstallLog {
+        w.writes.install_log()
+    }
+
+    fn stats(&self) -> Vec<(&'static str, f64)> {
+        vec![
+            ("scheduler_core", self.core.map_or(-1.0, |c| c as f64)),
+            // Relaxed: read after the workers were joined.
+            (
+                "scheduler_grants",
+                self.shared.grants.load(Ordering::Relaxed) as f64,
+            ),
+        ]
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ids::{RecordId, TableId};
+    use crate::storage::{Table, TableSpec};
+
+    /// Polls `w`'s schedule until it is granted (the scheduler thread runs meanwhile) or
+    /// `tries` yields passed.
+    fn granted_within<'db>(
+        p: &CSched,
+        w: &mut CSchedWorker<'db>,
+        set: &[DeclaredRecord<'db, ()>],
+        tries: u32,
+    ) -> bool {
+        (0..tries).any(|_| {
+            let r = p.schedule(w, set) == Poll::Ready(Ok(()));
+            if !r {
+                std::thread::sleep(std::time::Duration::from_micros(200));
+            }
+            r
+        })
+    }
+
+    #[test]
+    fn conflicting_sets_run_one_at_a_time_and_readers_share() {
+        let t: Table<()> = Table::new(TableSpec {
+            name: "t".into(),
+            records: 1,
+            payload_bytes: 8,
+        });
+        let p = CSched::new(&ProtocolOptions {
+            threads: 3,
+            ..ProtocolOptions::default()
+        });
+        let rec = t.get(RecordId(0)).unwrap();
+        let d = |mode| DeclaredRecord {
+            record: rec,
+            mode,
+            table: TableId(0),
+        };
+        let (wr, rd) = ([d(AccessMode::Write)], [d(AccessMode::Read)]);
+        let mut ws: Vec<_> = (0..3).map(|i| p.new_worker(i)).collect();
+        assert!(granted_within(&p, &mut ws[0], &wr, 5_000));
+        assert!(!granted_within(&p, &mut ws[1], &rd, 20), "the writer runs");
+        assert_eq!(p.commit(&mut ws[0]), Poll::Ready(Ok(())));
+        assert!(granted_within(&p, &mut ws[1], &rd, 5_000));
+        assert!(granted_within(&p, &mut ws[2], &rd, 5_000), "readers share");
+        assert_eq!(p.commit(&mut ws[1]), Poll::Ready(Ok(())));
+        assert_eq!(p.commit(&mut ws[2]), Poll::Ready(Ok(())));
+        assert!(
+            p.stats()
+                .iter()
+                .any(|&(n, v)| n == "scheduler_grants" && v == 3.0)
+        );
+    }
+}

@@ -1,0 +1,355 @@
+//! Calvin-style deterministic locking (Thomson et al., SIGMOD 2012; DecentSched's section V
+//! baseline): transactions are sequenced in one global order, and each record's lock requests
+//! are granted in that order. No deadlock (a transaction only ever waits for transactions
+//! sequenced before it), no abort.
+//!
+//! The sequencer is a ticket: a transaction takes the next sequence number, waits for its turn
+//! (`Pending`, never a spin), requests the locks of its whole declared set (one `fetch_add` per
+//! record, so the per-record request order is the sequence order), and passes the turn on. The
+//! turn is held only for those requests, never while waiting for a lock. Then it waits for each
+//! lock to be granted. Each record's lock is a reader/writer ticket lock: a request takes a
+//! position among the record's writers and readers; a writer is granted once every earlier
+//! request has been released, a reader once every earlier writer has.
+
+#[cfg(test)]
+use super::mutants::Mutant;
+use super::{
+    AccessMode, AttemptStart, DeclaredRecord, InstallLog, OpResult, Protocol, WriteKind, WriteSet,
+};
+use crate::storage::Record;
+use crossbeam_utils::CachePadded;
+use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
+use std::task::Poll;
+
+/// A record's lock: writer and reader requests taken, and releases done. Counters wrap; only
+/// equality is compared. Requests to one record are made by one transaction at a time (the
+/// sequencer's turn), so reading the two request counters one after the other is a snapshot.
+/// Grants compare the release counters with the snapshot one at a time, which is sound because
+/// once a release counter reaches a request's snapshot it cannot move on until that request is
+/// granted and released (later requests wait for it).
+#[derive(Debug, Default)]
+pub struct CalvinLock {
+    writers_requested: AtomicU32,
+    readers_requested: AtomicU32,
+    writers_released: AtomicU32,
+    readers_released: AtomicU32,
+}
+
+/// Whether a wrapping release counter has reached `target`. In the protocol it never passes a
+/// waiting request's target (module docs), so this is equality; comparing by distance keeps a
+/// broken variant (a test mutant that lets releases overtake) from waiting forever.
+#[inline]
+fn reached(released: u32, target: u32) -> bool {
+    released.wrapping_sub(target) < 1 << 31
+}
+
+/// The request counters a lock request saw: how many writers and readers came before it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Position {
+    writers: u32,
+    readers: u32,
+}
+
+/// The Calvin protocol: the sequencer's two counters.
+#[derive(Debug, Default)]
+pub struct Calvin {
+    /// Next sequence number to hand out.
+    next_seq: CachePadded<AtomicU64>,
+    /// Sequence number whose turn it is to request its locks.
+    turn: CachePadded<AtomicU64>,
+    #[cfg(test)]
+    mutant: Mutant,
+}
+
+impl Calvin {
+    /// The protocol.
+    pub fn new() -> Self {
+        Calvin::default()
+    }
+
+    /// The same protocol with a deliberate bug (`protocol::mutants`).
+    #[cfg(test)]
+    pub(crate) fn with_mutant(mut self, mutant: Mutant) -> Self {
+        self.mutant = mutant;
+        self
+    }
+
+    /// The mode a declared access requests its lock in (a mutant may weaken it).
+    #[inline]
+    fn lock_mode(&self, mode: AccessMode) -> AccessMode {
+        #[cfg(test)]
+        if self.mutant == Mutant::CalvinWritesLockShared {
+            return AccessMode::Read;
+        }
+        mode
+    }
+
+    /// Whether the lock requested at `at` (in `mode`) is granted: every earlier writer released
+    /// (a reader), every earlier request released (a writer).
+    #[inline]
+    fn granted(&self, lock: &CalvinLock, mode: AccessMode, at: Position) -> bool {
+        // Acquire: pairs with the earlier holders' Release in `release_all`, so their installs
+        // are visible to us.
+        let writers_done = reached(lock.writers_released.load(Ordering::Acquire), at.writers);
+        let readers_done = || reached(lock.readers_released.load(Ordering::Acquire), at.readers);
+        #[cfg(test)]
+        if self.mutant == Mutant::CalvinWritersIgnoreWriters && mode == AccessMode::Write {
+            return readers_done();
+        }
+        match mode {
+            AccessMode::Read => writers_done,
+            AccessMode::Write => writers_done && readers_done(),
+        }
+    }
+}
+
+/// Where a worker's transaction is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Stage {
+    /// No sequence number yet.
+    Idle,
+    /// Sequenced as this number: waiting for its turn to request.
+    Sequenced(u64),
+    /// Requests made: waiting for grants, from `granted` on.
+    Requested,
+    /// Every lock granted: the program runs.
+    Running,
+}
+
+/// A Calvin worker.
+pub struct CalvinWorker<'db> {
+    stage: Stage,
+    /// The declared records, their modes and the counter values their requests saw.
+    locks: Vec<(Record<'db, CalvinLock>, AccessMode, Position)>,
+    /// Locks granted so far (in order).
+    granted: usize,
+    writes: WriteSet<'db, CalvinLock, ()>,
+}
+
+impl CalvinWorker<'_> {
+    fn release_all(&mut self) {
+        if self.stage == Stage::Requested || self.stage == Stage::Running {
+            for &(rec, mode, _) in &self.locks {
+                let lock = rec.meta();
+                let released = match mode {
+                    AccessMode::Write => &lock.writers_released,
+                    AccessMode::Read => &lock.readers_released,
+                };
+                // Release: the holder's reads and installs happen before the next holder's
+                // grant (its Acquire load in `granted`).
+                released.fetch_add(1, Ordering::Release);
+            }
+        }
+        self.locks.clear();
+        self.granted = 0;
+        self.stage = Stage::Idle;
+    }
+}
+
+impl Protocol for Calvin {
+    type RecordMeta = CalvinLock;
+    type Worker<'db> = CalvinWorker<'db>;
+
+    const NEEDS_DECLARED_SET: bool = true;
+
+    fn new_worker<'db>(&'db self, _id: usize) -> CalvinWorker<'db> {
+        CalvinWorker {
+            stage: Stage::Idle,
+            locks: Vec::new(),
+            granted: 0,
+            writes: WriteSet::default(),
+        }
+    }
+
+    fn begin(&self, w: &mut CalvinWorker<'_>, _start: AttemptStart) {
+        w.writes.clear();
+    }
+
+    fn schedule<'db>(
+        &self,
+        w: &mut CalvinWorker<'db>,
+        set: &[DeclaredRecord<'db, CalvinLock>],
+    ) -> OpResult {
+        loop {
+            match w.stage {
+                Stage::Idle => {
+                    // Relaxed: only uniqueness of the number matters; the turn orders the rest.
+                    let seq = self.next_seq.fetch_add(1, Ordering::Relaxed);
+                    w.stage = Stage::Sequenced(seq);
+                }
+                Stage::Sequenced(seq) => {
+                    // Acquire: pairs with the previous holder's Release of the turn, so our
+                    // requests come after its requests on every record.
+                    if self.turn.load(Ordering::Acquire) != seq {
+                        return Poll::Pending;
+                    }
+                    w.locks.clear();
+                    for d in set {
+                        let lock = d.record.meta();
+                        // Relaxed: requests are ordered by the turn (module docs); grants read
+                        // the release counters.
+                        let at = Position {
+                            writers: lock.writers_requested.load(Ordering::Relaxed),
+                            readers: lock.readers_requested.load(Ordering::Relaxed),
+                        };
+                        let mode = self.lock_mode(d.mode);
+                        let requested = match mode {
+                            AccessMode::Write => &lock.writers_requested,
+                            AccessMode::Read => &lock.readers_requested,
+                        };
+                        // Relaxed: as above; only the turn holder writes request counters.
+                        requested.fetch_add(1, Ordering::Relaxed);
+                        w.locks.push((d.record, mode, at));
+                    }
+                    // Release: publishes our requests to the next sequence number.
+                    self.turn.store(seq + 1, Ordering::Release);
+                    w.granted = 0;
+                    w.stage = Stage::Requested;
+                }
+                Stage::Requested => {
+                    while let Some(&(rec, mode, at)) = w.locks.get(w.granted) {
+                        if !self.granted(rec.meta(), mode, at) {
+                            return Poll::Pending;
+                        }
+                        w.granted += 1;
+                    }
+                    w.stage = Stage::Running;
+                }
+                Stage::Running => return Poll::Ready(Ok(())),
+            }
+        }
+    }
+
+    /// In place: the granted lock keeps writers out (own buffered writes first).
+    #[inline]
+    fn read<'db>(
+        &self,
+        w: &mut CalvinWorker<'db>,
+        rec: Record<'db, CalvinLock>,
+        out: &mut [u8],
+    ) -> OpResult {
+        if !w.writes.read_own(&rec, out) {
+            rec.payload.load(out);
+        }
+        Poll::Ready(Ok(()))
+    }
+
+    /// The same as `read`: the record is locked for the whole transaction anyway.
+    #[inline]
+    fn read_committed<'db>(
+        &self,
+        w: &mut CalvinWorker<'db>,
+        rec: Record<'db, CalvinLock>,
+        out: &mut [u8],
+    ) -> OpResult {
+        self.read(w, rec, out)
+    }
+
+    #[inline]
+    fn write<'db>(
+        &self,
+        w: &mut CalvinWorker<'db>,
+        rec: Record<'db, CalvinLock>,
+        data: &[u8],
+        kind: WriteKind,
+    ) -> OpResult {
+        w.writes.put(rec, kind, data, ());
+        Poll::Ready(Ok(()))
+    }
+
+    fn commit(&self, w: &mut CalvinWorker<'_>) -> OpResult {
+        for i in 0..w.writes.len() {
+            w.writes.install(i);
+        }
+        w.writes.clear();
+        w.release_all();
+        Poll::Ready(Ok(()))
+    }
+
+    fn abort(&self, w: &mut CalvinWorker<'_>, _why: super::Abort) {
+        w.writes.clear();
+        w.release_all();
+    }
+
+    fn install_log<'w>(&self, w: &'w mut CalvinWorker<'_>) -> &'w mut InstallLog {
+        w.writes.install_log()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ids::{RecordId, TableId};
+    use crate::protocol::declared::merge_declared;
+    use crate::storage::{Table, TableSpec};
+
+    const OK: OpResult = Poll::Ready(Ok(()));
+
+    fn declared<'a>(
+        t: &'a Table<CalvinLock>,
+        ids: &[(u64, AccessMode)],
+    ) -> Vec<DeclaredRecord<'a, CalvinLock>> {
+        let mut v: Vec<_> = ids
+            .iter()
+            .map(|&(i, mode)| DeclaredRecord {
+                record: t.get(RecordId(i)).unwrap(),
+                mode,
+                table: TableId(0),
+            })
+            .collect();
+        merge_declared(&mut v);
+        v
+    }
+
+    /// Locks are granted in sequence order: a reader sequenced after a writer waits for it even
+    /// when it reaches the record first, and readers share.
+    #[test]
+    fn grants_follow_the_sequence() {
+        let t: Table<CalvinLock> = Table::new(TableSpec {
+            name: "t".into(),
+            records: 2,
+            payload_bytes: 8,
+        });
+        let p = Calvin::new();
+        let mut ws: Vec<_> = (0..3).map(|i| p.new_worker(i)).collect();
+        let (rd, wr) = (AccessMode::Read, AccessMode::Write);
+        let writer = declared(&t, &[(0, wr), (1, rd)]);
+        let reader = declared(&t, &[(0, rd)]);
+        for w in ws.iter_mut() {
+            p.begin(w, AttemptStart::FIRST);
+        }
+        assert_eq!(p.schedule(&mut ws[0], &writer), OK, "sequence 0");
+        assert_eq!(
+            p.schedule(&mut ws[1], &reader),
+            Poll::Pending,
+            "after the writer"
+        );
+        assert_eq!(p.schedule(&mut ws[2], &reader), Poll::Pending);
+        assert_eq!(p.commit(&mut ws[0]), OK);
+        assert_eq!(p.schedule(&mut ws[1], &reader), OK);
+        assert_eq!(p.schedule(&mut ws[2], &reader), OK, "readers share");
+        assert_eq!(p.commit(&mut ws[1]), OK);
+        assert_eq!(p.commit(&mut ws[2]), OK);
+    }
+
+    /// A transaction waits for its turn to request: sequence 1 cannot request before 0 did.
+    #[test]
+    fn requests_wait_for_the_turn() {
+        let t: Table<CalvinLock> = Table::new(TableSpec {
+            name: "t".into(),
+            records: 1,
+            payload_bytes: 8,
+        });
+        let p = Calvin::new();
+        let (mut a, mut b) = (p.new_worker(0), p.new_worker(1));
+        let s = declared(&t, &[(0, AccessMode::Write)]);
+        // a takes sequence 0 but has not requested yet (its turn check is the next step).
+        a.stage = Stage::Sequenced(p.next_seq.fetch_add(1, Ordering::Relaxed));
+        assert_eq!(p.schedule(&mut b, &s), Poll::Pending, "turn of 0");
+        assert_eq!(p.schedule(&mut a, &s), OK);
+        assert_eq!(p.schedule(&mut b, &s), Poll::Pending, "lock held by 0");
+        assert_eq!(p.commit(&mut a), OK);
+        assert_eq!(p.schedule(&mut b, &s), OK);
+        assert_eq!(p.commit(&mut b), OK);
+    }
+}
