@@ -279,27 +279,11 @@ impl Protocol for Calvin {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::ids::{RecordId, TableId};
-    use crate::protocol::declared::merge_declared;
     use crate::storage::{Table, TableSpec};
 
     const OK: OpResult = Poll::Ready(Ok(()));
 
-    fn declared<'a>(
-        t: &'a Table<CalvinLock>,
-        ids: &[(u64, AccessMode)],
-    ) -> Vec<DeclaredRecord<'a, CalvinLock>> {
-        let mut v: Vec<_> = ids
-            .iter()
-            .map(|&(i, mode)| DeclaredRecord {
-                record: t.get(RecordId(i)).unwrap(),
-                mode,
-                table: TableId(0),
-            })
-            .collect();
-        merge_declared(&mut v);
-        v
-    }
+    use crate::protocol::declared::declared_records as declared;
 
     /// Locks are granted in sequence order: a reader sequenced after a writer waits for it even
     /// when it reaches the record first, and readers share.

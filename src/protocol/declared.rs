@@ -162,6 +162,25 @@ pub fn merge_declared<M>(records: &mut Vec<DeclaredRecord<'_, M>>) {
     records.dedup_by_key(|r| r.key());
 }
 
+/// Test helper for the deterministic protocols' unit tests: the merged declared set of records
+/// `ids` (with their modes) of `table`, as table 0.
+#[cfg(test)]
+pub(crate) fn declared_records<'a, M>(
+    table: &'a crate::storage::Table<M>,
+    ids: &[(u64, AccessMode)],
+) -> Vec<DeclaredRecord<'a, M>> {
+    let mut v: Vec<_> = ids
+        .iter()
+        .map(|&(i, mode)| DeclaredRecord {
+            record: table.get(RecordId(i)).expect("test record in range"),
+            mode,
+            table: TableId(0),
+        })
+        .collect();
+    merge_declared(&mut v);
+    v
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

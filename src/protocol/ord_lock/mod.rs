@@ -176,27 +176,12 @@ impl Protocol for OrdLock {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::ids::{RecordId, TableId};
-    use crate::protocol::declared::merge_declared;
+    use crate::ids::RecordId;
     use crate::storage::{Table, TableSpec};
 
     const OK: OpResult = Poll::Ready(Ok(()));
 
-    fn declared<'a>(
-        t: &'a Table<OrdRwLock>,
-        ids: &[(u64, AccessMode)],
-    ) -> Vec<DeclaredRecord<'a, OrdRwLock>> {
-        let mut v: Vec<_> = ids
-            .iter()
-            .map(|&(i, mode)| DeclaredRecord {
-                record: t.get(RecordId(i)).unwrap(),
-                mode,
-                table: TableId(0),
-            })
-            .collect();
-        merge_declared(&mut v);
-        v
-    }
+    use crate::protocol::declared::declared_records as declared;
 
     #[test]
     fn a_conflicting_schedule_waits_and_resumes_where_it_stopped() {
