@@ -182,6 +182,18 @@ fn execute(
         ));
         return Ok(ExitCode::FAILURE);
     }
+    // A deterministic protocol that aborted for a concurrency-control reason is broken, checked
+    // or not (its warning above names the reasons).
+    let aborting = reports
+        .iter()
+        .filter(|r| r.deterministic_abort_bug().is_some())
+        .count();
+    if aborting > 0 {
+        note(format_args!(
+            "error: {aborting} deterministic protocol run(s) aborted for concurrency control"
+        ));
+        return Ok(ExitCode::FAILURE);
+    }
     Ok(ExitCode::SUCCESS)
 }
 

@@ -168,6 +168,9 @@ pub fn run_with<P: Protocol, W: Workload>(
         .into_iter()
         .map(|(name, value)| (name.to_string(), value))
         .collect();
+    if let Some(bug) = report.deterministic_abort_bug() {
+        report.warnings.push(bug);
+    }
     if let Some(c) = report.check.as_ref().filter(|c| c.workers_truncated > 0) {
         report.warnings.push(format!(
             "--check-limit {} reached: {} of {} workers stopped recording before the run ended; \

@@ -241,6 +241,11 @@ const PROTOCOLS: &[ProtocolRow] = &[
         ],
         run: |s, e| s.observe(Si::new(&opts(e)), e),
     },
+    serializable("decentsched_opportunistic", |s, e| {
+        let mut o = opts(e);
+        o.decentsched.opportunistic = true;
+        s.observe(DecentSched::new(&o), e)
+    }),
 ];
 
 /// The row of a serializable protocol: it must show nothing.
@@ -323,7 +328,13 @@ fn every_phenomenon_under_coroutines() {
 const THREADS: usize = 8;
 
 /// Rows whose protocols schedule from declared access sets (thread executor only, for now).
-const SCHEDULED_FROM_DECLARED_SETS: &[&str] = &["ord_lock", "decentsched", "calvin", "c_sched"];
+const SCHEDULED_FROM_DECLARED_SETS: &[&str] = &[
+    "ord_lock",
+    "decentsched",
+    "calvin",
+    "c_sched",
+    "decentsched_opportunistic",
+];
 /// Length of one run.
 const RUN_MILLIS: u64 = 150;
 /// Runs a protocol gets to show a phenomenon it must show.

@@ -200,6 +200,15 @@ fn decentsched_keeps_tpcc_np_consistent() {
 }
 
 #[test]
+fn decentsched_opportunistic_keeps_tpcc_np_consistent() {
+    assert_np_consistent("decentsched --ds-opportunistic", |o| {
+        let mut o = o.clone();
+        o.decentsched.opportunistic = true;
+        DecentSched::new(&o)
+    });
+}
+
+#[test]
 fn c_sched_and_calvin_keep_tpcc_np_consistent() {
     assert_np_consistent("c_sched", CSched::new);
     assert_np_consistent("calvin", |_| Calvin::new());

@@ -252,6 +252,10 @@ pub struct RunArgs {
     /// DecentSched: longest epoch in microseconds, 1..=10000000.
     #[arg(long, default_value_t = 1000)]
     pub ds_epoch_us: u64,
+    /// DecentSched: opportunistic execution: a transaction runs while it waits for its turn and
+    /// re-executes in place when what it read changed (re-executions are reported, not aborts).
+    #[arg(long)]
+    pub ds_opportunistic: bool,
     /// AggressiveGC (mvto): installs free all but the newest older version, even ones readers
     /// still need (those readers abort and retry at a new timestamp).
     #[arg(long)]

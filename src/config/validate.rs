@@ -457,6 +457,7 @@ impl RunArgs {
                 queues: self.ds_queues,
                 epoch_txns: self.ds_epoch_txns,
                 epoch_us: self.ds_epoch_us,
+                opportunistic: self.ds_opportunistic,
             },
         })
     }

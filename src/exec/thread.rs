@@ -15,7 +15,7 @@ use super::wait::{delay, drive, pause};
 use crate::check::history::WorkerHistory;
 pub use crate::config::ExecConfig;
 use crate::metrics::{Phase, WorkerStats};
-use crate::protocol::{AttemptStart, Protocol};
+use crate::protocol::{Abort, AttemptStart, Protocol};
 use crate::random::FastRng;
 use crate::storage::Database;
 use crate::txn::Txn;
@@ -243,7 +243,8 @@ impl<P: Protocol, W: Workload> Worker<'_, '_, P, W> {
                     self.tx.aborted(why);
                     self.lot.attempt_ended();
                     let mut abort_ns = nanos(end - attempt_start).saturating_sub(waited);
-                    if why.is_retried() {
+                    // A re-execution is already scheduled: nothing to back off from.
+                    if why.is_retried() && why != Abort::Reexecute {
                         if let Some(b) = self.backoff {
                             let d = b.delay_ns(&mut self.rng);
                             delay(d);
@@ -262,7 +263,9 @@ impl<P: Protocol, W: Workload> Worker<'_, '_, P, W> {
                     // usually means another transaction holds what we need, and with more
                     // workers than cores that holder may be descheduled; retrying at once would
                     // burn our time slice re-aborting against it.
-                    pause(aborts_in_a_row);
+                    if why != Abort::Reexecute {
+                        pause(aborts_in_a_row);
+                    }
                     aborts_in_a_row = aborts_in_a_row.saturating_add(1);
                     start.retry = true;
                     attempt_start = Instant::now();

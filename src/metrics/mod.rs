@@ -53,8 +53,12 @@ pub fn new_latency_histogram() -> Histogram<u64> {
 pub struct TypeStats {
     /// Committed transactions.
     pub commits: u64,
-    /// Aborted attempts, by reason ([`Abort::index`]).
+    /// Aborted attempts, by reason ([`Abort::index`]); re-executions are not aborts and stay
+    /// zero here ([`TypeStats::reexecutions`]).
     pub aborts: [u64; Abort::COUNT],
+    /// Attempts of opportunistic execution that ran again in their scheduled place
+    /// ([`Abort::Reexecute`]).
+    pub reexecutions: u64,
     /// End-to-end latency of committed transactions, ns.
     pub latency: Histogram<u64>,
     /// Attempts each committed transaction needed (1 = committed first time): the starvation
@@ -67,6 +71,7 @@ impl Default for TypeStats {
         TypeStats {
             commits: 0,
             aborts: [0; Abort::COUNT],
+            reexecutions: 0,
             latency: new_latency_histogram(),
             attempts: Histogram::new_with_bounds(1, 1 << 40, 2).expect("valid histogram bounds"),
         }
@@ -80,6 +85,7 @@ impl TypeStats {
         for (a, b) in self.aborts.iter_mut().zip(other.aborts) {
             *a += b;
         }
+        self.reexecutions += other.reexecutions;
         self.latency
             .add(&other.latency)
             .expect("histograms with equal bounds");
@@ -125,10 +131,16 @@ impl WorkerStats {
         t.attempts.saturating_record(attempts.max(1));
     }
 
-    /// Records an aborted attempt.
+    /// Records an aborted attempt; a re-execution ([`Abort::Reexecute`]) counts as one, not as
+    /// an abort.
     #[inline]
     pub fn abort(&mut self, ty: usize, why: Abort) {
-        self.types[ty].aborts[why.index()] += 1;
+        let t = &mut self.types[ty];
+        if why == Abort::Reexecute {
+            t.reexecutions += 1;
+        } else {
+            t.aborts[why.index()] += 1;
+        }
     }
 
     /// Counts one scheduling signal.
@@ -237,5 +249,18 @@ mod tests {
         assert_eq!(AttemptSummary::from_histogram(&a.types[0].attempts).max, 7);
         assert!((s.max - 5000.0).abs() < 10.0, "{s:?}");
         assert!(s.p50 <= s.p90 && s.p90 <= s.p99 && s.p99 <= s.p999 && s.p999 <= s.max);
+    }
+
+    #[test]
+    fn reexecutions_are_counted_apart_from_aborts() {
+        let mut a = WorkerStats::new(1);
+        let mut b = WorkerStats::new(1);
+        a.abort(0, Abort::Reexecute);
+        b.abort(0, Abort::Reexecute);
+        b.abort(0, Abort::User);
+        a.merge(&b);
+        assert_eq!(a.types[0].reexecutions, 2);
+        assert_eq!(a.types[0].total_aborts(), 1);
+        assert_eq!(a.types[0].aborts[Abort::Reexecute.index()], 0);
     }
 }

@@ -110,6 +110,12 @@ pub struct RunReport {
     /// C-Sched's scheduler core and grants), by name; empty for most protocols.
     #[serde(skip_serializing_if = "BTreeMap::is_empty")]
     pub protocol_stats: BTreeMap<String, f64>,
+    /// Deterministic protocols (scheduled from declared access sets): attempts that
+    /// opportunistic execution ran again in their scheduled place because something they read
+    /// changed ([`Abort::Reexecute`]); never counted in `aborts` or `abort_ratio`, which for
+    /// these protocols count user aborts only. Absent for every other protocol.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reexecutions: Option<u64>,
 }
 
 /// Serialises `check` as the [`CheckReport`]'s fields preceded by `passed`, the verdict
@@ -263,7 +269,30 @@ impl RunReport {
                     .collect(),
             },
             protocol_stats: BTreeMap::new(),
+            reexecutions: kind.needs_declared_set().then_some(total.reexecutions),
         }
+    }
+
+    /// The bug a deterministic protocol's run shows when it aborted for a concurrency-control
+    /// reason: such a protocol schedules every transaction from its declared access set so that
+    /// nothing conflicting runs concurrently, so its only aborts are the workload's own (user
+    /// aborts). `None` for a clean run and for every other protocol.
+    pub fn deterministic_abort_bug(&self) -> Option<String> {
+        self.reexecutions?;
+        let cc: Vec<String> = self
+            .aborts_by_reason
+            .iter()
+            .filter(|(name, _)| **name != Abort::User.name())
+            .map(|(name, n)| format!("{name} {n}"))
+            .collect();
+        (!cc.is_empty()).then(|| {
+            format!(
+                "BUG: deterministic protocol {} aborted attempts for concurrency-control reasons \
+                 ({}); its abort ratio must count user aborts only",
+                self.protocol,
+                cc.join(", ")
+            )
+        })
     }
 
     /// One JSON object on one line.
@@ -298,6 +327,7 @@ pub const CSV_COLUMNS: &[&str] = &[
     "point",
     "executor",
     "queue",
+    "reexecutions",
 ];
 
 /// Writes reports as CSV with a header row. The `check_*` cells are empty for a run without
@@ -336,6 +366,7 @@ pub fn write_csv(out: impl Write, reports: &[RunReport]) -> csv::Result<()> {
             point_label(&r.point),
             r.executor.to_string(),
             r.queue.to_string(),
+            r.reexecutions.map(|n| n.to_string()).unwrap_or_default(),
         ])?;
     }
     w.flush()?;
@@ -456,6 +487,11 @@ pub fn render_table(reports: &[RunReport]) -> String {
         "history check",
         "consistency check",
     ]);
+    // Deterministic protocols' re-executions (opportunistic execution), when the table has one.
+    let reexecutions = reports.iter().any(|r| r.reexecutions.is_some());
+    if reexecutions {
+        header.push("re-executions");
+    }
     t.set_header(header);
     for r in reports {
         // The ratios compare with the `nocc` run of the same sweep point.
@@ -504,6 +540,12 @@ pub fn render_table(reports: &[RunReport]) -> String {
             Cell::new(history_cell(r.check.as_ref())),
             Cell::new(consistency_cell(r.check.as_ref())),
         ]);
+        if reexecutions {
+            let n = r
+                .reexecutions
+                .map_or_else(|| "-".to_string(), |n| n.to_string());
+            row.push(Cell::new(n).set_alignment(CellAlignment::Right));
+        }
         t.add_row(row);
     }
     t.to_string()
@@ -647,6 +689,71 @@ mod tests {
             consistency_cell(Some(&broken)),
             "FAILED: 3 violations of 7 conditions"
         );
+    }
+
+    /// A report of `protocol` over YCSB whose one worker aborted once for each of `aborts` and
+    /// re-executed twice.
+    fn report_with(protocol: &str, aborts: &[Abort]) -> RunReport {
+        use crate::config::memory::AvailableMemory;
+        use crate::config::{Cli, Command};
+        use clap::Parser;
+        let cli = Cli::try_parse_from(["txbench", "run", "-p", protocol, "--records", "1000"])
+            .expect("clap accepts the flags");
+        let Command::Run(args) = cli.command else {
+            unreachable!("a run command line")
+        };
+        let cfg = args
+            .validate_with(AvailableMemory::given(1 << 40))
+            .expect("valid");
+        let crate::workload::WorkloadConfig::Ycsb(y) = &cfg.workload else {
+            unreachable!("ycsb by default")
+        };
+        let workload = crate::workload::ycsb::Ycsb::new(y.clone());
+        let mut w = WorkerStats::new(1);
+        w.commit(0, 1000, 1);
+        for &why in aborts {
+            w.abort(0, why);
+        }
+        w.abort(0, Abort::Reexecute);
+        w.abort(0, Abort::Reexecute);
+        let kind = cfg.protocols[0];
+        RunReport::build(
+            kind,
+            &cfg,
+            &workload,
+            &[w],
+            Duration::from_secs(1),
+            None,
+            &MachineInfo::detect(),
+        )
+    }
+
+    #[test]
+    fn deterministic_protocols_report_reexecutions_apart_and_user_aborts_only() {
+        let ok = report_with("decentsched", &[Abort::User]);
+        assert_eq!(ok.reexecutions, Some(2));
+        assert_eq!(ok.aborts, 1, "re-executions are not aborts");
+        assert_eq!(ok.abort_ratio, 0.5);
+        assert_eq!(ok.deterministic_abort_bug(), None);
+        let json: serde_json::Value = serde_json::from_str(&ok.to_json_line()).expect("json");
+        assert_eq!(json["reexecutions"], 2);
+        let table = render_table(std::slice::from_ref(&ok));
+        assert!(table.contains("re-executions"), "{table}");
+
+        let bug = report_with("ord_lock", &[Abort::User, Abort::Wounded]);
+        let said = bug.deterministic_abort_bug().expect("a CC abort is a bug");
+        assert!(
+            said.contains("ord_lock") && said.contains("wounded 1"),
+            "{said}"
+        );
+
+        // Other protocols abort for concurrency control by design, and have no such column.
+        let occ = report_with("silo", &[Abort::ReadValidation]);
+        assert_eq!(occ.reexecutions, None);
+        assert_eq!(occ.deterministic_abort_bug(), None);
+        let json: serde_json::Value = serde_json::from_str(&occ.to_json_line()).expect("json");
+        assert!(json.get("reexecutions").is_none());
+        assert!(!render_table(&[occ]).contains("re-executions"));
     }
 
     #[test]

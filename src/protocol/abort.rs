@@ -37,11 +37,16 @@ pub enum Abort {
     /// AggressiveGC (MVTO): the version the read needed was already reclaimed; the retry reads at
     /// a new timestamp.
     VersionCollected,
+    /// Opportunistic execution (DecentSched `--ds-opportunistic`): the attempt ran ahead of its
+    /// place in the schedule and something it read changed before that place came; the
+    /// transaction runs again in its place. Not a concurrency-control abort: it is retried at
+    /// once, and reports count it as a re-execution, never in the aborts or the abort ratio.
+    Reexecute,
 }
 
 impl Abort {
     /// Every reason, in the order reports list them.
-    pub const ALL: [Abort; 11] = [
+    pub const ALL: [Abort; 12] = [
         Abort::LockConflict,
         Abort::Die,
         Abort::Wounded,
@@ -53,6 +58,7 @@ impl Abort {
         Abort::SsnExclusion,
         Abort::TimestampOrder,
         Abort::VersionCollected,
+        Abort::Reexecute,
     ];
     /// Number of reasons; sizes per-reason counter arrays.
     pub const COUNT: usize = Self::ALL.len();
@@ -76,12 +82,20 @@ impl Abort {
             Abort::SsnExclusion => "ssn_exclusion",
             Abort::TimestampOrder => "timestamp_order",
             Abort::VersionCollected => "version_collected",
+            Abort::Reexecute => "reexecute",
         }
     }
 
     /// Whether the executor retries the transaction after this abort.
     pub fn is_retried(self) -> bool {
         self != Abort::User
+    }
+
+    /// Whether the reason is a concurrency-control abort: neither the workload's own decision
+    /// (`User`) nor a re-execution of opportunistic execution (`Reexecute`). A protocol that
+    /// schedules from declared access sets never has one.
+    pub fn is_concurrency_control(self) -> bool {
+        !matches!(self, Abort::User | Abort::Reexecute)
     }
 }
 
@@ -100,5 +114,9 @@ mod tests {
         assert_eq!(names.len(), Abort::COUNT);
         assert!(!Abort::User.is_retried());
         assert!(Abort::Wounded.is_retried());
+        assert!(Abort::Reexecute.is_retried());
+        assert!(!Abort::Reexecute.is_concurrency_control());
+        assert!(!Abort::User.is_concurrency_control());
+        assert!(Abort::ReadValidation.is_concurrency_control());
     }
 }

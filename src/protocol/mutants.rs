@@ -97,6 +97,12 @@ pub(crate) enum Mutant {
     CSchedWritersIgnoreWriters,
     /// C-Sched: the scheduler checks only a transaction's first key before granting it.
     CSchedChecksFirstKeyOnly,
+    /// DecentSched, opportunistic execution: a speculative attempt whose reads changed before
+    /// its turn commits its stale writes instead of re-executing.
+    DecentSchedSkipReexecution,
+    /// DecentSched, opportunistic execution: installs leave the records' versions as they were,
+    /// so a speculative attempt never sees that what it read changed.
+    DecentSchedInstallWithoutVersion,
 }
 
 mod tests;

@@ -76,6 +76,9 @@ impl Signal {
             | Abort::VersionCollected => Signal::Ml,
             // Not retried: the transaction is over, the slot continues with the next one.
             Abort::User => Signal::Nt,
+            // Opportunistic execution: the transaction keeps its place in the deterministic
+            // schedule (it is already scheduled) and reruns there at once.
+            Abort::Reexecute => Signal::Rr,
         }
     }
 }
@@ -92,6 +95,7 @@ mod tests {
         assert_eq!(Signal::for_abort(Abort::ReadValidation), Signal::Ml);
         assert_eq!(Signal::for_abort(Abort::TimestampExtension), Signal::Ml);
         assert_eq!(Signal::for_abort(Abort::User), Signal::Nt);
+        assert_eq!(Signal::for_abort(Abort::Reexecute), Signal::Rr);
         assert_eq!(Signal::for_abort(Abort::WriteWriteConflict), Signal::Ml);
         assert_eq!(Signal::for_abort(Abort::TimestampOrder), Signal::Ml);
         for (i, s) in Signal::ALL.iter().enumerate() {

@@ -22,6 +22,22 @@
 //! 5. **Committing**: it installs the writes and sets its finished flag (Release: a transaction
 //!    that waited for it sees its installs).
 //!
+//! **Opportunistic execution** (`--ds-opportunistic`, III-D4): when the rules say wait, the
+//! program runs at once instead, ahead of its place ("speculating"): each read is a consistent
+//! copy under the record's version word (`version.rs`) and remembers that version, writes are
+//! buffered. Its commit then waits for the rules; once they let it run, the transaction holds
+//! its place exactly as if it were about to execute, and if no record it read was installed
+//! since it read it, its reads are what an execution now would read, so it installs its buffered
+//! writes directly. Otherwise the attempt ends with [`Abort::Reexecute`] and the program runs
+//! again in place, scheduled, reading in place (it cannot fail twice). Every install bumps the
+//! versions of the records it writes. A re-execution is not an abort: the executor retries at
+//! once and reports count it in their own column.
+//!
+//! A workload's own abort (TPC-C's rolled-back New-Order) decided while speculating is taken
+//! as it stands: the attempt installs nothing, so it cannot make a committed history
+//! non-serializable, and TPC-C's decision depends only on the request's input. A workload whose
+//! user aborts depend on what it read would see them decided on possibly stale reads.
+//!
 //! Every wait returns `Pending` from [`Protocol::schedule`] (the executor yields between polls):
 //! nothing spins, so more workers than cores cannot livelock it. Transaction ids are
 //! thread-local and restart every epoch; the transaction table and the queue entries are reused
@@ -32,12 +48,13 @@ mod queues;
 #[cfg(test)]
 mod tests;
 mod txns;
+mod version;
 
 #[cfg(test)]
 use super::mutants::Mutant;
 use super::{
-    AccessMode, AttemptStart, DeclaredRecord, InstallLog, OpResult, Protocol, ProtocolOptions,
-    WriteKind, WriteSet,
+    Abort, AccessMode, AttemptStart, DeclaredRecord, InstallLog, OpResult, Protocol,
+    ProtocolOptions, ReadSet, WriteKind, WriteSet,
 };
 use crate::storage::Record;
 use epoch::Epochs;
@@ -47,6 +64,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::task::Poll;
 use std::time::Instant;
 use txns::{Set, TxnTable};
+pub use version::ObjectVersion;
 
 /// DecentSched's options.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -57,6 +75,9 @@ pub struct DecentSchedOptions {
     pub epoch_txns: usize,
     /// Longest epoch, in microseconds (`--ds-epoch-us`).
     pub epoch_us: u64,
+    /// Opportunistic execution (`--ds-opportunistic`): run the program while waiting for the
+    /// schedule, and re-execute it in place when what it read changed.
+    pub opportunistic: bool,
 }
 
 impl Default for DecentSchedOptions {
@@ -65,6 +86,7 @@ impl Default for DecentSchedOptions {
             queues: 16_384,
             epoch_txns: 1024,
             epoch_us: 1000,
+            opportunistic: false,
         }
     }
 }
@@ -89,10 +111,16 @@ pub struct DecentSched {
     arenas: Box<[Arena]>,
     workers: usize,
     epoch_txns: usize,
+    /// `--ds-opportunistic`.
+    opportunistic: bool,
     /// Nanoseconds spent in each [`STAGES`] stage, all workers (added when a worker stops), and
     /// the transactions they cover.
     stage_ns: [AtomicU64; 5],
     timed_txns: AtomicU64,
+    /// Opportunistic execution, all workers (added when a worker stops): attempts that ran
+    /// ahead of their place, and those of them that committed without re-executing.
+    speculated: AtomicU64,
+    speculations_committed: AtomicU64,
     #[cfg(test)]
     mutant: Mutant,
     /// Test instrumentation: transactions executing now, and executions that began while
@@ -118,8 +146,11 @@ impl DecentSched {
             queues,
             workers,
             epoch_txns,
+            opportunistic: o.opportunistic,
             stage_ns: Default::default(),
             timed_txns: AtomicU64::new(0),
+            speculated: AtomicU64::new(0),
+            speculations_committed: AtomicU64::new(0),
             #[cfg(test)]
             mutant: Mutant::None,
             #[cfg(test)]
@@ -157,6 +188,27 @@ impl DecentSched {
         }
         mine.conflicts_with(theirs)
     }
+
+    /// Whether installs bump the records' versions (the rule; a mutant skips it).
+    #[inline]
+    fn versions_installs(&self) -> bool {
+        #[cfg(test)]
+        if self.mutant == Mutant::DecentSchedInstallWithoutVersion {
+            return false;
+        }
+        true
+    }
+
+    /// Whether a speculative attempt whose reads changed re-executes (the rule; a mutant
+    /// commits it anyway).
+    #[inline]
+    fn reexecutes_stale_speculation(&self) -> bool {
+        #[cfg(test)]
+        if self.mutant == Mutant::DecentSchedSkipReexecution {
+            return false;
+        }
+        true
+    }
 }
 
 /// The paper's figure 7 stages, as [`Protocol::stats`] names them: queueing (pushing entries,
@@ -186,6 +238,10 @@ enum Stage {
     Waiting,
     /// Scheduled: the program runs.
     Running,
+    /// Opportunistic execution: the program runs before the rules let it (its commit waits).
+    Speculating,
+    /// The speculative program ended: its commit applies the scheduling rules (`deps[at]`).
+    Validating,
 }
 
 /// A DecentSched worker.
@@ -209,7 +265,12 @@ pub struct DecentSchedWorker<'db> {
     /// Scheduling: dependencies, and the one being waited on.
     deps: Vec<u64>,
     at: usize,
-    writes: WriteSet<'db, (), ()>,
+    writes: WriteSet<'db, ObjectVersion, ()>,
+    /// Opportunistic execution: what the speculative attempt read, with the version it saw.
+    reads: ReadSet<'db, ObjectVersion, u64>,
+    /// Opportunistic execution: attempts that speculated, and those that committed so.
+    speculated: u64,
+    speculations_committed: u64,
     /// Stage timing: when the current stage began (`None` before a transaction's first poll),
     /// nanoseconds per stage, and transactions timed.
     mark: Option<Instant>,
@@ -230,6 +291,14 @@ impl Drop for DecentSchedWorker<'_> {
         self.p
             .timed_txns
             .fetch_add(self.timed_txns, Ordering::Relaxed);
+        // Relaxed: as above.
+        self.p
+            .speculated
+            .fetch_add(self.speculated, Ordering::Relaxed);
+        // Relaxed: as above.
+        self.p
+            .speculations_committed
+            .fetch_add(self.speculations_committed, Ordering::Relaxed);
     }
 }
 
@@ -245,7 +314,7 @@ impl<'db> DecentSchedWorker<'db> {
 
     /// Phase 1: epoch bookkeeping, then one entry per queue of the declared set. Returns false
     /// when the worker must wait at the epoch barrier first.
-    fn enqueue(&mut self, set: &[DeclaredRecord<'db, ()>]) -> bool {
+    fn enqueue(&mut self, set: &[DeclaredRecord<'db, ObjectVersion>]) -> bool {
         let p = self.p;
         self.queued.clear();
         self.queued
@@ -388,11 +457,40 @@ impl<'db> DecentSchedWorker<'db> {
         true
     }
 
+    /// Whether every record the speculative attempt read is still at the version it saw (no
+    /// install since; own writes were never read from the record).
+    fn speculative_reads_current(&self) -> bool {
+        self.reads
+            .iter()
+            .all(|(rec, seen)| rec.meta().current() == *seen)
+    }
+
+    /// Installs the buffered writes, bumping each record's version when speculative readers
+    /// may be looking (opportunistic execution).
+    fn install_writes(&mut self) {
+        let versioned = self.p.opportunistic && self.p.versions_installs();
+        for i in 0..self.writes.len() {
+            let rec = self.writes.entries()[i].rec;
+            if versioned {
+                rec.meta().begin_install();
+            }
+            self.writes.install(i);
+            if versioned {
+                rec.meta().end_install();
+            }
+        }
+    }
+
     /// Phase 5 (or a user abort): the transaction is over.
     fn finish(&mut self) {
         if matches!(
             self.stage,
-            Stage::Queued | Stage::Searching | Stage::Waiting | Stage::Running
+            Stage::Queued
+                | Stage::Searching
+                | Stage::Waiting
+                | Stage::Running
+                | Stage::Speculating
+                | Stage::Validating
         ) {
             #[cfg(test)]
             if self.stage == Stage::Running {
@@ -408,7 +506,7 @@ impl<'db> DecentSchedWorker<'db> {
 }
 
 impl Protocol for DecentSched {
-    type RecordMeta = ();
+    type RecordMeta = ObjectVersion;
     type Worker<'db> = DecentSchedWorker<'db>;
 
     const NEEDS_DECLARED_SET: bool = true;
@@ -434,17 +532,21 @@ impl Protocol for DecentSched {
             deps: Vec::new(),
             at: 0,
             writes: WriteSet::default(),
+            reads: ReadSet::default(),
+            speculated: 0,
+            speculations_committed: 0,
         }
     }
 
     fn begin(&self, w: &mut DecentSchedWorker<'_>, _start: AttemptStart) {
         w.writes.clear();
+        w.reads.clear();
     }
 
     fn schedule<'db>(
         &self,
         w: &mut DecentSchedWorker<'db>,
-        set: &[DeclaredRecord<'db, ()>],
+        set: &[DeclaredRecord<'db, ObjectVersion>],
     ) -> OpResult {
         loop {
             match w.stage {
@@ -472,28 +574,46 @@ impl Protocol for DecentSched {
                 }
                 Stage::Waiting => {
                     if !w.wait_for_dependencies() {
+                        if self.opportunistic {
+                            // Run ahead; the commit applies the rules (module docs).
+                            w.stage = Stage::Speculating;
+                            w.speculated += 1;
+                            return Poll::Ready(Ok(()));
+                        }
                         return Poll::Pending;
                     }
                     w.end_stage(2);
                 }
-                Stage::Running => return Poll::Ready(Ok(())),
+                Stage::Running | Stage::Speculating => return Poll::Ready(Ok(())),
+                Stage::Validating => unreachable!("schedule polled after the program ran"),
             }
         }
     }
 
     /// In place: the scheduling rules keep every conflicting transaction out while this one
-    /// runs (own buffered writes first).
+    /// runs (own buffered writes first). Speculating (opportunistic execution), a consistent
+    /// copy whose version the commit validates; an install in progress makes it wait.
     #[inline]
     fn read<'db>(
         &self,
         w: &mut DecentSchedWorker<'db>,
-        rec: Record<'db, ()>,
+        rec: Record<'db, ObjectVersion>,
         out: &mut [u8],
     ) -> OpResult {
-        if !w.writes.read_own(&rec, out) {
-            rec.payload.load(out);
+        if w.writes.read_own(&rec, out) {
+            return Poll::Ready(Ok(()));
         }
-        Poll::Ready(Ok(()))
+        if w.stage != Stage::Speculating {
+            rec.payload.load(out);
+            return Poll::Ready(Ok(()));
+        }
+        match rec.meta().read_stable(&rec.payload, out) {
+            Some(version) => {
+                w.reads.push(rec, version);
+                Poll::Ready(Ok(()))
+            }
+            None => Poll::Pending,
+        }
     }
 
     /// The same as `read`: nothing conflicting runs concurrently anyway.
@@ -501,7 +621,7 @@ impl Protocol for DecentSched {
     fn read_committed<'db>(
         &self,
         w: &mut DecentSchedWorker<'db>,
-        rec: Record<'db, ()>,
+        rec: Record<'db, ObjectVersion>,
         out: &mut [u8],
     ) -> OpResult {
         self.read(w, rec, out)
@@ -511,7 +631,7 @@ impl Protocol for DecentSched {
     fn write<'db>(
         &self,
         w: &mut DecentSchedWorker<'db>,
-        rec: Record<'db, ()>,
+        rec: Record<'db, ObjectVersion>,
         data: &[u8],
         kind: WriteKind,
     ) -> OpResult {
@@ -520,11 +640,27 @@ impl Protocol for DecentSched {
     }
 
     fn commit(&self, w: &mut DecentSchedWorker<'_>) -> OpResult {
-        w.end_stage(3);
-        for i in 0..w.writes.len() {
-            w.writes.install(i);
+        if w.stage == Stage::Speculating {
+            w.end_stage(3);
+            w.stage = Stage::Validating;
         }
+        if w.stage == Stage::Validating {
+            // The rules, as the schedule would have applied them (it sets `Running`).
+            if !w.wait_for_dependencies() {
+                return Poll::Pending;
+            }
+            w.end_stage(2);
+            if !w.speculative_reads_current() && self.reexecutes_stale_speculation() {
+                // Keeps its place (`Running`): the retry's schedule returns at once.
+                return Poll::Ready(Err(Abort::Reexecute));
+            }
+            w.speculations_committed += 1;
+        } else {
+            w.end_stage(3);
+        }
+        w.install_writes();
         w.writes.clear();
+        w.reads.clear();
         w.finish();
         w.end_stage(4);
         w.mark = None;
@@ -532,8 +668,13 @@ impl Protocol for DecentSched {
         Poll::Ready(Ok(()))
     }
 
-    fn abort(&self, w: &mut DecentSchedWorker<'_>, _why: super::Abort) {
+    fn abort(&self, w: &mut DecentSchedWorker<'_>, why: Abort) {
         w.writes.clear();
+        w.reads.clear();
+        if why == Abort::Reexecute {
+            // Still scheduled: the program runs again in place (module docs).
+            return;
+        }
         w.finish();
         w.mark = None;
     }
@@ -550,6 +691,14 @@ impl Protocol for DecentSched {
             .map(|(&name, ns)| (name, ns.load(Ordering::Relaxed) as f64 / txns / 1000.0))
             .collect();
         out.push(("epochs", self.epochs.current() as f64));
+        if self.opportunistic {
+            // Relaxed: as above.
+            let speculated = self.speculated.load(Ordering::Relaxed);
+            out.push(("speculative_executions", speculated as f64));
+            // Relaxed: as above.
+            let committed = self.speculations_committed.load(Ordering::Relaxed);
+            out.push(("speculations_committed", committed as f64));
+        }
         out
     }
 

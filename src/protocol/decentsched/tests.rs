@@ -23,7 +23,7 @@ fn protocol(threads: usize, queues: usize) -> DecentSched {
     })
 }
 
-fn table(records: u64) -> Table<()> {
+fn table(records: u64) -> Table<ObjectVersion> {
     Table::new(TableSpec {
         name: "t".into(),
         records,
@@ -32,7 +32,10 @@ fn table(records: u64) -> Table<()> {
 }
 
 /// Starts a transaction on `w` over `objects` without pushing anything yet.
-fn prepare<'db>(w: &mut DecentSchedWorker<'db>, objects: &[(Record<'db, ()>, AccessMode)]) {
+fn prepare<'db>(
+    w: &mut DecentSchedWorker<'db>,
+    objects: &[(Record<'db, ObjectVersion>, AccessMode)],
+) {
     let p = w.p;
     w.queued = objects
         .iter()
@@ -69,7 +72,7 @@ fn settle(p: &DecentSched, ws: &mut [DecentSchedWorker<'_>]) -> Vec<bool> {
     ws.iter().map(|w| w.stage == Stage::Running).collect()
 }
 
-fn distinct_queues(p: &DecentSched, recs: &[Record<'_, ()>]) -> bool {
+fn distinct_queues(p: &DecentSched, recs: &[Record<'_, ObjectVersion>]) -> bool {
     let mut qs: Vec<u32> = recs
         .iter()
         .map(|r| p.queues.queue_of(r.order_key()))
@@ -137,7 +140,9 @@ fn figure_4_transactions_without_conflict_run_concurrently() {
     assert_eq!(p.commit(&mut ws[2]), OK);
 }
 
-fn declared<'a>(recs: &[(Record<'a, ()>, AccessMode)]) -> Vec<DeclaredRecord<'a, ()>> {
+fn declared<'a>(
+    recs: &[(Record<'a, ObjectVersion>, AccessMode)],
+) -> Vec<DeclaredRecord<'a, ObjectVersion>> {
     let mut v: Vec<_> = recs
         .iter()
         .map(|&(record, mode)| DeclaredRecord {
@@ -177,6 +182,105 @@ fn objects_of_one_transaction_in_one_queue_share_an_entry() {
     assert_eq!(p.commit(&mut ws[2]), OK);
 }
 
+/// DecentSched with opportunistic execution, for `threads` workers.
+fn opportunistic(threads: usize) -> DecentSched {
+    DecentSched::new(&ProtocolOptions {
+        threads,
+        decentsched: DecentSchedOptions {
+            opportunistic: true,
+            ..DecentSchedOptions::default()
+        },
+        ..ProtocolOptions::default()
+    })
+}
+
+fn value(rec: Record<'_, ObjectVersion>) -> u64 {
+    let mut out = [0u8; 8];
+    rec.payload.load(&mut out);
+    u64::from_le_bytes(out)
+}
+
+/// Opportunistic execution, step by step: T2 increments x behind T1, which writes x. T2 runs
+/// ahead while T1 runs, reads the old x, and waits at commit; once T1 committed, T2's read is
+/// stale, so it re-executes in its place (no new scheduling) and reads T1's value.
+#[test]
+fn a_speculation_whose_read_changed_reexecutes_in_place() {
+    let p = opportunistic(2);
+    let t = table(1);
+    let x = t.get(RecordId(0)).unwrap();
+    let mut ws: Vec<_> = (0..2).map(|i| p.new_worker(i)).collect();
+    let set = declared(&[(x, AccessMode::Write)]);
+    let mut buf = [0u8; 8];
+    p.begin(&mut ws[0], AttemptStart::FIRST);
+    assert_eq!(p.schedule(&mut ws[0], &set), OK);
+    assert_eq!(ws[0].stage, Stage::Running);
+    p.begin(&mut ws[1], AttemptStart::FIRST);
+    assert_eq!(p.schedule(&mut ws[1], &set), OK, "runs ahead");
+    assert_eq!(ws[1].stage, Stage::Speculating);
+    assert_eq!(p.read(&mut ws[1], x, &mut buf), OK);
+    let seen = u64::from_le_bytes(buf);
+    let rmw = WriteKind::ReadModifyWrite;
+    assert_eq!(p.write(&mut ws[1], x, &(seen + 1).to_le_bytes(), rmw), OK);
+    assert_eq!(p.commit(&mut ws[1]), Poll::Pending, "T1 has not finished");
+    assert_eq!(p.write(&mut ws[0], x, &41u64.to_le_bytes(), rmw), OK);
+    assert_eq!(p.commit(&mut ws[0]), OK);
+    assert_eq!(p.commit(&mut ws[1]), Poll::Ready(Err(Abort::Reexecute)));
+    p.abort(&mut ws[1], Abort::Reexecute);
+    p.begin(&mut ws[1], AttemptStart::RETRY);
+    assert_eq!(p.schedule(&mut ws[1], &set), OK, "keeps its place");
+    assert_eq!(ws[1].stage, Stage::Running);
+    assert_eq!(p.read(&mut ws[1], x, &mut buf), OK);
+    assert_eq!(u64::from_le_bytes(buf), 41);
+    assert_eq!(p.write(&mut ws[1], x, &42u64.to_le_bytes(), rmw), OK);
+    assert_eq!(p.commit(&mut ws[1]), OK);
+    assert_eq!(value(x), 42);
+    drop(ws);
+    let stats: std::collections::HashMap<_, _> = p.stats().into_iter().collect();
+    assert_eq!(stats["speculative_executions"], 1.0);
+    assert_eq!(stats["speculations_committed"], 0.0);
+}
+
+/// Opportunistic execution: T2 writes x, which T1 reads, and reads y, which nobody writes; it
+/// runs ahead of T1 and, since y did not change, commits at its turn without re-executing.
+#[test]
+fn a_speculation_whose_reads_held_commits_directly() {
+    let p = opportunistic(2);
+    let t = table(2);
+    let [x, y] = [0, 1].map(|i| t.get(RecordId(i)).unwrap());
+    assert!(distinct_queues(&p, &[x, y]));
+    let mut ws: Vec<_> = (0..2).map(|i| p.new_worker(i)).collect();
+    let (rd, wr) = (AccessMode::Read, AccessMode::Write);
+    let s0 = declared(&[(x, rd)]);
+    let s1 = declared(&[(x, wr), (y, rd)]);
+    let mut buf = [0u8; 8];
+    p.begin(&mut ws[0], AttemptStart::FIRST);
+    assert_eq!(p.schedule(&mut ws[0], &s0), OK);
+    p.begin(&mut ws[1], AttemptStart::FIRST);
+    assert_eq!(p.schedule(&mut ws[1], &s1), OK);
+    assert_eq!(ws[1].stage, Stage::Speculating);
+    assert_eq!(p.read(&mut ws[1], y, &mut buf), OK);
+    let blind = WriteKind::Blind;
+    assert_eq!(p.write(&mut ws[1], x, &9u64.to_le_bytes(), blind), OK);
+    assert_eq!(p.commit(&mut ws[1]), Poll::Pending, "T1 reads x first");
+    assert_eq!(p.read(&mut ws[0], x, &mut buf), OK);
+    assert_eq!(
+        u64::from_le_bytes(buf),
+        0,
+        "T2's write is not visible to T1"
+    );
+    assert_eq!(p.commit(&mut ws[0]), OK);
+    assert_eq!(
+        p.commit(&mut ws[1]),
+        OK,
+        "y did not change: no re-execution"
+    );
+    assert_eq!(value(x), 9);
+    assert!(x.meta().current() > 0, "the install bumped x's version");
+    drop(ws);
+    let stats: std::collections::HashMap<_, _> = p.stats().into_iter().collect();
+    assert_eq!(stats["speculations_committed"], 1.0);
+}
+
 /// Two workers on a uniform workload: the number of executions that began while another
 /// transaction was executing. Counting overlaps rather than throughput keeps the test
 /// independent of how loaded the machine is.
@@ -189,7 +293,7 @@ fn overlaps(mutant: Mutant) -> (u64, u64) {
         ..YcsbConfig::default()
     };
     let workload = Ycsb::new(config.clone());
-    let db: Database<()> = Database::new(&config.tables());
+    let db: Database<ObjectVersion> = Database::new(&config.tables());
     let p = protocol(2, 16_384).with_mutant(mutant);
     let exec = ExecConfig {
         threads: 2,

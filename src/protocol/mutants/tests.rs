@@ -60,6 +60,8 @@ enum Proto {
     Mvto,
     CSched,
     Calvin,
+    /// DecentSched with opportunistic execution (`--ds-opportunistic`).
+    DecentSchedOpportunistic,
 }
 
 /// The workload that provokes a mutant's bug (YCSB, theta 0.99, 16-byte rows).
@@ -153,6 +155,8 @@ const CASES: &[Case] = &[
     (Proto::CSched, Mutant::CSchedChecksFirstKeyOnly, Load::HotRmwSlowCommit),
     (Proto::Calvin, Mutant::CalvinWritesLockShared, Load::HotRmw),
     (Proto::Calvin, Mutant::CalvinWritersIgnoreWriters, Load::HotRmwSlowCommit),
+    (Proto::DecentSchedOpportunistic, Mutant::DecentSchedSkipReexecution, Load::HotRmw),
+    (Proto::DecentSchedOpportunistic, Mutant::DecentSchedInstallWithoutVersion, Load::HotRmw),
 ];
 
 /// Mutants whose bug is open only for a sub-microsecond window: between a lock's release and the
@@ -204,7 +208,9 @@ fn run(proto: Proto, mutant: Mutant, load: Load, threads: usize, seed: u64) -> C
         Proto::Mvto => ProtocolKind::Mvto,
         Proto::CSched => ProtocolKind::CSched,
         Proto::Calvin => ProtocolKind::Calvin,
+        Proto::DecentSchedOpportunistic => ProtocolKind::DecentSched,
     };
+    options.decentsched.opportunistic = proto == Proto::DecentSchedOpportunistic;
     if matches!(proto, Proto::MoccRw | Proto::MoccMql) {
         options.mocc.threshold = MOCC_THRESHOLD;
     }
@@ -274,7 +280,7 @@ fn run(proto: Proto, mutant: Mutant, load: Load, threads: usize, seed: u64) -> C
             let p = OrdLock::new().with_mutant(mutant);
             run_with(kind, p, &cfg, &workload, &machine)
         }
-        Proto::DecentSched => {
+        Proto::DecentSched | Proto::DecentSchedOpportunistic => {
             let p = DecentSched::new(o).with_mutant(mutant);
             run_with(kind, p, &cfg, &workload, &machine)
         }
@@ -411,6 +417,11 @@ fn calvin_mutants_are_caught() {
 #[test]
 fn decentsched_mutants_are_caught() {
     check_protocol(Proto::DecentSched);
+}
+
+#[test]
+fn decentsched_opportunistic_mutants_are_caught() {
+    check_protocol(Proto::DecentSchedOpportunistic);
 }
 
 #[test]
