@@ -16,11 +16,13 @@ use crate::protocol::mocc::{Mocc, MqlLock, RwLock};
 use crate::protocol::mvto::Mvto;
 use crate::protocol::nocc::Nocc;
 use crate::protocol::ord_lock::OrdLock;
-use crate::protocol::plor::Plor;
+use crate::protocol::plor::{Plor, PlorWide, needs_wide_locker};
 use crate::protocol::si::Si;
 use crate::protocol::silo::Silo;
 use crate::protocol::tictoc::TicToc;
-use crate::protocol::twopl::{ConflictRule, NoWait, TwoPl, WaitDie, WoundWait};
+use crate::protocol::twopl::{
+    ConflictRule, NoWait, TwoPl, WaitDie, WaitDieWide, WoundWait, WoundWaitWide, needs_wide_locks,
+};
 use crate::protocol::{MoccLockKind, Protocol, ProtocolKind};
 use crate::storage::{Database, TableAllocError};
 use crate::workload::Workload;
@@ -81,10 +83,30 @@ pub fn run_protocol<W: Workload>(
             MoccLockKind::Mql => run_with(kind, Mocc::<MqlLock>::new(opts), cfg, workload, machine),
         },
         ProtocolKind::NoWait => run_with(kind, two_pl(NoWait::new(opts)), cfg, workload, machine),
+        // More workers than one-word lock bitmaps name (coroutines: threads x Q): wide locks.
+        ProtocolKind::WaitDie if needs_wide_locks(opts.threads) => {
+            run_with(kind, two_pl(WaitDieWide::new(opts)), cfg, workload, machine)
+        }
         ProtocolKind::WaitDie => run_with(kind, two_pl(WaitDie::new(opts)), cfg, workload, machine),
+        ProtocolKind::WoundWait if needs_wide_locks(opts.threads) => run_with(
+            kind,
+            two_pl(WoundWaitWide::new(opts)),
+            cfg,
+            workload,
+            machine,
+        ),
         ProtocolKind::WoundWait => {
             run_with(kind, two_pl(WoundWait::new(opts)), cfg, workload, machine)
         }
+        // More workers than the two-word locker names (coroutines: threads x Q): the wide one.
+        ProtocolKind::Plor if needs_wide_locker(opts.threads) => run_with(
+            kind,
+            PlorWide::new(opts)
+                .unwrap_or_else(|e| panic!("{e} (config validation should have rejected this)")),
+            cfg,
+            workload,
+            machine,
+        ),
         ProtocolKind::Plor => run_with(
             kind,
             Plor::new(opts)

@@ -223,13 +223,13 @@ fn bad_executor_flags_exit_2() {
                 "--executor",
                 "coro",
                 "-p",
-                "wound_wait",
+                "ermia",
                 "-t",
                 "2",
                 "--queue",
                 "40",
             ],
-            "threads x queue <= 64 with protocol wound_wait",
+            "threads x queue <= 64 with protocol ermia",
         ),
     ];
     for (args, msg) in cases {
@@ -271,5 +271,19 @@ fn sgpm_normal_keys_under_coroutines() {
         assert_eq!(r["config"]["key_dist"], "normal", "{}", r["config"]);
         assert_eq!(r["config"]["key_sd"], 200.0);
         assert_eq!(r["config"]["ops"], 100);
+    }
+}
+
+/// Past the locks' one-word (64) and two-word (127) bitmaps: one thread with 200 transactions in
+/// flight, and four threads with 256 each (1024, the most a run may have), every protocol
+/// checked on high-contention YCSB. WAIT_DIE, WOUND_WAIT and PLOR then run with their wide locks.
+#[test]
+fn hundreds_of_coroutines_every_protocol_checked() {
+    for (threads, queue) in [("1", "200"), ("4", "256")] {
+        let mut args = vec!["--executor", "coro", "-t", threads, "--queue", queue];
+        args.extend(["--records", "1000", "--theta", "0.99", "--rmw", "-d", "0.2"]);
+        for r in every_protocol_checked(&args) {
+            assert_eq!(r["queue"].as_u64(), queue.parse().ok(), "{r}");
+        }
     }
 }

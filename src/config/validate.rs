@@ -173,7 +173,9 @@ impl RunArgs {
         let executor = self.executor(threads)?;
         // Every in-flight transaction is a protocol worker (its own id, timestamp, lock bits).
         let workers = executor.workers(threads);
-        let options = self.protocol_options(workers)?;
+        // DecentSched's table is sized (and limited) only when DecentSched runs.
+        let options =
+            self.protocol_options(workers, protocols.contains(&ProtocolKind::DecentSched))?;
         // Per thread: its stack and statistics (coroutines share their thread's).
         let budget = MemoryBudget::new(available, threads)?;
         // A checked run's rows carry a stamp: the same stride as metadata larger by the stamp
@@ -332,7 +334,11 @@ impl RunArgs {
     }
 
     /// The protocol options, each within its range.
-    fn protocol_options(&self, threads: usize) -> Result<ProtocolOptions, ConfigError> {
+    fn protocol_options(
+        &self,
+        threads: usize,
+        runs_decentsched: bool,
+    ) -> Result<ProtocolOptions, ConfigError> {
         if !(self.plor_slack.is_finite() && (0.0..=1e6).contains(&self.plor_slack)) {
             return Err(out_of_range(
                 "plor-slack",
@@ -390,7 +396,7 @@ impl RunArgs {
             ));
         }
         let table = crate::protocol::decentsched::table_bytes(threads, self.ds_epoch_txns);
-        if table > crate::protocol::decentsched::MAX_TABLE_BYTES {
+        if runs_decentsched && table > crate::protocol::decentsched::MAX_TABLE_BYTES {
             let fits = (1..=self.ds_epoch_txns)
                 .rev()
                 .find(|&k| {
@@ -861,10 +867,6 @@ mod tests {
             (&["--read-ratio", "1.5"], "--read-ratio"),
             (&["--protocol", "bogus"], "--protocol"),
             (&["--threads", "0"], "--threads"),
-            (
-                &["--protocol", "wound_wait", "--threads", "65"],
-                "--threads",
-            ),
             (&["--duration", "0"], "--duration"),
             (&["--protocol", "ermia", "--threads", "65"], "--threads"),
             (&["--workload", "write-skew", "--records", "7"], "--records"),
@@ -977,27 +979,34 @@ mod tests {
                     "-t",
                     "2",
                     "--queue",
-                    "33",
+                    "513",
                 ],
-                "invalid value '33' for --queue: allowed 1 <= threads x queue <= 64 with protocol wound_wait",
-            ),
-            (
-                &[
-                    "--executor",
-                    "coro",
-                    "-p",
-                    "plor",
-                    "-t",
-                    "2",
-                    "--queue",
-                    "64",
-                ],
-                "threads x queue <= 127 with protocol plor",
+                "invalid value '513' for --queue: allowed 1 <= threads x queue <= 1024",
             ),
         ];
         for (flags, msg) in cases {
             let err = args(flags).expect_err("must be rejected").to_string();
             assert!(err.contains(msg), "{flags:?}: {err}");
+        }
+    }
+
+    /// WAIT_DIE, WOUND_WAIT and PLOR run up to 1024 workers; past their one-word (64) and
+    /// two-word (127) lock bitmaps the run's records carry the wide locks, which the memory
+    /// estimate counts.
+    #[test]
+    fn lock_protocols_take_1024_workers_with_wide_records() {
+        for (p, narrow_limit) in [("wait_die", 64), ("wound_wait", 64), ("plor", 127)] {
+            let meta = |flags: &[&str]| {
+                let c = args(flags).unwrap_or_else(|e| panic!("{p} {flags:?}: {e}"));
+                c.protocols[0].record_meta_bytes(&c.options)
+            };
+            let narrow = narrow_limit.to_string();
+            let at_limit = meta(&["-p", p, "-t", &narrow]);
+            let wide = narrow_limit + 1;
+            let past = meta(&["-p", p, "-t", &wide.to_string()]);
+            assert!(at_limit <= 48 && past > at_limit, "{p}: {at_limit} {past}");
+            let coro = meta(&["-p", p, "--executor", "coro", "-t", "4", "--queue", "256"]);
+            assert_eq!(coro, past, "{p}: 1024 coroutine workers use the wide lock");
         }
     }
 

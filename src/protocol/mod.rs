@@ -52,6 +52,7 @@ pub mod silo;
 pub mod tictoc;
 pub mod twopl;
 pub mod wake;
+pub mod worker_set;
 
 pub use abort::Abort;
 pub use access::{InstallLog, ReadSet, WriteEntry, WriteSet};
@@ -255,7 +256,13 @@ impl ProtocolKind {
         match self {
             ProtocolKind::Nocc => meta::<nocc::Nocc>(),
             ProtocolKind::NoWait => meta::<twopl::NoWait>(),
+            ProtocolKind::WaitDie if twopl::needs_wide_locks(options.threads) => {
+                meta::<twopl::WaitDieWide>()
+            }
             ProtocolKind::WaitDie => meta::<twopl::WaitDie>(),
+            ProtocolKind::WoundWait if twopl::needs_wide_locks(options.threads) => {
+                meta::<twopl::WoundWaitWide>()
+            }
             ProtocolKind::WoundWait => meta::<twopl::WoundWait>(),
             ProtocolKind::Silo => meta::<silo::Silo>(),
             ProtocolKind::TicToc => meta::<tictoc::TicToc>(),
@@ -263,6 +270,9 @@ impl ProtocolKind {
                 MoccLockKind::Rw => meta::<mocc::Mocc<mocc::RwLock>>(),
                 MoccLockKind::Mql => meta::<mocc::Mocc<mocc::MqlLock>>(),
             },
+            ProtocolKind::Plor if plor::needs_wide_locker(options.threads) => {
+                meta::<plor::PlorWide>()
+            }
             ProtocolKind::Plor => meta::<plor::Plor>(),
             ProtocolKind::OrdLock => meta::<ord_lock::OrdLock>(),
             ProtocolKind::Si => meta::<si::Si>(),

@@ -13,7 +13,7 @@
 //!   install, bump the version, leave exclusive mode, release the write lock.
 
 use super::read::{ReadMode, still_current};
-use super::{Plor, PlorWorker, WriteState};
+use super::{PlorOf, PlorWorker, WriteState};
 #[cfg(test)]
 use crate::protocol::mutants::Mutant;
 use crate::protocol::{Abort, OpResult};
@@ -21,7 +21,7 @@ use std::sync::atomic::{Ordering, fence};
 use std::task::{Poll, ready};
 
 /// Runs (or resumes) the commit of `w`'s attempt.
-pub fn commit(p: &Plor, w: &mut PlorWorker<'_>) -> OpResult {
+pub fn commit<const WORDS: usize>(p: &PlorOf<WORDS>, w: &mut PlorWorker<'_, WORDS>) -> OpResult {
     if w.writes.is_empty() {
         #[cfg(test)]
         if p.mutant == Mutant::PlorSkipReadOnlyValidation {
@@ -55,7 +55,7 @@ pub fn commit(p: &Plor, w: &mut PlorWorker<'_>) -> OpResult {
     Poll::Ready(Ok(()))
 }
 
-fn commit_read_only(w: &mut PlorWorker<'_>) -> OpResult {
+fn commit_read_only<const WORDS: usize>(w: &mut PlorWorker<'_, WORDS>) -> OpResult {
     let valid = w.reads.iter().all(|(rec, mode)| match *mode {
         ReadMode::Locked => true,
         ReadMode::Optimistic(seen) => still_current(rec.meta(), seen),
@@ -69,7 +69,7 @@ fn commit_read_only(w: &mut PlorWorker<'_>) -> OpResult {
 }
 
 /// Phase 1: every write-set record exclusively held with no other reader left.
-fn phase1(p: &Plor, w: &mut PlorWorker<'_>) -> OpResult {
+fn phase1<const WORDS: usize>(p: &PlorOf<WORDS>, w: &mut PlorWorker<'_, WORDS>) -> OpResult {
     if p.opts.dwa && !w.sorted {
         w.writes.sort_by_record();
         w.sorted = true;
@@ -115,7 +115,7 @@ fn phase1(p: &Plor, w: &mut PlorWorker<'_>) -> OpResult {
     Poll::Ready(Ok(()))
 }
 
-fn release_reads(w: &mut PlorWorker<'_>) {
+fn release_reads<const WORDS: usize>(w: &mut PlorWorker<'_, WORDS>) {
     let id = w.req.id;
     for (rec, mode) in w.reads.iter() {
         if *mode == ReadMode::Locked {
@@ -125,7 +125,7 @@ fn release_reads(w: &mut PlorWorker<'_>) {
     w.reads.clear();
 }
 
-fn finish(w: &mut PlorWorker<'_>) {
+fn finish<const WORDS: usize>(w: &mut PlorWorker<'_, WORDS>) {
     w.last_accessed = w.accessed;
     w.sorted = false;
     w.next = 0;
@@ -133,7 +133,7 @@ fn finish(w: &mut PlorWorker<'_>) {
 
 /// Undoes the attempt: drops a waiter registration, leaves exclusive mode, releases the write and
 /// read locks, and forgets the sets.
-pub fn release_all(w: &mut PlorWorker<'_>) {
+pub fn release_all<const WORDS: usize>(w: &mut PlorWorker<'_, WORDS>) {
     w.req.stop_waiting();
     let me = w.req.me.raw();
     for e in w.writes.entries() {

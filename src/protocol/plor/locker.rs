@@ -21,98 +21,84 @@
 //!   taken only by a requester with no older registered waiter, so it goes to the oldest waiter all
 //!   the same (see `plor::write_lock`).
 //!
-//! More than 63 workers: the paper's one-word reader list names 63 workers. Here a second word
-//! names 64 more, and waiters take two words, so [`MAX_PLOR_WORKERS`] = 127 with a 48-byte header.
-//! `EXCL` stays in word 0; the handshake argument holds across words because it relies only on
-//! the `SeqCst` total order, not on both bits sharing a word.
+//! More than 63 workers: the paper's one-word reader list names 63 workers. Here the reader and
+//! waiter lists span `WORDS` words each (a const parameter chosen once per run from its worker
+//! count): reader id `i` is bit `i` of the list for `i < 63` and bit `i + 1` beyond (bit 63 of
+//! word 0 is `EXCL`), so a lock names `64 x WORDS - 1` workers. Two words ([`PlorLock`], 127
+//! workers, a 48-byte header) serve thread runs; [`WIDE_WORDS`] words ([`MAX_PLOR_WORKERS`],
+//! a 288-byte header) serve the coroutine executor's up to 1024 in-flight transactions. `EXCL`
+//! stays in word 0; the handshake argument holds across words because it relies only on the
+//! `SeqCst` total order, not on both bits sharing a word.
 
+use crate::protocol::worker_set::{AtomicWorkerSet, WorkerSet};
 use std::sync::atomic::{AtomicU64, Ordering};
 
-/// Most workers PLOR's locker can name (63 + 64 reader bits).
-pub const MAX_PLOR_WORKERS: usize = 127;
+/// Words of the reader and waiter lists of the wide locker: 17 x 64 - 1 = 1087 workers, past the
+/// 1024 a run may have.
+pub const WIDE_WORDS: usize = 17;
+
+/// Words of the default locker's lists: 127 workers.
+pub const NARROW_WORDS: usize = 2;
+
+/// Most workers the default (two-word) locker names; runs with more use the wide one.
+pub const NARROW_PLOR_WORKERS: usize = PlorLock::<NARROW_WORDS>::CAPACITY;
+
+/// Most workers PLOR runs with (the wide locker's capacity, capped at the engine's 1024).
+pub const MAX_PLOR_WORKERS: usize = 1024;
+
+const _: () = assert!(PlorLock::<WIDE_WORDS>::CAPACITY >= MAX_PLOR_WORKERS);
 
 const EXCL: u64 = 1 << 63;
 const WORD0_READERS: usize = 63;
 
-/// Which word and bit name worker `id` in the reader set.
+/// Which word and bit name worker `id` in the reader list (bit 63 of word 0 is `EXCL`).
 #[inline]
-fn reader_slot(id: usize) -> (usize, u64) {
-    debug_assert!(id < MAX_PLOR_WORKERS, "worker {id} has no reader bit");
-    if id < WORD0_READERS {
-        (0, 1 << id)
-    } else {
-        (1, 1 << (id - WORD0_READERS))
-    }
-}
-
-/// Which word and bit name worker `id` in the waiter set.
-#[inline]
-fn waiter_slot(id: usize) -> (usize, u64) {
-    debug_assert!(id < MAX_PLOR_WORKERS, "worker {id} has no waiter bit");
-    (id / 64, 1 << (id % 64))
+fn reader_slot<const WORDS: usize>(id: usize) -> (usize, u64) {
+    debug_assert!(id < 64 * WORDS - 1, "worker {id} has no reader bit");
+    let b = if id < WORD0_READERS { id } else { id + 1 };
+    (b / 64, 1 << (b % 64))
 }
 
 /// A snapshot of a set of workers (reader or waiter bits), iterable as worker ids.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub struct Workers {
-    /// Workers 0..63 (bit i = worker i).
-    lo: u64,
-    /// Workers 64..127 (bit i = worker 64 + i).
-    hi: u64,
-}
+pub type Workers<const WORDS: usize> = WorkerSet<WORDS>;
 
-impl Workers {
-    fn from_readers(w0: u64, w1: u64) -> Self {
-        // Word 0 holds workers 0..62 (bit 63 is EXCL); word 1 holds 63..126.
-        let w0 = w0 & !EXCL;
-        Workers {
-            lo: w0 | (w1 << WORD0_READERS),
-            hi: w1 >> (64 - WORD0_READERS),
-        }
+/// The reader ids of raw reader words: drops `EXCL` and shifts the bits past it down by one.
+#[inline]
+fn readers_of<const WORDS: usize>(raw: [u64; WORDS]) -> Workers<WORDS> {
+    let mut ids = [0u64; WORDS];
+    ids[0] = raw[0] & !EXCL;
+    for k in 1..WORDS {
+        // Raw bit 64k + i is worker 64k + i - 1.
+        ids[k - 1] |= raw[k] << 63;
+        ids[k] = raw[k] >> 1;
     }
-
-    /// Whether the set is empty.
-    pub fn is_empty(self) -> bool {
-        self.lo == 0 && self.hi == 0
-    }
-
-    /// The set without worker `id`.
-    pub fn without(mut self, id: usize) -> Self {
-        if id < 64 {
-            self.lo &= !(1 << id);
-        } else {
-            self.hi &= !(1 << (id - 64));
-        }
-        self
-    }
-
-    /// Worker ids in the set, lowest first.
-    pub fn ids(self) -> impl Iterator<Item = usize> {
-        bits(self.lo).chain(bits(self.hi).map(|i| i + 64))
-    }
-}
-
-fn bits(mut map: u64) -> impl Iterator<Item = usize> {
-    std::iter::from_fn(move || {
-        if map == 0 {
-            return None;
-        }
-        let i = map.trailing_zeros() as usize;
-        map &= map - 1;
-        Some(i)
-    })
+    WorkerSet::from_words(ids)
 }
 
 /// The per-record lock manager (`RecordMeta` of PLOR). See the module docs.
-#[derive(Debug, Default)]
-pub struct PlorLock {
+#[derive(Debug)]
+pub struct PlorLock<const WORDS: usize = NARROW_WORDS> {
     owner: AtomicU64,
-    readers: [AtomicU64; 2],
-    waiters: [AtomicU64; 2],
+    readers: [AtomicU64; WORDS],
+    waiters: AtomicWorkerSet<WORDS>,
     version: AtomicU64,
 }
 
-impl PlorLock {
+impl<const WORDS: usize> Default for PlorLock<WORDS> {
+    fn default() -> Self {
+        PlorLock {
+            owner: AtomicU64::new(0),
+            readers: std::array::from_fn(|_| AtomicU64::new(0)),
+            waiters: AtomicWorkerSet::default(),
+            version: AtomicU64::new(0),
+        }
+    }
+}
+
+impl<const WORDS: usize> PlorLock<WORDS> {
+    /// Most workers the lock names (word 0 of the reader list gives one bit to `EXCL`).
+    pub const CAPACITY: usize = 64 * WORDS - 1;
+
     // ---- read locks ----
 
     /// Worker `id` takes a read lock unless a committer holds the record in exclusive mode; then
@@ -122,7 +108,7 @@ impl PlorLock {
         if self.readers[0].load(Ordering::SeqCst) & EXCL != 0 {
             return Err(self.owner());
         }
-        let (word, bit) = reader_slot(id);
+        let (word, bit) = reader_slot::<WORDS>(id);
         // SeqCst: the reader's write of the handshake (module docs).
         self.readers[word].fetch_or(bit, Ordering::SeqCst);
         // SeqCst: the reader's read of the handshake. Also Acquire: when it reads the last
@@ -137,7 +123,7 @@ impl PlorLock {
 
     /// Worker `id` drops its read lock (commit phase 2, or abort).
     pub fn read_unlock(&self, id: usize) {
-        let (word, bit) = reader_slot(id);
+        let (word, bit) = reader_slot::<WORDS>(id);
         // Release: our payload loads happen before a committer that waited for this bit installs
         // (pairs with the Acquire in `is_reading`).
         self.readers[word].fetch_and(!bit, Ordering::Release);
@@ -145,7 +131,7 @@ impl PlorLock {
 
     /// Whether worker `id` still holds a read lock.
     pub fn is_reading(&self, id: usize) -> bool {
-        let (word, bit) = reader_slot(id);
+        let (word, bit) = reader_slot::<WORDS>(id);
         // Acquire: pairs with the Release in `read_unlock` (see there).
         self.readers[word].load(Ordering::Acquire) & bit != 0
     }
@@ -154,17 +140,18 @@ impl PlorLock {
 
     /// The write-lock owner enters exclusive mode (`R.insert(excl_sig)`), then returns every reader
     /// that set its bit before (possibly including the caller: filter it out).
-    pub fn set_exclusive(&self) -> Workers {
+    pub fn set_exclusive(&self) -> Workers<WORDS> {
         // SeqCst: the committer's write of the handshake (module docs).
         self.readers[0].fetch_or(EXCL, Ordering::SeqCst);
         self.readers_now()
     }
 
-    /// The current reader bits. `SeqCst`: the committer's read of the handshake.
-    pub fn readers_now(&self) -> Workers {
-        let w0 = self.readers[0].load(Ordering::SeqCst);
-        let w1 = self.readers[1].load(Ordering::SeqCst);
-        Workers::from_readers(w0, w1)
+    /// The current reader bits. `SeqCst`: the committer's read of the handshake (every word's
+    /// load is in the SeqCst total order).
+    pub fn readers_now(&self) -> Workers<WORDS> {
+        readers_of(std::array::from_fn(|k| {
+            self.readers[k].load(Ordering::SeqCst)
+        }))
     }
 
     /// Whether a committer holds the record in exclusive mode.
@@ -216,26 +203,21 @@ impl PlorLock {
 
     /// Registers worker `id` as waiting for the write lock.
     pub fn add_waiter(&self, id: usize) {
-        let (word, bit) = waiter_slot(id);
         // Relaxed: the waiter's identity is read from the context table (Acquire there); a bit
         // seen late only lets one newcomer in before the waiter, never breaks exclusion.
-        self.waiters[word].fetch_or(bit, Ordering::Relaxed);
+        self.waiters.insert(id, Ordering::Relaxed);
     }
 
     /// Deregisters worker `id`.
     pub fn remove_waiter(&self, id: usize) {
-        let (word, bit) = waiter_slot(id);
         // Relaxed: as in `add_waiter`.
-        self.waiters[word].fetch_and(!bit, Ordering::Relaxed);
+        self.waiters.remove(id, Ordering::Relaxed);
     }
 
     /// The registered waiters.
-    pub fn waiters(&self) -> Workers {
+    pub fn waiters(&self) -> Workers<WORDS> {
         // Relaxed: see `add_waiter`.
-        Workers {
-            lo: self.waiters[0].load(Ordering::Relaxed),
-            hi: self.waiters[1].load(Ordering::Relaxed),
-        }
+        self.waiters.load(Ordering::Relaxed)
     }
 
     // ---- version (read-only OCC path) ----
@@ -256,6 +238,7 @@ impl PlorLock {
 }
 
 const _: () = assert!(std::mem::size_of::<PlorLock>() == 48);
+const _: () = assert!(PlorLock::<NARROW_WORDS>::CAPACITY == 127);
 
 #[cfg(test)]
 mod tests {
@@ -263,7 +246,7 @@ mod tests {
 
     #[test]
     fn readers_bitmap_and_exclusive_signal() {
-        let l = PlorLock::default();
+        let l: PlorLock = PlorLock::default();
         l.read_lock(3).unwrap();
         l.read_lock(62).unwrap();
         l.read_lock(63).unwrap();
@@ -287,8 +270,28 @@ mod tests {
     }
 
     #[test]
+    fn wide_lockers_name_1024_workers() {
+        let l = PlorLock::<WIDE_WORDS>::default();
+        let ids = [0, 62, 63, 64, 126, 127, 500, 1023, 1086];
+        for id in ids {
+            l.read_lock(id).unwrap();
+            l.add_waiter(id);
+        }
+        assert!(l.is_reading(1023) && !l.is_reading(1022));
+        assert!(l.try_write_lock(CtxWordRaw::A));
+        assert_eq!(l.set_exclusive().ids().collect::<Vec<_>>(), ids);
+        assert_eq!(l.waiters().ids().collect::<Vec<_>>(), ids);
+        assert_eq!(l.read_lock(700), Err(CtxWordRaw::A));
+        for id in ids {
+            l.read_unlock(id);
+        }
+        assert!(l.readers_now().is_empty() && l.is_exclusive());
+        l.clear_exclusive();
+    }
+
+    #[test]
     fn owner_is_taken_by_cas() {
-        let l = PlorLock::default();
+        let l: PlorLock = PlorLock::default();
         assert!(l.try_write_lock(CtxWordRaw::A));
         assert!(!l.try_write_lock(CtxWordRaw::B));
         assert_eq!(l.owner(), CtxWordRaw::A);
@@ -298,7 +301,7 @@ mod tests {
 
     #[test]
     fn waiters_cover_127_workers() {
-        let l = PlorLock::default();
+        let l: PlorLock = PlorLock::default();
         for id in [0, 63, 64, 100, 126] {
             l.add_waiter(id);
         }

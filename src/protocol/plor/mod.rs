@@ -52,8 +52,9 @@
 //!   attempt (at most `ro_threshold` times): starvation freedom.
 //! - Each bit, owner word and `EXCL` a transaction set is cleared exactly once, at commit or abort.
 //!
-//! Workers: the locker's reader and waiter bitmaps span two words each, so up to
-//! [`MAX_PLOR_WORKERS`] (127) workers; more are rejected by `Plor::new` and config validation.
+//! Workers: the locker's reader and waiter bitmaps span two words each, so [`Plor`] runs up to
+//! [`NARROW_PLOR_WORKERS`] (127) workers; a run with more (the coroutine executor's threads x Q)
+//! uses [`PlorWide`], whose bitmaps span [`WIDE_WORDS`] words, up to [`MAX_PLOR_WORKERS`] (1024).
 //!
 //! Not implemented: inserts (the engine has none yet) and range scans.
 
@@ -67,7 +68,7 @@ mod write_lock;
 mod tests;
 
 pub use context::{ContextTable, CtxWord};
-pub use locker::{MAX_PLOR_WORKERS, PlorLock};
+pub use locker::{MAX_PLOR_WORKERS, NARROW_PLOR_WORKERS, PlorLock, WIDE_WORDS};
 
 #[cfg(test)]
 use super::mutants::Mutant;
@@ -81,8 +82,10 @@ use read::{LockAfterRead, ReadMode, lock_after_read, locked_read, optimistic_rea
 use std::task::{Poll, ready};
 use write_lock::Requester;
 
-/// The PLOR protocol: its options and the workers' contexts.
-pub struct Plor {
+/// The PLOR protocol: its options and the workers' contexts. `WORDS` sizes each record's reader
+/// and waiter lists ([`PlorLock`]); [`Plor`] (127 workers) and [`PlorWide`] (1024) are the two
+/// a run chooses from, once, by its worker count.
+pub struct PlorOf<const WORDS: usize> {
     opts: PlorOptions,
     ctx: ContextTable,
     /// Mutation testing: the deliberate bug this instance runs with (`protocol::mutants`).
@@ -90,17 +93,31 @@ pub struct Plor {
     mutant: Mutant,
 }
 
-impl Plor {
-    /// PLOR for `opts.threads` workers; fails beyond [`MAX_PLOR_WORKERS`].
+/// PLOR with the two-word locker: up to [`NARROW_PLOR_WORKERS`] (127) workers.
+pub type Plor = PlorOf<{ locker::NARROW_WORDS }>;
+/// PLOR with the wide locker, for runs of more than [`NARROW_PLOR_WORKERS`] workers (up to
+/// [`MAX_PLOR_WORKERS`]).
+pub type PlorWide = PlorOf<WIDE_WORDS>;
+
+/// Whether a PLOR run with `workers` workers needs the wide locker.
+#[inline]
+pub fn needs_wide_locker(workers: usize) -> bool {
+    workers > NARROW_PLOR_WORKERS
+}
+
+impl<const WORDS: usize> PlorOf<WORDS> {
+    /// PLOR for `opts.threads` workers; fails beyond what the locker names (and beyond
+    /// [`MAX_PLOR_WORKERS`]).
     pub fn new(opts: &ProtocolOptions) -> Result<Self, TooManyWorkers> {
-        if opts.threads > MAX_PLOR_WORKERS {
+        let max = PlorLock::<WORDS>::CAPACITY.min(MAX_PLOR_WORKERS);
+        if opts.threads > max {
             return Err(TooManyWorkers {
                 protocol: "plor",
                 threads: opts.threads,
-                max: MAX_PLOR_WORKERS,
+                max,
             });
         }
-        Ok(Plor {
+        Ok(PlorOf {
             opts: opts.plor,
             ctx: ContextTable::new(opts.threads),
             #[cfg(test)]
@@ -131,8 +148,8 @@ pub struct WriteState {
 }
 
 /// A PLOR worker: its identity, its transaction's priority bookkeeping, and the attempt's sets.
-pub struct PlorWorker<'db> {
-    req: Requester<'db>,
+pub struct PlorWorker<'db, const WORDS: usize = { locker::NARROW_WORDS }> {
+    req: Requester<'db, WORDS>,
     /// Arrival timestamp of the current transaction (kept across retries).
     arrival: u64,
     /// Commit priority of the current transaction: the arrival, or the deadline (estimated at
@@ -149,14 +166,14 @@ pub struct PlorWorker<'db> {
     wrote: bool,
     /// This attempt reads optimistically (no read locks).
     optimistic: bool,
-    reads: ReadSet<'db, PlorLock, ReadMode>,
-    writes: WriteSet<'db, PlorLock, WriteState>,
+    reads: ReadSet<'db, PlorLock<WORDS>, ReadMode>,
+    writes: WriteSet<'db, PlorLock<WORDS>, WriteState>,
     /// Commit phase 1 progress: write set sorted (DWA), entries before `next` done.
     sorted: bool,
     next: usize,
 }
 
-impl PlorWorker<'_> {
+impl<const WORDS: usize> PlorWorker<'_, WORDS> {
     /// The current attempt's identity (tests).
     pub fn ident(&self) -> CtxWord {
         self.req.me
@@ -175,10 +192,10 @@ impl PlorWorker<'_> {
     }
 }
 
-impl Plor {
+impl<const WORDS: usize> PlorOf<WORDS> {
     /// `POLLONCE`: `Err` if another transaction wounded this attempt.
     #[inline]
-    fn poll_once(&self, w: &PlorWorker<'_>) -> Result<(), Abort> {
+    fn poll_once(&self, w: &PlorWorker<'_, WORDS>) -> Result<(), Abort> {
         if self.ctx.is_aborted(w.req.id) {
             Err(Abort::Wounded)
         } else {
@@ -188,7 +205,7 @@ impl Plor {
 
     /// The attempt is about to write: if it read optimistically, lock every record it read and
     /// check each is unchanged (module docs, read-only transactions).
-    fn start_writing(&self, w: &mut PlorWorker<'_>) -> Result<(), Abort> {
+    fn start_writing(&self, w: &mut PlorWorker<'_, WORDS>) -> Result<(), Abort> {
         w.wrote = true;
         if !w.optimistic {
             return Ok(());
@@ -223,11 +240,11 @@ impl Plor {
     }
 }
 
-impl Protocol for Plor {
-    type RecordMeta = PlorLock;
-    type Worker<'db> = PlorWorker<'db>;
+impl<const WORDS: usize> Protocol for PlorOf<WORDS> {
+    type RecordMeta = PlorLock<WORDS>;
+    type Worker<'db> = PlorWorker<'db, WORDS>;
 
-    fn new_worker<'db>(&'db self, id: usize) -> PlorWorker<'db> {
+    fn new_worker<'db>(&'db self, id: usize) -> PlorWorker<'db, WORDS> {
         PlorWorker {
             req: Requester {
                 id,
@@ -248,7 +265,7 @@ impl Protocol for Plor {
         }
     }
 
-    fn begin(&self, w: &mut PlorWorker<'_>, start: AttemptStart) {
+    fn begin(&self, w: &mut PlorWorker<'_, WORDS>, start: AttemptStart) {
         debug_assert!(w.reads.is_empty() && w.writes.is_empty() && w.req.waiting_on.is_none());
         // `last_accessed` is the worker's previous attempt: on a first attempt the previous
         // transaction's last one (an estimate of `R`), on the first retry this transaction's first
@@ -277,8 +294,8 @@ impl Protocol for Plor {
 
     fn read<'db>(
         &self,
-        w: &mut PlorWorker<'db>,
-        rec: Record<'db, PlorLock>,
+        w: &mut PlorWorker<'db, WORDS>,
+        rec: Record<'db, PlorLock<WORDS>>,
         out: &mut [u8],
     ) -> OpResult {
         self.poll_once(w)?;
@@ -324,8 +341,8 @@ impl Protocol for Plor {
     /// when the read completes, or by the abort). An attempt holding nothing just waits.
     fn read_committed<'db>(
         &self,
-        w: &mut PlorWorker<'db>,
-        rec: Record<'db, PlorLock>,
+        w: &mut PlorWorker<'db, WORDS>,
+        rec: Record<'db, PlorLock<WORDS>>,
         out: &mut [u8],
     ) -> OpResult {
         self.poll_once(w)?;
@@ -360,8 +377,8 @@ impl Protocol for Plor {
 
     fn read_for_update<'db>(
         &self,
-        w: &mut PlorWorker<'db>,
-        rec: Record<'db, PlorLock>,
+        w: &mut PlorWorker<'db, WORDS>,
+        rec: Record<'db, PlorLock<WORDS>>,
         out: &mut [u8],
     ) -> OpResult {
         self.poll_once(w)?;
@@ -389,8 +406,8 @@ impl Protocol for Plor {
 
     fn write<'db>(
         &self,
-        w: &mut PlorWorker<'db>,
-        rec: Record<'db, PlorLock>,
+        w: &mut PlorWorker<'db, WORDS>,
+        rec: Record<'db, PlorLock<WORDS>>,
         data: &[u8],
         kind: WriteKind,
     ) -> OpResult {
@@ -418,15 +435,18 @@ impl Protocol for Plor {
         Poll::Ready(Ok(()))
     }
 
-    fn commit(&self, w: &mut PlorWorker<'_>) -> OpResult {
+    fn commit(&self, w: &mut PlorWorker<'_, WORDS>) -> OpResult {
         commit::commit(self, w)
     }
 
-    fn abort(&self, w: &mut PlorWorker<'_>, _why: Abort) {
+    fn abort(&self, w: &mut PlorWorker<'_, WORDS>, _why: Abort) {
         commit::release_all(w);
     }
 
-    fn install_log<'w>(&self, w: &'w mut PlorWorker<'_>) -> &'w mut crate::protocol::InstallLog {
+    fn install_log<'w>(
+        &self,
+        w: &'w mut PlorWorker<'_, WORDS>,
+    ) -> &'w mut crate::protocol::InstallLog {
         w.writes.install_log()
     }
 }

@@ -31,10 +31,10 @@ const OPTIMISTIC_RETRIES: usize = 8;
 /// and re-enter exclusive mode before the older reader's next poll, again and again (measured:
 /// thousands of attempts for one transaction on 8 workers over 2 cores). Registered, it makes
 /// younger writers defer to it in `Requester::acquire`.
-pub fn locked_read<'db>(
+pub fn locked_read<'db, const WORDS: usize>(
     ctx: &ContextTable,
-    req: &mut Requester<'db>,
-    rec: &Record<'db, PlorLock>,
+    req: &mut Requester<'db, WORDS>,
+    rec: &Record<'db, PlorLock<WORDS>>,
     out: &mut [u8],
 ) -> OpResult {
     match rec.meta().read_lock(req.id) {
@@ -64,7 +64,10 @@ pub fn locked_read<'db>(
 /// version (Release) and clears `EXCL` (Release). If our copy saw any installed word, our Acquire
 /// fence synchronizes with the committer's Release fence, so the `EXCL` load after it sees the bit
 /// set or, when it reads the clear (Acquire), the bumped version: either way the copy is rejected.
-pub fn optimistic_read(rec: &Record<'_, PlorLock>, out: &mut [u8]) -> Poll<u64> {
+pub fn optimistic_read<const WORDS: usize>(
+    rec: &Record<'_, PlorLock<WORDS>>,
+    out: &mut [u8],
+) -> Poll<u64> {
     let lock = rec.meta();
     for _ in 0..OPTIMISTIC_RETRIES {
         let before = lock.version();
@@ -82,7 +85,7 @@ pub fn optimistic_read(rec: &Record<'_, PlorLock>, out: &mut [u8]) -> Poll<u64> 
 
 /// Whether an optimistic read at install count `seen` is still current: nobody installed since,
 /// and nobody is committing the record now.
-pub fn still_current(lock: &PlorLock, seen: u64) -> bool {
+pub fn still_current<const WORDS: usize>(lock: &PlorLock<WORDS>, seen: u64) -> bool {
     !lock.is_exclusive() && lock.version() == seen
 }
 
@@ -90,7 +93,11 @@ pub fn still_current(lock: &PlorLock, seen: u64) -> bool {
 /// check that the read is still current. From then on an installer must wait for our bit, so the
 /// read is as good as one taken under the lock. `Err` if the read is stale (the bit is left set
 /// only on `Ok`, or when the caller must release it: see the return).
-pub fn lock_after_read(lock: &PlorLock, id: usize, seen: u64) -> Result<(), LockAfterRead> {
+pub fn lock_after_read<const WORDS: usize>(
+    lock: &PlorLock<WORDS>,
+    id: usize,
+    seen: u64,
+) -> Result<(), LockAfterRead> {
     if lock.read_lock(id).is_err() {
         return Err(LockAfterRead::Refused);
     }

@@ -21,18 +21,18 @@ use crate::protocol::{Abort, OpResult};
 use std::task::Poll;
 
 /// One worker's identity as a write-lock requester, and the lock it is registered as waiting for.
-pub struct Requester<'db> {
+pub struct Requester<'db, const WORDS: usize> {
     /// Dense worker id.
     pub id: usize,
     /// The running transaction's identity.
     pub me: CtxWord,
     /// The lock this worker is registered as waiting for, if any.
-    pub waiting_on: Option<&'db PlorLock>,
+    pub waiting_on: Option<&'db PlorLock<WORDS>>,
 }
 
-impl<'db> Requester<'db> {
+impl<'db, const WORDS: usize> Requester<'db, WORDS> {
     /// Takes `lock`'s write lock or waits (see the module docs). Safe to repeat after `Pending`.
-    pub fn acquire(&mut self, ctx: &ContextTable, lock: &'db PlorLock) -> OpResult {
+    pub fn acquire(&mut self, ctx: &ContextTable, lock: &'db PlorLock<WORDS>) -> OpResult {
         if ctx.is_aborted(self.id) {
             return Poll::Ready(Err(Abort::Wounded));
         }
@@ -55,7 +55,7 @@ impl<'db> Requester<'db> {
     }
 
     /// Whether a registered waiter other than us is older than us.
-    fn older_waiter(&self, ctx: &ContextTable, lock: &PlorLock) -> bool {
+    fn older_waiter(&self, ctx: &ContextTable, lock: &PlorLock<WORDS>) -> bool {
         lock.waiters()
             .without(self.id)
             .ids()
@@ -63,7 +63,7 @@ impl<'db> Requester<'db> {
     }
 
     /// Registers as waiting for `lock` (idempotent across re-polls).
-    pub fn register(&mut self, lock: &'db PlorLock) {
+    pub fn register(&mut self, lock: &'db PlorLock<WORDS>) {
         match self.waiting_on {
             Some(current) => debug_assert!(std::ptr::eq(current, lock), "waits on two locks"),
             None => {

@@ -13,7 +13,7 @@
 
 use super::owned_lock::OwnedLock;
 use super::rule::Locker;
-use super::{LockMode, MAX_WAITING_2PL_THREADS, TooManyWorkers};
+use super::{LockMode, TooManyWorkers};
 use crate::protocol::Abort;
 use crossbeam_utils::CachePadded;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -109,14 +109,22 @@ pub struct ContextTable {
 
 impl ContextTable {
     /// The table of a waiting rule (WAIT_DIE, WOUND_WAIT) named `rule`, whose locks name holders
-    /// by one bit per worker: at most [`MAX_WAITING_2PL_THREADS`] workers.
-    pub fn for_waiting_rule(rule: &'static str, workers: usize) -> Result<Self, TooManyWorkers> {
-        TooManyWorkers::check(rule, workers, MAX_WAITING_2PL_THREADS)?;
+    /// by one bit per worker: at most `capacity` workers (the locks' width).
+    pub fn for_waiting_rule(
+        rule: &'static str,
+        workers: usize,
+        capacity: usize,
+    ) -> Result<Self, TooManyWorkers> {
+        TooManyWorkers::check(rule, workers, capacity)?;
         Ok(ContextTable::new(workers))
     }
 
     /// Starts `me`'s attempt: a fresh timestamp, or the kept one on a retry.
-    pub fn begin_attempt(&self, me: &mut Locker<'_, OwnedLock>, retry: bool) {
+    pub fn begin_attempt<const WORDS: usize>(
+        &self,
+        me: &mut Locker<'_, OwnedLock<WORDS>>,
+        retry: bool,
+    ) {
         debug_assert!(
             me.waiting_on.is_none(),
             "previous attempt left a wait registered"

@@ -57,8 +57,12 @@
 //!   exclusive lock. Each lock is released exactly once, at commit or abort.
 //! - WAIT_DIE and WOUND_WAIT draw a timestamp from one global counter at a transaction's first
 //!   attempt and keep it across retries, which makes them starvation-free.
-//! - Their locks name holders and waiters by one bit per worker, so they run at most
-//!   [`MAX_WAITING_2PL_THREADS`] workers; NO_WAIT's counter lock has no limit.
+//! - Their locks name holders and waiters by one bit per worker. A run with at most
+//!   [`NARROW_2PL_WORKERS`] (64) workers uses one-word bitmaps (a 24-byte lock, [`WaitDie`],
+//!   [`WoundWait`]); a run with more, such as the coroutine executor's threads x Q in-flight
+//!   transactions, uses [`WIDE_WORDS`]-word bitmaps ([`WaitDieWide`], [`WoundWaitWide`]), up to
+//!   [`MAX_WAITING_2PL_THREADS`] workers. The width is a type parameter chosen once per run, so a
+//!   run with few workers pays nothing for the wide one. NO_WAIT's counter lock has no limit.
 
 mod context;
 mod counter_lock;
@@ -84,8 +88,23 @@ use super::{Abort, OpResult, Protocol, ProtocolOptions, ReadSet, WriteKind, Writ
 use crate::storage::Record;
 use std::task::{Poll, ready};
 
-/// Most workers WAIT_DIE and WOUND_WAIT support (one bit per worker in each record's lock).
-pub const MAX_WAITING_2PL_THREADS: usize = 64;
+/// Most workers WAIT_DIE and WOUND_WAIT support (one bit per worker in each record's lock, in
+/// [`WIDE_WORDS`] words).
+pub const MAX_WAITING_2PL_THREADS: usize = OwnedLock::<WIDE_WORDS>::CAPACITY;
+
+/// Most workers the one-word locks of [`WaitDie`] and [`WoundWait`] name; runs with more workers
+/// use the wide variants (see [`needs_wide_locks`]).
+pub const NARROW_2PL_WORKERS: usize = OwnedLock::<1>::CAPACITY;
+
+/// Words in each bitmap of the wide locks: 16 x 64 = 1024 workers, the most a run may have
+/// (`config::MAX_WORKERS`).
+pub const WIDE_WORDS: usize = 16;
+
+/// Whether a run of WAIT_DIE or WOUND_WAIT with `workers` workers needs the wide locks.
+#[inline]
+pub fn needs_wide_locks(workers: usize) -> bool {
+    workers > NARROW_2PL_WORKERS
+}
 
 /// NO_WAIT: 2PL that aborts on any lock conflict.
 pub type NoWait = TwoPl<NoWaitRule>;
@@ -93,6 +112,10 @@ pub type NoWait = TwoPl<NoWaitRule>;
 pub type WaitDie = TwoPl<WaitDieRule>;
 /// WOUND_WAIT: 2PL where an older requester wounds a younger holder and a younger one waits.
 pub type WoundWait = TwoPl<WoundWaitRule>;
+/// WAIT_DIE for runs of more than [`NARROW_2PL_WORKERS`] workers.
+pub type WaitDieWide = TwoPl<WaitDieRule<WIDE_WORDS>>;
+/// WOUND_WAIT for runs of more than [`NARROW_2PL_WORKERS`] workers.
+pub type WoundWaitWide = TwoPl<WoundWaitRule<WIDE_WORDS>>;
 
 const _: () = assert!(std::mem::size_of::<OwnedLock>() <= 64);
 const _: () = assert!(std::mem::size_of::<CounterLock>() <= 64);

@@ -22,6 +22,12 @@ fn protocol<R: ConflictRule>(threads: usize) -> TwoPl<R> {
     .expect("thread count supported")
 }
 
+/// The lock's holders as (owner, one-word reader bitmap).
+fn holders(lock: &OwnedLock) -> (Option<usize>, u64) {
+    let (owner, readers) = lock.holders();
+    (owner, readers.words()[0])
+}
+
 fn rec<M>(t: &Table<M>, i: u64) -> Record<'_, M> {
     t.get(RecordId(i)).expect("record")
 }
@@ -160,7 +166,7 @@ fn wait_die_younger_reader_dies_on_older_writer() {
     assert_eq!(write(&p, &mut w0, rec(&t, 2), 1), OK);
     assert_eq!(read(&p, &mut w1, rec(&t, 2)), Poll::Ready(Err(Abort::Die)));
     p.abort(&mut w1, Abort::Die);
-    assert_eq!(rec(&t, 2).meta().holders(), (Some(0), 0));
+    assert_eq!(holders(rec(&t, 2).meta()), (Some(0), 0));
 }
 
 #[test]
@@ -173,14 +179,14 @@ fn wait_die_newcomer_dies_behind_older_waiter_and_waiter_gets_the_lock() {
     p.begin(&mut w2, AttemptStart::FIRST);
     assert!(read(&p, &mut w2, rec(&t, 0)).is_ready());
     assert!(write(&p, &mut w0, rec(&t, 0), 1).is_pending());
-    assert_eq!(rec(&t, 0).meta().waiters(), 1 << 0);
+    assert_eq!(rec(&t, 0).meta().waiters().words()[0], 1 << 0);
     // Shared would be compatible with w2's lock, but w1 is younger than the waiting writer w0.
     assert_eq!(read(&p, &mut w1, rec(&t, 0)), Poll::Ready(Err(Abort::Die)));
     p.abort(&mut w1, Abort::Die);
     assert_eq!(p.commit(&mut w2), OK);
     assert_eq!(write(&p, &mut w0, rec(&t, 0), 1), OK);
     assert_eq!(
-        rec(&t, 0).meta().waiters(),
+        rec(&t, 0).meta().waiters().words()[0],
         0,
         "granted request deregistered"
     );
@@ -197,7 +203,7 @@ fn wait_die_abort_cleans_waiter_registration() {
     assert_eq!(rmw(&p, &mut w1, rec(&t, 0)), OK);
     assert!(rmw(&p, &mut w0, rec(&t, 0)).is_pending());
     p.abort(&mut w0, Abort::User);
-    assert_eq!(rec(&t, 0).meta().waiters(), 0);
+    assert_eq!(rec(&t, 0).meta().waiters().words()[0], 0);
     p.begin(&mut w0, AttemptStart::FIRST);
     assert_eq!(p.commit(&mut w0), OK);
 }
@@ -219,10 +225,10 @@ fn wound_wait_older_requester_wounds_younger_holder() {
         Poll::Ready(Err(Abort::Wounded))
     );
     p.abort(&mut w1, Abort::Wounded);
-    assert_eq!(rec(&t, 0).meta().holders(), (None, 0));
+    assert_eq!(holders(rec(&t, 0).meta()), (None, 0));
     assert!(read(&p, &mut w0, rec(&t, 0)).is_ready());
     assert_eq!(
-        rec(&t, 0).meta().waiters(),
+        rec(&t, 0).meta().waiters().words()[0],
         0,
         "granted request deregistered"
     );
@@ -241,7 +247,7 @@ fn wound_wait_wounded_waiter_aborts_and_deregisters() {
     assert_eq!(rmw(&p, &mut w2, rec(&t, 0)), OK);
     assert_eq!(rmw(&p, &mut w1, rec(&t, 1)), OK);
     assert!(rmw(&p, &mut w1, rec(&t, 0)).is_pending());
-    assert_eq!(rec(&t, 0).meta().waiters(), 1 << 1);
+    assert_eq!(rec(&t, 0).meta().waiters().words()[0], 1 << 1);
     assert!(read(&p, &mut w0, rec(&t, 1)).is_pending());
     assert_eq!(
         rmw(&p, &mut w1, rec(&t, 0)),
@@ -249,7 +255,7 @@ fn wound_wait_wounded_waiter_aborts_and_deregisters() {
     );
     p.abort(&mut w1, Abort::Wounded);
     assert_eq!(
-        rec(&t, 0).meta().waiters(),
+        rec(&t, 0).meta().waiters().words()[0],
         0,
         "abort cleans the waiter registration"
     );
@@ -293,7 +299,7 @@ fn wound_wait_gives_released_lock_to_oldest_waiter() {
     assert!(read(&p, &mut w2, rec(&t, 0)).is_pending());
     assert_eq!(p.commit(&mut w1), OK);
     assert!(read(&p, &mut w2, rec(&t, 0)).is_ready());
-    assert_eq!(rec(&t, 0).meta().waiters(), 0);
+    assert_eq!(rec(&t, 0).meta().waiters().words()[0], 0);
 }
 
 #[test]
@@ -321,19 +327,56 @@ fn wound_wait_wound_before_commit_fails_the_commit() {
     assert!(p.rule.ctx().wound(1, w1.me.ts));
     assert_eq!(p.commit(&mut w1), Poll::Ready(Err(Abort::Wounded)));
     p.abort(&mut w1, Abort::Wounded);
-    assert_eq!(rec(&t, 0).meta().holders(), (None, 0));
+    assert_eq!(holders(rec(&t, 0).meta()), (None, 0));
 }
 
 #[test]
 fn waiting_variants_reject_too_many_threads() {
-    let opts = ProtocolOptions {
-        threads: MAX_WAITING_2PL_THREADS + 1,
+    let opts = |threads| ProtocolOptions {
+        threads,
         ..ProtocolOptions::default()
     };
-    let err = WoundWait::new(&opts).err().expect("rejected");
+    let err = WoundWait::new(&opts(NARROW_2PL_WORKERS + 1))
+        .err()
+        .expect("one-word locks name 64 workers");
     assert!(err.to_string().contains("65"), "{err}");
-    assert!(WaitDie::new(&opts).is_err());
-    assert!(NoWait::new(&opts).is_ok());
+    assert!(WaitDie::new(&opts(NARROW_2PL_WORKERS + 1)).is_err());
+    assert!(needs_wide_locks(NARROW_2PL_WORKERS + 1) && !needs_wide_locks(NARROW_2PL_WORKERS));
+    let wide = opts(MAX_WAITING_2PL_THREADS);
+    assert!(WoundWaitWide::new(&wide).is_ok() && WaitDieWide::new(&wide).is_ok());
+    let err = WoundWaitWide::new(&opts(MAX_WAITING_2PL_THREADS + 1))
+        .err()
+        .expect("rejected");
+    assert!(err.to_string().contains("1025"), "{err}");
+    assert!(NoWait::new(&opts(MAX_WAITING_2PL_THREADS + 1)).is_ok());
+}
+
+/// Wide locks behave as one-word ones: a worker past 64 waits for and wounds a younger holder
+/// past 64, and takes the lock once it aborted.
+#[test]
+fn wide_wound_wait_names_workers_past_64() {
+    let opts = ProtocolOptions {
+        threads: 300,
+        ..ProtocolOptions::default()
+    };
+    let p = WoundWaitWide::new(&opts).unwrap();
+    let t: Table<OwnedLock<WIDE_WORDS>> = table();
+    let rec = |i| rec(&t, i);
+    let mut old = p.new_worker(100);
+    let mut young = p.new_worker(299);
+    p.begin(&mut old, AttemptStart::FIRST);
+    p.begin(&mut young, AttemptStart::FIRST);
+    let mut buf = [0; PAYLOAD];
+    assert_eq!(p.read_for_update(&mut young, rec(0), &mut buf), OK);
+    assert!(p.read_for_update(&mut old, rec(0), &mut buf).is_pending());
+    assert_eq!(rec(0).meta().waiters().ids().collect::<Vec<_>>(), vec![100]);
+    assert_eq!(p.commit(&mut young), Poll::Ready(Err(Abort::Wounded)));
+    p.abort(&mut young, Abort::Wounded);
+    assert_eq!(p.read_for_update(&mut old, rec(0), &mut buf), OK);
+    assert!(rec(0).meta().waiters().is_empty());
+    assert_eq!(rec(0).meta().holders().0, Some(100));
+    assert_eq!(p.commit(&mut old), OK);
+    assert_eq!(rec(0).meta().holders(), (None, Default::default()));
 }
 
 fn read_committed<'db, R: ConflictRule>(
@@ -393,7 +436,7 @@ fn read_committed_reads_own_writes_and_keeps_held_locks() {
         Poll::Ready(Ok([0; PAYLOAD]))
     );
     assert_eq!(
-        rec(&t, 1).meta().holders(),
+        holders(rec(&t, 1).meta()),
         (None, 1 << 0),
         "the serializable read's lock is still held"
     );
@@ -403,7 +446,7 @@ fn read_committed_reads_own_writes_and_keeps_held_locks() {
         Poll::Ready(Ok([4; PAYLOAD]))
     );
     assert_eq!(p.commit(&mut w0), OK);
-    assert_eq!(rec(&t, 1).meta().holders(), (None, 0));
+    assert_eq!(holders(rec(&t, 1).meta()), (None, 0));
 }
 
 #[test]
@@ -441,7 +484,7 @@ fn wait_die_read_committed_follows_the_rule_only_when_holding_a_lock() {
     assert_eq!(write(&p, &mut w1, rec(&t, 1), 2), OK);
     // Older w0 holds a lock: it waits by the rule, registered.
     assert!(read_committed(&p, &mut w0, rec(&t, 1)).is_pending());
-    assert_eq!(rec(&t, 1).meta().waiters(), 1 << 0);
+    assert_eq!(rec(&t, 1).meta().waiters().words()[0], 1 << 0);
     // Younger w1 holds a lock: it may not wait for the older w0, so it dies.
     assert_eq!(
         read_committed(&p, &mut w1, rec(&t, 0)),
@@ -452,12 +495,16 @@ fn wait_die_read_committed_follows_the_rule_only_when_holding_a_lock() {
         read_committed(&p, &mut w0, rec(&t, 1)),
         Poll::Ready(Ok([0; PAYLOAD]))
     );
-    assert_eq!(rec(&t, 1).meta().waiters(), 0, "granted, deregistered");
-    assert_eq!(rec(&t, 1).meta().holders(), (None, 0), "released at once");
+    assert_eq!(
+        rec(&t, 1).meta().waiters().words()[0],
+        0,
+        "granted, deregistered"
+    );
+    assert_eq!(holders(rec(&t, 1).meta()), (None, 0), "released at once");
     // The retry (still younger) holds nothing: it waits instead of dying, unregistered.
     p.begin(&mut w1, AttemptStart::RETRY);
     assert!(read_committed(&p, &mut w1, rec(&t, 0)).is_pending());
-    assert_eq!(rec(&t, 0).meta().waiters(), 0);
+    assert_eq!(rec(&t, 0).meta().waiters().words()[0], 0);
     assert_eq!(p.commit(&mut w0), OK);
     assert_eq!(
         read_committed(&p, &mut w1, rec(&t, 0)),
@@ -477,12 +524,12 @@ fn wound_wait_read_committed_wounds_only_when_holding_a_lock() {
     // Older w0 holds nothing: it waits without wounding the writer or registering.
     assert!(read_committed(&p, &mut w0, rec(&t, 0)).is_pending());
     assert!(!p.rule.ctx().is_wounded(1));
-    assert_eq!(rec(&t, 0).meta().waiters(), 0);
+    assert_eq!(rec(&t, 0).meta().waiters().words()[0], 0);
     // Holding a lock, it must wound: the younger writer may come to wait for that lock.
     assert_eq!(write(&p, &mut w0, rec(&t, 1), 4), OK);
     assert!(read_committed(&p, &mut w0, rec(&t, 0)).is_pending());
     assert!(p.rule.ctx().is_wounded(1));
-    assert_eq!(rec(&t, 0).meta().waiters(), 1 << 0);
+    assert_eq!(rec(&t, 0).meta().waiters().words()[0], 1 << 0);
     assert_eq!(
         read_committed(&p, &mut w1, rec(&t, 1)),
         Poll::Ready(Err(Abort::Wounded))
@@ -493,7 +540,7 @@ fn wound_wait_read_committed_wounds_only_when_holding_a_lock() {
         Poll::Ready(Ok([0; PAYLOAD])),
         "the wounded write was never committed"
     );
-    assert_eq!(rec(&t, 0).meta().waiters(), 0);
-    assert_eq!(rec(&t, 0).meta().holders(), (None, 0));
+    assert_eq!(rec(&t, 0).meta().waiters().words()[0], 0);
+    assert_eq!(holders(rec(&t, 0).meta()), (None, 0));
     assert_eq!(p.commit(&mut w0), OK);
 }

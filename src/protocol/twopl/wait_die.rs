@@ -20,33 +20,33 @@ use crate::protocol::{Abort, OpResult};
 use std::task::Poll;
 
 /// WAIT_DIE's shared state: the timestamps of every worker's transaction.
-pub struct WaitDieRule {
+pub struct WaitDieRule<const WORDS: usize = 1> {
     ctx: ContextTable,
 }
 
-impl ConflictRule for WaitDieRule {
-    type Lock = OwnedLock;
+impl<const WORDS: usize> ConflictRule for WaitDieRule<WORDS> {
+    type Lock = OwnedLock<WORDS>;
     const NAME: &'static str = "wait_die";
 
     fn new(workers: usize) -> Result<Self, TooManyWorkers> {
         Ok(WaitDieRule {
-            ctx: ContextTable::for_waiting_rule(Self::NAME, workers)?,
+            ctx: ContextTable::for_waiting_rule(Self::NAME, workers, OwnedLock::<WORDS>::CAPACITY)?,
         })
     }
 
-    fn begin(&self, me: &mut Locker<'_, OwnedLock>, retry: bool) {
+    fn begin(&self, me: &mut Locker<'_, OwnedLock<WORDS>>, retry: bool) {
         self.ctx.begin_attempt(me, retry);
     }
 
     #[inline]
-    fn check_alive(&self, _me: &Locker<'_, OwnedLock>) -> Result<(), Abort> {
+    fn check_alive(&self, _me: &Locker<'_, OwnedLock<WORDS>>) -> Result<(), Abort> {
         Ok(())
     }
 
     fn acquire<'db>(
         &self,
-        me: &mut Locker<'db, OwnedLock>,
-        lock: &'db OwnedLock,
+        me: &mut Locker<'db, OwnedLock<WORDS>>,
+        lock: &'db OwnedLock<WORDS>,
         want: LockMode,
         held: Option<LockMode>,
     ) -> OpResult {
@@ -72,22 +72,22 @@ impl ConflictRule for WaitDieRule {
         }
     }
 
-    fn try_shared_now(&self, me: &Locker<'_, OwnedLock>, lock: &OwnedLock) -> bool {
+    fn try_shared_now(&self, me: &Locker<'_, OwnedLock<WORDS>>, lock: &OwnedLock<WORDS>) -> bool {
         waiters::try_shared_now(&self.ctx, me, lock)
     }
 
     #[inline]
-    fn release(&self, me: &Locker<'_, OwnedLock>, lock: &OwnedLock, mode: LockMode) {
+    fn release(&self, me: &Locker<'_, OwnedLock<WORDS>>, lock: &OwnedLock<WORDS>, mode: LockMode) {
         lock.release(me.id, mode);
     }
 
     #[inline]
-    fn start_commit(&self, _me: &Locker<'_, OwnedLock>) -> Result<(), Abort> {
+    fn start_commit(&self, _me: &Locker<'_, OwnedLock<WORDS>>) -> Result<(), Abort> {
         Ok(())
     }
 
     #[inline]
-    fn stop_waiting(&self, me: &mut Locker<'_, OwnedLock>) {
+    fn stop_waiting(&self, me: &mut Locker<'_, OwnedLock<WORDS>>) {
         waiters::deregister(me);
     }
 }

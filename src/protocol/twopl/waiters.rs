@@ -8,7 +8,7 @@
 
 use super::LockMode;
 use super::context::ContextTable;
-use super::owned_lock::{Holders, OwnedLock, bits};
+use super::owned_lock::{Holders, OwnedLock};
 use super::rule::Locker;
 #[cfg(test)]
 use crate::protocol::mutants::Mutant;
@@ -16,12 +16,12 @@ use crate::protocol::mutants::Mutant;
 /// `me` takes `lock` in `want` mode, upgrading from `held`, or learns which holders conflict
 /// ([`OwnedLock::try_acquire`]).
 #[inline]
-pub fn try_acquire(
-    me: &Locker<'_, OwnedLock>,
-    lock: &OwnedLock,
+pub fn try_acquire<const WORDS: usize>(
+    me: &Locker<'_, OwnedLock<WORDS>>,
+    lock: &OwnedLock<WORDS>,
     want: LockMode,
     held: Option<LockMode>,
-) -> Result<(), Holders> {
+) -> Result<(), Holders<WORDS>> {
     #[cfg(test)]
     if me.mutant == Mutant::OwnedLockWriterIgnoresReaders && want == LockMode::Exclusive {
         return lock.try_exclusive_ignoring_readers(me.id, held == Some(LockMode::Shared));
@@ -31,24 +31,24 @@ pub fn try_acquire(
 
 /// Whether a registered waiter other than `me`, older than `me`, wants a mode that conflicts with
 /// `want` on `lock`.
-pub fn older_conflicting_waiter(
+pub fn older_conflicting_waiter<const WORDS: usize>(
     ctx: &ContextTable,
-    me: &Locker<'_, OwnedLock>,
-    lock: &OwnedLock,
+    me: &Locker<'_, OwnedLock<WORDS>>,
+    lock: &OwnedLock<WORDS>,
     want: LockMode,
 ) -> bool {
-    let others = lock.waiters() & !(1u64 << me.id);
-    bits(others).any(|j| {
+    let others = lock.waiters().without(me.id);
+    others.ids().any(|j| {
         let theirs = ctx.load(j);
         theirs.ts().is_older_than(me.ts) && theirs.wanted_mode().conflicts_with(want)
     })
 }
 
 /// Registers `me` as waiting for `lock` in `want` mode (idempotent across re-polls).
-pub fn register<'db>(
+pub fn register<'db, const WORDS: usize>(
     ctx: &ContextTable,
-    me: &mut Locker<'db, OwnedLock>,
-    lock: &'db OwnedLock,
+    me: &mut Locker<'db, OwnedLock<WORDS>>,
+    lock: &'db OwnedLock<WORDS>,
     want: LockMode,
 ) {
     match me.waiting_on {
@@ -62,7 +62,7 @@ pub fn register<'db>(
 }
 
 /// Drops `me`'s registration, if any (request granted, or attempt aborted).
-pub fn deregister(me: &mut Locker<'_, OwnedLock>) {
+pub fn deregister<const WORDS: usize>(me: &mut Locker<'_, OwnedLock<WORDS>>) {
     if let Some(lock) = me.waiting_on.take() {
         lock.remove_waiter(me.id);
     }
@@ -71,7 +71,11 @@ pub fn deregister(me: &mut Locker<'_, OwnedLock>) {
 /// Takes `lock` shared for `me` unless that would conflict with a holder or barge past an older
 /// registered waiter wanting it exclusively; never registers (a read-committed copy by an attempt
 /// holding no lock, which may simply be polled again).
-pub fn try_shared_now(ctx: &ContextTable, me: &Locker<'_, OwnedLock>, lock: &OwnedLock) -> bool {
+pub fn try_shared_now<const WORDS: usize>(
+    ctx: &ContextTable,
+    me: &Locker<'_, OwnedLock<WORDS>>,
+    lock: &OwnedLock<WORDS>,
+) -> bool {
     !older_conflicting_waiter(ctx, me, lock, LockMode::Shared)
         && lock.try_acquire(me.id, LockMode::Shared, None).is_ok()
 }

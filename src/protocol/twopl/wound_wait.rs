@@ -28,11 +28,11 @@ use crate::protocol::{Abort, OpResult};
 use std::task::Poll;
 
 /// WOUND_WAIT's shared state: every worker's timestamp, status and wanted mode.
-pub struct WoundWaitRule {
+pub struct WoundWaitRule<const WORDS: usize = 1> {
     ctx: ContextTable,
 }
 
-impl WoundWaitRule {
+impl<const WORDS: usize> WoundWaitRule<WORDS> {
     /// The context table (tests wound workers directly).
     #[cfg(test)]
     pub(super) fn ctx(&self) -> &ContextTable {
@@ -40,22 +40,22 @@ impl WoundWaitRule {
     }
 }
 
-impl ConflictRule for WoundWaitRule {
-    type Lock = OwnedLock;
+impl<const WORDS: usize> ConflictRule for WoundWaitRule<WORDS> {
+    type Lock = OwnedLock<WORDS>;
     const NAME: &'static str = "wound_wait";
 
     fn new(workers: usize) -> Result<Self, TooManyWorkers> {
         Ok(WoundWaitRule {
-            ctx: ContextTable::for_waiting_rule(Self::NAME, workers)?,
+            ctx: ContextTable::for_waiting_rule(Self::NAME, workers, OwnedLock::<WORDS>::CAPACITY)?,
         })
     }
 
-    fn begin(&self, me: &mut Locker<'_, OwnedLock>, retry: bool) {
+    fn begin(&self, me: &mut Locker<'_, OwnedLock<WORDS>>, retry: bool) {
         self.ctx.begin_attempt(me, retry);
     }
 
     #[inline]
-    fn check_alive(&self, me: &Locker<'_, OwnedLock>) -> Result<(), Abort> {
+    fn check_alive(&self, me: &Locker<'_, OwnedLock<WORDS>>) -> Result<(), Abort> {
         if self.ctx.is_wounded(me.id) {
             Err(Abort::Wounded)
         } else {
@@ -65,8 +65,8 @@ impl ConflictRule for WoundWaitRule {
 
     fn acquire<'db>(
         &self,
-        me: &mut Locker<'db, OwnedLock>,
-        lock: &'db OwnedLock,
+        me: &mut Locker<'db, OwnedLock<WORDS>>,
+        lock: &'db OwnedLock<WORDS>,
         want: LockMode,
         held: Option<LockMode>,
     ) -> OpResult {
@@ -92,22 +92,22 @@ impl ConflictRule for WoundWaitRule {
         }
     }
 
-    fn try_shared_now(&self, me: &Locker<'_, OwnedLock>, lock: &OwnedLock) -> bool {
+    fn try_shared_now(&self, me: &Locker<'_, OwnedLock<WORDS>>, lock: &OwnedLock<WORDS>) -> bool {
         waiters::try_shared_now(&self.ctx, me, lock)
     }
 
     #[inline]
-    fn release(&self, me: &Locker<'_, OwnedLock>, lock: &OwnedLock, mode: LockMode) {
+    fn release(&self, me: &Locker<'_, OwnedLock<WORDS>>, lock: &OwnedLock<WORDS>, mode: LockMode) {
         lock.release(me.id, mode);
     }
 
     #[inline]
-    fn start_commit(&self, me: &Locker<'_, OwnedLock>) -> Result<(), Abort> {
+    fn start_commit(&self, me: &Locker<'_, OwnedLock<WORDS>>) -> Result<(), Abort> {
         self.ctx.start_commit(me.id)
     }
 
     #[inline]
-    fn stop_waiting(&self, me: &mut Locker<'_, OwnedLock>) {
+    fn stop_waiting(&self, me: &mut Locker<'_, OwnedLock<WORDS>>) {
         waiters::deregister(me);
     }
 }
