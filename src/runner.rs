@@ -5,9 +5,9 @@
 use crate::check;
 use crate::config::Executor;
 use crate::config::RunConfig;
-use crate::exec::{run_coro, run_threads};
+use crate::exec::{run_coro, run_threads_open_loop};
 use crate::metrics::machine::MachineInfo;
-use crate::metrics::report::RunReport;
+use crate::metrics::report::{ProtocolLabel, RunReport};
 use crate::protocol::c_sched::CSched;
 use crate::protocol::calvin::Calvin;
 use crate::protocol::decentsched::DecentSched;
@@ -148,9 +148,61 @@ pub fn run_with<P: Protocol, W: Workload>(
     workload: &W,
     machine: &MachineInfo,
 ) -> Result<RunReport, TableAllocError> {
+    run_named(&ProtocolLabel::from(kind), protocol, cfg, workload, machine)
+}
+
+/// Runs a protocol that is not one of txbench's own (not a [`ProtocolKind`]; for example one a
+/// researcher defines in their own crate, as `examples/custom_protocol.rs` does) on `cfg`'s
+/// workload: `cfg.repeat` rounds, each on a fresh database with a protocol from
+/// `make(cfg)`, through the same executor, checker (with `cfg.check`) and reports as the
+/// built-in protocols, the reports named by `label`. `cfg.protocols` is not consulted (run those
+/// with [`run_all`]); validation used them to size memory.
+pub fn run_custom<P: Protocol>(
+    label: &ProtocolLabel,
+    cfg: &RunConfig,
+    make: impl Fn(&RunConfig) -> P,
+    mut on_report: impl FnMut(&RunReport),
+) -> Result<Vec<RunReport>, TableAllocError> {
+    fn rounds<P: Protocol, W: Workload>(
+        label: &ProtocolLabel,
+        cfg: &RunConfig,
+        workload: &W,
+        make: impl Fn(&RunConfig) -> P,
+        on_report: &mut impl FnMut(&RunReport),
+    ) -> Result<Vec<RunReport>, TableAllocError> {
+        let machine = MachineInfo::detect();
+        let mut reports = Vec::with_capacity(cfg.repeat);
+        for round in 0..cfg.repeat {
+            let mut report = run_named(label, make(cfg), cfg, workload, &machine)?;
+            report.round = round;
+            on_report(&report);
+            reports.push(report);
+        }
+        Ok(reports)
+    }
+    let on = &mut on_report;
+    match &cfg.workload {
+        WorkloadConfig::Ycsb(c) => rounds(label, cfg, &Ycsb::new(c.clone()), make, on),
+        WorkloadConfig::LongScan(c) => rounds(label, cfg, &LongScan::new(c.clone()), make, on),
+        WorkloadConfig::Tpcc(c) => rounds(label, cfg, &Tpcc::new(c.clone()), make, on),
+        WorkloadConfig::WriteSkew(c) => rounds(label, cfg, &WriteSkew::new(c.clone()), make, on),
+    }
+}
+
+/// [`run_with`] for any protocol, its reports named by `label`.
+pub fn run_named<P: Protocol, W: Workload>(
+    label: &ProtocolLabel,
+    protocol: P,
+    cfg: &RunConfig,
+    workload: &W,
+    machine: &MachineInfo,
+) -> Result<RunReport, TableAllocError> {
     if P::NEEDS_DECLARED_SET {
         if let Err(why) = workload.declares_access_sets() {
-            panic!("{kind}: {why} (configuration validation should have rejected this)");
+            panic!(
+                "{}: {why} (configuration validation should have rejected this)",
+                label.name
+            );
         }
     }
     let (tables, indexes) = (workload.tables(), workload.indexes());
@@ -160,11 +212,13 @@ pub fn run_with<P: Protocol, W: Workload>(
         db.stamp_loaded_rows();
     }
     let outcome = match cfg.executor {
-        Executor::Thread => run_threads(&protocol, &db, workload, &cfg.exec),
+        Executor::Thread => {
+            run_threads_open_loop(&protocol, &db, workload, &cfg.exec, cfg.open_loop)
+        }
         Executor::Coro { queue } => run_coro(&protocol, &db, workload, &cfg.exec, queue),
     };
     let check = cfg.check.then(|| {
-        let mut progress = check_progress(kind);
+        let mut progress = check_progress(&label.name);
         let mut report = check::check_with_progress(&outcome.histories, &mut progress);
         if let Some(consistency) = workload.check_consistency(&db) {
             report.add_consistency(consistency);
@@ -175,8 +229,8 @@ pub fn run_with<P: Protocol, W: Workload>(
     let versions = protocol.version_stats();
     let protocol_stats = protocol.stats();
     drop(protocol);
-    let mut report = RunReport::build(
-        kind,
+    let mut report = RunReport::build_named(
+        label,
         cfg,
         workload,
         &outcome.workers,
@@ -205,7 +259,7 @@ pub fn run_with<P: Protocol, W: Workload>(
 
 /// Shows the checker's phases on one self-overwriting stderr line when stderr is a terminal
 /// (nothing otherwise); an empty phase clears the line.
-fn check_progress(kind: ProtocolKind) -> impl FnMut(&str) {
+fn check_progress(name: &str) -> impl FnMut(&str) {
     use std::io::{IsTerminal, Write};
     let shown = std::io::stderr().is_terminal();
     let started = std::time::Instant::now();
@@ -221,7 +275,7 @@ fn check_progress(kind: ProtocolKind) -> impl FnMut(&str) {
             write!(
                 err,
                 "\r\x1b[2Kchecking {}: {phase} ({:.1} s)",
-                kind.name(),
+                name,
                 started.elapsed().as_secs_f64()
             )
         };

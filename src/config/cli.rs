@@ -280,6 +280,25 @@ pub struct RunArgs {
     /// transaction (default records / 20).
     #[arg(long, allow_negative_numbers = true)]
     pub key_sd: Option<f64>,
+    // ---- open-loop offered load (issue 12) ----
+    /// Open loop: transactions arrive at this many per second across all workers (each worker
+    /// draws rate / threads), and latency counts from the arrival, queueing included; without
+    /// it each worker starts its next transaction when the last ends (closed loop).
+    #[arg(long, allow_negative_numbers = true)]
+    pub rate: Option<f64>,
+    /// With --rate: arrival process, poisson (exponential gaps; the default) or uniform (equal
+    /// gaps).
+    #[arg(long, value_enum)]
+    pub arrival: Option<ArrivalArg>,
+}
+
+/// `--arrival`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ArrivalArg {
+    /// Exponential gaps (a Poisson process).
+    Poisson,
+    /// Equal gaps of 1 / rate.
+    Uniform,
 }
 
 /// `--key-dist`.

@@ -67,3 +67,34 @@ impl Executor {
         threads * self.queue()
     }
 }
+
+/// Open-loop offered load (`--rate`, `--arrival`): transactions arrive on a clock instead of each
+/// worker starting its next one when the last commits, and latency counts from the arrival.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct OpenLoop {
+    /// Arrivals per second across all workers.
+    pub rate_tps: f64,
+    /// How arrivals are spaced.
+    pub arrival: ArrivalProcess,
+}
+
+/// How open-loop arrivals are spaced in time (`--arrival`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ArrivalProcess {
+    /// Exponential gaps: a Poisson process, what independent clients produce (the default).
+    #[default]
+    Poisson,
+    /// Equal gaps of exactly 1 / rate, staggered across workers: no burstiness at all.
+    Uniform,
+}
+
+impl ArrivalProcess {
+    /// The stable name used in reports.
+    pub fn name(self) -> &'static str {
+        match self {
+            ArrivalProcess::Poisson => "poisson",
+            ArrivalProcess::Uniform => "uniform",
+        }
+    }
+}

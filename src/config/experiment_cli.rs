@@ -65,4 +65,8 @@ pub struct PlotArgs {
     /// Image formats, comma-separated: png, svg.
     #[arg(long, default_value = "png,svg")]
     pub formats: String,
+    /// The value of the x parameter at which to draw the latency distribution and the phase
+    /// breakdown (default: its largest value, or its last when it is not a number).
+    #[arg(long)]
+    pub at: Option<String>,
 }

@@ -24,6 +24,7 @@ pub const LIST_FLAGS: &[(&str, Option<char>)] = &[
     ("hot-records", None),
     ("scan-length", None),
     ("duration", Some('d')),
+    ("rate", None),
 ];
 
 /// One combination of list values: the command line to parse, and the value each list flag took

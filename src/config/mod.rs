@@ -25,7 +25,7 @@ pub use cli::{
     Cli, Command, ExecutorArg, KeyDistArg, LockWaitArg, MoccLockArg, MoccTemperatureArg,
     PlorPriorityArg, RunArgs,
 };
-pub use exec::{ExecConfig, Executor};
+pub use exec::{ArrivalProcess, ExecConfig, Executor, OpenLoop};
 pub use experiment_cli::{MergeArgs, PlotArgs, ReportArgs, SweepArgs};
 pub use presets::{PRESETS, WORKLOADS, preset};
 pub use validate::parse_protocols;
@@ -150,6 +150,9 @@ pub struct RunConfig {
     pub format: Format,
     /// The execution model (`--executor`, `--queue`).
     pub executor: Executor,
+    /// Open-loop offered load (`--rate`, `--arrival`); `None` for the closed loop (each worker
+    /// starts its next transaction when the last one ends).
+    pub open_loop: Option<OpenLoop>,
 }
 
 /// Largest thread count accepted.

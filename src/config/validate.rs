@@ -26,6 +26,12 @@ use crate::workload::ycsb::{MAX_DISTINCT_KEY_DRAWS, YcsbConfig, distinct_key_dra
 
 use std::time::Duration;
 
+use super::cli::ArrivalArg;
+use super::{ArrivalProcess, OpenLoop};
+
+/// Largest `--rate` accepted, transactions per second (a gap of a nanosecond).
+const MAX_RATE_TPS: f64 = 1e9;
+
 pub(super) fn out_of_range(
     param: &'static str,
     value: impl ToString,
@@ -273,6 +279,7 @@ impl RunArgs {
         if self.repeat == 0 || self.repeat > 1000 {
             return Err(out_of_range("repeat", self.repeat, "1 <= repeat <= 1000"));
         }
+        let open_loop = self.open_loop(executor)?;
         Ok(RunConfig {
             protocols,
             preset: self.preset.clone(),
@@ -293,7 +300,44 @@ impl RunArgs {
             repeat: self.repeat,
             format: self.format,
             executor,
+            open_loop,
         })
+    }
+
+    /// `--rate` and `--arrival`: a positive, finite rate; the arrival process only with a rate;
+    /// the thread executor only (the coroutine executor has no arrival clock).
+    fn open_loop(&self, executor: Executor) -> Result<Option<OpenLoop>, ConfigError> {
+        let Some(rate) = self.rate else {
+            if self.arrival.is_some() {
+                return Err(ConfigError::NeedsFlag {
+                    param: "arrival",
+                    needs: "rate",
+                });
+            }
+            return Ok(None);
+        };
+        if !(rate.is_finite() && rate > 0.0 && rate <= MAX_RATE_TPS) {
+            return Err(out_of_range(
+                "rate",
+                rate,
+                format!("0 < rate <= {MAX_RATE_TPS:e} transactions per second"),
+            ));
+        }
+        if matches!(executor, Executor::Coro { .. }) {
+            return Err(out_of_range(
+                "executor",
+                "coro",
+                "thread with --rate (the coroutine executor has no open-loop arrivals yet)",
+            ));
+        }
+        let arrival = match self.arrival {
+            None | Some(ArrivalArg::Poisson) => ArrivalProcess::Poisson,
+            Some(ArrivalArg::Uniform) => ArrivalProcess::Uniform,
+        };
+        Ok(Some(OpenLoop {
+            rate_tps: rate,
+            arrival,
+        }))
     }
 
     /// `--executor` and `--queue`: Q in range, only with the coroutine executor, and threads x Q
@@ -917,6 +961,40 @@ mod tests {
         for (flags, param) in cases {
             let err = args(flags).expect_err("must be rejected").to_string();
             assert!(err.contains(param), "{flags:?}: {err}");
+        }
+    }
+
+    #[test]
+    fn rate_and_arrival_are_validated() {
+        let c = args(&["--rate", "2500", "--arrival", "uniform"]).unwrap();
+        assert_eq!(
+            c.open_loop,
+            Some(OpenLoop {
+                rate_tps: 2500.0,
+                arrival: ArrivalProcess::Uniform
+            })
+        );
+        let c = args(&["--rate", "10"]).unwrap();
+        assert_eq!(c.open_loop.unwrap().arrival, ArrivalProcess::Poisson);
+        assert_eq!(args(&[]).unwrap().open_loop, None);
+        let cases: &[(&[&str], &str)] = &[
+            (&["--rate", "0"], "invalid value '0' for --rate"),
+            (&["--rate", "-5"], "--rate"),
+            (&["--rate", "inf"], "--rate"),
+            (&["--rate", "NaN"], "--rate"),
+            (&["--rate", "2e9"], "0 < rate <= 1e9"),
+            (
+                &["--arrival", "poisson"],
+                "--arrival applies only with --rate",
+            ),
+            (
+                &["--rate", "100", "--executor", "coro"],
+                "thread with --rate",
+            ),
+        ];
+        for (flags, want) in cases {
+            let err = args(flags).expect_err("must be rejected").to_string();
+            assert!(err.contains(want), "{flags:?}: {err}");
         }
     }
 

@@ -3,6 +3,7 @@
 //! (and, later, the interactive client/server executor) drive the same `async` programs with
 //! different waiting policies.
 
+mod arrivals;
 pub mod backoff;
 pub mod coro;
 mod park;
@@ -10,4 +11,4 @@ pub mod thread;
 mod wait;
 
 pub use coro::run_coro;
-pub use thread::{ExecConfig, ExecOutcome, run_threads};
+pub use thread::{ExecConfig, ExecOutcome, run_threads, run_threads_open_loop};

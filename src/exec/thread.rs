@@ -8,12 +8,18 @@
 //! Retries reuse the transaction's request and tell the protocol it is a retry, so wound-wait
 //! families keep their timestamp. Every attempt also tells the protocol whether the workload
 //! declared the request read-only ([`Workload::is_read_only`]).
+//!
+//! With an open loop ([`run_threads_open_loop`], `--rate`) each worker waits for its next
+//! transaction's arrival ([`super::arrivals`]) instead of starting it at once, and its latency
+//! runs from the arrival, so that time spent queued behind earlier transactions counts.
 
+use super::arrivals::{ArrivalClock, wait_until};
 use super::backoff::AdaptiveBackoff;
 use super::park::ParkingLot;
 use super::wait::{delay, drive, pause};
 use crate::check::history::WorkerHistory;
 pub use crate::config::ExecConfig;
+use crate::config::OpenLoop;
 use crate::metrics::{Phase, WorkerStats};
 use crate::protocol::{Abort, AttemptStart, Protocol};
 use crate::random::FastRng;
@@ -75,6 +81,19 @@ pub fn run_threads<P: Protocol, W: Workload>(
     workload: &W,
     cfg: &ExecConfig,
 ) -> ExecOutcome {
+    run_threads_open_loop(protocol, db, workload, cfg, None)
+}
+
+/// [`run_threads`], with transactions arriving at `open_loop`'s offered load when given (each
+/// worker draws its share, `rate / threads`, from its own arrival stream; see
+/// [`super::arrivals`]) instead of each worker starting its next transaction when the last ends.
+pub fn run_threads_open_loop<P: Protocol, W: Workload>(
+    protocol: &P,
+    db: &Database<P::RecordMeta>,
+    workload: &W,
+    cfg: &ExecConfig,
+    open_loop: Option<OpenLoop>,
+) -> ExecOutcome {
     // Written by the coordinator only; read by every worker once per transaction (Acquire pairs
     // with the coordinator's Release so a worker that sees STOP also sees everything before it).
     let period = CachePadded::new(AtomicU8::new(first_period(cfg)));
@@ -108,7 +127,11 @@ pub fn run_threads<P: Protocol, W: Workload>(
                         read_phase_extension_ns: cfg.read_phase_extension_ns,
                     };
                     start.wait();
-                    worker.run(period);
+                    // Every worker's arrivals count from the moment the run starts.
+                    let mut arrivals = open_loop
+                        .as_ref()
+                        .map(|o| ArrivalClock::new(o, cfg.threads, id, cfg.seed, Instant::now()));
+                    worker.run(period, arrivals.as_mut());
                     let history = worker.tx.take_history().unwrap_or_default();
                     (worker.stats, history)
                 })
@@ -148,7 +171,8 @@ struct Worker<'db, 'w, P: Protocol, W: Workload> {
 }
 
 impl<P: Protocol, W: Workload> Worker<'_, '_, P, W> {
-    fn run(&mut self, period: &AtomicU8) {
+    /// Runs transactions until stop: back to back, or each at its arrival from `arrivals`.
+    fn run(&mut self, period: &AtomicU8, mut arrivals: Option<&mut ArrivalClock>) {
         let mut req = self.workload.new_request();
         let mut leader_clock = self
             .backoff
@@ -160,10 +184,27 @@ impl<P: Protocol, W: Workload> Worker<'_, '_, P, W> {
             if now_period == STOP {
                 break;
             }
-            let counted = now_period == MEASURE;
+            let arrived = match arrivals.as_deref_mut() {
+                Some(clock) => {
+                    let at = clock.take();
+                    if !wait_until(at, period, STOP) {
+                        break;
+                    }
+                    Some(at)
+                }
+                None => None,
+            };
+            // The period when the transaction starts (re-read: an open-loop wait may have
+            // crossed from warm-up into measure).
+            let counted = if arrived.is_some() {
+                // Acquire: pairs with the coordinator's Release, as the load above.
+                period.load(Ordering::Acquire) == MEASURE
+            } else {
+                now_period == MEASURE
+            };
             self.workload.generate(self.id, &mut self.rng, &mut req);
             let ty = self.workload.txn_type(&req);
-            let committed = self.run_to_commit(&req, ty, counted);
+            let committed = self.run_to_commit(&req, ty, counted, arrived);
             if committed {
                 commits += 1;
                 if let Some(b) = self.backoff {
@@ -177,10 +218,17 @@ impl<P: Protocol, W: Workload> Worker<'_, '_, P, W> {
     }
 
     /// Runs one transaction until it commits or aborts for a reason that is not retried.
-    /// Returns whether it committed.
-    fn run_to_commit(&mut self, req: &W::Request, ty: usize, counted: bool) -> bool {
-        let first_start = Instant::now();
-        let mut attempt_start = first_start;
+    /// Returns whether it committed. Its latency runs from `arrived` (open loop: queueing
+    /// included) or else from its first attempt's start.
+    fn run_to_commit(
+        &mut self,
+        req: &W::Request,
+        ty: usize,
+        counted: bool,
+        arrived: Option<Instant>,
+    ) -> bool {
+        let mut attempt_start = Instant::now();
+        let first_start = arrived.unwrap_or(attempt_start);
         let mut start = AttemptStart {
             retry: false,
             read_only: self.workload.is_read_only(req),

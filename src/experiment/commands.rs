@@ -314,7 +314,7 @@ pub fn plot_command(args: &PlotArgs, out: &mut Output<impl Write>) -> Result<u8,
             .map(Path::to_path_buf)
             .unwrap_or_default()
     });
-    match super::plot::plot_all(&rows, &dir, args.x.as_deref(), &formats) {
+    match super::plot::plot_all(&rows, &dir, args.x.as_deref(), args.at.as_deref(), &formats) {
         Ok(files) => {
             for f in files {
                 out.line(&f.display().to_string())?;

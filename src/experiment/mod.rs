@@ -14,6 +14,7 @@ pub mod commands;
 pub mod file;
 pub mod grid;
 pub mod plot;
+mod plot_breakdown;
 pub mod results;
 pub mod summary;
 pub mod sweep;

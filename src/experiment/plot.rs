@@ -6,6 +6,7 @@
 //! Text is drawn with DejaVu Sans compiled into the binary (`assets/fonts`), registered with
 //! plotters' `ab_glyph` backend, so plots render on a machine without fontconfig or any font.
 
+use super::plot_breakdown::{PointRows, plot_point};
 use super::results::ResultRow;
 use super::summary::{METRICS, Metric, Spread, other_axes, series_of};
 use plotters::coord::Shift;
@@ -20,9 +21,9 @@ use std::sync::Once;
 /// it in `assets/fonts`).
 static FONT: &[u8] = include_bytes!("../../assets/fonts/DejaVuSans.ttf");
 /// The family name the plots ask for.
-const FAMILY: &str = "sans-serif";
+pub(super) const FAMILY: &str = "sans-serif";
 
-fn register() {
+pub(super) fn register() {
     static REGISTER: Once = Once::new();
     REGISTER.call_once(|| {
         // The font is compiled in and known to parse (a test renders with it).
@@ -45,7 +46,7 @@ const COLOURS: [RGBColor; 8] = [
     RGBColor(120, 120, 120),
 ];
 
-fn colour(i: usize) -> RGBColor {
+pub(super) fn colour(i: usize) -> RGBColor {
     if i < COLOURS.len() {
         COLOURS[i]
     } else {
@@ -55,7 +56,7 @@ fn colour(i: usize) -> RGBColor {
 }
 
 /// Image size in pixels.
-const SIZE: (u32, u32) = (1000, 640);
+pub(super) const SIZE: (u32, u32) = (1000, 640);
 
 /// Why plotting failed.
 #[derive(Debug, thiserror::Error)]
@@ -74,20 +75,20 @@ pub enum PlotError {
 }
 
 /// One series: a label and points (x, y spread), sorted by x.
-struct Series {
-    label: String,
-    points: Vec<(f64, Spread)>,
+pub(super) struct Series {
+    pub(super) label: String,
+    pub(super) points: Vec<(f64, Spread)>,
 }
 
 /// An axis: its title with unit, whether it is logarithmic, and tick labels for categorical
 /// values.
-struct AxisSpec {
-    title: String,
-    log: bool,
+pub(super) struct AxisSpec {
+    pub(super) title: String,
+    pub(super) log: bool,
     /// Base of the log scale (2 for parameters such as thread counts, 10 for measurements).
-    base: f64,
+    pub(super) base: f64,
     /// Labels of a categorical axis, at positions 0, 1, ...
-    categories: Option<Vec<String>>,
+    pub(super) categories: Option<Vec<String>>,
 }
 
 impl AxisSpec {
@@ -138,7 +139,7 @@ fn human(v: f64) -> String {
 }
 
 /// Whether `values` (all positive) span enough to need a log scale.
-fn spans_decades(values: impl Iterator<Item = f64> + Clone, ratio: f64) -> bool {
+pub(super) fn spans_decades(values: impl Iterator<Item = f64> + Clone, ratio: f64) -> bool {
     let min = values.clone().fold(f64::INFINITY, f64::min);
     let max = values.fold(f64::NEG_INFINITY, f64::max);
     min > 0.0 && max / min >= ratio
@@ -174,12 +175,16 @@ fn x_axis(rows: &[&ResultRow], wanted: Option<&str>) -> Result<String, PlotError
     }
 }
 
-/// The plots of `rows`, written to `dir` as `EXPERIMENT-METRIC-vs-X.{png,svg}` and
-/// `EXPERIMENT-p999-vs-throughput.{png,svg}`; returns the files written.
+/// The plots of `rows`, written to `dir` as `EXPERIMENT-METRIC-vs-X.{png,svg}`,
+/// `EXPERIMENT-p999-vs-throughput.{png,svg}`, and, at one value of the x parameter (`at`, by
+/// default its largest or last), `EXPERIMENT-latency-cdf.{png,svg}` and
+/// `EXPERIMENT-phases.{png,svg}` ([`plot_breakdown`](super::plot_breakdown)); returns the files
+/// written.
 pub fn plot_all(
     rows: &[ResultRow],
     dir: &Path,
     x: Option<&str>,
+    at: Option<&str>,
     formats: &[&str],
 ) -> Result<Vec<PathBuf>, PlotError> {
     register();
@@ -324,6 +329,38 @@ pub fn plot_all(
             draw(&path, &caption, &tx, &ty, &curves, false)?;
             written.push(path);
         }
+        // The distribution and phase figures of one point: `at`, or the largest (last) value.
+        let at_label = match at {
+            Some(a) if labels.iter().any(|l| l == a) => a.to_string(),
+            Some(a) => {
+                return Err(PlotError::NoData(format!(
+                    "invalid value '{a}' for --at: {exp} has {x_name} = {}",
+                    labels.join(", ")
+                )));
+            }
+            None => labels
+                .iter()
+                .max_by(|a, b| position(a).total_cmp(&position(b)))
+                .cloned()
+                .unwrap_or_default(),
+        };
+        let point = PointRows {
+            experiment: exp,
+            at: format!("{x_name}={at_label}"),
+            series: names
+                .iter()
+                .map(|name| {
+                    let at_rows = rows
+                        .iter()
+                        .copied()
+                        .filter(|r| series_key(r) == *name)
+                        .filter(|r| r.point.iter().any(|(k, v)| *k == x_name && *v == at_label))
+                        .collect();
+                    (name.clone(), at_rows)
+                })
+                .collect(),
+        };
+        written.extend(plot_point(&point, dir, formats)?);
     }
     Ok(written)
 }
@@ -346,7 +383,7 @@ fn x_title(name: &str) -> String {
 }
 
 /// Draws one figure to `path` (PNG or SVG by extension).
-fn draw(
+pub(super) fn draw(
     path: &Path,
     caption: &str,
     x: &AxisSpec,
@@ -362,12 +399,16 @@ fn draw(
         std::fs::create_dir_all(dir).map_err(|e| fail(&e))?;
     }
     let svg = path.extension().is_some_and(|e| e == "svg");
+    // As `draw_on` splits it: the caption (and in a bitmap the y title) above the body.
+    let body_height = SIZE.1 - if svg { 48 } else { 72 };
+    let legend = LegendLayout::for_labels(series.iter().map(|s| s.label.as_str()), body_height);
+    let size = (SIZE.0 + legend.extra_width(), SIZE.1);
     if svg {
-        let root = SVGBackend::new(path, SIZE).into_drawing_area();
+        let root = SVGBackend::new(path, size).into_drawing_area();
         draw_on(&root, caption, x, y, series, bars, true).map_err(|e| fail(&e))?;
         root.present().map_err(|e| fail(&e))?;
     } else {
-        let root = BitMapBackend::new(path, SIZE).into_drawing_area();
+        let root = BitMapBackend::new(path, size).into_drawing_area();
         draw_on(&root, caption, x, y, series, bars, false).map_err(|e| fail(&e))?;
         root.present().map_err(|e| fail(&e))?;
     }
@@ -375,7 +416,7 @@ fn draw(
 }
 
 /// Series `i`'s marker at `p`: five shapes in turn, so that series stay apart without colour.
-fn marker_at<DB: DrawingBackend, C: Clone + 'static>(
+pub(super) fn marker_at<DB: DrawingBackend, C: Clone + 'static>(
     i: usize,
     p: C,
     c: RGBColor,
@@ -456,9 +497,10 @@ fn draw_on<DB: DrawingBackend>(
     );
     // The caption, and for a bitmap (which cannot rotate text) the y title, above the chart.
     let (head, body) = root.split_vertically(if rotate_y_title { 48 } else { 72 });
+    let width = root.dim_in_pixel().0;
     head.draw(&Text::new(
         caption.to_string(),
-        (SIZE.0 as i32 / 2, 14),
+        (width as i32 / 2, 14),
         (FAMILY, 24)
             .into_font()
             .color(&BLACK)
@@ -471,14 +513,13 @@ fn draw_on<DB: DrawingBackend>(
             (FAMILY, 18).into_font().color(&BLACK),
         ))?;
     }
-    // The legend goes right of the chart, where it cannot hide a point.
-    let longest = series
-        .iter()
-        .map(|s| s.label.chars().count())
-        .max()
-        .unwrap_or(0);
-    let legend_width = (longest as u32 * 9 + 56).clamp(110, SIZE.0 / 3);
-    let (plot_area, legend_area) = body.split_horizontally(SIZE.0 - legend_width);
+    // The legend goes right of the chart, where it cannot hide a point, in as many columns as
+    // its entries need (the figure widens for them, the chart keeps its size).
+    let legend = LegendLayout::for_labels(
+        series.iter().map(|s| s.label.as_str()),
+        body.dim_in_pixel().1,
+    );
+    let (plot_area, legend_area) = body.split_horizontally(width - legend.width());
     let mut chart = ChartBuilder::on(&plot_area)
         .margin(16)
         .margin_top(8)
@@ -525,19 +566,70 @@ fn draw_on<DB: DrawingBackend>(
     }
     for (i, s) in series.iter().enumerate() {
         let c = colour(i);
-        let y = 24 + 24 * i as i32;
+        let (x, y) = legend.origin(i);
         legend_area.draw(&PathElement::new(
-            vec![(4, y), (30, y)],
+            vec![(x + 4, y), (x + 30, y)],
             ShapeStyle::from(&c).stroke_width(2),
         ))?;
-        legend_area.draw(&marker_at(i, (17, y), c))?;
+        legend_area.draw(&marker_at(i, (x + 17, y), c))?;
         legend_area.draw(&Text::new(
             s.label.clone(),
-            (38, y - 8),
+            (x + 38, y - 8),
             (FAMILY, 15).into_font().color(&BLACK),
         ))?;
     }
     Ok(())
+}
+
+/// Where a figure's legend entries go: right of the chart, one entry per line, in columns of as
+/// many lines as the figure's height holds (so that 30 or 60 series stay legible rather than
+/// running off the bottom), the figure widening by a column for each column past the first.
+pub(super) struct LegendLayout {
+    /// Entries per column.
+    rows: usize,
+    /// Columns.
+    columns: usize,
+    /// Pixels per column.
+    column_width: u32,
+}
+
+/// Pixels per legend line.
+const LEGEND_LINE: u32 = 24;
+
+impl LegendLayout {
+    /// The layout for `labels` in a legend area `height` pixels high.
+    pub(super) fn for_labels<'a>(labels: impl Iterator<Item = &'a str>, height: u32) -> Self {
+        let (mut n, mut longest) = (0usize, 0usize);
+        for l in labels {
+            n += 1;
+            longest = longest.max(l.chars().count());
+        }
+        let rows = ((height.saturating_sub(LEGEND_LINE) / LEGEND_LINE) as usize).max(1);
+        LegendLayout {
+            rows,
+            columns: n.div_ceil(rows).max(1),
+            column_width: (longest as u32 * 9 + 56).clamp(110, SIZE.0 / 3),
+        }
+    }
+
+    /// The legend's width.
+    pub(super) fn width(&self) -> u32 {
+        self.columns as u32 * self.column_width
+    }
+
+    /// How much wider than [`SIZE`] the figure is for columns past the first.
+    pub(super) fn extra_width(&self) -> u32 {
+        (self.columns as u32 - 1) * self.column_width
+    }
+
+    /// Entry `i`'s left end and vertical centre in the legend area.
+    pub(super) fn origin(&self, i: usize) -> (i32, i32) {
+        let (column, row) = (i / self.rows, i % self.rows);
+        (
+            (column as u32 * self.column_width) as i32,
+            (LEGEND_LINE + LEGEND_LINE * row as u32) as i32,
+        )
+    }
 }
 
 #[cfg(test)]
@@ -580,7 +672,7 @@ mod tests {
             }
         }
         let dir = std::env::temp_dir().join(format!("txbench-plot-test-{}", std::process::id()));
-        let files = plot_all(&rows, &dir, None, &["png", "svg"]).unwrap();
+        let files = plot_all(&rows, &dir, None, None, &["png", "svg"]).unwrap();
         assert_eq!(files.len(), 8, "4 figures x 2 formats");
         for f in &files {
             let len = std::fs::metadata(f).unwrap().len();
@@ -610,7 +702,7 @@ mod tests {
         );
         let _ = std::fs::remove_dir_all(&dir);
         // A parameter that was not swept is an error naming what was.
-        let e = plot_all(&rows, &dir, Some("theta"), &["svg"]).unwrap_err();
+        let e = plot_all(&rows, &dir, Some("theta"), None, &["svg"]).unwrap_err();
         assert!(e.to_string().contains("threads"), "{e}");
     }
 }

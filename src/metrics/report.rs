@@ -116,6 +116,19 @@ pub struct RunReport {
     /// these protocols count user aborts only. Absent for every other protocol.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub reexecutions: Option<u64>,
+    /// Open loop (`--rate`): the offered load, transactions arriving per second across all
+    /// workers; `throughput_tps` is the achieved load. Absent in a closed-loop run.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub offered_tps: Option<f64>,
+    /// Open loop: the arrival process (`poisson` or `uniform`); absent in a closed-loop run.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub arrival: Option<&'static str>,
+    /// The end-to-end latency distribution over all types: `[quantile, us]` pairs from the
+    /// minimum (quantile 0) through 99.999% at eight points per decade of the tail, then the
+    /// maximum (quantile 1); see [`latency_distribution`](super::latency_distribution). Empty
+    /// (and not serialised) when nothing committed.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub latency_cdf_us: Vec<[f64; 2]>,
 }
 
 /// Serialises `check` as the [`CheckReport`]'s fields preceded by `passed`, the verdict
@@ -157,6 +170,12 @@ struct ConfigRecord<'a> {
     read_phase_extension_ns: u64,
     pin_threads: bool,
     options: &'a crate::protocol::ProtocolOptions,
+    /// `--rate`: offered transactions per second (open loop); absent in a closed loop.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    rate_tps: Option<f64>,
+    /// `--arrival`, with `--rate`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    arrival: Option<&'static str>,
 }
 
 fn ratio(aborts: u64, commits: u64) -> f64 {
@@ -167,11 +186,53 @@ fn ratio(aborts: u64, commits: u64) -> f64 {
     }
 }
 
+/// What reports call a protocol: its name and whether it is designed to be serializable. Every
+/// [`ProtocolKind`] has one; a protocol defined outside txbench (`runner::run_custom`) names
+/// itself.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ProtocolLabel {
+    /// The name in every report (`protocol`).
+    pub name: String,
+    /// Whether the protocol is designed to guarantee serializability (`protocol_serializable`):
+    /// a serializable protocol's failed check makes `txbench run` exit 1.
+    pub serializable: bool,
+}
+
+impl ProtocolLabel {
+    /// A label for a protocol that is not a [`ProtocolKind`].
+    pub fn new(name: impl Into<String>, serializable: bool) -> Self {
+        ProtocolLabel {
+            name: name.into(),
+            serializable,
+        }
+    }
+}
+
+impl From<ProtocolKind> for ProtocolLabel {
+    fn from(kind: ProtocolKind) -> Self {
+        ProtocolLabel::new(kind.name(), kind.is_serializable())
+    }
+}
+
 impl RunReport {
     /// Summarises what the workers of one run measured (`workers`, over a measured period of
     /// `measured`).
     pub fn build<W: Workload>(
         kind: ProtocolKind,
+        cfg: &RunConfig,
+        workload: &W,
+        workers: &[WorkerStats],
+        measured: Duration,
+        check: Option<CheckReport>,
+        machine: &MachineInfo,
+    ) -> RunReport {
+        let label = ProtocolLabel::from(kind);
+        Self::build_named(&label, cfg, workload, workers, measured, check, machine)
+    }
+
+    /// [`RunReport::build`] for any protocol, named by `label`.
+    pub fn build_named<W: Workload>(
+        label: &ProtocolLabel,
         cfg: &RunConfig,
         workload: &W,
         workers: &[WorkerStats],
@@ -235,11 +296,13 @@ impl RunReport {
             read_phase_extension_ns: cfg.exec.read_phase_extension_ns,
             pin_threads: cfg.exec.pin_threads,
             options: &cfg.options,
+            rate_tps: cfg.open_loop.map(|o| o.rate_tps),
+            arrival: cfg.open_loop.map(|o| o.arrival.name()),
         };
         let aborts = total.total_aborts();
         RunReport {
-            protocol: kind.name().to_string(),
-            protocol_serializable: kind.is_serializable(),
+            protocol: label.name.clone(),
+            protocol_serializable: label.serializable,
             workload: workload.name().to_string(),
             threads: cfg.exec.threads,
             round: 0,
@@ -270,6 +333,9 @@ impl RunReport {
             },
             protocol_stats: BTreeMap::new(),
             reexecutions: kind.needs_declared_set().then_some(total.reexecutions),
+            offered_tps: cfg.open_loop.map(|o| o.rate_tps),
+            arrival: cfg.open_loop.map(|o| o.arrival.name()),
+            latency_cdf_us: super::latency_distribution(&total.latency),
         }
     }
 
@@ -328,6 +394,7 @@ pub const CSV_COLUMNS: &[&str] = &[
     "executor",
     "queue",
     "reexecutions",
+    "offered_tps",
 ];
 
 /// Writes reports as CSV with a header row. The `check_*` cells are empty for a run without
@@ -367,6 +434,7 @@ pub fn write_csv(out: impl Write, reports: &[RunReport]) -> csv::Result<()> {
             r.executor.to_string(),
             r.queue.to_string(),
             r.reexecutions.map(|n| n.to_string()).unwrap_or_default(),
+            r.offered_tps.map(|t| format!("{t:.1}")).unwrap_or_default(),
         ])?;
     }
     w.flush()?;
@@ -473,8 +541,13 @@ pub fn render_table(reports: &[RunReport]) -> String {
     let mut t = Table::new();
     t.load_preset(presets::UTF8_FULL_CONDENSED);
     let mut header: Vec<&str> = axes.clone();
+    // Open-loop runs show what was offered next to what was achieved.
+    let open_loop = reports.iter().any(|r| r.offered_tps.is_some());
+    header.push("protocol");
+    if open_loop {
+        header.push("offered txn/s");
+    }
     header.extend([
-        "protocol",
         "txn/s",
         "vs nocc",
         "abort %",
@@ -524,8 +597,12 @@ pub fn render_table(reports: &[RunReport]) -> String {
                 Cell::new(v.unwrap_or("-")).set_alignment(CellAlignment::Right)
             })
             .collect();
+        row.push(Cell::new(name));
+        if open_loop {
+            let offered = r.offered_tps.map_or("-".into(), |t| format!("{t:.0}"));
+            row.push(Cell::new(offered).set_alignment(CellAlignment::Right));
+        }
         row.extend([
-            Cell::new(name),
             Cell::new(format!("{:.0}", r.throughput_tps)).set_alignment(CellAlignment::Right),
             Cell::new(vs(r.throughput_tps, ceiling.map(|c| c.throughput_tps)))
                 .set_alignment(CellAlignment::Right),
@@ -634,8 +711,18 @@ pub fn describe_run(cfg: &RunConfig) -> String {
         .as_ref()
         .map(|p| format!(" (preset {p})"))
         .unwrap_or_default();
+    let open_loop = cfg
+        .open_loop
+        .map(|o| {
+            format!(
+                ", open loop: {} txn/s offered ({} arrivals, latency from arrival)",
+                o.rate_tps,
+                o.arrival.name()
+            )
+        })
+        .unwrap_or_default();
     format!(
-        "{}{preset}: {params}; {} threads, {} s measured after {} s warm-up{}",
+        "{}{preset}: {params}; {} threads, {} s measured after {} s warm-up{}{open_loop}",
         match cfg.workload {
             crate::workload::WorkloadConfig::Ycsb(_) => "ycsb",
             crate::workload::WorkloadConfig::LongScan(_) => "long-scan",

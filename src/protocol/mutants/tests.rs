@@ -237,6 +237,7 @@ fn run(proto: Proto, mutant: Mutant, load: Load, threads: usize, seed: u64) -> C
         repeat: 1,
         format: Format::Table,
         executor: crate::config::Executor::Thread,
+        open_loop: None,
     };
     let machine = MachineInfo::detect();
     let o = &cfg.options;
