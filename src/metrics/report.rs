@@ -196,6 +196,9 @@ pub struct ProtocolLabel {
     /// Whether the protocol is designed to guarantee serializability (`protocol_serializable`):
     /// a serializable protocol's failed check makes `txbench run` exit 1.
     pub serializable: bool,
+    /// Whether the protocol is scheduled from declared access sets (a deterministic protocol):
+    /// its report counts re-executions apart from aborts.
+    pub declared_sets: bool,
 }
 
 impl ProtocolLabel {
@@ -204,13 +207,17 @@ impl ProtocolLabel {
         ProtocolLabel {
             name: name.into(),
             serializable,
+            declared_sets: false,
         }
     }
 }
 
 impl From<ProtocolKind> for ProtocolLabel {
     fn from(kind: ProtocolKind) -> Self {
-        ProtocolLabel::new(kind.name(), kind.is_serializable())
+        ProtocolLabel {
+            declared_sets: kind.needs_declared_set(),
+            ..ProtocolLabel::new(kind.name(), kind.is_serializable())
+        }
     }
 }
 
@@ -332,7 +339,7 @@ impl RunReport {
                     .collect(),
             },
             protocol_stats: BTreeMap::new(),
-            reexecutions: kind.needs_declared_set().then_some(total.reexecutions),
+            reexecutions: label.declared_sets.then_some(total.reexecutions),
             offered_tps: cfg.open_loop.map(|o| o.rate_tps),
             arrival: cfg.open_loop.map(|o| o.arrival.name()),
             latency_cdf_us: super::latency_distribution(&total.latency),
