@@ -314,10 +314,20 @@ fn overlaps(mutant: Mutant) -> (u64, u64) {
 
 #[test]
 fn two_workers_on_a_uniform_workload_execute_in_parallel() {
-    let (real, commits) = overlaps(Mutant::None);
-    assert!(commits > 100, "{commits} commits");
     // Overlaps come from two cores running at once and from a worker preempted mid-execution
-    // while the other runs; a loaded machine gives fewer of the first, never none of both.
+    // while the other runs. A machine loaded by other work (load 11 on 2 cores, measured) can
+    // run both workers on one core for a whole run and give a handful of either, so the real
+    // schedule gets up to four runs to show ten; the serial one never shows any.
+    let (mut real, mut commits) = (0, 0);
+    for _ in 0..4 {
+        let (r, c) = overlaps(Mutant::None);
+        assert!(c > 100, "{c} commits");
+        real += r;
+        commits += c;
+        if real >= 10 {
+            break;
+        }
+    }
     assert!(
         real >= 10,
         "only {real} of {commits} executions overlapped another"
