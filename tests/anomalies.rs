@@ -327,14 +327,6 @@ fn every_phenomenon_under_coroutines() {
 /// Workers per run: four per core on the 2-core development machines.
 const THREADS: usize = 8;
 
-/// Rows whose protocols schedule from declared access sets (thread executor only, for now).
-const SCHEDULED_FROM_DECLARED_SETS: &[&str] = &[
-    "ord_lock",
-    "decentsched",
-    "calvin",
-    "c_sched",
-    "decentsched_opportunistic",
-];
 /// Length of one run.
 const RUN_MILLIS: u64 = 150;
 /// Runs a protocol gets to show a phenomenon it must show.
@@ -351,11 +343,6 @@ fn check_phenomenon(scenario: Scenario) {
         .expect("every scenario has a row");
     let mut failures = Vec::new();
     for row in PROTOCOLS {
-        if CORO_QUEUE.with(|q| q.get()) > 0 && SCHEDULED_FROM_DECLARED_SETS.contains(&row.name) {
-            // The coroutine executor does not schedule declared access sets yet (configuration
-            // refuses `--executor coro` for these protocols).
-            continue;
-        }
         let expect = row
             .expect
             .iter()

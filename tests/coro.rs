@@ -51,8 +51,13 @@ fn run_json(args: &[&str]) -> Vec<serde_json::Value> {
 /// Runs every protocol with `common` flags in check mode and asserts each run committed and
 /// passed the checker with zero cycles. Returns the reports.
 fn every_protocol_checked(common: &[&str]) -> Vec<serde_json::Value> {
+    runs_checked(PROTOCOL_RUNS, common)
+}
+
+/// [`every_protocol_checked`] over the `-p` lists of `runs`.
+fn runs_checked(runs: &[&[&str]], common: &[&str]) -> Vec<serde_json::Value> {
     let mut reports = Vec::new();
-    for protocols in PROTOCOL_RUNS {
+    for protocols in runs {
         let args: Vec<&str> = common
             .iter()
             .chain(protocols.iter())
@@ -285,5 +290,65 @@ fn hundreds_of_coroutines_every_protocol_checked() {
         for r in every_protocol_checked(&args) {
             assert_eq!(r["queue"].as_u64(), queue.parse().ok(), "{r}");
         }
+    }
+}
+
+/// The protocols that schedule from declared access sets, DecentSched also with opportunistic
+/// execution.
+const DETERMINISTIC_RUNS: &[&[&str]] = &[
+    &["-p", "decentsched,ord_lock,calvin,c_sched"],
+    &["-p", "decentsched", "--ds-opportunistic"],
+];
+
+/// Deterministic protocols in check mode under `common` flags: serializable, and no abort but
+/// the workload's own (a re-execution is not one).
+fn deterministic_checked(common: &[&str]) -> Vec<serde_json::Value> {
+    let reports = runs_checked(DETERMINISTIC_RUNS, common);
+    for r in &reports {
+        let name = r["protocol"].as_str().unwrap();
+        let reasons = r["aborts_by_reason"].as_object().unwrap();
+        assert!(
+            reasons.keys().all(|k| k == "user"),
+            "{name} {common:?}: concurrency-control aborts {reasons:?}"
+        );
+        assert!(r["reexecutions"].is_u64(), "{name}: no re-executions field");
+        assert!(r.get("warnings").is_none(), "{name}: {}", r["warnings"]);
+    }
+    assert_eq!(reports.len(), 5);
+    reports
+}
+
+/// One thread of eight coroutines runs every deterministic protocol: each slot declares its
+/// transaction's set and drives the protocol's `schedule`, whose waits suspend the slot (AG)
+/// instead of spinning on a transaction of a sibling coroutine. YCSB blind and read-modify-write
+/// at high contention, then TPC-C NP (its user aborts only).
+#[test]
+fn deterministic_protocols_one_thread_eight_coroutines() {
+    for writes in ["--blind", "--rmw"] {
+        let mut args = ONE_THREAD_EIGHT.to_vec();
+        args.extend(["--records", "1000", "--theta", "0.99", writes, "-d", "0.2"]);
+        let reports = deterministic_checked(&args);
+        let waited = reports
+            .iter()
+            .filter(|r| r["signals"]["ag"].as_u64().unwrap() > 0)
+            .count();
+        assert!(
+            waited > 0,
+            "no deterministic protocol ever waited: {writes}"
+        );
+    }
+    let mut tpcc = ONE_THREAD_EIGHT.to_vec();
+    tpcc.extend([
+        "-w",
+        "tpcc",
+        "--mix",
+        "np",
+        "--warehouses",
+        "1",
+        "-d",
+        "0.3",
+    ]);
+    for r in deterministic_checked(&tpcc) {
+        assert_eq!(r["check"]["consistency_violations"], 0, "{}", r["protocol"]);
     }
 }

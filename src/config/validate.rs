@@ -252,23 +252,6 @@ impl RunArgs {
         if workers > MAX_ERMIA_WORKERS && protocols.contains(&ProtocolKind::Ermia) {
             return Err(worker_limit(executor, threads, MAX_ERMIA_WORKERS, "ermia"));
         }
-        // The coroutine executor does not yet declare access sets or drive `schedule` (the
-        // thread executor does): deterministic protocols run under threads only, for now.
-        if matches!(executor, Executor::Coro { .. }) {
-            if self.protocol.trim().eq_ignore_ascii_case("all") {
-                protocols.retain(|p| !p.needs_declared_set());
-            }
-            if let Some(p) = protocols.iter().find(|p| p.needs_declared_set()) {
-                return Err(out_of_range(
-                    "executor",
-                    "coro",
-                    format!(
-                        "thread with protocol {p} (the coroutine executor does not schedule \
-                         declared access sets yet)"
-                    ),
-                ));
-            }
-        }
         if self.read_phase_extension > 1_000_000_000 {
             return Err(out_of_range(
                 "read-phase-extension",
@@ -1017,6 +1000,14 @@ mod tests {
             "every in-flight transaction is a worker"
         );
         assert_eq!(c.exec.threads, 2);
+        let deterministic = args(&[
+            "--executor",
+            "coro",
+            "-p",
+            "decentsched,ord_lock,calvin,c_sched",
+        ])
+        .expect("the coroutine slots declare and schedule");
+        assert_eq!(deterministic.protocols.len(), 4);
         assert_eq!(args(&[]).unwrap().executor, Executor::Thread);
         let cases: &[(&[&str], &str)] = &[
             (
@@ -1026,10 +1017,6 @@ mod tests {
             (
                 &["--executor", "coro", "--queue", "0"],
                 "1 <= queue <= 1024",
-            ),
-            (
-                &["--executor", "coro", "-p", "decentsched"],
-                "allowed thread with protocol decentsched",
             ),
             (
                 &[

@@ -242,6 +242,13 @@ pub trait Protocol: Send + Sync + Sized + 'static {
     fn signal(&self, why: Abort) -> signal::Signal {
         signal::Signal::for_abort(why)
     }
+
+    /// The worker will run no more transactions, though it lives on until its thread ends (a
+    /// coroutine slot that stopped while its thread's other slots finish theirs). A protocol
+    /// whose workers belong to something the others wait for (DecentSched's epoch barrier)
+    /// leaves it here, and must not leave twice when the worker is then dropped. Nothing by
+    /// default.
+    fn stop_worker(&self, _w: &mut Self::Worker<'_>) {}
 }
 
 impl ProtocolKind {

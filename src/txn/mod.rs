@@ -404,6 +404,11 @@ impl<'db, P: Protocol> Txn<'db, P> {
         self.protocol.abort(&mut self.worker, why);
     }
 
+    /// The worker runs no more transactions ([`Protocol::stop_worker`]).
+    pub(crate) fn stopped(&mut self) {
+        self.protocol.stop_worker(&mut self.worker);
+    }
+
     /// This worker's committed history (check mode), leaving an empty one behind.
     pub(crate) fn take_history(&mut self) -> Option<WorkerHistory> {
         self.history

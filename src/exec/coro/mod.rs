@@ -55,12 +55,6 @@ pub fn run_coro<P: Protocol, W: Workload>(
     queue: usize,
 ) -> ExecOutcome {
     assert!(queue >= 1, "validated: --queue >= 1");
-    // Configuration refuses this combination; a library caller must not get a run whose
-    // deterministic protocol reads in place without ever being scheduled.
-    assert!(
-        !P::NEEDS_DECLARED_SET,
-        "the coroutine executor does not schedule declared access sets yet"
-    );
     let workers = cfg.threads * queue;
     // Written by the coordinator only; Acquire loads in the slots pair with its Release stores.
     let period = CachePadded::new(AtomicU8::new(first_period(cfg)));

@@ -26,7 +26,7 @@ use super::suspend::{sleep_ns, yield_now};
 use crate::metrics::{Phase, WorkerStats};
 use crate::protocol::signal::Signal;
 use crate::protocol::wake::take_victim_signalled;
-use crate::protocol::{AttemptStart, Protocol};
+use crate::protocol::{Abort, AttemptStart, Protocol};
 use crate::random::FastRng;
 use crate::txn::Txn;
 use crate::workload::Workload;
@@ -121,6 +121,8 @@ pub async fn run_slot<P: Protocol, W: Workload>(
         // Switch on completion: the thread's other transactions run before this slot's next.
         yield_now().await;
     }
+    // The thread's other slots may still wait for this worker (DecentSched's epoch barrier).
+    tx.stopped();
 }
 
 impl<R> Job<R> {
@@ -162,6 +164,12 @@ async fn run_job<P: Protocol, W: Workload>(
     rng: &mut FastRng,
 ) -> Option<Signal> {
     let mut retry_here = false;
+    if P::NEEDS_DECLARED_SET {
+        // Once per job on this slot (a moved job declares again on its new slot's worker): its
+        // retries run the same request.
+        let workload = env.workload;
+        tx.declare(|set| workload.declare(&job.req, set));
+    }
     loop {
         let attempt_start = Instant::now();
         let first_start = *job.first_start.get_or_insert(attempt_start);
@@ -169,7 +177,23 @@ async fn run_job<P: Protocol, W: Workload>(
             retry: retry_here,
             read_only: job.read_only,
         });
-        let (result, exec_wait) = timed(env, job.counted, env.workload.run(tx, &job.req)).await;
+        // A deterministic protocol schedules the attempt from its declared set first, as under
+        // the thread executor; its waits suspend the slot (AG) like any other.
+        let (scheduled, schedule_wait) = if P::NEEDS_DECLARED_SET {
+            timed(
+                env,
+                job.counted,
+                std::future::poll_fn(|_| tx.poll_schedule()),
+            )
+            .await
+        } else {
+            (Ok(()), 0)
+        };
+        let (result, exec_wait) = match scheduled {
+            Ok(()) => timed(env, job.counted, env.workload.run(tx, &job.req)).await,
+            Err(why) => (Err(why), 0),
+        };
+        let exec_wait = exec_wait + schedule_wait;
         let (result, commit_wait, exec_end) = match result {
             Ok(()) => {
                 if env.read_phase_extension_ns > 0 {
@@ -214,7 +238,8 @@ async fn run_job<P: Protocol, W: Workload>(
                 };
                 let mut abort_ns = nanos(end - attempt_start).saturating_sub(waited);
                 let mut backoff_ns = 0;
-                if why.is_retried() {
+                // A re-execution is already scheduled: nothing to back off from.
+                if why.is_retried() && why != Abort::Reexecute {
                     if let Some(b) = env.backoff {
                         backoff_ns = b.delay_ns(rng);
                         abort_ns += backoff_ns;
@@ -238,7 +263,10 @@ async fn run_job<P: Protocol, W: Workload>(
                     Signal::Ml | Signal::Sf | Signal::Nb if !stopping => return Some(signal),
                     _ => retry_here = true,
                 }
-                if env.queue_len == 1 {
+                if why == Abort::Reexecute {
+                    // Scheduled already, and perhaps waited for by this thread's other
+                    // transactions: rerun at once.
+                } else if env.queue_len == 1 {
                     // No other coroutine to switch to: the thread executor's pause before a
                     // retry (spin, then yield), so that Q = 1 retries as it does.
                     pause(job.aborts - 1);

@@ -271,6 +271,8 @@ pub struct DecentSchedWorker<'db> {
     /// Opportunistic execution: attempts that speculated, and those that committed so.
     speculated: u64,
     speculations_committed: u64,
+    /// It left the epoch barrier ([`Protocol::stop_worker`]).
+    left: bool,
     /// Stage timing: when the current stage began (`None` before a transaction's first poll),
     /// nanoseconds per stage, and transactions timed.
     mark: Option<Instant>,
@@ -279,10 +281,12 @@ pub struct DecentSchedWorker<'db> {
 }
 
 impl Drop for DecentSchedWorker<'_> {
-    /// A stopping worker leaves the epoch barrier, so the others never wait for it, and adds
-    /// its stage times to the protocol's.
+    /// A stopping worker leaves the epoch barrier (unless it left when it stopped), so the
+    /// others never wait for it, and adds its stage times to the protocol's.
     fn drop(&mut self) {
-        self.p.epochs.leave(&self.p.queues);
+        if !self.left {
+            self.p.epochs.leave(&self.p.queues);
+        }
         for (total, mine) in self.p.stage_ns.iter().zip(self.stage_ns) {
             // Relaxed: totals read after every worker was joined.
             total.fetch_add(mine, Ordering::Relaxed);
@@ -535,6 +539,7 @@ impl Protocol for DecentSched {
             reads: ReadSet::default(),
             speculated: 0,
             speculations_committed: 0,
+            left: false,
         }
     }
 
@@ -700,6 +705,15 @@ impl Protocol for DecentSched {
             out.push(("speculations_committed", committed as f64));
         }
         out
+    }
+
+    /// Leaves the epoch barrier: a coroutine slot that stopped must not hold back a barrier its
+    /// thread's other slots (or other threads) wait at until the thread ends.
+    fn stop_worker(&self, w: &mut DecentSchedWorker<'_>) {
+        if !w.left {
+            w.left = true;
+            self.epochs.leave(&self.queues);
+        }
     }
 
     fn install_log<'w>(&self, w: &'w mut DecentSchedWorker<'_>) -> &'w mut InstallLog {
