@@ -4,6 +4,7 @@
 # "bin":"old" / "bin":"new", then a table of medians (after/before per protocol and thread count).
 #
 # Usage: experiments/engine_core_ab.sh OLD_BIN NEW_BIN [ROUNDS] [DURATION_S]
+# PROTOCOLS=wait_die,wound_wait,plor,no_wait picks other protocols (default: the engine-core four).
 # e.g.   git archive c5ecdb3 | tar -x -C /tmp/base && (cd /tmp/base && cargo build --release)
 #        experiments/engine_core_ab.sh /tmp/base/target/release/txbench target/release/txbench 3 1
 set -euo pipefail
@@ -12,6 +13,7 @@ old=$1
 new=$2
 rounds=${3:-3}
 duration=${4:-1}
+protocols=${PROTOCOLS:-nocc,silo,tictoc,no_wait}
 out=${OUT:-results/engine_core_ab.jsonl}
 mkdir -p "$(dirname "$out")"
 : > "$out"
@@ -19,7 +21,7 @@ for _ in $(seq "$rounds"); do
   for t in 1 2; do
     for preset in ycsb-a ycsb-c; do
       for side in old new; do
-        "${!side}" run -p nocc,silo,tictoc,no_wait --records 1048576 --payload 100 --ops 16 \
+        "${!side}" run -p "$protocols" --records 1048576 --payload 100 --ops 16 \
           -d "$duration" --warmup 0.3 -t "$t" --preset "$preset" --format json \
           | sed "s/^{/{\"bin\":\"$side\",\"preset\":\"$preset\",/" >> "$out"
       done

@@ -133,6 +133,12 @@ mod tests {
                 }
                 assert!(parks >= 1);
             });
+            // Release only once the waiter is inside `park_while` (registered as a sleeper), so
+            // it parked at least once however late a loaded machine schedules it.
+            // Relaxed: a test-only poll of the counter; the loop re-reads it.
+            while lot.sleepers.load(Ordering::Relaxed) == 0 {
+                std::thread::yield_now();
+            }
             std::thread::sleep(Duration::from_millis(5));
             released.store(true, Ordering::Relaxed);
             lot.attempt_ended();
