@@ -10,7 +10,7 @@ use crate::protocol::ProtocolKind;
 impl RunArgs {
     /// Warnings for the flags of `self` that do not affect the validated run `cfg`.
     pub fn ineffective_flags(&self, cfg: &RunConfig) -> Vec<String> {
-        use ProtocolKind::{Mocc, Plor, Silo, TicToc};
+        use ProtocolKind::{DecentSched, Ermia, Mocc, Mvto, Plor, Si, Silo, TicToc};
         // (flag, given with a non-default value, the protocols it applies to)
         let options: &[(&str, bool, &[ProtocolKind])] = &[
             (
@@ -45,6 +45,25 @@ impl RunArgs {
                 &[Plor],
             ),
             ("plor-slack", self.plor_slack != 1.0, &[Plor]),
+            ("ds-queues", self.ds_queues != 16_384, &[DecentSched]),
+            ("ds-epoch-txns", self.ds_epoch_txns != 1024, &[DecentSched]),
+            ("ds-epoch-us", self.ds_epoch_us != 1000, &[DecentSched]),
+            (
+                "gc-interval-us",
+                self.gc_interval_us != 10,
+                &[Si, Ermia, Mvto],
+            ),
+            (
+                "no-version-reuse",
+                self.no_version_reuse,
+                &[Si, Ermia, Mvto],
+            ),
+            (
+                "version-memory-mb",
+                self.version_memory_mb != 1024,
+                &[Si, Ermia, Mvto],
+            ),
+            ("aggressive-gc", self.aggressive_gc, &[Mvto]),
         ];
         let mut out = Vec::new();
         for &(flag, given, applies) in options {
@@ -97,6 +116,35 @@ mod tests {
         assert!(w[1].contains("--plor-dwa"), "{w:?}");
         assert!(warnings(&["-p", "silo,plor", "--plor-dwa"]).is_empty());
         assert!(warnings(&["-p", "all"]).is_empty());
+    }
+
+    #[test]
+    fn options_added_later_are_named_too() {
+        let w = warnings(&[
+            "-p",
+            "silo",
+            "--ds-queues",
+            "8",
+            "--ds-epoch-us",
+            "5",
+            "--version-memory-mb",
+            "64",
+            "--aggressive-gc",
+        ]);
+        assert_eq!(w.len(), 4, "{w:?}");
+        assert!(
+            w[0].contains("--ds-queues") && w[0].contains("decentsched"),
+            "{w:?}"
+        );
+        assert!(w[1].contains("--ds-epoch-us"), "{w:?}");
+        assert!(w[2].contains("--version-memory-mb") && w[2].contains("si, ermia, mvto"));
+        assert!(
+            w[3].contains("--aggressive-gc") && w[3].contains("mvto"),
+            "{w:?}"
+        );
+        assert!(warnings(&["-p", "si", "--gc-interval-us", "0", "--no-version-reuse"]).is_empty());
+        assert!(warnings(&["-p", "mvto", "--aggressive-gc"]).is_empty());
+        assert!(warnings(&["-p", "decentsched", "--ds-epoch-txns", "16"]).is_empty());
     }
 
     #[test]

@@ -220,7 +220,16 @@ pub fn plot_all(
             log: numeric
                 .as_ref()
                 .is_some_and(|v| spans_decades(v.iter().copied(), 8.0)),
-            base: 2.0,
+            // Powers of two suit thread counts and sizes; loads in the thousands read better in
+            // decades.
+            base: if numeric
+                .as_ref()
+                .is_some_and(|v| v.iter().all(|x| *x >= 1000.0))
+            {
+                10.0
+            } else {
+                2.0
+            },
             categories: numeric.is_none().then(|| labels.clone()),
         };
         // Series: protocol (variant), plus the other axes' values when there are more axes.
@@ -378,6 +387,7 @@ fn x_title(name: &str) -> String {
         "writes" => "writes per transaction".into(),
         "warehouses" => "warehouses".into(),
         "read-phase-extension" => "read-phase extension (ns)".into(),
+        "rate" => "offered load (txn/s)".into(),
         other => other.to_string(),
     }
 }
@@ -655,6 +665,90 @@ mod tests {
                 "abort_ratio": 0.01 * f64::from(threads),
                 "latency_us": {"p999": p999, "p50": p999 / 10.0},
             }),
+        }
+    }
+
+    /// Rows with a latency distribution and a phase breakdown, as every run now records them.
+    fn row_with_breakdown(protocol: &str, threads: u32, rep: usize) -> ResultRow {
+        let mut r = row(protocol, threads, rep, 1e5, 100.0 * f64::from(threads));
+        let scale = 1.0 + protocol.len() as f64 / 10.0 + rep as f64 / 100.0;
+        let cdf: Vec<[f64; 2]> = crate::metrics::latency_distribution(&{
+            let mut h = crate::metrics::new_latency_histogram();
+            for i in 1..=20_000u64 {
+                h.record((i * i / 100 + 1000) * u64::from(threads)).unwrap();
+            }
+            h
+        })
+        .into_iter()
+        .map(|[q, us]| [q, us * scale])
+        .collect();
+        let report = r.report.as_object_mut().unwrap();
+        report.insert("latency_cdf_us".into(), serde_json::json!(cdf));
+        let wait = (protocol.len() % 4) as f64 / 10.0;
+        report.insert(
+            "phase_share".into(),
+            serde_json::json!({"execute": 0.5 - wait / 2.0, "commit": 0.2, "wait": wait,
+                               "abort": 0.3 - wait / 2.0}),
+        );
+        r
+    }
+
+    #[test]
+    fn distribution_and_phase_figures_render_and_many_series_stay_in_the_figure() {
+        // 30 series: the legend needs two columns, and the figure widens for the second.
+        let names: Vec<String> = (0..30).map(|i| format!("variant-{i:02}")).collect();
+        let mut rows = Vec::new();
+        for name in &names {
+            for t in [1, 2] {
+                for rep in 0..2 {
+                    rows.push(row_with_breakdown(name, t, rep));
+                }
+            }
+        }
+        let dir = std::env::temp_dir().join(format!("txbench-plot-dist-{}", std::process::id()));
+        let files = plot_all(&rows, &dir, None, Some("2"), &["png", "svg"]).unwrap();
+        assert_eq!(files.len(), 12, "6 figures x 2 formats: {files:?}");
+        for name in ["latency-cdf", "phases", "throughput-vs-threads"] {
+            let svg = std::fs::read_to_string(dir.join(format!("synthetic-{name}.svg"))).unwrap();
+            let doc = roxmltree::Document::parse(&svg).expect("the SVG parses");
+            let root = doc.root_element();
+            let width: f64 = root.attribute("width").unwrap().parse().unwrap();
+            let texts: Vec<(f64, &str)> = doc
+                .descendants()
+                .filter(|n| n.has_tag_name("text"))
+                .filter_map(|n| Some((n.attribute("x")?.parse().ok()?, n.text()?.trim())))
+                .collect();
+            // Every series is named, and every label starts inside the figure.
+            for n in &names {
+                assert!(texts.iter().any(|(_, t)| t == n), "{name}: {n} missing");
+            }
+            assert!(texts.iter().all(|(x, _)| *x >= 0.0 && *x < width), "{name}");
+            if name != "phases" {
+                assert!(
+                    width > f64::from(SIZE.0),
+                    "{name}: the legend needs a second column"
+                );
+            }
+        }
+        let cdf = std::fs::read_to_string(dir.join("synthetic-latency-cdf.svg")).unwrap();
+        assert!(
+            cdf.contains("99.9%") && cdf.contains("threads=2"),
+            "nines axis and point"
+        );
+        let phases = std::fs::read_to_string(dir.join("synthetic-phases.svg")).unwrap();
+        assert!(
+            phases.contains("share of time spent on transactions (%)")
+                && phases.contains("wait (for")
+        );
+        let png = std::fs::metadata(dir.join("synthetic-phases.png"))
+            .unwrap()
+            .len();
+        assert!(png > 10_000, "{png} bytes");
+        // An --at value the x parameter never took names those it did.
+        let e = plot_all(&rows, &dir, None, Some("3"), &["svg"]).unwrap_err();
+        assert!(e.to_string().contains("threads = 1, 2"), "{e}");
+        if std::env::var_os("TXBENCH_KEEP_PLOTS").is_none() {
+            let _ = std::fs::remove_dir_all(&dir);
         }
     }
 

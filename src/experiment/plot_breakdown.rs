@@ -215,7 +215,11 @@ fn draw_phases_on<DB: DrawingBackend>(
         .margin_top(8)
         .x_label_area_size(56)
         .y_label_area_size((longest as u32 * 9 + 24).clamp(60, width / 3))
-        .build_cartesian_2d(0f64..100f64, (0u32..n).into_segmented())?;
+        // A segmented range has a segment for its end value too: `0..n - 1` holds n bars.
+        .build_cartesian_2d(
+            0f64..100f64,
+            (0u32..n.saturating_sub(1).max(1)).into_segmented(),
+        )?;
     // Bar i is drawn from the top: the first series first, as in the legend of the other
     // figures.
     let label_of = |v: &SegmentValue<u32>| match v {
@@ -225,8 +229,9 @@ fn draw_phases_on<DB: DrawingBackend>(
     chart
         .configure_mesh()
         .disable_y_mesh()
-        .x_desc("share of worker time (%)")
+        .x_desc("share of time spent on transactions (%)")
         .x_labels(11)
+        .x_label_formatter(&|v: &f64| format!("{v:.0}"))
         .y_labels(bars.len().max(1))
         .y_label_formatter(&label_of)
         .label_style((FAMILY, 15))

@@ -116,7 +116,86 @@ impl AttemptStart {
     }
 }
 
-/// A concurrency-control protocol. See the module docs for the contract.
+/// A concurrency-control protocol: the contract between a protocol and the engine.
+///
+/// This is everything a new protocol implements, inside txbench or in a crate of its own
+/// (`examples/custom_protocol.rs` implements basic timestamp ordering outside `src/` and runs it
+/// with [`runner::run_custom`](crate::runner::run_custom), checked and reported like a built-in
+/// protocol). The engine owns storage, indexes, workloads, retries, timing and reports; the
+/// protocol owns its per-record metadata ([`RecordMeta`](Protocol::RecordMeta), in every record's
+/// header next to the payload) and its per-worker state ([`Worker`](Protocol::Worker)).
+///
+/// # What the engine guarantees (what an implementation may assume)
+///
+/// - **One worker, one thread at a time.** Each worker state is used by one executor thread at a
+///   time (`&mut`), for one transaction attempt at a time. Workers have dense ids `0..n`, where
+///   `n` is threads, or threads x queue under the coroutine executor (every in-flight
+///   transaction is a worker); a protocol that keeps per-worker slots sizes them at construction.
+/// - **Call order per attempt.** [`begin`](Protocol::begin), then, only for
+///   [`NEEDS_DECLARED_SET`](Protocol::NEEDS_DECLARED_SET) protocols, [`schedule`](Protocol::schedule)
+///   until it is ready, then any sequence of [`read`](Protocol::read),
+///   [`read_committed`](Protocol::read_committed), [`read_for_update`](Protocol::read_for_update)
+///   and [`write`](Protocol::write), then [`commit`](Protocol::commit). When an operation or
+///   `commit` returns `Ready(Err(why))`, or the program itself fails, the engine calls
+///   [`abort`](Protocol::abort) exactly once with the reason and starts the next attempt with
+///   `begin` (`AttemptStart::retry` set when the same transaction is retried, with the same
+///   request). After `commit` returns `Ready(Ok(()))` there is no `abort`.
+/// - **Same arguments after `Pending`.** An operation that returned `Pending` is called again
+///   later with exactly the same record and buffer (or the same write data), before any other
+///   operation of the worker; `commit` likewise. Between the two calls other workers run.
+/// - **Records and payloads.** A [`Record`] is valid for the database's lifetime `'db`; its
+///   payload length is the table's row size (in check mode it includes the engine's 24-byte
+///   version stamp at its end, which the protocol copies like any other bytes). `out` and `data`
+///   have exactly that length.
+/// - **Own writes are the protocol's.** The `Txn` handle passes every read to the protocol; the
+///   protocol returns the attempt's own buffered write when there is one
+///   ([`WriteSet::read_own`]).
+///
+/// # What an implementation must guarantee
+///
+/// - **Serializability of committed attempts** (unless the protocol declares itself otherwise,
+///   as NoCC and SI do): every read of a committed attempt returns a committed version, whole
+///   (never torn by a concurrent install), and the committed attempts are equivalent to some
+///   serial order. The checker (`--check`) verifies this from the history; the anomaly suite
+///   (`tests/anomalies.rs`) and deliberately broken variants (`protocol/mutants`) show it would
+///   notice if not.
+/// - **Never spin waiting for another transaction.** An operation that must wait (a lock held
+///   by another transaction, a predecessor in a queue, a version being installed) returns
+///   `Poll::Pending` having changed nothing it cannot redo, and is called again. The executor
+///   decides how to wait (spin, yield, park the thread, switch coroutine); a protocol that spins
+///   inside a call livelocks when workers outnumber cores. Short critical sections (a latch held
+///   for a few instructions inside one call, a CAS retry loop) are fine; holding one across a
+///   `Pending` is not. Waits must not form cycles, or the protocol must break them (abort a
+///   participant, as wound-wait and wait-die do).
+/// - **Repeatable after `Pending`.** Remember in the worker what was already done (a lock
+///   request registered, a prefix of the write set locked), so the repeated call continues
+///   rather than doing it twice.
+/// - **`abort` undoes everything.** Release every lock, discard buffered writes, clear whatever
+///   the attempt registered in shared metadata, so that no other transaction waits for it.
+/// - **Installs the checker can order.** Install buffered payloads with
+///   [`WriteSet::install`] while holding the record exclusively; in check mode it gives every
+///   new version the next seq of the record and notes it in the [`InstallLog`] that
+///   [`install_log`](Protocol::install_log) returns. A protocol that writes any other way (in
+///   place, into a version chain) records each install in that log itself, with the seq after
+///   the replaced version's (see `storage::stamp`), or the checker reports `unordered_write`.
+/// - **Typed aborts.** Return the [`Abort`] reason that names the rule applied; reports count
+///   them by reason. Every reason but `User` is retried.
+/// - **Hot-path discipline** (for fair numbers, not correctness): no allocation per operation
+///   once warm (reuse the worker's sets, [`ReadSet`] and [`WriteSet`] do), no `dyn` calls, pad
+///   shared words written by one worker and read by many.
+///
+/// # The optional methods
+///
+/// [`read_for_update`](Protocol::read_for_update) (default: `read`) lets locking protocols take
+/// the exclusive lock at the read of a read-modify-write. [`schedule`](Protocol::schedule) and
+/// [`NEEDS_DECLARED_SET`](Protocol::NEEDS_DECLARED_SET) are for deterministic protocols that
+/// order transactions from access sets declared up front. [`stats`](Protocol::stats) adds
+/// protocol-specific numbers to the report (`protocol_stats`).
+/// [`version_stats`](Protocol::version_stats), [`snapshot_commit_stamp`](Protocol::snapshot_commit_stamp)
+/// and [`oldest_snapshot`](Protocol::oldest_snapshot) are for multi-version protocols (version
+/// memory in the report; when a deleted index entry may go). [`signal`](Protocol::signal) tells
+/// the coroutine executor what to do with an aborted transaction (SGPM's signals; the default
+/// follows the abort reason).
 pub trait Protocol: Send + Sync + Sized + 'static {
     /// Per-record metadata, stored in the cache-line-aligned record header.
     type RecordMeta: Default + Send + Sync + 'static;
