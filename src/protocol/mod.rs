@@ -35,6 +35,7 @@ mod abort;
 mod access;
 pub mod c_sched;
 pub mod calvin;
+pub mod cicada;
 pub mod decentsched;
 pub mod declared;
 pub mod ermia;
@@ -56,6 +57,7 @@ pub mod wake;
 pub use abort::Abort;
 pub use access::{InstallLog, ReadSet, WriteEntry, WriteSet};
 pub use declared::{AccessMode, AccessSet, DeclaredRecord};
+pub use options::CicadaOptions;
 pub use options::MvOptions;
 pub use options::{
     LockWait, MoccLockKind, MoccOptions, MoccTemperature, PlorOptions, PlorPriority, ProtocolKind,
@@ -241,6 +243,12 @@ pub trait Protocol: Send + Sync + Sized + 'static {
     fn signal(&self, why: Abort) -> signal::Signal {
         signal::Signal::for_abort(why)
     }
+
+    /// Whether the protocol runs with the executor's AdaptiveBackoff even when `--backoff` was
+    /// not given (Cicada, whose paper makes it part of the protocol). False by default.
+    fn adaptive_backoff(&self) -> bool {
+        false
+    }
 }
 
 impl ProtocolKind {
@@ -271,6 +279,7 @@ impl ProtocolKind {
             ProtocolKind::Mvto => meta::<mvto::Mvto>(),
             ProtocolKind::CSched => meta::<c_sched::CSched>(),
             ProtocolKind::Calvin => meta::<calvin::Calvin>(),
+            ProtocolKind::Cicada => meta::<cicada::Cicada>(),
         }
     }
 }
@@ -314,6 +323,7 @@ mod meta_size_tests {
                 ProtocolKind::DecentSched => needs::<decentsched::DecentSched>(),
                 ProtocolKind::CSched => needs::<c_sched::CSched>(),
                 ProtocolKind::Calvin => needs::<calvin::Calvin>(),
+                ProtocolKind::Cicada => needs::<cicada::Cicada>(),
             };
             assert_eq!(p.needs_declared_set(), expected, "{p}");
         }

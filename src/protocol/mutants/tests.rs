@@ -14,6 +14,7 @@ use crate::exec::ExecConfig;
 use crate::metrics::machine::MachineInfo;
 use crate::protocol::c_sched::CSched;
 use crate::protocol::calvin::Calvin;
+use crate::protocol::cicada::Cicada;
 use crate::protocol::decentsched::DecentSched;
 use crate::protocol::ermia::Ermia;
 use crate::protocol::mocc::{Mocc, MqlLock, RwLock};
@@ -60,6 +61,7 @@ enum Proto {
     Mvto,
     CSched,
     Calvin,
+    Cicada,
 }
 
 /// The workload that provokes a mutant's bug (YCSB, theta 0.99, 16-byte rows).
@@ -153,6 +155,8 @@ const CASES: &[Case] = &[
     (Proto::CSched, Mutant::CSchedChecksFirstKeyOnly, Load::HotRmwSlowCommit),
     (Proto::Calvin, Mutant::CalvinWritesLockShared, Load::HotRmw),
     (Proto::Calvin, Mutant::CalvinWritersIgnoreWriters, Load::HotRmwSlowCommit),
+    (Proto::Cicada, Mutant::CicadaSkipReadValidation, Load::HotRmw),
+    (Proto::Cicada, Mutant::CicadaSkipReadTimestamp, Load::HotRmw),
 ];
 
 /// Mutants whose bug is open only for a sub-microsecond window: between a lock's release and the
@@ -204,6 +208,7 @@ fn run(proto: Proto, mutant: Mutant, load: Load, threads: usize, seed: u64) -> C
         Proto::Mvto => ProtocolKind::Mvto,
         Proto::CSched => ProtocolKind::CSched,
         Proto::Calvin => ProtocolKind::Calvin,
+        Proto::Cicada => ProtocolKind::Cicada,
     };
     if matches!(proto, Proto::MoccRw | Proto::MoccMql) {
         options.mocc.threshold = MOCC_THRESHOLD;
@@ -292,6 +297,10 @@ fn run(proto: Proto, mutant: Mutant, load: Load, threads: usize, seed: u64) -> C
         }
         Proto::Calvin => {
             let p = Calvin::new().with_mutant(mutant);
+            run_with(kind, p, &cfg, &workload, &machine)
+        }
+        Proto::Cicada => {
+            let p = Cicada::new(o).with_mutant(mutant);
             run_with(kind, p, &cfg, &workload, &machine)
         }
     }
@@ -446,4 +455,9 @@ fn ermia_mutants_are_caught() {
 #[test]
 fn mvto_mutants_are_caught() {
     check_protocol(Proto::Mvto);
+}
+
+#[test]
+fn cicada_mutants_are_caught() {
+    check_protocol(Proto::Cicada);
 }
