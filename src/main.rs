@@ -375,11 +375,11 @@ fn list_text() -> String {
         ),
         (
             "--gc-interval-us N",
-            "RapidGC: version watermark refresh interval (si, ermia, mvto; default 10)",
+            "RapidGC: version watermark refresh interval (si, ermia, mvto, cicada; default 10)",
         ),
         (
             "--no-version-reuse",
-            "AssertiveVersionReuse off: one shared version free list (si, ermia, mvto)",
+            "AssertiveVersionReuse off: one shared version free list (si, ermia, mvto, cicada)",
         ),
         (
             "--version-memory-mb N",
@@ -388,6 +388,26 @@ fn list_text() -> String {
         (
             "--aggressive-gc",
             "AggressiveGC (mvto): free still-visible versions; their readers abort",
+        ),
+        (
+            "--cicada-no-early-abort",
+            "Cicada EarlyAbort off (the six optimizations are on by default)",
+        ),
+        (
+            "--cicada-no-inlining",
+            "Cicada BestEffortInlining off: every version is a chain node",
+        ),
+        (
+            "--cicada-no-precheck",
+            "Cicada PrecheckVersionConsistency off",
+        ),
+        (
+            "--cicada-no-sort",
+            "Cicada SortWriteSetByContention off: lock in record order",
+        ),
+        (
+            "--cicada-no-backoff",
+            "Cicada AdaptiveBackoff off (RapidGC: --gc-interval-us)",
         ),
     ] {
         s += &format!("  {n:<28} {d}\n");

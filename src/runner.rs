@@ -10,6 +10,7 @@ use crate::metrics::machine::MachineInfo;
 use crate::metrics::report::{ProtocolLabel, RunReport};
 use crate::protocol::c_sched::CSched;
 use crate::protocol::calvin::Calvin;
+use crate::protocol::cicada::Cicada;
 use crate::protocol::decentsched::DecentSched;
 use crate::protocol::ermia::Ermia;
 use crate::protocol::mocc::{Mocc, MqlLock, RwLock};
@@ -129,6 +130,7 @@ pub fn run_protocol<W: Workload>(
         ),
         ProtocolKind::CSched => run_with(kind, CSched::new(opts), cfg, workload, machine),
         ProtocolKind::Calvin => run_with(kind, Calvin::new(), cfg, workload, machine),
+        ProtocolKind::Cicada => run_with(kind, Cicada::new(opts), cfg, workload, machine),
     }
 }
 

@@ -74,6 +74,7 @@ use txbench::check::{CheckReport, check};
 use txbench::exec::{ExecConfig, run_coro, run_threads};
 use txbench::protocol::c_sched::CSched;
 use txbench::protocol::calvin::Calvin;
+use txbench::protocol::cicada::Cicada;
 use txbench::protocol::decentsched::DecentSched;
 use txbench::protocol::ermia::Ermia;
 use txbench::protocol::mocc::{Mocc, MqlLock, RwLock};
@@ -195,6 +196,7 @@ const PROTOCOLS: &[ProtocolRow] = &[
     serializable("mvto", |s, e| s.observe(Mvto::new(&opts(e)), e)),
     serializable("c_sched", |s, e| s.observe(CSched::new(&opts(e)), e)),
     serializable("calvin", |s, e| s.observe(Calvin::new(), e)),
+    serializable("cicada", |s, e| s.observe(Cicada::new(&opts(e)), e)),
     ProtocolRow {
         name: "nocc",
         serializable: false,

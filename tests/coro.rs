@@ -10,6 +10,7 @@ use std::time::{Duration, Instant};
 const PROTOCOL_RUNS: &[&[&str]] = &[
     &["-p", "no_wait,wait_die,wound_wait,silo,tictoc,mocc,plor"],
     &["-p", "mocc", "--mocc-lock", "mql"],
+    &["-p", "cicada"],
 ];
 
 /// A run that has not finished after this long is stuck (every run below is well under a

@@ -5,6 +5,7 @@ use std::time::Duration;
 use txbench::check::check;
 use txbench::check::history::{OpKind, WorkerHistory, history_key};
 use txbench::exec::{ExecConfig, run_threads};
+use txbench::protocol::cicada::Cicada;
 use txbench::protocol::ermia::Ermia;
 use txbench::protocol::mocc::{Mocc, MqlLock, RwLock};
 use txbench::protocol::mvto::Mvto;
@@ -86,6 +87,7 @@ fn serializable_protocols_pass_long_scan() {
             ("plor", run(Plor::new(&opts(threads)).unwrap(), threads)),
             ("ermia", run(Ermia::new(&opts(threads)).unwrap(), threads)),
             ("mvto", run(Mvto::new(&opts(threads)), threads)),
+            ("cicada", run(Cicada::new(&opts(threads)), threads)),
         ];
         for (name, (serializable, committed, lost)) in results {
             assert!(

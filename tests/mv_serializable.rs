@@ -6,6 +6,7 @@ mod common;
 
 use common::{checked_exec, contended_ycsb, run_checked};
 use txbench::protocol::ProtocolOptions;
+use txbench::protocol::cicada::Cicada;
 use txbench::protocol::ermia::Ermia;
 use txbench::protocol::mvto::Mvto;
 use txbench::protocol::si::Si;
@@ -88,4 +89,26 @@ fn mvto_with_aggressive_gc_is_serializable() {
     assert!(r.committed > 100, "{} commits", r.committed);
     assert_eq!(r.lost_update_keys, 0);
     assert!(r.report.is_serializable(), "{:?}", r.report);
+}
+
+/// Cicada with its default optimisations and with BestEffortInlining off (reads then walk the
+/// chain for every version, which collection trims under them), RMW and blind, 8 workers on
+/// 2 cores.
+#[test]
+fn cicada_is_serializable_on_rmw_and_blind_ycsb() {
+    for inlining in [true, false] {
+        for rmw in [true, false] {
+            let ycsb = txbench::workload::ycsb::YcsbConfig {
+                rmw,
+                ..contended_ycsb()
+            };
+            let mut o = opts(8);
+            o.cicada.inlining = inlining;
+            let r = run_checked(Cicada::new(&o), ycsb, &checked_exec(8, 300));
+            let what = format!("cicada inlining {inlining} rmw {rmw}");
+            assert!(r.committed > 100, "{what}: {} commits", r.committed);
+            assert_eq!(r.lost_update_keys, 0, "{what}: lost updates");
+            assert!(r.report.is_serializable(), "{what}: {:?}", r.report);
+        }
+    }
 }

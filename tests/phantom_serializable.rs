@@ -31,6 +31,7 @@ use std::future::Future;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 use txbench::exec::{ExecConfig, run_threads};
+use txbench::protocol::cicada::Cicada;
 use txbench::protocol::ermia::Ermia;
 use txbench::protocol::mocc::{Mocc, MqlLock, RwLock};
 use txbench::protocol::mvto::Mvto;
@@ -411,4 +412,9 @@ fn si_snapshots_see_no_phantoms() {
 #[test]
 fn mvto_has_no_phantoms() {
     assert_serializable("mvto", Mvto::new);
+}
+
+#[test]
+fn cicada_has_no_phantoms() {
+    assert_serializable("cicada", Cicada::new);
 }

@@ -17,6 +17,7 @@ use txbench::check::{CheckReport, check};
 use txbench::exec::{ExecConfig, run_threads};
 use txbench::protocol::c_sched::CSched;
 use txbench::protocol::calvin::Calvin;
+use txbench::protocol::cicada::Cicada;
 use txbench::protocol::decentsched::DecentSched;
 use txbench::protocol::ermia::Ermia;
 use txbench::protocol::mocc::{Mocc, MqlLock, RwLock};
@@ -286,6 +287,7 @@ fn read_committed_stock_level_runs_everywhere() {
     check("si", run(Si::new(&opts(4)), &config, 4, 200));
     check("ermia", run(Ermia::new(&opts(4)).unwrap(), &config, 4, 200));
     check("mvto", run(Mvto::new(&opts(4)), &config, 4, 200));
+    check("cicada", run(Cicada::new(&opts(4)), &config, 4, 200));
     // NoCC loses D_NEXT_O_ID updates here, so only its read-committed reads are exercised.
     assert!(run(Nocc, &config, 4, 200).commits[TxnType::StockLevel as usize] > 0);
 }
@@ -331,4 +333,9 @@ fn nocc_breaks_tpcc_consistency() {
         }
     }
     panic!("NoCC was not caught five times: conditions {by_conditions}, graph {by_graph}");
+}
+
+#[test]
+fn cicada_keeps_tpcc_consistent() {
+    assert_consistent("cicada", Cicada::new);
 }

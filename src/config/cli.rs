@@ -290,6 +290,23 @@ pub struct RunArgs {
     /// gaps).
     #[arg(long, value_enum)]
     pub arrival: Option<ArrivalArg>,
+    // ---- Cicada's optimisations (issue 9), all on by default as in the Cicada paper; RapidGC
+    // is --gc-interval-us and AssertiveVersionReuse --no-version-reuse ----
+    /// Cicada EarlyAbort off: a write that must fail validation aborts at commit, not at once.
+    #[arg(long)]
+    pub cicada_no_early_abort: bool,
+    /// Cicada BestEffortInlining off: every version, the newest too, is a chain node.
+    #[arg(long)]
+    pub cicada_no_inlining: bool,
+    /// Cicada PrecheckVersionConsistency off: no check of reads and writes before locking.
+    #[arg(long)]
+    pub cicada_no_precheck: bool,
+    /// Cicada SortWriteSetByContention off: lock the write set in record order.
+    #[arg(long)]
+    pub cicada_no_sort: bool,
+    /// Cicada AdaptiveBackoff off (on for Cicada by default; --backoff turns it on for all).
+    #[arg(long)]
+    pub cicada_no_backoff: bool,
 }
 
 /// `--arrival`.

@@ -51,19 +51,44 @@ impl RunArgs {
             (
                 "gc-interval-us",
                 self.gc_interval_us != 10,
-                &[Si, Ermia, Mvto],
+                &[Si, Ermia, Mvto, ProtocolKind::Cicada],
             ),
             (
                 "no-version-reuse",
                 self.no_version_reuse,
-                &[Si, Ermia, Mvto],
+                &[Si, Ermia, Mvto, ProtocolKind::Cicada],
             ),
             (
                 "version-memory-mb",
                 self.version_memory_mb != 1024,
-                &[Si, Ermia, Mvto],
+                &[Si, Ermia, Mvto, ProtocolKind::Cicada],
             ),
             ("aggressive-gc", self.aggressive_gc, &[Mvto]),
+            (
+                "cicada-no-early-abort",
+                self.cicada_no_early_abort,
+                &[ProtocolKind::Cicada],
+            ),
+            (
+                "cicada-no-inlining",
+                self.cicada_no_inlining,
+                &[ProtocolKind::Cicada],
+            ),
+            (
+                "cicada-no-precheck",
+                self.cicada_no_precheck,
+                &[ProtocolKind::Cicada],
+            ),
+            (
+                "cicada-no-sort",
+                self.cicada_no_sort,
+                &[ProtocolKind::Cicada],
+            ),
+            (
+                "cicada-no-backoff",
+                self.cicada_no_backoff,
+                &[ProtocolKind::Cicada],
+            ),
         ];
         let mut out = Vec::new();
         for &(flag, given, applies) in options {
@@ -116,6 +141,9 @@ mod tests {
         assert!(w[1].contains("--plor-dwa"), "{w:?}");
         assert!(warnings(&["-p", "silo,plor", "--plor-dwa"]).is_empty());
         assert!(warnings(&["-p", "all"]).is_empty());
+        let w = warnings(&["-p", "mvto", "--cicada-no-sort"]);
+        assert!(w.len() == 1 && w[0].contains("cicada"), "{w:?}");
+        assert!(warnings(&["-p", "cicada", "--cicada-no-sort"]).is_empty());
     }
 
     #[test]

@@ -492,6 +492,13 @@ impl RunArgs {
                 epoch_us: self.ds_epoch_us,
                 opportunistic: self.ds_opportunistic,
             },
+            cicada: crate::protocol::CicadaOptions {
+                early_abort: !self.cicada_no_early_abort,
+                inlining: !self.cicada_no_inlining,
+                precheck: !self.cicada_no_precheck,
+                sort_by_contention: !self.cicada_no_sort,
+                backoff: !self.cicada_no_backoff,
+            },
         })
     }
 

@@ -97,8 +97,7 @@ pub fn run_threads_open_loop<P: Protocol, W: Workload>(
     // Written by the coordinator only; read by every worker once per transaction (Acquire pairs
     // with the coordinator's Release so a worker that sees STOP also sees everything before it).
     let period = CachePadded::new(AtomicU8::new(first_period(cfg)));
-    let backoff = cfg
-        .adaptive_backoff
+    let backoff = (cfg.adaptive_backoff || protocol.adaptive_backoff())
         .then(|| AdaptiveBackoff::new(cfg.threads));
     let start = Barrier::new(cfg.threads + 1);
     let lot = ParkingLot::new();

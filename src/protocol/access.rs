@@ -384,6 +384,16 @@ impl<'db, M, E> WriteSet<'db, M, E> {
         }
     }
 
+    /// Sorts entries by `key` (Cicada's SortWriteSetByContention), keeping lookups valid.
+    pub fn sort_by_key<K: Ord>(&mut self, key: impl FnMut(&WriteEntry<'db, M, E>) -> K) {
+        self.entries.sort_unstable_by_key(key);
+        if self.entries.len() > LINEAR_LOOKUP {
+            let entries = &self.entries;
+            self.index
+                .rebuild(entries.len(), |i| entries[i].rec.order_key());
+        }
+    }
+
     /// Number of entries.
     pub fn len(&self) -> usize {
         self.entries.len()

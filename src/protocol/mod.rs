@@ -35,6 +35,7 @@ mod abort;
 mod access;
 pub mod c_sched;
 pub mod calvin;
+pub mod cicada;
 pub mod decentsched;
 pub mod declared;
 pub mod ermia;
@@ -57,6 +58,7 @@ pub mod worker_set;
 pub use abort::Abort;
 pub use access::{InstallLog, ReadSet, WriteEntry, WriteSet};
 pub use declared::{AccessMode, AccessSet, DeclaredRecord};
+pub use options::CicadaOptions;
 pub use options::MvOptions;
 pub use options::{
     LockWait, MoccLockKind, MoccOptions, MoccTemperature, PlorOptions, PlorPriority, ProtocolKind,
@@ -328,6 +330,11 @@ pub trait Protocol: Send + Sync + Sized + 'static {
     /// leaves it here, and must not leave twice when the worker is then dropped. Nothing by
     /// default.
     fn stop_worker(&self, _w: &mut Self::Worker<'_>) {}
+    /// Whether the protocol runs with the executor's AdaptiveBackoff even when `--backoff` was
+    /// not given (Cicada, whose paper makes it part of the protocol). False by default.
+    fn adaptive_backoff(&self) -> bool {
+        false
+    }
 }
 
 impl ProtocolKind {
@@ -367,6 +374,7 @@ impl ProtocolKind {
             ProtocolKind::Mvto => meta::<mvto::Mvto>(),
             ProtocolKind::CSched => meta::<c_sched::CSched>(),
             ProtocolKind::Calvin => meta::<calvin::Calvin>(),
+            ProtocolKind::Cicada => meta::<cicada::Cicada>(),
         }
     }
 }
@@ -410,6 +418,7 @@ mod meta_size_tests {
                 ProtocolKind::DecentSched => needs::<decentsched::DecentSched>(),
                 ProtocolKind::CSched => needs::<c_sched::CSched>(),
                 ProtocolKind::Calvin => needs::<calvin::Calvin>(),
+                ProtocolKind::Cicada => needs::<cicada::Cicada>(),
             };
             assert_eq!(p.needs_declared_set(), expected, "{p}");
         }

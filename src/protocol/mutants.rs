@@ -103,6 +103,15 @@ pub(crate) enum Mutant {
     /// DecentSched, opportunistic execution: installs leave the records' versions as they were,
     /// so a speculative attempt never sees that what it read changed.
     DecentSchedInstallWithoutVersion,
+    /// Cicada: commit step 5 (every read's version is still the one visible) is skipped.
+    CicadaSkipReadValidation,
+    /// Cicada: commit step 4 (raising the read records' `rts`) is skipped, so older writers
+    /// overwrite versions younger transactions read.
+    CicadaSkipReadTimestamp,
+    /// Cicada: reads return the newest committed version instead of the one visible at the
+    /// transaction's timestamp (unit tests only: validation then aborts such a read, so the
+    /// checker sees nothing; the snapshot-read test must fail with it).
+    CicadaReadNewest,
 }
 
 mod tests;

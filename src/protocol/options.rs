@@ -46,11 +46,14 @@ pub enum ProtocolKind {
     /// Calvin-style locking: a global sequence, each record's locks granted in sequence order
     /// (deterministic, abort-free).
     Calvin,
+    /// Cicada: multi-version timestamp ordering with OCC validation and loosely synchronised
+    /// per-worker clocks, serializable.
+    Cicada,
 }
 
 impl ProtocolKind {
     /// Every protocol, in the order reports list them (`nocc` first: the ceiling row).
-    pub const ALL: [ProtocolKind; 15] = [
+    pub const ALL: [ProtocolKind; 16] = [
         ProtocolKind::Nocc,
         ProtocolKind::NoWait,
         ProtocolKind::WaitDie,
@@ -66,6 +69,7 @@ impl ProtocolKind {
         ProtocolKind::Mvto,
         ProtocolKind::CSched,
         ProtocolKind::Calvin,
+        ProtocolKind::Cicada,
     ];
 
     /// The name used on the command line and in reports.
@@ -86,6 +90,7 @@ impl ProtocolKind {
             ProtocolKind::Mvto => "mvto",
             ProtocolKind::CSched => "c_sched",
             ProtocolKind::Calvin => "calvin",
+            ProtocolKind::Cicada => "cicada",
         }
     }
 
@@ -131,6 +136,9 @@ impl ProtocolKind {
             }
             ProtocolKind::Calvin => {
                 "deterministic: global sequence, record locks granted in sequence order, no aborts (Calvin)"
+            }
+            ProtocolKind::Cicada => {
+                "multi-version TO + OCC validation, per-worker clocks, six switchable optimizations (CCBench 2)"
             }
         }
     }
@@ -294,6 +302,8 @@ pub struct ProtocolOptions {
     pub mv: MvOptions,
     /// DecentSched's options.
     pub decentsched: DecentSchedOptions,
+    /// Cicada's optimizations.
+    pub cicada: CicadaOptions,
 }
 
 impl Default for ProtocolOptions {
@@ -307,6 +317,7 @@ impl Default for ProtocolOptions {
             threads: 1,
             mv: MvOptions::default(),
             decentsched: DecentSchedOptions::default(),
+            cicada: CicadaOptions::default(),
         }
     }
 }
@@ -334,6 +345,38 @@ impl Default for MvOptions {
             version_reuse: true,
             version_memory_bytes: 1 << 30,
             aggressive_gc: false,
+        }
+    }
+}
+
+/// Cicada's optimizations as switches (CCBench Table 1 and section 2), all on by default as in
+/// the Cicada paper. RapidGC, the sixth, is the shared `MvOptions::gc_interval_us` (Cicada's
+/// 10 us by default); AssertiveVersionReuse is `MvOptions::version_reuse`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct CicadaOptions {
+    /// EarlyAbort: a write whose record already carries a newer version or a younger read
+    /// aborts at the write, not at commit.
+    pub early_abort: bool,
+    /// BestEffortInlining: the newest version lives in the record itself (off: every version,
+    /// the newest included, is a node in the chain that reads walk).
+    pub inlining: bool,
+    /// PrecheckVersionConsistency: before locking anything, check that no read and no write
+    /// already fails validation.
+    pub precheck: bool,
+    /// SortWriteSetByContention: validate the most recently written records first.
+    pub sort_by_contention: bool,
+    /// AdaptiveBackoff: the executor's backoff (`--backoff`) runs under Cicada by default.
+    pub backoff: bool,
+}
+
+impl Default for CicadaOptions {
+    fn default() -> Self {
+        CicadaOptions {
+            early_abort: true,
+            inlining: true,
+            precheck: true,
+            sort_by_contention: true,
+            backoff: true,
         }
     }
 }

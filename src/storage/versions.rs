@@ -116,7 +116,9 @@ impl<V> VersionChain<V> {
     /// The caller runs a transaction whose snapshot `snapshot` is registered with the
     /// [`Watermark`] that every concurrent [`collect`](Self::collect) of this chain uses (so the
     /// watermark is at most `snapshot`), and saw the record's inline version with a timestamp
-    /// above `snapshot` before calling (module docs, "Reclamation"). The returned reference is
+    /// above `snapshot` before calling (module docs, "Reclamation"), or every collect of this
+    /// chain passes `u64::MAX` as the inline timestamp ([`collect`](Self::collect)). The
+    /// returned reference is
     /// valid until that transaction leaves the watermark.
     #[inline]
     pub unsafe fn find_visible(&self, snapshot: u64) -> Option<&Version<V>> {
@@ -160,6 +162,10 @@ impl<V> VersionChain<V> {
     /// Frees the nodes no active reader can reach, given that the record's inline version has
     /// timestamp `inline_ts` and every active snapshot is at least `watermark` (module docs).
     /// The caller holds the record exclusively. Returns the nodes freed.
+    /// A protocol whose chain also holds a copy of the newest version (Cicada with
+    /// BestEffortInlining off: readers always walk the chain) passes `u64::MAX` as `inline_ts`:
+    /// the first node at or below the watermark is then always kept, so every snapshot at or
+    /// above the watermark finds its version in the chain.
     pub fn collect(&self, inline_ts: u64, watermark: u64, pool: &mut VersionPool<'_, V>) -> usize {
         let detached = if inline_ts <= watermark {
             // Relaxed: no reader enters the chain any more (module docs); the nodes go back to a
@@ -590,6 +596,51 @@ impl Watermark {
         let provisional = clock.load(Ordering::SeqCst);
         self.active[id].store(provisional, Ordering::SeqCst);
         clock.fetch_add(1, Ordering::SeqCst) + 1
+    }
+
+    /// Worker `id` starts a transaction on a clock that is not one shared word (Cicada's
+    /// loosely synchronised per-worker clocks): `provisional` is a value of the clock read before
+    /// this call, and the caller takes its timestamp from the clock after it returns, at least
+    /// `provisional`. Refreshes must then use [`refresh_at`](Self::refresh_at) with a clock value
+    /// read before they look at the slots. The argument is `enter`'s with the clock reads replaced
+    /// by reads of a monotonic time source, ordered by the `SeqCst` fences here and in
+    /// `refresh_at`.
+    #[inline]
+    pub fn enter_at(&self, id: usize, provisional: u64) {
+        // SeqCst store and fence: the slot store is ordered before the caller's later clock read,
+        // and against `refresh_at`'s fence (see above).
+        self.active[id].store(provisional, Ordering::SeqCst);
+        fence(Ordering::SeqCst);
+    }
+
+    /// [`maybe_refresh`](Self::maybe_refresh) for [`enter_at`](Self::enter_at)'s clocks: `now`
+    /// reads the clock.
+    #[inline]
+    pub fn maybe_refresh_at(&self, now: impl FnOnce() -> u64, last: Instant) -> Instant {
+        if self.interval.is_zero() {
+            self.refresh_at(now());
+            return last;
+        }
+        let t = Instant::now();
+        if t.duration_since(last) < self.interval {
+            return last;
+        }
+        self.refresh_at(now());
+        t
+    }
+
+    /// Recomputes the watermark from `now`, a clock value read before this call, and the
+    /// active slots ([`enter_at`](Self::enter_at)).
+    pub fn refresh_at(&self, now: u64) {
+        // SeqCst fence: the clock read before it precedes the slot loads (see `enter_at`).
+        fence(Ordering::SeqCst);
+        let mut wm = now;
+        for slot in self.active.iter() {
+            // SeqCst: see `enter_at`.
+            wm = wm.min(slot.load(Ordering::SeqCst));
+        }
+        // Release: as in `refresh`.
+        self.cached.fetch_max(wm, Ordering::Release);
     }
 
     /// Worker `id` left its transaction (it dereferences no version any more).

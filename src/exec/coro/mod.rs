@@ -58,8 +58,7 @@ pub fn run_coro<P: Protocol, W: Workload>(
     let workers = cfg.threads * queue;
     // Written by the coordinator only; Acquire loads in the slots pair with its Release stores.
     let period = CachePadded::new(AtomicU8::new(first_period(cfg)));
-    let backoff = cfg
-        .adaptive_backoff
+    let backoff = (cfg.adaptive_backoff || protocol.adaptive_backoff())
         .then(|| AdaptiveBackoff::new(cfg.threads));
     let start = Barrier::new(cfg.threads + 1);
     let lot = ParkingLot::new();

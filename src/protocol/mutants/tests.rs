@@ -14,6 +14,7 @@ use crate::exec::ExecConfig;
 use crate::metrics::machine::MachineInfo;
 use crate::protocol::c_sched::CSched;
 use crate::protocol::calvin::Calvin;
+use crate::protocol::cicada::Cicada;
 use crate::protocol::decentsched::DecentSched;
 use crate::protocol::ermia::Ermia;
 use crate::protocol::mocc::{Mocc, MqlLock, RwLock};
@@ -62,6 +63,7 @@ enum Proto {
     Calvin,
     /// DecentSched with opportunistic execution (`--ds-opportunistic`).
     DecentSchedOpportunistic,
+    Cicada,
 }
 
 /// The workload that provokes a mutant's bug (YCSB, theta 0.99, 16-byte rows).
@@ -157,6 +159,8 @@ const CASES: &[Case] = &[
     (Proto::Calvin, Mutant::CalvinWritersIgnoreWriters, Load::HotRmwSlowCommit),
     (Proto::DecentSchedOpportunistic, Mutant::DecentSchedSkipReexecution, Load::HotRmw),
     (Proto::DecentSchedOpportunistic, Mutant::DecentSchedInstallWithoutVersion, Load::HotRmw),
+    (Proto::Cicada, Mutant::CicadaSkipReadValidation, Load::HotRmw),
+    (Proto::Cicada, Mutant::CicadaSkipReadTimestamp, Load::HotRmw),
 ];
 
 /// Mutants whose bug is open only for a sub-microsecond window: between a lock's release and the
@@ -209,6 +213,7 @@ fn run(proto: Proto, mutant: Mutant, load: Load, threads: usize, seed: u64) -> C
         Proto::CSched => ProtocolKind::CSched,
         Proto::Calvin => ProtocolKind::Calvin,
         Proto::DecentSchedOpportunistic => ProtocolKind::DecentSched,
+        Proto::Cicada => ProtocolKind::Cicada,
     };
     options.decentsched.opportunistic = proto == Proto::DecentSchedOpportunistic;
     if matches!(proto, Proto::MoccRw | Proto::MoccMql) {
@@ -299,6 +304,10 @@ fn run(proto: Proto, mutant: Mutant, load: Load, threads: usize, seed: u64) -> C
         }
         Proto::Calvin => {
             let p = Calvin::new().with_mutant(mutant);
+            run_with(kind, p, &cfg, &workload, &machine)
+        }
+        Proto::Cicada => {
+            let p = Cicada::new(o).with_mutant(mutant);
             run_with(kind, p, &cfg, &workload, &machine)
         }
     }
@@ -458,4 +467,9 @@ fn ermia_mutants_are_caught() {
 #[test]
 fn mvto_mutants_are_caught() {
     check_protocol(Proto::Mvto);
+}
+
+#[test]
+fn cicada_mutants_are_caught() {
+    check_protocol(Proto::Cicada);
 }

@@ -1,0 +1,480 @@
+//! Cicada (Lim et al., SIGMOD 2017) as CCBench runs it (CCBench sections 2, 3 and 5), on the
+//! shared version storage (`storage::versions`).
+//!
+//! Cicada is multi-version timestamp ordering validated optimistically:
+//!
+//! - **Begin.** Draw a timestamp `ts` from the worker's own clock (`clock.rs`: loosely
+//!   synchronised per-worker clocks, no shared counter; one-sided synchronisation off, as CCBench
+//!   ran it) and register with the watermark. The transaction is serialised at `ts`.
+//! - **Read.** The version with the largest write timestamp `<= ts`, remembered with that
+//!   timestamp in the read set. Nothing shared is written (unlike MVTO, reads are invisible until
+//!   validation). A record held by a committer whose inline version is visible at `ts` may be
+//!   getting a version `ts` must see: wait (`Pending`).
+//! - **Write.** Buffered. Writes always create the newest version (CCBench's
+//!   `WRITE_LATEST_ONLY`; see "Deviations").
+//! - **Commit** (validation, then the write phase):
+//!   1. *PrecheckVersionConsistency*: before touching anything shared, abort if a read's version
+//!      is no longer the one visible at `ts`, or a write's record already carries a newer version
+//!      or a younger read.
+//!   2. *SortWriteSetByContention*: order the write set by the records' newest write timestamps,
+//!      most recent first, so the records most likely to fail fail before others are locked
+//!      (off: record order).
+//!   3. Lock the write set (Cicada's pending versions; a busy record aborts, `LockConflict`, so
+//!      the order cannot deadlock). A record whose newest version is newer than `ts` aborts
+//!      (`TimestampOrder`).
+//!   4. Raise every read record's read timestamp `rts` to `ts`.
+//!   5. Validate every read: the version visible at `ts` must still be the one read. This is
+//!      CCBench's fix: the original validation only checked timestamps and let a read of a
+//!      version that a newer but still older-than-`ts` version had replaced commit. A read
+//!      record that another committer holds fails (its pending version may be visible at `ts`).
+//!   6. Check every write: no transaction younger than `ts` read the version it replaces
+//!      (`rts <= ts`, `TimestampOrder`).
+//!   7. Install: the old inline version goes into the chain, the new one inline, the chain is
+//!      collected below the watermark (RapidGC), the record unlocked with `ts`.
+//!
+//! Why a read and a concurrent older writer cannot miss each other: the reader raises `rts`
+//! (step 4) and then loads the record word (step 5); the writer locks (step 3, changing the word)
+//! and then loads `rts` (step 6), all `SeqCst`. If the writer's `rts` load misses the raise, its
+//! lock precedes the reader's load, which then sees the lock or the new version and fails.
+//! Together with "writes create the newest version", every committed transaction saw exactly the
+//! versions a serial execution in timestamp order would have shown it.
+//!
+//! **The six optimisations** (`CicadaOptions`, flags `--cicada-no-*`; all on by default as in
+//! the paper): EarlyAbort (a write to a record that already has a newer version or a younger
+//! read aborts at the write), BestEffortInlining (the newest version lives in the record; off:
+//! every version, the newest too, is a chain node that reads walk, so each write also fills a
+//! node and each read follows a pointer), PrecheckVersionConsistency (step 1),
+//! SortWriteSetByContention (step 2), RapidGC (the shared `--gc-interval-us`, Cicada's 10 us by
+//! default) and AdaptiveBackoff (the executor's backoff, on for Cicada unless turned off).
+//!
+//! **Deviations.** Cicada lets a blind write insert a version between two older ones; here a
+//! write must create the newest version (CCBench's `WRITE_LATEST_ONLY` switch), as in MVTO,
+//! because the shared storage keeps versions newest first with the newest inline and the checker
+//! orders versions by install. Cicada's read-only snapshot mode and its inline-version promotion
+//! are not built; read-only transactions validate like the others.
+//!
+//! Record metadata: the word (`LOCK | write timestamp of the newest version`, as SI's), the
+//! chain, and `rts`.
+
+mod clock;
+#[cfg(test)]
+mod tests;
+
+pub use clock::{TimeSource, WORKER_BITS, WorkerClock};
+
+#[cfg(test)]
+use super::mutants::Mutant;
+use super::si::{LOCK, out_of_version_memory, snapshot_read};
+use super::{
+    Abort, AttemptStart, CicadaOptions, InstallLog, OpResult, Protocol, ProtocolOptions, ReadSet,
+    WriteKind, WriteSet,
+};
+use crate::storage::Record;
+use crate::storage::versions::{VersionChain, VersionPool, VersionStats, VersionStore, Watermark};
+use std::sync::atomic::{AtomicU64, Ordering, fence};
+use std::task::Poll;
+use std::time::{Duration, Instant};
+
+/// How many times a read retries a torn inline copy before yielding to the executor.
+const READ_RETRIES: usize = 8;
+
+/// Per-record metadata.
+#[derive(Default)]
+pub struct CicadaMeta {
+    /// `LOCK | write timestamp of the newest version`.
+    word: AtomicU64,
+    /// Older versions (with BestEffortInlining off: every version, newest first).
+    chain: VersionChain<()>,
+    /// The largest timestamp of a committing transaction that read the record.
+    rts: AtomicU64,
+}
+
+/// Cicada: the time source of the worker clocks, the watermark and the version store.
+pub struct Cicada {
+    time: TimeSource,
+    watermark: Watermark,
+    versions: VersionStore<()>,
+    opts: CicadaOptions,
+    #[cfg(test)]
+    mutant: Mutant,
+}
+
+impl Cicada {
+    /// Cicada for `opts.threads` workers with `opts.cicada`'s optimisations.
+    pub fn new(opts: &ProtocolOptions) -> Self {
+        Cicada {
+            time: TimeSource::new(),
+            watermark: Watermark::new(opts.threads, Duration::from_micros(opts.mv.gc_interval_us)),
+            versions: VersionStore::new(
+                opts.threads,
+                opts.mv.version_memory_bytes,
+                opts.mv.version_reuse,
+            ),
+            opts: opts.cicada,
+            #[cfg(test)]
+            mutant: Mutant::None,
+        }
+    }
+
+    /// The same protocol with a deliberate bug (`protocol::mutants`).
+    #[cfg(test)]
+    pub(crate) fn with_mutant(mut self, mutant: Mutant) -> Self {
+        self.mutant = mutant;
+        self
+    }
+}
+
+/// A Cicada worker's state.
+pub struct CicadaWorker<'db> {
+    id: usize,
+    clock: WorkerClock,
+    /// The transaction's timestamp.
+    ts: u64,
+    /// Reads, with the write timestamp of the version each saw.
+    reads: ReadSet<'db, CicadaMeta, u64>,
+    /// Buffered writes, with the record word seen when locked.
+    writes: WriteSet<'db, CicadaMeta, u64>,
+    /// Commit progress: steps 1-2 done.
+    prepared: bool,
+    /// Commit progress: the first `locked` writes are locked.
+    locked: usize,
+    pool: VersionPool<'db, ()>,
+    scratch: Vec<u8>,
+    last_refresh: Instant,
+}
+
+impl Cicada {
+    /// Copies the version of `rec` visible at `ts` into `out`; returns its write timestamp.
+    #[inline]
+    fn read_version(
+        &self,
+        rec: Record<'_, CicadaMeta>,
+        ts: u64,
+        out: &mut [u8],
+    ) -> Poll<Result<u64, Abort>> {
+        let meta = rec.meta();
+        if self.opts.inlining {
+            // SAFETY: `ts` is registered with `self.watermark` (begin), which every collect of
+            // this chain uses.
+            return unsafe { snapshot_read(&meta.word, &meta.chain, rec, ts, out) };
+        }
+        for _ in 0..READ_RETRIES {
+            // Acquire: pairs with the committer's Release stores (chain pushes before them).
+            let seen = meta.word.load(Ordering::Acquire);
+            if seen & LOCK != 0 && seen & !LOCK <= ts {
+                return Poll::Pending;
+            }
+            // SAFETY: `ts` is registered with the watermark, and with inlining off every collect
+            // of this chain passes `u64::MAX` as the inline timestamp (`install`).
+            if let Some(v) = unsafe { meta.chain.find_visible(ts) } {
+                v.payload().load(out);
+                return Poll::Ready(Ok(v.ts()));
+            }
+            // An empty chain: the record was never written, its loaded version is inline.
+            rec.payload.load(out);
+            // Acquire fence: the copy completes before the re-check (a writer locks first).
+            fence(Ordering::Acquire);
+            // Relaxed: ordered by the fence above.
+            if meta.word.load(Ordering::Relaxed) == seen && seen & LOCK == 0 {
+                return Poll::Ready(Ok(seen));
+            }
+        }
+        Poll::Pending
+    }
+
+    /// Whether the version of `rec` visible at `ts` is still the one with write timestamp
+    /// `read`. `own`: this worker holds the record (it writes it too). A record another
+    /// committer holds, with its newest version visible at `ts`, fails: the pending version may be
+    /// visible at `ts` too.
+    fn still_visible(&self, rec: Record<'_, CicadaMeta>, read: u64, ts: u64, own: bool) -> bool {
+        let meta = rec.meta();
+        // SeqCst: the reader's half of the argument in the module docs (after the `rts` raise).
+        let seen = meta.word.load(Ordering::SeqCst);
+        let newest = seen & !LOCK;
+        if seen & LOCK != 0 && !own && newest <= ts {
+            return false;
+        }
+        if self.opts.inlining && newest <= ts {
+            return newest == read;
+        }
+        // SAFETY: `ts` is registered with the watermark; with inlining on the newest version is
+        // above `ts`, with it off every collect passes `u64::MAX` (`find_visible`'s contract).
+        match unsafe { meta.chain.find_visible(ts) } {
+            Some(v) => v.ts() == read,
+            // Inlining off, never written: the loaded inline version.
+            None => !self.opts.inlining && newest == read,
+        }
+    }
+
+    /// Whether a write to `rec` at `ts` can still create the newest version (EarlyAbort,
+    /// PrecheckVersionConsistency): no newer version, no younger read.
+    #[inline]
+    fn may_write(&self, rec: Record<'_, CicadaMeta>, ts: u64) -> bool {
+        let meta = rec.meta();
+        // Relaxed (both): a prediction; step 3 and step 6 decide with the orderings they need.
+        meta.word.load(Ordering::Relaxed) & !LOCK <= ts && meta.rts.load(Ordering::Relaxed) <= ts
+    }
+
+    fn unlock_held(&self, w: &mut CicadaWorker<'_>) {
+        for e in &w.writes.entries()[..w.locked] {
+            // Release: restores the word seen at lock time (nothing was installed).
+            e.rec.meta().word.store(e.state, Ordering::Release);
+        }
+        w.locked = 0;
+    }
+
+    /// Steps 1 and 2 of the commit (module docs).
+    fn prepare(&self, w: &mut CicadaWorker<'_>) -> Result<(), Abort> {
+        if self.opts.precheck {
+            for (rec, read) in w.reads.iter() {
+                if !self.still_visible(*rec, *read, w.ts, false) {
+                    return Err(Abort::ReadValidation);
+                }
+            }
+            for e in w.writes.entries() {
+                if !self.may_write(e.rec, w.ts) {
+                    return Err(Abort::TimestampOrder);
+                }
+            }
+        }
+        if self.opts.sort_by_contention {
+            // The key is read once per entry into its state (which step 3 overwrites): keys read
+            // during the sort could change under it, and a sort needs a consistent order.
+            for e in w.writes.entries_mut() {
+                // Relaxed: a sort key only.
+                e.state = e.rec.meta().word.load(Ordering::Relaxed) & !LOCK;
+            }
+            w.writes.sort_by_key(|e| std::cmp::Reverse(e.state));
+        } else {
+            w.writes.sort_by_record();
+        }
+        Ok(())
+    }
+
+    /// Step 7 for write `i` (held, validated).
+    fn install(&self, w: &mut CicadaWorker<'_>, i: usize, watermark: u64) {
+        let (rec, old) = {
+            let e = &w.writes.entries()[i];
+            (e.rec, e.state)
+        };
+        let meta = rec.meta();
+        let bytes = rec.payload.len();
+        w.scratch.resize(bytes, 0);
+        if self.opts.inlining {
+            let mut node = w
+                .pool
+                .take(bytes)
+                .unwrap_or_else(|e| out_of_version_memory(e));
+            node.fill(old, rec.payload, &mut w.scratch);
+            meta.chain.push(node, &mut w.pool);
+            // Release: the push before it is visible to a reader that sees the new timestamp.
+            meta.word.store(LOCK | w.ts, Ordering::Release);
+            w.writes.install(i);
+            meta.chain.collect(w.ts, watermark, &mut w.pool);
+        } else {
+            if meta.chain.is_empty() {
+                // The first write: the loaded version becomes a node like every other.
+                let mut node = w
+                    .pool
+                    .take(bytes)
+                    .unwrap_or_else(|e| out_of_version_memory(e));
+                node.fill(old, rec.payload, &mut w.scratch);
+                meta.chain.push(node, &mut w.pool);
+            }
+            // The record keeps a copy inline too (read-committed fallbacks, check mode's seq).
+            w.writes.install(i);
+            let mut node = w
+                .pool
+                .take(bytes)
+                .unwrap_or_else(|e| out_of_version_memory(e));
+            node.fill(w.ts, rec.payload, &mut w.scratch);
+            meta.chain.push(node, &mut w.pool);
+            meta.chain.collect(u64::MAX, watermark, &mut w.pool);
+        }
+        // Release: publishes the install.
+        meta.word.store(w.ts, Ordering::Release);
+    }
+}
+
+impl Protocol for Cicada {
+    type RecordMeta = CicadaMeta;
+    type Worker<'db> = CicadaWorker<'db>;
+
+    fn new_worker<'db>(&'db self, id: usize) -> CicadaWorker<'db> {
+        CicadaWorker {
+            id,
+            clock: WorkerClock::new(id),
+            ts: 0,
+            reads: ReadSet::default(),
+            writes: WriteSet::default(),
+            prepared: false,
+            locked: 0,
+            pool: self.versions.pool(id),
+            scratch: Vec::new(),
+            last_refresh: Instant::now(),
+        }
+    }
+
+    fn begin(&self, w: &mut CicadaWorker<'_>, _start: AttemptStart) {
+        w.reads.clear();
+        w.writes.clear();
+        w.prepared = false;
+        w.locked = 0;
+        self.watermark.enter_at(w.id, self.time.now());
+        w.ts = w.clock.next(self.time.now());
+        w.last_refresh = self
+            .watermark
+            .maybe_refresh_at(|| self.time.now(), w.last_refresh);
+    }
+
+    #[inline]
+    fn read<'db>(
+        &self,
+        w: &mut CicadaWorker<'db>,
+        rec: Record<'db, CicadaMeta>,
+        out: &mut [u8],
+    ) -> OpResult {
+        if w.writes.read_own(&rec, out) {
+            return Poll::Ready(Ok(()));
+        }
+        #[cfg(test)]
+        if self.mutant == Mutant::CicadaReadNewest {
+            // The bug: read the newest committed version whatever the timestamp.
+            return self.read_version(rec, LOCK - 1, out).map(|r| r.map(|_| ()));
+        }
+        match self.read_version(rec, w.ts, out) {
+            Poll::Ready(Ok(read)) => {
+                w.reads.push(rec, read);
+                Poll::Ready(Ok(()))
+            }
+            Poll::Ready(Err(e)) => Poll::Ready(Err(e)),
+            Poll::Pending => Poll::Pending,
+        }
+    }
+
+    /// The version visible at the transaction's timestamp, neither validated nor protected.
+    #[inline]
+    fn read_committed<'db>(
+        &self,
+        w: &mut CicadaWorker<'db>,
+        rec: Record<'db, CicadaMeta>,
+        out: &mut [u8],
+    ) -> OpResult {
+        if w.writes.read_own(&rec, out) {
+            return Poll::Ready(Ok(()));
+        }
+        self.read_version(rec, w.ts, out).map(|r| r.map(|_| ()))
+    }
+
+    #[inline]
+    fn write<'db>(
+        &self,
+        w: &mut CicadaWorker<'db>,
+        rec: Record<'db, CicadaMeta>,
+        data: &[u8],
+        kind: WriteKind,
+    ) -> OpResult {
+        if self.opts.early_abort && !self.may_write(rec, w.ts) {
+            return Poll::Ready(Err(Abort::TimestampOrder));
+        }
+        w.writes.put(rec, kind, data, 0);
+        Poll::Ready(Ok(()))
+    }
+
+    fn commit(&self, w: &mut CicadaWorker<'_>) -> OpResult {
+        if !w.prepared {
+            if let Err(e) = self.prepare(w) {
+                return Poll::Ready(Err(e));
+            }
+            w.prepared = true;
+        }
+        // Step 3.
+        while w.locked < w.writes.len() {
+            let meta = w.writes.entries()[w.locked].rec.meta();
+            let seen = meta.word.load(Ordering::Acquire);
+            // SeqCst on success: ordered before the `rts` loads of step 6 (module docs).
+            if seen & LOCK != 0
+                || meta
+                    .word
+                    .compare_exchange(seen, seen | LOCK, Ordering::SeqCst, Ordering::Relaxed)
+                    .is_err()
+            {
+                return Poll::Ready(Err(Abort::LockConflict));
+            }
+            w.writes.entries_mut()[w.locked].state = seen;
+            w.locked += 1;
+            if seen > w.ts {
+                return Poll::Ready(Err(Abort::TimestampOrder));
+            }
+        }
+        // Step 4.
+        #[cfg(test)]
+        let raise = self.mutant != Mutant::CicadaSkipReadTimestamp;
+        #[cfg(not(test))]
+        let raise = true;
+        if raise {
+            for (rec, _) in w.reads.iter() {
+                // SeqCst: the argument in the module docs.
+                rec.meta().rts.fetch_max(w.ts, Ordering::SeqCst);
+            }
+        }
+        // Step 5.
+        #[cfg(test)]
+        let validate = self.mutant != Mutant::CicadaSkipReadValidation;
+        #[cfg(not(test))]
+        let validate = true;
+        if validate {
+            for (rec, read) in w.reads.iter() {
+                let own = w.writes.position(rec).is_some();
+                if !self.still_visible(*rec, *read, w.ts, own) {
+                    return Poll::Ready(Err(Abort::ReadValidation));
+                }
+            }
+        }
+        // Step 6.
+        for e in w.writes.entries() {
+            // SeqCst: the argument in the module docs.
+            if e.rec.meta().rts.load(Ordering::SeqCst) > w.ts {
+                return Poll::Ready(Err(Abort::TimestampOrder));
+            }
+        }
+        // Step 7.
+        let watermark = self.watermark.current();
+        for i in 0..w.writes.len() {
+            self.install(w, i, watermark);
+        }
+        w.locked = 0;
+        w.clock.settle();
+        self.watermark.leave(w.id);
+        Poll::Ready(Ok(()))
+    }
+
+    fn abort(&self, w: &mut CicadaWorker<'_>, _why: Abort) {
+        self.unlock_held(w);
+        w.reads.clear();
+        w.writes.clear();
+        w.prepared = false;
+        w.clock.boost();
+        self.watermark.leave(w.id);
+    }
+
+    fn install_log<'w>(&self, w: &'w mut CicadaWorker<'_>) -> &'w mut InstallLog {
+        w.writes.install_log()
+    }
+
+    fn version_stats(&self) -> Option<VersionStats> {
+        Some(self.versions.stats())
+    }
+
+    fn snapshot_commit_stamp(&self, w: &CicadaWorker<'_>) -> Option<u64> {
+        Some(w.ts)
+    }
+
+    fn oldest_snapshot(&self) -> u64 {
+        self.watermark.current()
+    }
+
+    fn adaptive_backoff(&self) -> bool {
+        self.opts.backoff
+    }
+}
