@@ -150,6 +150,9 @@ pub struct RunConfig {
     pub format: Format,
     /// The execution model (`--executor`, `--queue`).
     pub executor: Executor,
+    /// Most bytes the tables may hold (`--table-memory-mb`, or what validation found free for
+    /// them); a run that needs more stops early (`storage::TableMemory`).
+    pub table_memory_bytes: u64,
 }
 
 /// Largest thread count accepted.

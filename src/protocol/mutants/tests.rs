@@ -231,6 +231,7 @@ fn run(proto: Proto, mutant: Mutant, load: Load, threads: usize, seed: u64) -> C
         repeat: 1,
         format: Format::Table,
         executor: crate::config::Executor::Thread,
+        table_memory_bytes: u64::MAX,
     };
     let machine = MachineInfo::detect();
     let o = &cfg.options;
