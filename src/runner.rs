@@ -208,8 +208,12 @@ pub fn run_named<P: Protocol, W: Workload>(
         }
     }
     let (tables, indexes) = (workload.tables(), workload.indexes());
-    let db: Database<P::RecordMeta> = Database::try_build(&tables, &indexes, cfg.check)?;
+    let db: Database<P::RecordMeta> =
+        Database::try_build_growable(&tables, &indexes, cfg.check, &workload.growable_tables())?;
     workload.load(&db);
+    // Growth from here on counts against the cap (loading was sized by validation).
+    db.table_memory()
+        .set_cap(usize::try_from(cfg.table_memory_bytes).unwrap_or(usize::MAX));
     if cfg.check {
         db.stamp_loaded_rows();
     }
@@ -241,6 +245,14 @@ pub fn run_named<P: Protocol, W: Workload>(
         machine,
     );
     report.warnings = workload.after_run();
+    if let Some(why) = db.table_memory().first_refusal() {
+        report.warnings.push(format!(
+            "the run stopped early, after {:.2} s measured: {why}; the results cover the run up \
+             to there. The cap is --table-memory-mb (default: what validation found free for \
+             the tables before the run)",
+            outcome.measured.as_secs_f64()
+        ));
+    }
     report.versions = versions;
     report.protocol_stats = protocol_stats
         .into_iter()

@@ -136,8 +136,9 @@ pub struct RunArgs {
     /// (default home).
     #[arg(long, value_enum)]
     pub warehouse_binding: Option<WarehouseBinding>,
-    /// tpcc: spare order slots per district for inserts (default: enough for 500,000 New-Orders
-    /// per second over --duration + --warmup, at least 2000).
+    /// tpcc: order ids each district can address beyond its 3000 loaded orders, a cap that
+    /// costs no memory until used (tables grow as rows are inserted); default: enough for
+    /// 500,000 New-Orders per second over --duration + --warmup, at least 2000.
     #[arg(long)]
     pub tpcc_spare_orders: Option<u64>,
     /// Writes are read-modify-writes.
@@ -307,6 +308,13 @@ pub struct RunArgs {
     /// Cicada AdaptiveBackoff off (on for Cicada by default; --backoff turns it on for all).
     #[arg(long)]
     pub cicada_no_backoff: bool,
+
+    // Tables that grow (issue 13).
+    /// Most memory the tables may take, in MiB, loaded rows included; a run whose inserts need
+    /// more stops early with its results so far and a warning (default: the memory validation
+    /// found free for the tables before the run).
+    #[arg(long)]
+    pub table_memory_mb: Option<u64>,
 }
 
 /// `--arrival`.

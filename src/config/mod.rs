@@ -153,6 +153,9 @@ pub struct RunConfig {
     /// Open-loop offered load (`--rate`, `--arrival`); `None` for the closed loop (each worker
     /// starts its next transaction when the last one ends).
     pub open_loop: Option<OpenLoop>,
+    /// Most bytes the tables may hold (`--table-memory-mb`, or what validation found free for
+    /// them); a run that needs more stops early (`storage::TableMemory`).
+    pub table_memory_bytes: u64,
 }
 
 /// Largest thread count accepted.

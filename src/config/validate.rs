@@ -212,13 +212,17 @@ impl RunArgs {
                 });
             }
         };
+        // What the tables and indexes take once loaded (TPC-C's tables grow from there).
+        let data = match &workload {
+            WorkloadConfig::Tpcc(c) => super::tpcc::tpcc_bytes(c, fit.meta),
+            _ => memory::data_bytes(&workload.tables(), &workload.indexes(), fit.meta),
+        } + workload.key_index_bytes();
         let check_limit_ops = if self.check {
-            let data = memory::data_bytes(&workload.tables(), &workload.indexes(), fit.meta)
-                + workload.key_index_bytes();
             budget.check_limit(data, self.check_limit)?
         } else {
             0
         };
+        let table_memory_bytes = self.table_memory(&budget, data, check_limit_ops)?;
 
         if workers > MAX_WAITING_2PL_THREADS {
             if let Some(p) = protocols
@@ -284,7 +288,35 @@ impl RunArgs {
             format: self.format,
             executor,
             open_loop,
+            table_memory_bytes,
         })
+    }
+
+    /// `--table-memory-mb` in bytes, or by default the room validation found for the tables:
+    /// what the budget leaves once the loaded data (`data`) and the check history are counted,
+    /// less an eighth kept for what grows beside the rows (index entries of inserted rows),
+    /// plus the loaded data itself (the cap counts every table byte).
+    fn table_memory(
+        &self,
+        budget: &MemoryBudget,
+        data: u128,
+        check_ops: u64,
+    ) -> Result<u64, ConfigError> {
+        let history = u128::from(check_ops) * crate::check::history::CHECK_BYTES_PER_OP as u128;
+        let room = budget.data_room().saturating_sub(history);
+        let Some(mb) = self.table_memory_mb else {
+            let growth = room.saturating_sub(data) / 8 * 7;
+            return Ok(u64::try_from(data + growth).unwrap_or(u64::MAX));
+        };
+        let most = room >> 20;
+        if mb == 0 || u128::from(mb) > most {
+            return Err(out_of_range(
+                "table-memory-mb",
+                mb,
+                format!("1 <= MiB <= {most} (the memory free for the tables)"),
+            ));
+        }
+        Ok(mb << 20)
     }
 
     /// `--rate` and `--arrival`: a positive, finite rate; the arrival process only with a rate;

@@ -48,21 +48,43 @@ pub(super) const STOP: u8 = 2;
 
 /// The coordinator's part of a run, shared by the executors: releases the workers waiting on
 /// `start`, announces measure after the warm-up and stop after the measured period through
-/// `period`, and returns the measured period's length.
-pub(super) fn coordinate(cfg: &ExecConfig, period: &AtomicU8, start: &Barrier) -> Duration {
+/// `period`, and returns the measured period's length. A run whose tables cannot grow any more
+/// (`stop_early`, the database's [`TableMemory`](crate::storage::TableMemory) refusal) stops at
+/// once, within a poll interval, and its measured period ends there: its results so far stand.
+pub(super) fn coordinate(
+    cfg: &ExecConfig,
+    period: &AtomicU8,
+    start: &Barrier,
+    stop_early: &dyn Fn() -> bool,
+) -> Duration {
     start.wait();
     let mut measured_from = Instant::now();
     if !cfg.warmup.is_zero() {
-        std::thread::sleep(cfg.warmup);
+        sleep_unless(cfg.warmup, stop_early);
         measured_from = Instant::now();
         // Release: pairs with the workers' Acquire loads.
         period.store(MEASURE, Ordering::Release);
     }
-    std::thread::sleep(cfg.duration);
+    sleep_unless(cfg.duration, stop_early);
     let measured = measured_from.elapsed();
     // Release: pairs with the workers' Acquire loads.
     period.store(STOP, Ordering::Release);
     measured
+}
+
+/// How often the coordinator looks at the early-stop condition.
+const STOP_POLL: Duration = Duration::from_millis(10);
+
+/// Sleeps for `length`, or less when `stop` becomes true (checked every [`STOP_POLL`]).
+fn sleep_unless(length: Duration, stop: &dyn Fn() -> bool) {
+    let until = Instant::now() + length;
+    loop {
+        let now = Instant::now();
+        if now >= until || stop() {
+            return;
+        }
+        std::thread::sleep((until - now).min(STOP_POLL));
+    }
 }
 
 /// The period word's first value: warm-up, or measure when there is none.
@@ -137,7 +159,7 @@ pub fn run_threads_open_loop<P: Protocol, W: Workload>(
             })
             .collect();
 
-        let measured = coordinate(cfg, &period, &start);
+        let measured = coordinate(cfg, &period, &start, &|| db.table_memory().refused());
 
         let mut workers = Vec::with_capacity(cfg.threads);
         let mut histories = Vec::new();

@@ -1,7 +1,8 @@
-//! Storage: tables of fixed-size records, preallocated once.
+//! Storage: tables of fixed-size records, in chunks allocated as they are needed.
 //!
-//! A table is one zeroed, 64-byte-aligned allocation of `records x stride` bytes. Record `i`
-//! starts at `i * stride`, a cache-line boundary, and holds the protocol's metadata followed by
+//! A table is a fixed-size directory of chunks (`chunks.rs`), each a zeroed, 64-byte-aligned
+//! allocation of a power-of-two number of records. Record `i` lives in chunk `i >> shift` at
+//! `(i & mask) * stride`, a cache-line boundary, and holds the protocol's metadata followed by
 //! the payload:
 //!
 //! ```text
@@ -24,29 +25,45 @@
 //! rejects. On x86-64 a relaxed 64-bit load or store is an ordinary `mov`. The ordering that makes
 //! the protocol correct lives in the protocol's own metadata word (acquire/release around the copy).
 //!
-//! Tables never move or shrink during a run, so a [`Record`] is a pair of plain references that
-//! protocols keep in their read/write sets for the length of a transaction.
+//! # Tables that grow
+//!
+//! A table's length ([`TableSpec::records`]) is the number of record ids it can address, fixed
+//! when it is built. A *fixed* table allocates every chunk when it is built (what every table
+//! did before tables could grow: its rows all exist from the start). A *growing* table
+//! ([`Database::try_build_growable`]) allocates a chunk when one of its records is first looked
+//! up, typically by the transaction that inserts the first row there, so its length costs only
+//! its directory (8 bytes per chunk) and memory tracks the rows that exist. Chunks are never
+//! moved or freed during a run, so a [`Record`] is a pair of plain references that protocols keep
+//! in their read/write sets for the length of a transaction, exactly as before. All chunks count
+//! against the database's [`TableMemory`]; past its cap a lookup that needs a new chunk gets
+//! `None`, and the run stops early (see `budget.rs`). Workloads that insert reserve their slots
+//! first ([`Table::reserve`]) so that a refusal is a clean end of the transaction, not a miss.
+//!
+//! Slots freed by deletes are reused by the workload: a delete leaves its slot vacant and its
+//! record (metadata, version stamp, version chain) in place, so an insert into it later is an
+//! ordinary read-modify-write of that record, ordered by the protocol like any other. Which slot
+//! an insert fills is the workload's choice (TPC-C: by key arithmetic, see its schema).
 
+mod budget;
+mod chunks;
 mod indexes;
 mod payload;
 pub mod stamp;
 pub mod versions;
 
+pub use budget::{GrowthRefused, TableMemory};
+pub use chunks::{FIXED_CHUNK_BYTES, GROWING_CHUNK_BYTES};
 pub use indexes::{END_SENTINEL_KEY, IndexId, IndexSpec, TableIndex};
 pub use payload::Payload;
 
-use std::alloc::{Layout, alloc_zeroed, dealloc};
-use std::marker::PhantomData;
-use std::ptr::NonNull;
+use chunks::{Chunks, RECORD_ALIGN};
+use std::sync::Arc;
 use std::sync::atomic::AtomicU64;
 
 pub use crate::ids::{RecordId, TableId};
 
 /// Largest payload a table accepts, in bytes.
 pub const MAX_PAYLOAD_BYTES: usize = 1 << 20;
-
-/// Records start on cache-line boundaries.
-const RECORD_ALIGN: usize = 64;
 
 /// The header of one record: the protocol's metadata and nothing else.
 #[repr(transparent)]
@@ -56,12 +73,13 @@ pub struct RecordHeader<M> {
     pub meta: M,
 }
 
-/// What a table is: a name, how many records it holds, and how large each payload is.
+/// What a table is: a name, how many records it can hold, and how large each payload is.
 #[derive(Debug, Clone)]
 pub struct TableSpec {
     /// Human name, used in errors and reports.
     pub name: String,
-    /// Number of records, all allocated up front.
+    /// Number of record ids: all allocated up front for a fixed table, the most a growing one
+    /// can address (module docs).
     pub records: u64,
     /// Bytes per payload (at least 1).
     pub payload_bytes: usize,
@@ -70,9 +88,10 @@ pub struct TableSpec {
 /// A table of fixed-size records whose headers carry metadata of type `M`.
 pub struct Table<M> {
     spec: TableSpec,
-    /// Start of the allocation (`layout`), `len * stride` bytes.
-    base: NonNull<u8>,
-    layout: Layout,
+    chunks: Chunks<M>,
+    /// The database's budget (a table built alone has its own, without a cap).
+    memory: Arc<TableMemory>,
+    growable: bool,
     len: usize,
     stride: usize,
     /// Offset of the payload within a record.
@@ -82,12 +101,13 @@ pub struct Table<M> {
     stored_bytes: usize,
     /// Whether payloads carry a check-mode stamp after the row.
     stamped: bool,
-    _meta: PhantomData<M>,
 }
 
-// SAFETY: a table owns `M` values and `AtomicU64` words; sharing it across threads shares `&M`
-// and `&AtomicU64`, which is sound when `M: Sync` (atomics are `Sync`). Sending it moves the `M`
-// values, which needs `M: Send`.
+// SAFETY: a table owns `M` values and `AtomicU64` words (in its chunks); sharing it across
+// threads shares `&M` and `&AtomicU64`, which is sound when `M: Sync` (atomics are `Sync`).
+// Sending it moves the `M` values, which needs `M: Send`. A growing table also lets any thread
+// that shares it build `M` values in a new chunk, which the owner later drops; only `M: Send`
+// tables grow (their constructors require it, see `Chunks::grows`).
 unsafe impl<M: Send> Send for Table<M> {}
 // SAFETY: see `Send` above; `&Table` only hands out shared references.
 unsafe impl<M: Sync> Sync for Table<M> {}
@@ -152,6 +172,17 @@ impl<M: Default> Table<M> {
 
     /// [`Table::try_new`], with check-mode stamps after the rows when `stamped`.
     pub fn try_build(spec: TableSpec, stamped: bool) -> Result<Self, TableAllocError> {
+        Self::build_in(spec, stamped, false, Arc::new(TableMemory::unlimited()))
+    }
+
+    /// Builds a fixed or growing table whose chunks count against `memory`. `growable` must be
+    /// false unless `M: Send` (see `Chunks::grows`); the public constructors guarantee it.
+    fn build_in(
+        spec: TableSpec,
+        stamped: bool,
+        growable: bool,
+        memory: Arc<TableMemory>,
+    ) -> Result<Self, TableAllocError> {
         assert!(spec.payload_bytes >= 1 && spec.payload_bytes <= MAX_PAYLOAD_BYTES);
         assert!(
             std::mem::align_of::<M>() <= RECORD_ALIGN,
@@ -167,70 +198,77 @@ impl<M: Default> Table<M> {
             stride,
             bytes: u128::from(spec.records) * stride as u128,
         };
-        let Some((len, size)) = usize::try_from(spec.records)
-            .ok()
-            .and_then(|len| Some((len, len.checked_mul(stride)?.max(RECORD_ALIGN))))
-        else {
+        // The whole table must fit in the address space (each chunk's layout is then valid).
+        let Some(len) = usize::try_from(spec.records).ok().filter(|&len| {
+            len.checked_mul(stride)
+                .is_some_and(|b| b <= isize::MAX as usize - RECORD_ALIGN)
+        }) else {
             return Err(too_large);
         };
-        let Ok(layout) = Layout::from_size_align(size, RECORD_ALIGN) else {
+        let chunk_bytes = if growable {
+            GROWING_CHUNK_BYTES
+        } else {
+            FIXED_CHUNK_BYTES
+        };
+        let Some(mut chunks) = Chunks::new(len, stride, chunk_bytes, growable) else {
             return Err(too_large);
         };
-        // SAFETY: `layout` has a non-zero size (at least one cache line).
-        let raw = unsafe { alloc_zeroed(layout) };
-        let Some(base) = NonNull::new(raw) else {
+        if !growable && !chunks.allocate_whole(&memory) {
             return Err(too_large);
-        };
-        for i in 0..len {
-            // SAFETY: record `i` lies within the allocation (`i < len`), starts 64-byte aligned
-            // (base and stride are multiples of 64, and `M` needs at most 64), and nothing
-            // references it yet; writing initialises the metadata in place. The zeroed payload
-            // words are valid `AtomicU64`s already.
-            unsafe {
-                base.as_ptr()
-                    .add(i * stride)
-                    .cast::<M>()
-                    .write(M::default())
-            };
         }
         Ok(Table {
             spec,
-            base,
-            layout,
+            chunks,
+            memory,
+            growable,
             len,
             stride,
             payload_offset,
             words_per_record,
             stored_bytes,
             stamped,
-            _meta: PhantomData,
         })
     }
 }
 
 impl<M> Drop for Table<M> {
     fn drop(&mut self) {
-        if std::mem::needs_drop::<M>() {
-            for i in 0..self.len {
-                // SAFETY: every record's metadata was initialised in `new` and is dropped once,
-                // here; `&mut self` proves no reference to it is alive.
-                unsafe {
-                    std::ptr::drop_in_place(self.base.as_ptr().add(i * self.stride).cast::<M>())
-                };
-            }
-        }
-        // SAFETY: `base` came from `alloc_zeroed(self.layout)` and is freed once.
-        unsafe { dealloc(self.base.as_ptr(), self.layout) };
+        let freed = self.chunks.free_all();
+        self.memory.give_back(freed);
+    }
+}
+
+impl<M: Default + Send> Table<M> {
+    /// A table of `spec` that grows (module docs): nothing but its directory is allocated now.
+    pub fn growable(spec: TableSpec, stamped: bool) -> Result<Self, TableAllocError> {
+        Self::build_in(spec, stamped, true, Arc::new(TableMemory::unlimited()))
     }
 }
 
 impl<M> Table<M> {
+    /// The record at `rid`, or `None` past the end, or when its chunk is not allocated yet and
+    /// cannot be (a growing table past its database's cap, see [`TableMemory`]).
+    #[inline]
+    pub fn get(&self, rid: RecordId) -> Option<Record<'_, M>> {
+        let i = usize::try_from(rid.0).ok().filter(|&i| i < self.len)?;
+        let start = self.chunks.lookup(i, &self.memory, &self.spec.name)?;
+        // SAFETY: `start` is record `i` of an installed chunk (see `record_at`).
+        Some(unsafe { self.record_at(rid, start) })
+    }
+
+    /// Makes sure the record at `rid` exists in memory (allocating its chunk); `false` past the
+    /// end or when the chunk is refused. Workloads reserve the slots they insert into, so that
+    /// a table that cannot grow ends the transaction cleanly (module docs).
+    pub fn reserve(&self, rid: RecordId) -> bool {
+        self.get(rid).is_some()
+    }
+
     /// What this table was created from.
     pub fn spec(&self) -> &TableSpec {
         &self.spec
     }
 
-    /// Number of records.
+    /// Number of record ids (see [`TableSpec::records`]).
     pub fn len(&self) -> u64 {
         self.spec.records
     }
@@ -261,27 +299,66 @@ impl<M> Table<M> {
         self.stride
     }
 
-    /// The record at `rid`, or `None` past the end.
+    /// Whether the table grows (module docs).
+    pub fn is_growable(&self) -> bool {
+        self.growable
+    }
+
+    /// Records per chunk.
+    pub fn records_per_chunk(&self) -> u64 {
+        self.chunks.per_chunk() as u64
+    }
+
+    /// Bytes the table holds: its allocated chunks and its directory.
+    pub fn memory_bytes(&self) -> usize {
+        self.chunks.held_bytes() + self.chunks.directory_bytes()
+    }
+
+    /// The record at `rid` if it is in memory, without allocating: `None` past the end and for a
+    /// record of a growing table whose chunk was never needed (a vacant slot; checks and
+    /// after-run scans read such slots as vacant).
     #[inline]
-    pub fn get(&self, rid: RecordId) -> Option<Record<'_, M>> {
+    pub fn peek(&self, rid: RecordId) -> Option<Record<'_, M>> {
         let i = usize::try_from(rid.0).ok().filter(|&i| i < self.len)?;
-        // SAFETY: `i < len`, so the record lies inside the allocation; its metadata was
-        // initialised in `new` and is only ever accessed through shared references (it is
-        // `Sync`); its payload is `words_per_record` initialised (zeroed) `AtomicU64`s at an
-        // 8-byte-aligned offset. The references live as long as `&self`, and the allocation
-        // never moves or shrinks while the table exists.
+        let start = self.chunks.peek(i)?;
+        // SAFETY: `start` is record `i` of an installed chunk (see `record_at`).
+        Some(unsafe { self.record_at(rid, start) })
+    }
+
+    /// The ranges of record ids whose chunks are allocated, in order (one range per chunk).
+    pub fn allocated_ranges(&self) -> impl Iterator<Item = std::ops::Range<u64>> + '_ {
+        let per = self.chunks.per_chunk() as u64;
+        (0..self.chunks.count())
+            .filter(|&c| self.chunks.is_allocated(c))
+            .map(move |c| {
+                let lo = c as u64 * per;
+                lo..(lo + per).min(self.spec.records)
+            })
+    }
+
+    /// The record whose start is `start`.
+    ///
+    /// # Safety
+    ///
+    /// `start` is the start of record `rid` in an installed chunk of this table.
+    #[inline]
+    unsafe fn record_at(&self, rid: RecordId, start: *mut u8) -> Record<'_, M> {
+        // SAFETY: the record lies inside an installed chunk (the caller's contract); its
+        // metadata was initialised before the chunk was published and is only ever accessed
+        // through shared references (it is `Sync`); its payload is `words_per_record`
+        // initialised (zeroed) `AtomicU64`s at an 8-byte-aligned offset. The references live as
+        // long as `&self`, and chunks never move or are freed while the table exists.
         unsafe {
-            let start = self.base.as_ptr().add(i * self.stride);
             let header = &*start.cast::<RecordHeader<M>>();
             let words = std::slice::from_raw_parts(
                 start.add(self.payload_offset).cast::<AtomicU64>(),
                 self.words_per_record,
             );
-            Some(Record {
+            Record {
                 rid,
                 header,
                 payload: Payload::new(words, self.stored_bytes),
-            })
+            }
         }
     }
 }
@@ -337,6 +414,8 @@ pub fn is_vacant(payload: &[u8]) -> bool {
 pub struct Database<M> {
     tables: Vec<Table<M>>,
     indexes: Vec<TableIndex>,
+    /// What the tables hold, against the cap ([`Database::table_memory`]).
+    memory: Arc<TableMemory>,
 }
 
 impl<M: Default> Database<M> {
@@ -372,6 +451,17 @@ impl<M: Default> Database<M> {
         indexes: &[IndexSpec],
         stamped: bool,
     ) -> Result<Self, TableAllocError> {
+        Self::assemble(specs, indexes, stamped, &[])
+    }
+
+    /// The tables and indexes; the tables named in `growable` grow, which needs `M: Send` (see
+    /// `Table::build_in`): only [`Database::try_build_growable`] passes any.
+    fn assemble(
+        specs: &[TableSpec],
+        indexes: &[IndexSpec],
+        stamped: bool,
+        growable: &[TableId],
+    ) -> Result<Self, TableAllocError> {
         for ix in indexes {
             assert!(
                 (ix.table.0 as usize) < specs.len(),
@@ -381,14 +471,33 @@ impl<M: Default> Database<M> {
                 specs.len()
             );
         }
+        let memory = Arc::new(TableMemory::unlimited());
         Ok(Database {
             tables: specs
                 .iter()
                 .cloned()
-                .map(|spec| Table::try_build(spec, stamped))
+                .enumerate()
+                .map(|(i, spec)| {
+                    let grows = growable.contains(&TableId(i as u32));
+                    Table::build_in(spec, stamped, grows, Arc::clone(&memory))
+                })
                 .collect::<Result<_, _>>()?,
             indexes: indexes.iter().cloned().map(TableIndex::new).collect(),
+            memory,
         })
+    }
+}
+
+impl<M: Default + Send> Database<M> {
+    /// [`Database::try_build`], where the tables named in `growable` grow (see the module docs):
+    /// only their directories are allocated now, their chunks as their records are first used.
+    pub fn try_build_growable(
+        specs: &[TableSpec],
+        indexes: &[IndexSpec],
+        stamped: bool,
+        growable: &[TableId],
+    ) -> Result<Self, TableAllocError> {
+        Self::assemble(specs, indexes, stamped, growable)
     }
 }
 
@@ -424,11 +533,9 @@ impl<M> Database<M> {
         for table in self.tables.iter().filter(|t| t.stamped) {
             row.resize(table.stored_bytes, 0);
             let seq = stamp::seq_word(table.stored_bytes);
-            for i in 0..table.len {
-                let payload = table
-                    .get(RecordId(i as u64))
-                    .expect("within the table")
-                    .payload;
+            // Records of chunks never allocated are zeroed rows, which need nothing.
+            for i in table.allocated_ranges().flatten() {
+                let payload = table.peek(RecordId(i)).expect("an allocated chunk").payload;
                 payload.load(&mut row);
                 let checksum = stamp::row_checksum(0, &row[..table.payload_bytes()]);
                 if checksum != 0 {
@@ -438,9 +545,16 @@ impl<M> Database<M> {
         }
     }
 
-    /// Bytes held by records (metadata, payloads, padding): what the tables cost in memory.
+    /// Bytes held by records (metadata, payloads, padding) and the tables' chunk directories:
+    /// what the tables cost in memory now.
     pub fn memory_bytes(&self) -> usize {
-        self.tables.iter().map(|t| t.len * t.stride).sum()
+        self.tables.iter().map(Table::memory_bytes).sum()
+    }
+
+    /// The tables' memory budget: set its cap ([`TableMemory::set_cap`]) to bound growth; the
+    /// executor stops a run when it refuses a chunk ([`TableMemory::refused`]).
+    pub fn table_memory(&self) -> &TableMemory {
+        &self.memory
     }
 }
 
@@ -566,6 +680,166 @@ mod tests {
             assert_eq!(e.stride, 128);
             assert!(e.to_string().contains("'huge'"), "{e}");
         }
+    }
+
+    fn growing(records: u64) -> Table<[u64; 2]> {
+        Table::growable(
+            TableSpec {
+                name: "grows".into(),
+                records,
+                payload_bytes: 40,
+            },
+            false,
+        )
+        .expect("a directory")
+    }
+
+    #[test]
+    fn a_growing_table_allocates_a_chunk_when_a_record_is_first_used() {
+        let t = growing(1 << 20);
+        assert!(t.is_growable());
+        assert_eq!(t.stride(), 64);
+        let per = t.records_per_chunk();
+        assert_eq!(per as usize, GROWING_CHUNK_BYTES / 64);
+        assert_eq!(
+            t.memory_bytes(),
+            (1 << 20) / per as usize * 8,
+            "the directory only"
+        );
+        assert!(t.peek(RecordId(5)).is_none());
+        let r5 = t.get(RecordId(5)).expect("grows");
+        assert_eq!(r5.order_key() % 64, 0);
+        assert_eq!(
+            t.peek(RecordId(per - 1)).map(|r| r.rid),
+            Some(RecordId(per - 1))
+        );
+        assert!(
+            t.peek(RecordId(per)).is_none(),
+            "the next chunk is not allocated"
+        );
+        r5.payload.store(&[9; 40]);
+        // Growth elsewhere moves nothing.
+        for i in [per, 7 * per + 3, (1 << 20) - 1] {
+            assert!(t.reserve(RecordId(i)));
+        }
+        let again = t.get(RecordId(5)).unwrap();
+        assert_eq!(again.order_key(), r5.order_key());
+        let mut out = [0u8; 40];
+        again.payload.load(&mut out);
+        assert_eq!(out, [9; 40]);
+        assert_eq!(
+            t.allocated_ranges().collect::<Vec<_>>(),
+            [
+                0..per,
+                per..2 * per,
+                7 * per..8 * per,
+                (1 << 20) - per..1 << 20
+            ]
+        );
+        assert_eq!(
+            t.memory_bytes(),
+            4 * GROWING_CHUNK_BYTES + (1 << 20) / per as usize * 8
+        );
+        assert!(t.get(RecordId(1 << 20)).is_none(), "past the end");
+    }
+
+    #[test]
+    fn growth_past_the_cap_is_refused_and_remembered() {
+        let db: Database<u64> = Database::try_build_growable(
+            &[
+                TableSpec {
+                    name: "fixed".into(),
+                    records: 10,
+                    payload_bytes: 8,
+                },
+                TableSpec {
+                    name: "log".into(),
+                    records: 1 << 20,
+                    payload_bytes: 8,
+                },
+            ],
+            &[],
+            false,
+            &[TableId(1)],
+        )
+        .unwrap();
+        let fixed = db.table(TableId(0));
+        assert!(!fixed.is_growable() && fixed.peek(RecordId(9)).is_some());
+        let log = db.table(TableId(1));
+        let per = log.records_per_chunk();
+        let used = db.table_memory().used();
+        assert_eq!(used, 10 * 64, "the fixed table");
+        db.table_memory().set_cap(used + 2 * GROWING_CHUNK_BYTES);
+        assert!(log.reserve(RecordId(0)) && log.reserve(RecordId(per)));
+        assert!(!db.table_memory().refused());
+        assert!(
+            !log.reserve(RecordId(2 * per)),
+            "a third chunk passes the cap"
+        );
+        assert!(log.get(RecordId(2 * per + 1)).is_none());
+        assert!(
+            log.get(RecordId(per + 1)).is_some(),
+            "allocated chunks stay usable"
+        );
+        assert!(db.table_memory().refused());
+        let why = db.table_memory().first_refusal().unwrap();
+        assert_eq!(why.table, "log");
+        assert_eq!(why.chunk, GROWING_CHUNK_BYTES);
+        assert_eq!(
+            fixed.memory_bytes(),
+            10 * 64 + 8,
+            "records and a one-chunk directory"
+        );
+        assert_eq!(db.memory_bytes(), fixed.memory_bytes() + log.memory_bytes());
+    }
+
+    #[test]
+    fn threads_racing_for_one_chunk_share_the_winner() {
+        use std::sync::atomic::{AtomicUsize, Ordering};
+        #[derive(Default)]
+        struct Counted;
+        static LIVE: AtomicUsize = AtomicUsize::new(0);
+        impl Drop for Counted {
+            fn drop(&mut self) {
+                // Relaxed: a test counter read after the threads joined.
+                LIVE.fetch_add(1, Ordering::Relaxed);
+            }
+        }
+        let t: Table<Counted> = Table::growable(
+            TableSpec {
+                name: "race".into(),
+                records: 1 << 16,
+                payload_bytes: 8,
+            },
+            false,
+        )
+        .unwrap();
+        let per = t.records_per_chunk();
+        let addrs: Vec<Vec<usize>> = std::thread::scope(|s| {
+            let hs: Vec<_> = (0..4)
+                .map(|k| {
+                    let t = &t;
+                    s.spawn(move || {
+                        (0..8)
+                            .map(|c| {
+                                t.get(RecordId(c * per + k)).unwrap().order_key() - 64 * k as usize
+                            })
+                            .collect()
+                    })
+                })
+                .collect();
+            hs.into_iter().map(|h| h.join().unwrap()).collect()
+        });
+        assert!(addrs.iter().all(|a| a == &addrs[0]), "one chunk per slot");
+        assert_eq!(
+            t.memory_bytes() - t.chunks.directory_bytes(),
+            8 * per as usize * 64
+        );
+        let losers = LIVE.load(Ordering::Relaxed);
+        drop(t);
+        // Every record built was dropped once: the winners' at the end, the losers' at once.
+        assert_eq!(LIVE.load(Ordering::Relaxed) - losers, 8 * per as usize);
+        assert_eq!(losers % per as usize, 0);
     }
 
     #[test]

@@ -266,6 +266,15 @@ impl<'db, P: Protocol> Txn<'db, P> {
         }
     }
 
+    /// Makes sure slot `rid` of `table` is in memory before the program writes it: tables that
+    /// grow allocate a chunk when a record of it is first used (`storage`, "Tables that grow"),
+    /// and `false` means the database's table memory cap refused it (the run is stopping); the
+    /// program should then end without writing (a user abort). Always `true` for a slot of a
+    /// fixed table.
+    pub fn reserve(&self, table: TableId, rid: RecordId) -> bool {
+        self.tables[table.0 as usize].reserve(rid)
+    }
+
     /// The record an operation addresses, and its row size (what the program sees of the
     /// payload). Programs only name records the workload created, so a miss is a workload bug,
     /// not user input.

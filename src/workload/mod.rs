@@ -105,6 +105,13 @@ pub trait Workload: Sync {
     /// Populates the tables (called once, before any worker starts).
     fn load<M: Sync>(&self, db: &Database<M>);
 
+    /// The tables that grow as rows are inserted (`storage`, "Tables that grow"): only their
+    /// chunk directories are allocated up front, so their [`TableSpec::records`] is a capacity
+    /// that costs 8 bytes per chunk until used. None by default: every table is allocated whole.
+    fn growable_tables(&self) -> Vec<crate::storage::TableId> {
+        Vec::new()
+    }
+
     /// An empty request to be filled by [`Workload::generate`] (allocated once per worker).
     fn new_request(&self) -> Self::Request;
 

@@ -76,8 +76,15 @@ pub fn run_checked<P: Protocol>(protocol: P, ycsb: YcsbConfig, exec: &ExecConfig
 }
 
 /// A database for `workload` in check mode: stamped tables, loaded, loaded rows stamped.
-pub fn checked_db<W: Workload, M: Default + Sync>(workload: &W) -> Database<M> {
-    let db = Database::with_check_stamps(&workload.tables(), &workload.indexes());
+pub fn checked_db<W: Workload, M: Default + Send + Sync>(workload: &W) -> Database<M> {
+    // Growing tables where the workload has them, as the runner builds them.
+    let db = Database::try_build_growable(
+        &workload.tables(),
+        &workload.indexes(),
+        true,
+        &workload.growable_tables(),
+    )
+    .expect("the test's tables fit");
     workload.load(&db);
     db.stamp_loaded_rows();
     db

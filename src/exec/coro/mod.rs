@@ -122,7 +122,7 @@ pub fn run_coro<P: Protocol, W: Workload>(
             })
             .collect();
 
-        let measured = coordinate(cfg, &period, &start);
+        let measured = coordinate(cfg, &period, &start, &|| db.table_memory().refused());
 
         let mut workers = Vec::with_capacity(cfg.threads);
         let mut histories = Vec::new();

@@ -243,6 +243,7 @@ fn run(proto: Proto, mutant: Mutant, load: Load, threads: usize, seed: u64) -> C
         format: Format::Table,
         executor: crate::config::Executor::Thread,
         open_loop: None,
+        table_memory_bytes: u64::MAX,
     };
     let machine = MachineInfo::detect();
     let o = &cfg.options;

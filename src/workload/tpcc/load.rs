@@ -84,11 +84,18 @@ pub struct LoadedTpcc {
 }
 
 /// Creates the database for `config` and loads it; the entry point the TPC-C workload calls.
-pub fn create_and_load<M: Default + Sync>(
+pub fn create_and_load<M: Default + Send + Sync>(
     config: &TpccConfig,
     params: &LoadParams,
 ) -> (Database<M>, LoadedTpcc) {
-    let db = Database::with_indexes(&config.tables(), &config.indexes());
+    // The tables that receive inserts grow, as in a run.
+    let db = Database::try_build_growable(
+        &config.tables(),
+        &config.indexes(),
+        false,
+        &TpccConfig::GROWING_TABLES,
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
     let loaded = load(&db, config, params);
     (db, loaded)
 }

@@ -172,6 +172,10 @@ impl Default for TpccConfig {
 }
 
 impl TpccConfig {
+    /// The tables that receive inserts and grow as they do (`storage`, "Tables that grow"):
+    /// their spare slots cost memory only once used.
+    pub const GROWING_TABLES: [TableId; 4] = [HISTORY, NEW_ORDER, ORDER, ORDER_LINE];
+
     /// The record-id arithmetic for this configuration.
     pub fn layout(&self) -> TpccLayout {
         TpccLayout {

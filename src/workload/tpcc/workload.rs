@@ -11,7 +11,7 @@ use super::schema::{DISTRICTS_PER_WAREHOUSE, INITIAL_ORDERS_PER_DISTRICT, TpccCo
 use super::txns;
 use crate::protocol::{Abort, AccessSet, Protocol};
 use crate::random::FastRng;
-use crate::storage::{Database, IndexSpec, RecordId, TableSpec};
+use crate::storage::{Database, IndexSpec, RecordId, TableId, TableSpec};
 use crate::txn::Txn;
 use crate::workload::Workload;
 use crossbeam_utils::CachePadded;
@@ -41,6 +41,9 @@ pub struct Tpcc {
     /// Transactions that found their district's spare order or history slots used up and did
     /// nothing (user-aborted); reported after the run.
     exhausted: AtomicU64,
+    /// Transactions that found a table unable to grow (its chunk refused by the table memory
+    /// cap) and did nothing (user-aborted); the run stops early when that happens.
+    storage_full: AtomicU64,
     /// "Current date and time" written into O_ENTRY_D, OL_DELIVERY_D and H_DATE (seconds since
     /// the epoch, fixed when the workload is created: dates are not measured).
     pub(super) now: u64,
@@ -60,6 +63,7 @@ impl Tpcc {
                 .map(|_| CachePadded::new(AtomicU64::new(0)))
                 .collect(),
             exhausted: AtomicU64::new(0),
+            storage_full: AtomicU64::new(0),
             now: LoadParams::new(LOAD_SEED).now,
             config,
         }
@@ -80,6 +84,12 @@ impl Tpcc {
     pub(super) fn note_exhausted(&self) {
         // Relaxed: a statistic read after the workers are joined.
         self.exhausted.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// Notes a transaction whose rows found no memory to grow into.
+    pub(super) fn note_storage_full(&self) {
+        // Relaxed: a statistic read after the workers are joined.
+        self.storage_full.fetch_add(1, Ordering::Relaxed);
     }
 
     /// CUSTOMER by last name (available once loaded).
@@ -125,6 +135,11 @@ impl Workload for Tpcc {
             next.store(INITIAL_ORDERS_PER_DISTRICT, Ordering::Relaxed);
         }
         self.exhausted.store(0, Ordering::Relaxed);
+        self.storage_full.store(0, Ordering::Relaxed);
+    }
+
+    fn growable_tables(&self) -> Vec<TableId> {
+        TpccConfig::GROWING_TABLES.to_vec()
     }
 
     fn new_request(&self) -> TpccRequest {
@@ -171,15 +186,25 @@ impl Workload for Tpcc {
     }
 
     fn after_run(&self) -> Vec<String> {
+        let mut warnings = Vec::new();
+        // Relaxed: read after the workers are joined.
+        let full = self.storage_full.load(Ordering::Relaxed);
+        if full > 0 {
+            warnings.push(format!(
+                "{full} TPC-C transactions found no memory for the rows they insert and did \
+                 nothing (counted as user aborts)"
+            ));
+        }
         let n = self.exhausted();
         if n == 0 {
-            return Vec::new();
+            return warnings;
         }
-        vec![format!(
+        warnings.push(format!(
             "{n} TPC-C transactions found their district's spare order or history slots used up \
              and did nothing (counted as user aborts); rerun with a larger --tpcc-spare-orders \
              (now {})",
             self.config.spare_orders_per_district
-        )]
+        ));
+        warnings
     }
 }

@@ -218,13 +218,13 @@ impl<'a, M> RowReader<'a, M> {
 
     /// The bytes at `rid`, loaded into the buffer.
     fn load(&mut self, table: TableId, rid: RecordId, bytes: usize) -> &[u8] {
-        let record = self
-            .db
-            .table(table)
-            .get(rid)
-            .expect("checked against the config");
         self.buf.resize(bytes, 0);
-        record.payload.load(&mut self.buf);
+        // A slot of a growing table whose chunk was never needed holds no row (and is not
+        // allocated by looking).
+        match self.db.table(table).peek(rid) {
+            Some(record) => record.payload.load(&mut self.buf),
+            None => self.buf.fill(0),
+        }
         &self.buf
     }
 
@@ -242,12 +242,10 @@ impl<'a, M> RowReader<'a, M> {
 
     /// Whether a row sits at `rid` (one word read, for slots whose content does not matter).
     fn present(&self, table: TableId, rid: RecordId) -> bool {
-        let record = self
-            .db
+        self.db
             .table(table)
-            .get(rid)
-            .expect("checked against the config");
-        !record.payload.is_vacant()
+            .peek(rid)
+            .is_some_and(|record| !record.payload.is_vacant())
     }
 }
 

@@ -63,6 +63,16 @@ pub(super) async fn run<P: Protocol>(
         t.note_exhausted();
         return Err(Abort::User);
     };
+    // The tables grow: make sure every slot this order fills is in memory before writing any
+    // (a refused chunk ends the order cleanly; the run then stops, see `storage`).
+    let reserved = tx.reserve(ORDER, order_rid)
+        && tx.reserve(NEW_ORDER, order_rid)
+        && tx.reserve(ORDER_LINE, layout.order_line(order_rid, 1))
+        && tx.reserve(ORDER_LINE, layout.order_line(order_rid, req.ol_cnt));
+    if !reserved {
+        t.note_storage_full();
+        return Err(Abort::User);
+    }
     let order = Order {
         o_id,
         o_d_id: d,

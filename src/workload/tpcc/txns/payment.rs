@@ -50,6 +50,10 @@ pub(super) async fn run<P: Protocol>(
         t.note_exhausted();
         return Err(Abort::User);
     };
+    if !tx.reserve(HISTORY, rid) {
+        t.note_storage_full();
+        return Err(Abort::User);
+    }
     let mut h_data = [0u8; 24];
     let name_len = w_name.len();
     h_data[..name_len].copy_from_slice(w_name.as_bytes());
