@@ -104,7 +104,10 @@ fn sweep_records_every_run_and_resume_finishes_an_interrupted_one() {
 
     let plots = dir.join("plots");
     let listed = ok(txbench(&["plot", r, "-o", plots.to_str().unwrap()]));
-    assert_eq!(listed.lines().count(), 8, "{listed}");
+    // Four figures against the parameter and throughput, then the latency distribution and
+    // the phase breakdown at the largest thread count, each as PNG and SVG.
+    assert_eq!(listed.lines().count(), 12, "{listed}");
+    assert!(listed.contains("tiny-latency-cdf.svg") && listed.contains("tiny-phases.png"));
     for f in listed.lines() {
         assert!(std::fs::metadata(f).unwrap().len() > 5_000, "{f}");
     }

@@ -19,6 +19,10 @@
 //! worker's arrivals exactly `n / rate` apart, worker `i` offset by `i / rate`, so the merged
 //! stream is evenly spaced at `1 / rate`.
 //!
+//! A worker sleeps while its next arrival is far and spins through the last half millisecond
+//! (yields, when workers outnumber cores), so that its own late wake-up does not pass for the
+//! system's latency.
+//!
 //! The arrival generator is seeded apart from the request generator, so the same `--seed` draws
 //! the same transactions with or without `--rate`.
 
@@ -31,9 +35,12 @@ use std::time::{Duration, Instant};
 /// stream.
 const ARRIVAL_SEED: u64 = 0x6f70_656e_5f6c_6f6f;
 
-/// Waits shorter than this are spent yielding the CPU rather than sleeping: a sleep can
-/// overshoot by tens of microseconds.
-const SLEEP_SLACK: Duration = Duration::from_micros(80);
+/// The last stretch before an arrival is not slept: a sleep overshoots by the timer slack (about
+/// 50 us) and, on a busy machine, by the wait for a core (milliseconds), and that lateness would
+/// count as the transaction's latency. A worker spins through it instead, or yields when the
+/// run has more workers than cores (then a sibling worker needs the core more than the
+/// arrival needs precision).
+const SPIN_WINDOW: Duration = Duration::from_micros(500);
 
 /// The longest single sleep, so that a worker waiting for a distant arrival still sees stop soon.
 const LONGEST_SLEEP: Duration = Duration::from_millis(1);
@@ -97,24 +104,30 @@ impl ArrivalClock {
 
 /// Waits until `at` (at once when it has passed: the system is behind). Returns false if the run
 /// reached the `stop` period value in `period` meanwhile. Sleeps in steps of at most
-/// [`LONGEST_SLEEP`] while the arrival is far, then yields the CPU until it is due, so that other
-/// workers on the same core run meanwhile.
-pub(super) fn wait_until(at: Instant, period: &AtomicU8, stop: u8) -> bool {
+/// [`LONGEST_SLEEP`] while the arrival is far, then spends the last [`SPIN_WINDOW`] spinning
+/// (or, when `oversubscribed`, yielding the CPU to the run's other workers). Every wait ends by
+/// the arrival time, so even the spin is bounded.
+pub(super) fn wait_until(at: Instant, period: &AtomicU8, stop: u8, oversubscribed: bool) -> bool {
+    let mut polls = 0u32;
     loop {
         let now = Instant::now();
         if now >= at {
             return true;
         }
         // Acquire: pairs with the coordinator's Release store of the period, as in the workers'
-        // loop.
-        if period.load(Ordering::Acquire) == stop {
+        // loop. Checked on every sleep and every 1024th spin (the clock read is the spin's cost).
+        if polls % 1024 == 0 && period.load(Ordering::Acquire) == stop {
             return false;
         }
+        polls = polls.wrapping_add(1);
         let left = at - now;
-        if left > SLEEP_SLACK {
-            std::thread::sleep((left - SLEEP_SLACK).min(LONGEST_SLEEP));
-        } else {
+        if left > SPIN_WINDOW {
+            std::thread::sleep((left - SPIN_WINDOW).min(LONGEST_SLEEP));
+            polls = 0;
+        } else if oversubscribed {
             std::thread::yield_now();
+        } else {
+            std::hint::spin_loop();
         }
     }
 }
@@ -199,14 +212,16 @@ mod tests {
     #[test]
     fn waiting_returns_at_the_arrival_or_at_stop() {
         let period = AtomicU8::new(1);
-        let at = Instant::now() + Duration::from_micros(300);
-        assert!(wait_until(at, &period, 2));
-        assert!(Instant::now() >= at);
+        for oversubscribed in [false, true] {
+            for micros in [300, 3000] {
+                let at = Instant::now() + Duration::from_micros(micros);
+                assert!(wait_until(at, &period, 2, oversubscribed));
+                assert!(Instant::now() >= at);
+            }
+        }
         period.store(2, Ordering::Relaxed);
-        assert!(!wait_until(
-            Instant::now() + Duration::from_secs(60),
-            &period,
-            2
-        ));
+        let far = Instant::now() + Duration::from_secs(60);
+        assert!(!wait_until(far, &period, 2, false));
+        assert!(!wait_until(far, &period, 2, true));
     }
 }

@@ -146,6 +146,7 @@ pub fn run_threads_open_loop<P: Protocol, W: Workload>(
                         backoff,
                         lot,
                         read_phase_extension_ns: cfg.read_phase_extension_ns,
+                        oversubscribed: cfg.threads > cores.len().max(1),
                     };
                     start.wait();
                     // Every worker's arrivals count from the moment the run starts.
@@ -189,6 +190,8 @@ struct Worker<'db, 'w, P: Protocol, W: Workload> {
     /// Where this worker parks when a wait lasts, and whom it wakes when an attempt ends.
     lot: &'w ParkingLot,
     read_phase_extension_ns: u64,
+    /// More workers than cores: open-loop waits yield the CPU rather than spin.
+    oversubscribed: bool,
 }
 
 impl<P: Protocol, W: Workload> Worker<'_, '_, P, W> {
@@ -208,7 +211,7 @@ impl<P: Protocol, W: Workload> Worker<'_, '_, P, W> {
             let arrived = match arrivals.as_deref_mut() {
                 Some(clock) => {
                     let at = clock.take();
-                    if !wait_until(at, period, STOP) {
+                    if !wait_until(at, period, STOP, self.oversubscribed) {
                         break;
                     }
                     Some(at)
