@@ -51,7 +51,33 @@ pub const METRICS: &[Metric] = &[
         scale: 1.0,
         decimals: 1,
     },
+    Metric {
+        key: "p99",
+        title: "p99 latency (us)",
+        path: &["latency_us", "p99"],
+        scale: 1.0,
+        decimals: 1,
+    },
+    Metric {
+        key: "reexecutions",
+        title: "re-executions (deterministic protocols)",
+        path: &["reexecutions"],
+        scale: 1.0,
+        decimals: 0,
+    },
 ];
+
+/// How many of [`METRICS`] `txbench report` shows for an experiment: throughput, abort ratio
+/// and p99.9; every one for an experiment that runs a deterministic protocol (rows that carry
+/// `reexecutions`), whose paper (DecentSched) reports p99 and whose re-executions are not
+/// aborts.
+fn shown_metrics(rows: &[&ResultRow]) -> usize {
+    if rows.iter().any(|r| r.metric(&["reexecutions"]).is_some()) {
+        METRICS.len()
+    } else {
+        3
+    }
+}
 
 /// Median, min and max of a non-empty sample.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -136,7 +162,7 @@ pub fn markdown(rows: &[ResultRow]) -> String {
             cells.entry((p, c)).or_default().push(r);
         }
         let runs = cells.values().map(Vec::len).max().unwrap_or(0);
-        for m in METRICS.iter().take(3) {
+        for m in METRICS.iter().take(shown_metrics(&rows)) {
             let spread = if runs > 1 { ", [min-max]" } else { "" };
             let _ = writeln!(
                 s,
@@ -239,5 +265,38 @@ mod tests {
         assert_eq!((s.median, s.min, s.max, s.n), (2.0, 1.0, 3.0, 3));
         assert_eq!(Spread::of(&[1.0, 4.0]).unwrap().median, 2.5);
         assert_eq!(Spread::of(&[]), None);
+    }
+
+    /// A row of `protocol` whose report carries `report`.
+    fn row(protocol: &str, report: serde_json::Value) -> ResultRow {
+        let mut report = report;
+        report["protocol"] = protocol.into();
+        report["throughput_tps"] = 100.0.into();
+        report["abort_ratio"] = 0.0.into();
+        report["latency_us"] = serde_json::json!({"p50": 1.0, "p99": 2.0, "p999": 3.0});
+        serde_json::from_value(serde_json::json!({
+            "experiment": "e",
+            "point": [["protocol", protocol]],
+            "repetition": 0,
+            "args": {},
+            "txbench": {"version": "0", "commit": "c"},
+            "time": "t",
+            "machine": {},
+            "report": report,
+        }))
+        .expect("a result row")
+    }
+
+    #[test]
+    fn deterministic_experiments_also_show_p99_and_reexecutions() {
+        let occ = row("silo", serde_json::json!({}));
+        let det = row("decentsched", serde_json::json!({"reexecutions": 7}));
+        let only_occ = markdown(std::slice::from_ref(&occ));
+        assert!(only_occ.contains("p99.9 latency"), "{only_occ}");
+        assert!(!only_occ.contains("p99 latency"), "{only_occ}");
+        let both = markdown(&[occ, det]);
+        assert!(both.contains("### p99 latency (us)"), "{both}");
+        assert!(both.contains("### re-executions"), "{both}");
+        assert!(both.contains("| 7 |"), "{both}");
     }
 }
