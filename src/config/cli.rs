@@ -293,6 +293,11 @@ pub struct RunArgs {
     /// Cicada AdaptiveBackoff off (on for Cicada by default; --backoff turns it on for all).
     #[arg(long)]
     pub cicada_no_backoff: bool,
+    // ---- CCBench's long-transaction workload (issue 9) ----
+    /// YCSB: worker 0 pauses this many microseconds at the end of each read phase, before
+    /// commit, while the other workers run unchanged (CCBench figure 14), 0..=10000000.
+    #[arg(long)]
+    pub long_txn_delay_us: Option<u64>,
 }
 
 /// `--key-dist`.

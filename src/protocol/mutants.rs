@@ -106,6 +106,9 @@ pub(crate) enum Mutant {
     /// transaction's timestamp (unit tests only: validation then aborts such a read, so the
     /// checker sees nothing; the snapshot-read test must fail with it).
     CicadaReadNewest,
+    /// MVTO with AggressiveGC: no starvation protection (unit tests only: the long reader's
+    /// liveness, not serializability, depends on it).
+    MvtoNoStarvationPriority,
 }
 
 mod tests;
