@@ -97,7 +97,8 @@ pub(crate) enum Mutant {
     CSchedWritersIgnoreWriters,
     /// C-Sched: the scheduler checks only a transaction's first key before granting it.
     CSchedChecksFirstKeyOnly,
-    /// Cicada: commit step 5 (every read's version is still the one visible) is skipped.
+    /// Cicada: reads are never validated (commit step 5, and the same check in step 1's
+    /// precheck, which would otherwise catch most stale reads).
     CicadaSkipReadValidation,
     /// Cicada: commit step 4 (raising the read records' `rts`) is skipped, so older writers
     /// overwrite versions younger transactions read.
