@@ -315,6 +315,11 @@ pub struct RunArgs {
     /// found free for the tables before the run).
     #[arg(long)]
     pub table_memory_mb: Option<u64>,
+    // ---- CCBench's long-transaction workload (issue 9) ----
+    /// YCSB: worker 0 pauses this many microseconds at the end of each read phase, before
+    /// commit, while the other workers run unchanged (CCBench figure 14), 0..=10000000.
+    #[arg(long)]
+    pub long_txn_delay_us: Option<u64>,
 }
 
 /// `--arrival`.

@@ -563,6 +563,12 @@ impl RunArgs {
         if let Some(r) = self.read_ratio {
             y.read_ratio = unit_interval("read-ratio", r)?;
         }
+        if let Some(d) = self.long_txn_delay_us {
+            if d > 10_000_000 {
+                return Err(out_of_range("long-txn-delay-us", d, "0 <= us <= 10000000"));
+            }
+            y.long_txn_delay_us = d;
+        }
         if self.writes.is_some() {
             y.writes = self.writes;
         }
@@ -662,7 +668,7 @@ impl RunArgs {
     }
 
     /// The flags only YCSB reads, each with whether it was given.
-    pub(super) fn ycsb_only_flags(&self) -> [(&'static str, bool); 10] {
+    pub(super) fn ycsb_only_flags(&self) -> [(&'static str, bool); 11] {
         [
             ("preset", self.preset.is_some()),
             ("ops", self.ops.is_some()),
@@ -674,6 +680,7 @@ impl RunArgs {
             ("blind", self.blind),
             ("theta", self.theta.is_some()),
             ("index", self.index.is_some()),
+            ("long-txn-delay-us", self.long_txn_delay_us.is_some()),
         ]
     }
 

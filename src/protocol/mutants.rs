@@ -103,7 +103,8 @@ pub(crate) enum Mutant {
     /// DecentSched, opportunistic execution: installs leave the records' versions as they were,
     /// so a speculative attempt never sees that what it read changed.
     DecentSchedInstallWithoutVersion,
-    /// Cicada: commit step 5 (every read's version is still the one visible) is skipped.
+    /// Cicada: reads are never validated (commit step 5, and the same check in step 1's
+    /// precheck, which would otherwise catch most stale reads).
     CicadaSkipReadValidation,
     /// Cicada: commit step 4 (raising the read records' `rts`) is skipped, so older writers
     /// overwrite versions younger transactions read.
@@ -112,6 +113,9 @@ pub(crate) enum Mutant {
     /// transaction's timestamp (unit tests only: validation then aborts such a read, so the
     /// checker sees nothing; the snapshot-read test must fail with it).
     CicadaReadNewest,
+    /// MVTO with AggressiveGC: no starvation protection (unit tests only: the long reader's
+    /// liveness, not serializability, depends on it).
+    MvtoNoStarvationPriority,
 }
 
 mod tests;

@@ -48,6 +48,10 @@ pub struct YcsbConfig {
     /// How keys are drawn: zipfian with `theta` (the default), or SGPM's normal distribution.
     #[serde(flatten)]
     pub key_dist: KeyDist,
+    /// CCBench's long-transaction workload (its figure 14): worker 0 pauses this many
+    /// microseconds at the end of every transaction's read phase, before commit, while the
+    /// others run unchanged; its transactions are reported as the `long` type. 0: off.
+    pub long_txn_delay_us: u64,
 }
 
 /// The key distribution (`--key-dist`).
@@ -80,6 +84,7 @@ impl Default for YcsbConfig {
             theta: 0.99,
             index: KeyIndexKind::Array,
             key_dist: KeyDist::Zipf,
+            long_txn_delay_us: 0,
         }
     }
 }
@@ -160,6 +165,8 @@ pub struct YcsbRequest {
     /// The operations, keys distinct.
     pub ops: Vec<YcsbOp>,
     long: bool,
+    /// Pause at the end of the read phase, microseconds (`long_txn_delay_us`, worker 0 only).
+    delay_us: u64,
 }
 
 impl Ycsb {
@@ -209,13 +216,16 @@ impl Workload for Ycsb {
         YcsbRequest {
             ops: Vec::with_capacity(self.config.ops.max(self.config.long_ops)),
             long: false,
+            delay_us: 0,
         }
     }
 
     #[inline]
-    fn generate(&self, _worker: usize, rng: &mut FastRng, req: &mut YcsbRequest) {
+    fn generate(&self, worker: usize, rng: &mut FastRng, req: &mut YcsbRequest) {
         let c = &self.config;
         req.long = c.long_share > 0.0 && rng.chance(c.long_share);
+        req.delay_us = if worker == 0 { c.long_txn_delay_us } else { 0 };
+        req.long |= req.delay_us > 0;
         let n = if req.long { c.long_ops } else { c.ops };
         req.ops.clear();
         // With an exact write count, each position writes with probability
@@ -249,7 +259,7 @@ impl Workload for Ycsb {
     }
 
     fn txn_types(&self) -> &'static [&'static str] {
-        if self.config.long_share > 0.0 {
+        if self.config.long_share > 0.0 || self.config.long_txn_delay_us > 0 {
             TYPES
         } else {
             &TYPES[..1]
@@ -320,12 +330,35 @@ async fn run_ycsb<P: Protocol>(
             }
         }
     }
+    if req.delay_us > 0 {
+        // The long transaction's pause (CCBench's worker-1 read-phase delay). Sleeping gives
+        // the core to the other workers, which a spin would not on a machine with more workers
+        // than cores; under the coroutine executor it also holds up the thread's other
+        // coroutines, as CCBench's delayed worker thread does.
+        std::thread::sleep(std::time::Duration::from_micros(req.delay_us));
+    }
     Ok(())
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn only_worker_zero_runs_the_long_transaction() {
+        let w = Ycsb::new(YcsbConfig {
+            records: 100,
+            long_txn_delay_us: 250,
+            ..YcsbConfig::default()
+        });
+        let mut rng = FastRng::for_worker(1, 0);
+        let mut req = w.new_request();
+        w.generate(0, &mut rng, &mut req);
+        assert_eq!((req.delay_us, w.txn_type(&req)), (250, 1));
+        w.generate(1, &mut rng, &mut req);
+        assert_eq!((req.delay_us, w.txn_type(&req)), (0, 0));
+        assert_eq!(w.txn_types(), TYPES);
+    }
 
     #[test]
     fn a_request_is_read_only_exactly_when_it_has_no_write() {

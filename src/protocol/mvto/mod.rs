@@ -23,8 +23,23 @@
 //! freed version finds it gone (`storage::versions::VersionChain::read_validated`, which detects
 //! a node reclaimed under the walk) and aborts with `version_collected`; its retry draws a new,
 //! newer timestamp, so it needs fewer old versions. Memory stays at about one older version per
-//! written record; the price is those aborts. (Not built: the wait-die-style priority the issue
-//! asks for against the starvation of long readers.)
+//! written record; the price is those aborts.
+//!
+//! **Starvation priority under AggressiveGC** (wait-die style). A new timestamp alone does not
+//! save a long reader: whenever a record it reads is written twice during its run, its version
+//! is gone again, and it can abort forever (CCBench 7.3 names the risk). So a transaction keeps
+//! its first attempt's timestamp as its *priority* across retries, and one transaction at a time
+//! may hold the *protection*: the oldest-priority transaction that lost a read to collection.
+//! While a transaction holds it, every install collects only below the protected snapshot
+//! (`VersionChain::collect` with the protected timestamp as its watermark) instead of
+//! aggressively, so the protected attempt finds every version it needs and cannot abort with
+//! `version_collected` again. Priority decides as in wait-die: a starving transaction older than
+//! the holder takes the protection over (the younger holder goes back to aggressive collection
+//! and retries as usual); a younger one does not get it and retries unprotected. The holder
+//! gives it back when it commits. An install that read the protection just before the holder
+//! published its new snapshot may still collect a version the holder needs; the holder then
+//! aborts and retries, still protected, and the next attempt's snapshot is published before any
+//! later install reads it, so it eventually commits (`tests.rs` shows it step by step).
 //!
 //! Record metadata: the word (`LOCK | write timestamp of the inline version`, as SI's), the
 //! chain, and `rts`.
@@ -72,6 +87,13 @@ pub struct Mvto {
     versions: VersionStore<()>,
     /// AggressiveGC (module docs).
     aggressive: bool,
+    /// AggressiveGC's starvation protection (module docs): the priority (first timestamp) of
+    /// the transaction holding it, 0 when none. Written by starving transactions (CAS), read by
+    /// them.
+    protected_priority: CachePadded<AtomicU64>,
+    /// The holder's current snapshot (its attempt's timestamp), `u64::MAX` when none. Written by
+    /// the holder at begin and release, read by every install under AggressiveGC.
+    protected_snapshot: CachePadded<AtomicU64>,
     #[cfg(test)]
     mutant: Mutant,
 }
@@ -91,6 +113,8 @@ impl Mvto {
                 opts.mv.version_reuse,
             ),
             aggressive: opts.mv.aggressive_gc,
+            protected_priority: CachePadded::new(AtomicU64::new(0)),
+            protected_snapshot: CachePadded::new(AtomicU64::new(u64::MAX)),
             #[cfg(test)]
             mutant: Mutant::None,
         }
@@ -116,9 +140,57 @@ pub struct MvtoWorker<'db> {
     pool: VersionPool<'db, ()>,
     scratch: Vec<u8>,
     last_refresh: Instant,
+    /// The transaction's priority: its first attempt's timestamp (AggressiveGC, module docs).
+    priority: u64,
+    /// The last attempt aborted because a version it needed was collected.
+    starved: bool,
 }
 
 impl Mvto {
+    /// Whether worker `w`'s transaction holds the starvation protection.
+    #[inline]
+    fn holds_protection(&self, w: &MvtoWorker<'_>) -> bool {
+        // Acquire: pairs with the claiming CAS (the value alone matters).
+        self.aggressive && self.protected_priority.load(Ordering::Acquire) == w.priority
+    }
+
+    /// A starving transaction asks for the protection (module docs): it gets it when nobody
+    /// holds it or the holder is younger.
+    fn claim_protection(&self, priority: u64) -> bool {
+        // Acquire/AcqRel: the CAS orders claims; the snapshot word is published separately.
+        let mut holder = self.protected_priority.load(Ordering::Acquire);
+        loop {
+            if holder == priority {
+                return true;
+            }
+            if holder != 0 && holder < priority {
+                return false;
+            }
+            match self.protected_priority.compare_exchange(
+                holder,
+                priority,
+                Ordering::AcqRel,
+                Ordering::Acquire,
+            ) {
+                Ok(_) => return true,
+                Err(now) => holder = now,
+            }
+        }
+    }
+
+    /// The holder committed: gives the protection back.
+    fn release_protection(&self, priority: u64) {
+        // SeqCst: the snapshot reset is ordered with installs' loads; losing the race to a
+        // newer claimer (CAS failure) leaves its claim alone.
+        if self
+            .protected_priority
+            .compare_exchange(priority, 0, Ordering::SeqCst, Ordering::Relaxed)
+            .is_ok()
+        {
+            self.protected_snapshot.store(u64::MAX, Ordering::SeqCst);
+        }
+    }
+
     /// Reads the version of `rec` visible at `ts` into `out`; `register` raises `rts` when it is
     /// the inline one (false for read-committed reads, which protect nothing).
     #[inline]
@@ -189,14 +261,37 @@ impl Protocol for Mvto {
             pool: self.versions.pool(id),
             scratch: Vec::new(),
             last_refresh: Instant::now(),
+            priority: 0,
+            starved: false,
         }
     }
 
-    fn begin(&self, w: &mut MvtoWorker<'_>, _start: AttemptStart) {
+    fn begin(&self, w: &mut MvtoWorker<'_>, start: AttemptStart) {
         w.writes.clear();
         w.locked = 0;
         w.ts = self.watermark.enter_unique(w.id, &self.clock);
         w.last_refresh = self.watermark.maybe_refresh(&self.clock, w.last_refresh);
+        if !start.retry {
+            if self.aggressive && w.priority != 0 {
+                // A transaction that ended without committing (a user abort) gives back a
+                // protection it still holds.
+                self.release_protection(w.priority);
+            }
+            w.priority = w.ts;
+            w.starved = false;
+        }
+        #[cfg(test)]
+        let priority_on = self.mutant != Mutant::MvtoNoStarvationPriority;
+        #[cfg(not(test))]
+        let priority_on = true;
+        if self.aggressive
+            && priority_on
+            && (w.starved || self.holds_protection(w))
+            && self.claim_protection(w.priority)
+        {
+            // SeqCst: published before this attempt reads; installs load it SeqCst.
+            self.protected_snapshot.store(w.ts, Ordering::SeqCst);
+        }
     }
 
     #[inline]
@@ -284,8 +379,14 @@ impl Protocol for Mvto {
             meta.word.store(LOCK | w.ts, Ordering::Release);
             w.writes.install(i);
             if self.aggressive {
-                meta.chain
-                    .collect_aggressively(AGGRESSIVE_KEEP, &mut w.pool);
+                // SeqCst: pairs with the holder's store at begin (module docs).
+                let protected = self.protected_snapshot.load(Ordering::SeqCst);
+                if protected < w.ts {
+                    meta.chain.collect(w.ts, protected, &mut w.pool);
+                } else {
+                    meta.chain
+                        .collect_aggressively(AGGRESSIVE_KEEP, &mut w.pool);
+                }
             } else {
                 meta.chain.collect(w.ts, watermark, &mut w.pool);
             }
@@ -294,10 +395,14 @@ impl Protocol for Mvto {
         }
         w.locked = 0;
         self.watermark.leave(w.id);
+        if self.aggressive {
+            self.release_protection(w.priority);
+        }
         Poll::Ready(Ok(()))
     }
 
-    fn abort(&self, w: &mut MvtoWorker<'_>, _why: Abort) {
+    fn abort(&self, w: &mut MvtoWorker<'_>, why: Abort) {
+        w.starved = why == Abort::VersionCollected;
         self.unlock_held(w);
         w.writes.clear();
         self.watermark.leave(w.id);

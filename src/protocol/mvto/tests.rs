@@ -114,3 +114,67 @@ fn aggressive_gc_aborts_a_reader_whose_version_is_gone() {
     m.abort(&mut old, Abort::VersionCollected);
     assert_eq!(m.version_stats().unwrap().live_versions, 1);
 }
+
+/// A long reader under AggressiveGC: each of its attempts reads `x`, then `y` after two writes
+/// to `y`. Returns after how many attempts it committed (`None`: not within `tries`).
+fn long_reader_attempts(m: &Mvto, tries: usize) -> Option<usize> {
+    let t: Table<MvtoMeta> = Table::new(TableSpec {
+        name: "t".into(),
+        records: 2,
+        payload_bytes: 8,
+    });
+    let (x, y) = (t.get(RecordId(0)).unwrap(), t.get(RecordId(1)).unwrap());
+    let mut reader = m.new_worker(0);
+    let mut writer = m.new_worker(1);
+    let mut out = [0u8; 8];
+    for attempt in 1..=tries {
+        let start = if attempt == 1 {
+            AttemptStart::FIRST
+        } else {
+            AttemptStart::RETRY
+        };
+        m.begin(&mut reader, start);
+        ready(m.read(&mut reader, x, &mut out)).unwrap();
+        // While the reader runs, `y` is written twice: AggressiveGC keeps one older version.
+        for v in 0..2u64 {
+            m.begin(&mut writer, AttemptStart::FIRST);
+            ready(m.write(
+                &mut writer,
+                y,
+                &(attempt as u64 * 10 + v).to_le_bytes(),
+                WriteKind::Blind,
+            ))
+            .unwrap();
+            ready(m.commit(&mut writer)).unwrap();
+        }
+        match ready(m.read(&mut reader, y, &mut out)) {
+            Ok(()) => {
+                ready(m.commit(&mut reader)).unwrap();
+                return Some(attempt);
+            }
+            Err(why) => {
+                assert_eq!(why, Abort::VersionCollected);
+                m.abort(&mut reader, why);
+            }
+        }
+    }
+    None
+}
+
+#[test]
+fn a_long_reader_eventually_commits_under_aggressive_gc() {
+    let mut opts = ProtocolOptions {
+        threads: 2,
+        ..Default::default()
+    };
+    opts.mv.aggressive_gc = true;
+    // The first attempt loses `y`; the retry holds the protection and commits.
+    assert_eq!(long_reader_attempts(&Mvto::new(&opts), 10), Some(2));
+    // Without the priority it starves: every attempt loses `y` the same way.
+    let m = Mvto::new(&opts).with_mutant(Mutant::MvtoNoStarvationPriority);
+    assert_eq!(long_reader_attempts(&m, 10), None);
+    // The protection was given back: the next installs collect aggressively again.
+    let m = Mvto::new(&opts);
+    assert_eq!(long_reader_attempts(&m, 10), Some(2));
+    assert_eq!(m.protected_priority.load(Ordering::Relaxed), 0);
+}
