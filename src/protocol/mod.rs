@@ -51,6 +51,7 @@ pub mod signal;
 pub mod silo;
 pub mod tictoc;
 pub mod twopl;
+pub mod twopl_er;
 pub mod wake;
 pub mod worker_set;
 
@@ -281,6 +282,7 @@ impl ProtocolKind {
             ProtocolKind::Mvto => meta::<mvto::Mvto>(),
             ProtocolKind::CSched => meta::<c_sched::CSched>(),
             ProtocolKind::Calvin => meta::<calvin::Calvin>(),
+            ProtocolKind::TwoPlEr => meta::<twopl_er::TwoPlEr>(),
         }
     }
 }
@@ -324,6 +326,7 @@ mod meta_size_tests {
                 ProtocolKind::DecentSched => needs::<decentsched::DecentSched>(),
                 ProtocolKind::CSched => needs::<c_sched::CSched>(),
                 ProtocolKind::Calvin => needs::<calvin::Calvin>(),
+                ProtocolKind::TwoPlEr => needs::<twopl_er::TwoPlEr>(),
             };
             assert_eq!(p.needs_declared_set(), expected, "{p}");
         }

@@ -97,6 +97,12 @@ pub(crate) enum Mutant {
     CSchedWritersIgnoreWriters,
     /// C-Sched: the scheduler checks only a transaction's first key before granting it.
     CSchedChecksFirstKeyOnly,
+    /// 2PL with early release: only declared writes are locked; declared reads read in place
+    /// unlocked.
+    TwoPlErReadsUnlocked,
+    /// 2PL with early release: a write releases its lock at once but is buffered and installed
+    /// at commit (early release combined with deferred install).
+    TwoPlErReleaseBeforeInstall,
 }
 
 mod tests;

@@ -46,11 +46,14 @@ pub enum ProtocolKind {
     /// Calvin-style locking: a global sequence, each record's locks granted in sequence order
     /// (deterministic, abort-free).
     Calvin,
+    /// 2PL with early release (SGPM): rw locks on the declared set in one global order, each
+    /// released after the record's last use (serializable; refused where user aborts exist).
+    TwoPlEr,
 }
 
 impl ProtocolKind {
     /// Every protocol, in the order reports list them (`nocc` first: the ceiling row).
-    pub const ALL: [ProtocolKind; 15] = [
+    pub const ALL: [ProtocolKind; 16] = [
         ProtocolKind::Nocc,
         ProtocolKind::NoWait,
         ProtocolKind::WaitDie,
@@ -66,6 +69,7 @@ impl ProtocolKind {
         ProtocolKind::Mvto,
         ProtocolKind::CSched,
         ProtocolKind::Calvin,
+        ProtocolKind::TwoPlEr,
     ];
 
     /// The name used on the command line and in reports.
@@ -86,6 +90,7 @@ impl ProtocolKind {
             ProtocolKind::Mvto => "mvto",
             ProtocolKind::CSched => "c_sched",
             ProtocolKind::Calvin => "calvin",
+            ProtocolKind::TwoPlEr => "twopl_er",
         }
     }
 
@@ -132,6 +137,9 @@ impl ProtocolKind {
             ProtocolKind::Calvin => {
                 "deterministic: global sequence, record locks granted in sequence order, no aborts (Calvin)"
             }
+            ProtocolKind::TwoPlEr => {
+                "2PL with early release: declared set locked in key order, each lock freed after its last use (SGPM)"
+            }
         }
     }
 
@@ -145,6 +153,7 @@ impl ProtocolKind {
                 | ProtocolKind::DecentSched
                 | ProtocolKind::CSched
                 | ProtocolKind::Calvin
+                | ProtocolKind::TwoPlEr
         )
     }
 }

@@ -23,6 +23,7 @@ use crate::protocol::plor::Plor;
 use crate::protocol::silo::Silo;
 use crate::protocol::tictoc::TicToc;
 use crate::protocol::twopl::{NoWait, WaitDie, WoundWait};
+use crate::protocol::twopl_er::TwoPlEr;
 use crate::protocol::{MoccLockKind, ProtocolKind, ProtocolOptions};
 use crate::runner::run_with;
 use crate::workload::WorkloadConfig;
@@ -60,6 +61,7 @@ enum Proto {
     Mvto,
     CSched,
     Calvin,
+    TwoPlEr,
 }
 
 /// The workload that provokes a mutant's bug (YCSB, theta 0.99, 16-byte rows).
@@ -153,6 +155,8 @@ const CASES: &[Case] = &[
     (Proto::CSched, Mutant::CSchedChecksFirstKeyOnly, Load::HotRmwSlowCommit),
     (Proto::Calvin, Mutant::CalvinWritesLockShared, Load::HotRmw),
     (Proto::Calvin, Mutant::CalvinWritersIgnoreWriters, Load::HotRmwSlowCommit),
+    (Proto::TwoPlEr, Mutant::TwoPlErReadsUnlocked, Load::HotRmw),
+    (Proto::TwoPlEr, Mutant::TwoPlErReleaseBeforeInstall, Load::HotRmw),
 ];
 
 /// Mutants whose bug is open only for a sub-microsecond window: between a lock's release and the
@@ -204,6 +208,7 @@ fn run(proto: Proto, mutant: Mutant, load: Load, threads: usize, seed: u64) -> C
         Proto::Mvto => ProtocolKind::Mvto,
         Proto::CSched => ProtocolKind::CSched,
         Proto::Calvin => ProtocolKind::Calvin,
+        Proto::TwoPlEr => ProtocolKind::TwoPlEr,
     };
     if matches!(proto, Proto::MoccRw | Proto::MoccMql) {
         options.mocc.threshold = MOCC_THRESHOLD;
@@ -292,6 +297,10 @@ fn run(proto: Proto, mutant: Mutant, load: Load, threads: usize, seed: u64) -> C
         }
         Proto::Calvin => {
             let p = Calvin::new().with_mutant(mutant);
+            run_with(kind, p, &cfg, &workload, &machine)
+        }
+        Proto::TwoPlEr => {
+            let p = TwoPlEr::new().with_mutant(mutant);
             run_with(kind, p, &cfg, &workload, &machine)
         }
     }
@@ -446,4 +455,9 @@ fn ermia_mutants_are_caught() {
 #[test]
 fn mvto_mutants_are_caught() {
     check_protocol(Proto::Mvto);
+}
+
+#[test]
+fn twopl_er_mutants_are_caught() {
+    check_protocol(Proto::TwoPlEr);
 }
