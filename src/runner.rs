@@ -24,6 +24,7 @@ use crate::protocol::tictoc::TicToc;
 use crate::protocol::twopl::{
     ConflictRule, NoWait, TwoPl, WaitDie, WaitDieWide, WoundWait, WoundWaitWide, needs_wide_locks,
 };
+use crate::protocol::twopl_er::TwoPlEr;
 use crate::protocol::{MoccLockKind, Protocol, ProtocolKind};
 use crate::storage::{Database, TableAllocError};
 use crate::workload::Workload;
@@ -131,6 +132,7 @@ pub fn run_protocol<W: Workload>(
         ProtocolKind::CSched => run_with(kind, CSched::new(opts), cfg, workload, machine),
         ProtocolKind::Calvin => run_with(kind, Calvin::new(), cfg, workload, machine),
         ProtocolKind::Cicada => run_with(kind, Cicada::new(opts), cfg, workload, machine),
+        ProtocolKind::TwoPlEr => run_with(kind, TwoPlEr::new(), cfg, workload, machine),
     }
 }
 

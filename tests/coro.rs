@@ -353,3 +353,25 @@ fn deterministic_protocols_one_thread_eight_coroutines() {
         assert_eq!(r["check"]["consistency_violations"], 0, "{}", r["protocol"]);
     }
 }
+
+/// 2PL with early release under one thread of eight coroutines: each slot drives `schedule`,
+/// whose lock waits suspend the slot (AG), on YCSB blind and read-modify-write at high
+/// contention and on long-scan, checked, with no abort at all (it never aborts on its own and
+/// these workloads have no user aborts).
+#[test]
+fn early_release_one_thread_eight_coroutines() {
+    let mut runs = Vec::new();
+    for writes in ["--blind", "--rmw"] {
+        let mut args = ONE_THREAD_EIGHT.to_vec();
+        args.extend(["--records", "1000", "--theta", "0.99", writes, "-d", "0.2"]);
+        runs.extend(runs_checked(&[&["-p", "twopl_er"]], &args));
+    }
+    let mut scan = ONE_THREAD_EIGHT.to_vec();
+    scan.extend(["-w", "long-scan", "-d", "0.2"]);
+    runs.extend(runs_checked(&[&["-p", "twopl_er"]], &scan));
+    assert_eq!(runs.len(), 3);
+    for r in &runs {
+        assert_eq!(r["aborts"], 0, "{r}");
+        assert!(r["signals"]["ag"].as_u64().is_some(), "{r}");
+    }
+}

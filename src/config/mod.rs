@@ -121,6 +121,19 @@ pub enum ConfigError {
         /// The allowed names.
         allowed: String,
     },
+    /// A protocol that lets other transactions see its writes before it commits (2PL with
+    /// early release), on a workload whose transactions may abort by their own logic.
+    #[error(
+        "invalid value '{protocol}' for --protocol with this workload: {protocol} releases each \
+         lock before commit, so other transactions may read a write before its transaction \
+         commits, which is only serializable when no transaction aborts, and {why}"
+    )]
+    UserAborts {
+        /// The protocol's name.
+        protocol: &'static str,
+        /// Which aborts the workload has, and what would work.
+        why: String,
+    },
 }
 
 impl From<UnknownProtocol> for ConfigError {

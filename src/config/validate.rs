@@ -253,6 +253,19 @@ impl RunArgs {
                 why,
             });
         }
+        // 2PL with early release shows writes before their commit: `all` leaves it out where
+        // transactions abort by their own logic, and naming it there is an error.
+        if let Some(why) = workload.user_aborts() {
+            if self.protocol.trim().eq_ignore_ascii_case("all") {
+                protocols.retain(|p| *p != ProtocolKind::TwoPlEr);
+            }
+            if protocols.contains(&ProtocolKind::TwoPlEr) {
+                return Err(ConfigError::UserAborts {
+                    protocol: ProtocolKind::TwoPlEr.name(),
+                    why,
+                });
+            }
+        }
         if workers > MAX_ERMIA_WORKERS && protocols.contains(&ProtocolKind::Ermia) {
             return Err(worker_limit(executor, threads, MAX_ERMIA_WORKERS, "ermia"));
         }
@@ -866,6 +879,27 @@ mod tests {
             err.contains("ord_lock") && err.contains("--mix np"),
             "{err}"
         );
+    }
+
+    #[test]
+    fn early_release_is_refused_where_transactions_abort_by_their_own_logic() {
+        let np = args(&["-w", "tpcc", "--mix", "np"]).unwrap();
+        assert!(np.protocols.contains(&ProtocolKind::OrdLock));
+        assert!(
+            !np.protocols.contains(&ProtocolKind::TwoPlEr),
+            "all leaves it out"
+        );
+        let err = args(&["-w", "tpcc", "--mix", "np", "-p", "ord_lock,twopl_er"]).unwrap_err();
+        assert!(matches!(err, ConfigError::UserAborts { .. }), "{err}");
+        let err = err.to_string();
+        assert!(
+            err.contains("twopl_er") && err.contains("New-Order") && err.contains("ycsb"),
+            "{err}"
+        );
+        for w in ["ycsb", "long-scan"] {
+            let c = args(&["-w", w, "-p", "twopl_er"]).unwrap();
+            assert_eq!(c.protocols, [ProtocolKind::TwoPlEr]);
+        }
     }
 
     #[test]

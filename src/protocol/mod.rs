@@ -52,6 +52,7 @@ pub mod signal;
 pub mod silo;
 pub mod tictoc;
 pub mod twopl;
+pub mod twopl_er;
 pub mod wake;
 pub mod worker_set;
 
@@ -375,6 +376,7 @@ impl ProtocolKind {
             ProtocolKind::CSched => meta::<c_sched::CSched>(),
             ProtocolKind::Calvin => meta::<calvin::Calvin>(),
             ProtocolKind::Cicada => meta::<cicada::Cicada>(),
+            ProtocolKind::TwoPlEr => meta::<twopl_er::TwoPlEr>(),
         }
     }
 }
@@ -419,6 +421,7 @@ mod meta_size_tests {
                 ProtocolKind::CSched => needs::<c_sched::CSched>(),
                 ProtocolKind::Calvin => needs::<calvin::Calvin>(),
                 ProtocolKind::Cicada => needs::<cicada::Cicada>(),
+                ProtocolKind::TwoPlEr => needs::<twopl_er::TwoPlEr>(),
             };
             assert_eq!(p.needs_declared_set(), expected, "{p}");
         }

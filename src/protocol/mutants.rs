@@ -116,6 +116,12 @@ pub(crate) enum Mutant {
     /// MVTO with AggressiveGC: no starvation protection (unit tests only: the long reader's
     /// liveness, not serializability, depends on it).
     MvtoNoStarvationPriority,
+    /// 2PL with early release: only declared writes are locked; declared reads read in place
+    /// unlocked.
+    TwoPlErReadsUnlocked,
+    /// 2PL with early release: a write releases its lock at once but is buffered and installed
+    /// at commit (early release combined with deferred install).
+    TwoPlErReleaseBeforeInstall,
 }
 
 mod tests;

@@ -49,11 +49,14 @@ pub enum ProtocolKind {
     /// Cicada: multi-version timestamp ordering with OCC validation and loosely synchronised
     /// per-worker clocks, serializable.
     Cicada,
+    /// 2PL with early release (SGPM): rw locks on the declared set in one global order, each
+    /// released after the record's last use (serializable; refused where user aborts exist).
+    TwoPlEr,
 }
 
 impl ProtocolKind {
     /// Every protocol, in the order reports list them (`nocc` first: the ceiling row).
-    pub const ALL: [ProtocolKind; 16] = [
+    pub const ALL: [ProtocolKind; 17] = [
         ProtocolKind::Nocc,
         ProtocolKind::NoWait,
         ProtocolKind::WaitDie,
@@ -70,6 +73,7 @@ impl ProtocolKind {
         ProtocolKind::CSched,
         ProtocolKind::Calvin,
         ProtocolKind::Cicada,
+        ProtocolKind::TwoPlEr,
     ];
 
     /// The name used on the command line and in reports.
@@ -91,6 +95,7 @@ impl ProtocolKind {
             ProtocolKind::CSched => "c_sched",
             ProtocolKind::Calvin => "calvin",
             ProtocolKind::Cicada => "cicada",
+            ProtocolKind::TwoPlEr => "twopl_er",
         }
     }
 
@@ -140,6 +145,9 @@ impl ProtocolKind {
             ProtocolKind::Cicada => {
                 "multi-version TO + OCC validation, per-worker clocks, six switchable optimizations (CCBench 2)"
             }
+            ProtocolKind::TwoPlEr => {
+                "2PL with early release: declared set locked in key order, each lock freed after its last use (SGPM)"
+            }
         }
     }
 
@@ -153,6 +161,7 @@ impl ProtocolKind {
                 | ProtocolKind::DecentSched
                 | ProtocolKind::CSched
                 | ProtocolKind::Calvin
+                | ProtocolKind::TwoPlEr
         )
     }
 }

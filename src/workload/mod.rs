@@ -57,6 +57,25 @@ impl WorkloadConfig {
         }
     }
 
+    /// Why this workload's transactions may abort by their own logic (`Abort::User`), with
+    /// what would work; `None` when they never do. Configuration rejects protocols whose
+    /// uncommitted writes are visible (2PL with early release) on such a workload.
+    pub fn user_aborts(&self) -> Option<String> {
+        match self {
+            WorkloadConfig::Ycsb(_)
+            | WorkloadConfig::LongScan(_)
+            | WorkloadConfig::WriteSkew(_) => None,
+            // Every mix that can declare access sets (--mix np) runs New-Order; and Payment
+            // aborts too once a district's HISTORY slots run out.
+            WorkloadConfig::Tpcc(_) => Some(
+                "TPC-C's New-Order rolls back 1% of its orders (an invalid item) and Payment \
+                 aborts when a district's history slots run out; --workload ycsb or long-scan \
+                 have no user aborts"
+                    .to_string(),
+            ),
+        }
+    }
+
     /// Why this workload, as configured, cannot declare its requests' access sets before they
     /// run (what [`Workload::declares_access_sets`] answers), with what would work; `None` when
     /// it can. Configuration rejects a deterministic protocol on such a workload before any

@@ -24,6 +24,7 @@ use crate::protocol::plor::Plor;
 use crate::protocol::silo::Silo;
 use crate::protocol::tictoc::TicToc;
 use crate::protocol::twopl::{NoWait, WaitDie, WoundWait};
+use crate::protocol::twopl_er::TwoPlEr;
 use crate::protocol::{MoccLockKind, ProtocolKind, ProtocolOptions};
 use crate::runner::run_with;
 use crate::workload::WorkloadConfig;
@@ -64,6 +65,7 @@ enum Proto {
     /// DecentSched with opportunistic execution (`--ds-opportunistic`).
     DecentSchedOpportunistic,
     Cicada,
+    TwoPlEr,
 }
 
 /// The workload that provokes a mutant's bug (YCSB, theta 0.99, 16-byte rows).
@@ -161,6 +163,8 @@ const CASES: &[Case] = &[
     (Proto::DecentSchedOpportunistic, Mutant::DecentSchedInstallWithoutVersion, Load::HotRmw),
     (Proto::Cicada, Mutant::CicadaSkipReadValidation, Load::HotRmw),
     (Proto::Cicada, Mutant::CicadaSkipReadTimestamp, Load::HotRmw),
+    (Proto::TwoPlEr, Mutant::TwoPlErReadsUnlocked, Load::HotRmw),
+    (Proto::TwoPlEr, Mutant::TwoPlErReleaseBeforeInstall, Load::HotRmw),
 ];
 
 /// Mutants whose bug is open only for a sub-microsecond window: between a lock's release and the
@@ -214,6 +218,7 @@ fn run(proto: Proto, mutant: Mutant, load: Load, threads: usize, seed: u64) -> C
         Proto::Calvin => ProtocolKind::Calvin,
         Proto::DecentSchedOpportunistic => ProtocolKind::DecentSched,
         Proto::Cicada => ProtocolKind::Cicada,
+        Proto::TwoPlEr => ProtocolKind::TwoPlEr,
     };
     options.decentsched.opportunistic = proto == Proto::DecentSchedOpportunistic;
     if matches!(proto, Proto::MoccRw | Proto::MoccMql) {
@@ -309,6 +314,10 @@ fn run(proto: Proto, mutant: Mutant, load: Load, threads: usize, seed: u64) -> C
         }
         Proto::Cicada => {
             let p = Cicada::new(o).with_mutant(mutant);
+            run_with(kind, p, &cfg, &workload, &machine)
+        }
+        Proto::TwoPlEr => {
+            let p = TwoPlEr::new().with_mutant(mutant);
             run_with(kind, p, &cfg, &workload, &machine)
         }
     }
@@ -473,4 +482,9 @@ fn mvto_mutants_are_caught() {
 #[test]
 fn cicada_mutants_are_caught() {
     check_protocol(Proto::Cicada);
+}
+
+#[test]
+fn twopl_er_mutants_are_caught() {
+    check_protocol(Proto::TwoPlEr);
 }
