@@ -173,8 +173,80 @@ fn a_bad_experiment_file_exits_2_naming_line_and_field() {
     assert!(!dir.join("results").exists(), "nothing ran");
 }
 
+/// A `binary` axis runs each point in a child process of the named build (here the same binary
+/// twice, once through an environment variable), records that build, the child's wall time and
+/// peak memory, and `txbench report` adds the ratio of each build to the first.
+#[test]
+fn a_binary_axis_compares_builds_in_child_processes() {
+    let dir = scratch("sweep_binary");
+    let file = dir.join("ab.toml");
+    std::fs::write(
+        &file,
+        "name = \"ab\"\nrepetitions = 2\n[base]\nrecords = 1000\nduration = 0.05\nwarmup = 0\n\
+         no_pin = true\nprotocol = \"silo,nocc\"\n[axes]\nbinary = [{ label = \"before\", \
+         binary = \"${TXBENCH_BEFORE}\" }, { label = \"after\", binary = \"self\" }]\n",
+    )
+    .unwrap();
+    let results = dir.join("ab.jsonl");
+    let (f, r) = (file.to_str().unwrap(), results.to_str().unwrap());
+    // Without the variable: exit 2 at the axis's line, naming it; nothing runs.
+    let unset = Command::new(env!("CARGO_BIN_EXE_txbench"))
+        .args(["sweep", f, "--results", r])
+        .env_remove("TXBENCH_BEFORE")
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&unset.stderr);
+    assert_eq!(unset.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("ab.toml line 10") && stderr.contains("TXBENCH_BEFORE"),
+        "{stderr}"
+    );
+    // A path that is not a txbench executable: exit 2 too.
+    let bad = Command::new(env!("CARGO_BIN_EXE_txbench"))
+        .args(["sweep", f, "--results", r])
+        .env("TXBENCH_BEFORE", dir.join("nope"))
+        .output()
+        .unwrap();
+    assert_eq!(bad.status.code(), Some(2));
+    assert!(!results.exists(), "nothing ran");
+    let run = Command::new(env!("CARGO_BIN_EXE_txbench"))
+        .args(["sweep", f, "--results", r])
+        .env("TXBENCH_BEFORE", env!("CARGO_BIN_EXE_txbench"))
+        .output()
+        .unwrap();
+    ok(run);
+    let all = rows(&results);
+    assert_eq!(all.len(), 8, "2 builds x 2 protocols x 2 repetitions");
+    // Interleaved: the builds alternate within each repetition.
+    assert_eq!(all[0]["point"][0][1], "before");
+    assert_eq!(all[2]["point"][0][1], "after");
+    for row in &all {
+        assert!(row["args"]["binary"].is_string());
+        assert_ne!(
+            row["txbench"]["commit"], "",
+            "the child's build is recorded"
+        );
+        assert!(row["report"]["process"]["wall_s"].as_f64().unwrap() > 0.0);
+        assert!(row["report"]["process"]["max_rss_kb"].as_i64().unwrap() > 0);
+        assert!(row["report"]["throughput_tps"].as_f64().unwrap() > 0.0);
+        assert_eq!(row["report"]["point"], row["point"]);
+    }
+    let report = ok(txbench(&["report", r, "--metric", "throughput,max_rss"]));
+    assert!(
+        report.contains("### throughput (txn/s): after / before (ratio of medians)"),
+        "{report}"
+    );
+    assert!(
+        report.contains("peak memory of the run's process (MiB)"),
+        "{report}"
+    );
+    let bad_metric = txbench(&["report", r, "--metric", "speed"]);
+    assert_eq!(bad_metric.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&bad_metric.stderr).contains("--metric"));
+}
+
 /// Every experiment file in `experiments/` stays valid as flags change: it parses and every point
-/// validates (`--dry-run` runs nothing).
+/// validates (`--dry-run` runs nothing; the builds an A/B file compares are this one).
 #[test]
 fn the_shipped_experiment_files_are_valid() {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("experiments");
@@ -182,7 +254,12 @@ fn the_shipped_experiment_files_are_valid() {
     for entry in std::fs::read_dir(dir).unwrap() {
         let path = entry.unwrap().path();
         if path.extension().is_some_and(|e| e == "toml") {
-            let listed = ok(txbench(&["sweep", path.to_str().unwrap(), "--dry-run"]));
+            let listed = ok(Command::new(env!("CARGO_BIN_EXE_txbench"))
+                .args(["sweep", path.to_str().unwrap(), "--dry-run"])
+                .env("TXBENCH_BEFORE", env!("CARGO_BIN_EXE_txbench"))
+                .env("TXBENCH_AFTER", env!("CARGO_BIN_EXE_txbench"))
+                .output()
+                .unwrap());
             assert!(listed.lines().count() > 1, "{}", path.display());
             seen += 1;
         }

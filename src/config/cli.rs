@@ -8,7 +8,8 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 #[derive(Debug, Parser)]
 #[command(
     name = "txbench",
-    version,
+    // The commit too: a sweep that runs another build (`binary`) records it from this line.
+    version = concat!(env!("CARGO_PKG_VERSION"), " (", env!("TXBENCH_GIT_COMMIT"), ")"),
     about = "In-memory transaction engine and concurrency-control testbed"
 )]
 pub struct Cli {

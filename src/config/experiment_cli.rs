@@ -49,6 +49,12 @@ pub struct MergeArgs {
 pub struct ReportArgs {
     /// The results file.
     pub results: PathBuf,
+    /// Metrics to tabulate, comma-separated (default: throughput, abort, p999; with p50, p99 and
+    /// reexecutions for deterministic protocols). Also: max_attempts, wait_share, offered,
+    /// check_transactions, check_cycles, check_anomalies, and for runs in a child process
+    /// (`binary`) wall and max_rss.
+    #[arg(long)]
+    pub metric: Option<String>,
 }
 
 /// Flags of `txbench plot`.

@@ -3,12 +3,14 @@
 //! be written, 0 otherwise); stdout goes through [`Output`], so no write error panics.
 
 use super::file::{FileError, parse_experiment};
-use super::grid::{plan, run_flags};
+use super::grid::{Point, binary_variables, plan, run_flags};
+use super::results::BuildInfo;
 use super::results::{ResultRow, done, merge, read_rows};
-use super::summary::markdown;
+use super::summary::{markdown_with, parse_metrics};
 use super::sweep::{SweepPlan, run_sweep};
 use crate::config::{MergeArgs, PlotArgs, ReportArgs, SweepArgs};
 use crate::metrics::output::{Output, OutputError};
+use std::collections::HashMap;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
@@ -50,9 +52,10 @@ pub fn sweep_command(args: &SweepArgs, out: &mut Output<impl Write>) -> Result<u
                 })?;
         }
         let planned = plan(&exp, &file)?;
-        Ok((exp, planned))
+        let builds = probe_binaries(&planned, &file)?;
+        Ok((exp, planned, builds))
     });
-    let (exp, planned) = match parsed {
+    let (exp, planned, builds) = match parsed {
         Ok(p) => p,
         Err(e) => {
             note(format_args!("error: {e}"));
@@ -83,7 +86,17 @@ pub fn sweep_command(args: &SweepArgs, out: &mut Output<impl Write>) -> Result<u
         for (p, _) in &selected {
             let line = if args.emit_jobs {
                 let part = dir.join(format!("{}.point-{:04}.jsonl", exp.name, p.index + 1));
-                let mut words: Vec<String> = vec![
+                // The variables the file's `binary` settings name travel with the command.
+                let mut words: Vec<String> = Vec::new();
+                let vars = binary_variables(&exp);
+                if !vars.is_empty() {
+                    words.push("env".into());
+                    for v in vars {
+                        let value = std::env::var(&v).unwrap_or_default();
+                        words.push(format!("{v}={value}"));
+                    }
+                }
+                words.extend([
                     exe.clone(),
                     "sweep".into(),
                     file.clone(),
@@ -92,7 +105,7 @@ pub fn sweep_command(args: &SweepArgs, out: &mut Output<impl Write>) -> Result<u
                     "--resume".into(),
                     "--results".into(),
                     part.display().to_string(),
-                ];
+                ]);
                 for a in &args.set {
                     words.push("--set".into());
                     words.push(a.clone());
@@ -144,6 +157,7 @@ pub fn sweep_command(args: &SweepArgs, out: &mut Output<impl Write>) -> Result<u
         repetitions: exp.repetitions,
         interleave: exp.interleave,
         done: &already,
+        builds: &builds,
     };
     let todo = sweep.runs().len();
     let total = selected.len() * exp.repetitions;
@@ -183,6 +197,33 @@ pub fn sweep_command(args: &SweepArgs, out: &mut Output<impl Write>) -> Result<u
             Ok(1)
         }
     }
+}
+
+/// The build of every executable the points name (`binary`), each probed once before anything
+/// runs; one that cannot be run, or is not txbench, is an error at its line.
+fn probe_binaries(
+    planned: &[(Point, crate::config::RunConfig)],
+    file: &str,
+) -> Result<HashMap<String, BuildInfo>, FileError> {
+    let mut builds = HashMap::new();
+    for (p, _) in planned {
+        let Some(binary) = p.binary() else { continue };
+        if builds.contains_key(binary) {
+            continue;
+        }
+        let build = super::child::probe(binary).map_err(|message| FileError {
+            file: file.to_string(),
+            line: p
+                .settings
+                .iter()
+                .find(|s| s.key == super::file::BINARY)
+                .map(|s| s.line)
+                .filter(|&l| l > 0),
+            message: format!("binary: {message}"),
+        })?;
+        builds.insert(binary.to_string(), build);
+    }
+    Ok(builds)
 }
 
 /// Reads every row of the files, or says which is bad.
@@ -276,7 +317,14 @@ pub fn report_command(args: &ReportArgs, out: &mut Output<impl Write>) -> Result
         ));
         return Ok(2);
     }
-    out.write(&markdown(&rows))?;
+    let metrics = match args.metric.as_deref().map(parse_metrics).transpose() {
+        Ok(m) => m,
+        Err(e) => {
+            note(format_args!("error: {e}"));
+            return Ok(2);
+        }
+    };
+    out.write(&markdown_with(&rows, metrics.as_deref()))?;
     Ok(0)
 }
 

@@ -18,6 +18,10 @@
 //! protocol = ["nocc", "plor", { label = "plor+dwa", protocol = "plor", plor_dwa = true }]
 //! ```
 //!
+//! `binary = "PATH"` (in `[base]` or as an axis) runs each point in a child process of that
+//! txbench executable (`"self"`: this one) and records the child's build, wall time and peak
+//! memory: the way to compare two builds in one interleaved sweep, or to measure a run's memory.
+//!
 //! An axis value may be an inline table that sets several flags at once, shown as its `label`
 //! (a protocol variant, or parameters that move together). Keys are not interpreted here beyond
 //! being `txbench run` flags: the sweep hands them to clap as flags, so a flag added to
@@ -38,6 +42,12 @@ const RESERVED: &[(&str, &str)] = &[
     ("help", "not a run parameter"),
     ("version", "not a run parameter"),
 ];
+
+/// The one key that is not a `txbench run` flag: the txbench executable that runs a point, in a
+/// child process (`"self"`: this binary). Points without it run inside the sweep's process. As an
+/// axis it compares builds (`binary = [{ label = "before", binary = "${BEFORE}" }, ...]`);
+/// `${NAME}` is read from the environment when the sweep is planned.
+pub const BINARY: &str = "binary";
 
 /// A bad experiment file: where, which field, what is wrong.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
@@ -300,6 +310,22 @@ fn to_setting(
     flags: &FlagTable,
 ) -> Result<Setting, String> {
     let flag = key.replace('_', "-");
+    if flag == BINARY {
+        return match value {
+            Value::String(s) if !s.trim().is_empty() => Ok(Setting {
+                key: flag,
+                value: FlagValue::Value(s.clone()),
+                line,
+            }),
+            Value::Array(_) => Err(format!(
+                "{section}.{key}: a list sweeps a parameter: put it under [axes]"
+            )),
+            _ => Err(format!(
+                "{section}.{key}: expected the path of a txbench executable as a string, \
+                 or \"self\""
+            )),
+        };
+    }
     if let Some((_, why)) = RESERVED.iter().find(|(r, _)| *r == flag) {
         return Err(format!(
             "{section}.{key}: not allowed in an experiment file ({why})"
@@ -353,8 +379,9 @@ fn to_setting(
 }
 
 impl Experiment {
-    /// Applies a command-line override `KEY=VALUE` (`txbench sweep --set`): `repetitions`, or a
-    /// `txbench run` flag of `[base]` (replacing the file's value). A swept parameter cannot be
+    /// Applies a command-line override `KEY=VALUE` (`txbench sweep --set`): `repetitions`, a
+    /// `txbench run` flag of `[base]` (replacing the file's value), or an axis narrowed to some of
+    /// its values (`threads=2,4`, by label). A flag that an axis's inline tables set cannot be
     /// overridden (edit the axis instead). Errors name the `--set` value.
     pub fn override_setting(&mut self, assignment: &str, flags: &FlagTable) -> Result<(), String> {
         let bad = |why: String| format!("invalid value '{assignment}' for --set: {why}");
@@ -370,6 +397,23 @@ impl Experiment {
             return Ok(());
         }
         let flag = key.replace('_', "-");
+        if let Some(axis) = self.axes.iter_mut().find(|a| a.name == flag) {
+            // An axis is narrowed to the listed values (by label), so that a long sweep can be
+            // run in parts; the points keep their identity, so `--resume` still matches them.
+            let wanted: Vec<&str> = value.split(',').map(str::trim).collect();
+            if let Some(w) = wanted
+                .iter()
+                .find(|w| !axis.values.iter().any(|v| v.label == **w))
+            {
+                let labels: Vec<&str> = axis.values.iter().map(|v| v.label.as_str()).collect();
+                return Err(bad(format!(
+                    "{key} is an axis; '{w}' is not one of its values ({})",
+                    labels.join(", ")
+                )));
+            }
+            axis.values.retain(|v| wanted.contains(&v.label.as_str()));
+            return Ok(());
+        }
         if self.axes.iter().any(|a| {
             a.name == flag
                 || a.values
@@ -469,6 +513,9 @@ mod tests {
         assert_eq!(e.base.len(), 2);
         assert_eq!(e.base[0].value, FlagValue::Value("0.3".into()));
         assert_eq!(e.base[1].value, FlagValue::Switch(true));
+        e.override_setting("threads=2", &flags).unwrap();
+        assert_eq!(e.axes[0].values.len(), 1, "narrowed to one value");
+        assert_eq!(e.axes[0].values[0].label, "2");
         for bad in ["threads=4", "nope=1", "duration", "repetitions=0", "rmw=1"] {
             let err = e.override_setting(bad, &flags).unwrap_err();
             assert!(err.contains("--set") && err.contains(bad), "{err}");
@@ -485,7 +532,8 @@ mod tests {
                      theta = [0.5, 0.99]\nprotocol = [\"nocc\", { label = \"v\", protocol = \"plor\", plor_dwa = true }]\n";
         let pieces = [
             "=", "[", "]", "{", "}", "\"", ",", "\n", "-1", "1e400", "true", "threads", "axes",
-            "base", "x", "0", "#", "'", "1.5", "plor_dwa", "[[axes]]", "label",
+            "base", "x", "0", "#", "'", "1.5", "plor_dwa", "[[axes]]", "label", "binary", "${",
+            "}",
         ];
         let flags = run_flags();
         let mut state = 0x9e37_79b9_7f4a_7c15_u64;

@@ -3,7 +3,7 @@
 //! by clap and validated exactly as `txbench run` would be, before anything runs; an error names
 //! the file's line of the setting at fault.
 
-use super::file::{Axis, AxisValue, Experiment, FileError, FlagValue, Setting};
+use super::file::{Axis, AxisValue, BINARY, Experiment, FileError, FlagValue, Setting};
 use crate::config::{Cli, Command, RunConfig, parse_protocols};
 use clap::{CommandFactory, Parser};
 use std::collections::BTreeMap;
@@ -36,6 +36,18 @@ impl Point {
         crate::metrics::report::point_label(&self.axes)
     }
 
+    /// The txbench executable that runs this point in a child process (`binary`, with `${NAME}`
+    /// expanded by [`plan`]); `None`: the point runs in the sweep's own process.
+    pub fn binary(&self) -> Option<&str> {
+        self.settings
+            .iter()
+            .find(|s| s.key == BINARY)
+            .map(|s| match &s.value {
+                FlagValue::Value(v) => v.as_str(),
+                FlagValue::Switch(_) => "self",
+            })
+    }
+
     /// The `txbench run` command line (program name first).
     pub fn argv(&self) -> Vec<String> {
         let mut argv = vec!["txbench".to_string(), "run".to_string()];
@@ -54,10 +66,11 @@ impl Point {
     }
 }
 
-/// Command-line arguments for `settings`.
+/// Command-line arguments for `settings` (`binary` is not a flag: it says which executable gets
+/// them).
 pub fn setting_args(settings: &[Setting]) -> Vec<String> {
     let mut out = Vec::new();
-    for s in settings {
+    for s in settings.iter().filter(|s| s.key != BINARY) {
         match &s.value {
             FlagValue::Value(v) => {
                 out.push(format!("--{}", s.key));
@@ -205,7 +218,19 @@ pub fn plan(exp: &Experiment, file: &str) -> Result<Vec<(Point, RunConfig)>, Fil
         }
     }
     let mut planned = Vec::new();
-    for p in points(exp, file)? {
+    for mut p in points(exp, file)? {
+        for s in p.settings.iter_mut().filter(|s| s.key == BINARY) {
+            if let FlagValue::Value(v) = &s.value {
+                let expanded =
+                    expand_env(v, |name| std::env::var(name).ok()).map_err(|message| {
+                        err(
+                            (s.line > 0).then_some(s.line),
+                            format!("{BINARY}: {message}"),
+                        )
+                    })?;
+                s.value = FlagValue::Value(expanded);
+            }
+        }
         match parse_run(&p.argv()) {
             Ok(cfg) => planned.push((p, cfg)),
             Err(message) => {
@@ -233,4 +258,94 @@ pub fn plan(exp: &Experiment, file: &str) -> Result<Vec<(Point, RunConfig)>, Fil
         }
     }
     Ok(planned)
+}
+
+/// `text` with every `${NAME}` replaced by `lookup(NAME)`; an unset variable or an unclosed `${`
+/// is an error naming it.
+pub fn expand_env(text: &str, lookup: impl Fn(&str) -> Option<String>) -> Result<String, String> {
+    let mut out = String::new();
+    let mut rest = text;
+    while let Some(at) = rest.find("${") {
+        out.push_str(&rest[..at]);
+        let after = &rest[at + 2..];
+        let Some(end) = after.find('}') else {
+            return Err(format!("'{text}' opens '${{' without closing it"));
+        };
+        let name = &after[..end];
+        match lookup(name) {
+            Some(v) if !v.is_empty() => out.push_str(&v),
+            _ => {
+                return Err(format!(
+                    "the environment variable {name} is not set (e.g. \
+                     {name}=path/to/txbench txbench sweep ...)"
+                ));
+            }
+        }
+        rest = &after[end + 1..];
+    }
+    out.push_str(rest);
+    Ok(out)
+}
+
+/// The environment variables that the `binary` settings of `exp` name (`${NAME}`), in file
+/// order without repeats: an emitted job command sets them so that it runs anywhere.
+pub fn binary_variables(exp: &Experiment) -> Vec<String> {
+    let mut names: Vec<String> = Vec::new();
+    let settings = exp.base.iter().chain(
+        exp.axes
+            .iter()
+            .flat_map(|a| a.values.iter().flat_map(|v| &v.settings)),
+    );
+    for s in settings.filter(|s| s.key == BINARY) {
+        let mut rest = s.value.label();
+        while let Some(at) = rest.find("${") {
+            let after = rest[at + 2..].to_string();
+            let Some(end) = after.find('}') else { break };
+            let name = after[..end].to_string();
+            if !names.contains(&name) {
+                names.push(name);
+            }
+            rest = after[end + 1..].to_string();
+        }
+    }
+    names
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn environment_variables_expand_and_unset_ones_are_named() {
+        let env = |n: &str| (n == "BEFORE").then(|| "/tmp/old/txbench".to_string());
+        assert_eq!(
+            expand_env("${BEFORE}", env).unwrap(),
+            "/tmp/old/txbench".to_string()
+        );
+        assert_eq!(
+            expand_env("a/${BEFORE}/b", env).unwrap(),
+            "a//tmp/old/txbench/b"
+        );
+        assert_eq!(expand_env("plain", env).unwrap(), "plain");
+        assert!(expand_env("${AFTER}", env).unwrap_err().contains("AFTER"));
+        assert!(expand_env("${BEFORE", env).unwrap_err().contains("closing"));
+    }
+
+    #[test]
+    fn a_binary_is_not_a_run_flag_and_its_variables_are_listed() {
+        let flags = run_flags();
+        let text = "[base]\nrecords = 100\nprotocol = \"silo\"\n[axes]\nbinary = [{ label = \"old\", binary = \
+                    \"${OLD_TXBENCH}\" }, { label = \"new\", binary = \"self\" }]\n";
+        let exp = crate::experiment::parse_experiment("ab.toml", text, &flags).unwrap();
+        assert_eq!(binary_variables(&exp), ["OLD_TXBENCH"]);
+        let ps = points(&exp, "ab.toml").unwrap();
+        assert_eq!(ps.len(), 2);
+        let new = ps.iter().find(|p| p.binary() == Some("self")).unwrap();
+        assert!(
+            !new.argv()
+                .iter()
+                .any(|a| a.contains("binary") || a == "self")
+        );
+        assert_eq!(new.args_map()["binary"], "self");
+    }
 }

@@ -4,12 +4,13 @@
 //!
 //! Files: `file.rs` (the TOML format, with errors by line and field), `grid.rs` (points as
 //! `txbench run` command lines, parsed and validated before any run), `sweep.rs` (running the
-//! grid with progress), `results.rs` (the row format, reading, resuming, merging).
+//! grid with progress), `child.rs` (points run by another txbench executable, `binary`), `results.rs` (the row format, reading, resuming, merging).
 //!
 //! This module sits beside `main`, above [`runner`](crate::runner): it builds ordinary run
 //! configurations through the same clap parser and validation as `txbench run`, so any run flag is
 //! a sweep parameter.
 
+pub mod child;
 pub mod commands;
 pub mod file;
 pub mod grid;

@@ -65,7 +65,81 @@ pub const METRICS: &[Metric] = &[
         scale: 1.0,
         decimals: 0,
     },
+    // Shown on request (`txbench report --metric`): the figures of particular sections.
+    Metric {
+        key: "max_attempts",
+        title: "max attempts (most any committed transaction needed)",
+        path: &["attempts", "max"],
+        scale: 1.0,
+        decimals: 0,
+    },
+    Metric {
+        key: "wait_share",
+        title: "wait share (% of worker time)",
+        path: &["phase_share", "wait"],
+        scale: 100.0,
+        decimals: 1,
+    },
+    Metric {
+        key: "offered",
+        title: "offered load (txn/s)",
+        path: &["offered_tps"],
+        scale: 1.0,
+        decimals: 0,
+    },
+    Metric {
+        key: "check_transactions",
+        title: "transactions checked",
+        path: &["check", "transactions"],
+        scale: 1.0,
+        decimals: 0,
+    },
+    Metric {
+        key: "check_cycles",
+        title: "dependency cycles found",
+        path: &["check", "cycles"],
+        scale: 1.0,
+        decimals: 0,
+    },
+    Metric {
+        key: "check_anomalies",
+        title: "anomalies found",
+        path: &["check", "anomalies"],
+        scale: 1.0,
+        decimals: 0,
+    },
+    Metric {
+        key: "wall",
+        title: "wall time of the run's process (s)",
+        path: &["process", "wall_s"],
+        scale: 1.0,
+        decimals: 2,
+    },
+    Metric {
+        key: "max_rss",
+        title: "peak memory of the run's process (MiB)",
+        path: &["process", "max_rss_kb"],
+        scale: 1.0 / 1024.0,
+        decimals: 0,
+    },
 ];
+
+/// The metrics `--metric` names (comma-separated keys of [`METRICS`]), or an error listing the
+/// keys allowed.
+pub fn parse_metrics(list: &str) -> Result<Vec<Metric>, String> {
+    list.split(',')
+        .map(str::trim)
+        .map(|k| {
+            METRICS.iter().find(|m| m.key == k).copied().ok_or_else(|| {
+                let keys: Vec<&str> = METRICS.iter().map(|m| m.key).collect();
+                format!(
+                    "invalid value '{k}' for --metric: allowed {}",
+                    keys.join(", ")
+                )
+            })
+        })
+        .collect()
+}
 
 /// How many of [`METRICS`] `txbench report` shows for an experiment: throughput, abort ratio
 /// and p99.9; every one for an experiment that runs a deterministic protocol (rows that carry
@@ -73,11 +147,14 @@ pub const METRICS: &[Metric] = &[
 /// aborts.
 fn shown_metrics(rows: &[&ResultRow]) -> usize {
     if rows.iter().any(|r| r.metric(&["reexecutions"]).is_some()) {
-        METRICS.len()
+        6
     } else {
         3
     }
 }
+
+/// The axis that compares builds (`binary` in the experiment file).
+const BUILD_AXIS: &str = "binary";
 
 /// Median, min and max of a non-empty sample.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -145,8 +222,14 @@ fn first_seen<T: PartialEq + Clone>(items: impl Iterator<Item = T>) -> Vec<T> {
     out
 }
 
-/// The Markdown report of `rows`.
+/// The Markdown report of `rows`, with the default metrics.
 pub fn markdown(rows: &[ResultRow]) -> String {
+    markdown_with(rows, None)
+}
+
+/// The Markdown report of `rows`: one table per metric (`metrics`, or the default ones), and
+/// when a `binary` axis compares builds, each metric's ratio of medians against the first build.
+pub fn markdown_with(rows: &[ResultRow], metrics: Option<&[Metric]>) -> String {
     let mut s = String::new();
     for exp in first_seen(rows.iter().map(|r| r.experiment.clone())) {
         let rows: Vec<&ResultRow> = rows.iter().filter(|r| r.experiment == exp).collect();
@@ -162,7 +245,11 @@ pub fn markdown(rows: &[ResultRow]) -> String {
             cells.entry((p, c)).or_default().push(r);
         }
         let runs = cells.values().map(Vec::len).max().unwrap_or(0);
-        for m in METRICS.iter().take(shown_metrics(&rows)) {
+        let shown: Vec<Metric> = match metrics {
+            Some(m) => m.to_vec(),
+            None => METRICS[..shown_metrics(&rows)].to_vec(),
+        };
+        for m in &shown {
             let spread = if runs > 1 { ", [min-max]" } else { "" };
             let _ = writeln!(
                 s,
@@ -200,8 +287,76 @@ pub fn markdown(rows: &[ResultRow]) -> String {
             }
             s.push('\n');
         }
+        for m in &shown {
+            build_ratios(&mut s, &rows, &series, m);
+        }
     }
     s
+}
+
+/// For an experiment with a `binary` axis: the metric's median under each later build divided by
+/// its median under the first, per point (the other axes) and series.
+fn build_ratios(s: &mut String, rows: &[&ResultRow], series: &[String], m: &Metric) {
+    let label_of = |r: &ResultRow| {
+        r.point
+            .iter()
+            .find(|(k, _)| k == BUILD_AXIS)
+            .map(|(_, v)| v.clone())
+    };
+    let builds = first_seen(rows.iter().filter_map(|r| label_of(r)));
+    if builds.len() < 2 {
+        return;
+    }
+    let rest = |r: &ResultRow| -> Vec<(String, String)> {
+        other_axes(r)
+            .into_iter()
+            .filter(|(k, _)| k != BUILD_AXIS)
+            .collect()
+    };
+    let points = first_seen(rows.iter().map(|r| rest(r)));
+    let axis_names = first_seen(points.iter().flatten().map(|(k, _)| k.clone()));
+    let median = |point: &[(String, String)], build: &str, series_name: &str| {
+        let values: Vec<f64> = rows
+            .iter()
+            .filter(|r| rest(r) == point && label_of(r).as_deref() == Some(build))
+            .filter(|r| series_of(r) == series_name)
+            .filter_map(|r| r.metric(m.path))
+            .collect();
+        Spread::of(&values).map(|sp| sp.median)
+    };
+    for build in &builds[1..] {
+        let _ = writeln!(
+            s,
+            "### {}: {build} / {} (ratio of medians)\n",
+            m.title, builds[0]
+        );
+        let mut header = axis_names.clone();
+        header.extend(series.iter().cloned());
+        let _ = writeln!(s, "| {} |", header.join(" | "));
+        let align: Vec<&str> = header.iter().map(|_| "---:").collect();
+        let _ = writeln!(s, "| {} |", align.join(" | "));
+        for point in &points {
+            let mut line: Vec<String> = axis_names
+                .iter()
+                .map(|a| {
+                    point
+                        .iter()
+                        .find(|(k, _)| k == a)
+                        .map(|(_, v)| v.clone())
+                        .unwrap_or_else(|| "-".into())
+                })
+                .collect();
+            for name in series {
+                let ratio = match (median(point, &builds[0], name), median(point, build, name)) {
+                    (Some(base), Some(other)) if base != 0.0 => format!("{:.3}", other / base),
+                    _ => "-".into(),
+                };
+                line.push(ratio);
+            }
+            let _ = writeln!(s, "| {} |", line.join(" | "));
+        }
+        s.push('\n');
+    }
 }
 
 /// `median [min-max]`, or the median alone for one run.
@@ -285,6 +440,40 @@ mod tests {
             "report": report,
         }))
         .expect("a result row")
+    }
+
+    #[test]
+    fn a_binary_axis_adds_ratio_tables_against_the_first_build() {
+        let mut before = row("silo", serde_json::json!({}));
+        before.point = vec![
+            ("binary".into(), "before".into()),
+            ("protocol".into(), "silo".into()),
+        ];
+        let mut after = before.clone();
+        after.point[0].1 = "after".into();
+        after.report["throughput_tps"] = 150.0.into();
+        let text = markdown(&[before, after]);
+        assert!(
+            text.contains("### throughput (txn/s): after / before (ratio of medians)"),
+            "{text}"
+        );
+        assert!(text.contains("| 1.500 |"), "{text}");
+    }
+
+    #[test]
+    fn metrics_are_chosen_by_key_and_unknown_keys_list_the_allowed_ones() {
+        let m = parse_metrics("throughput, max_rss").unwrap();
+        assert_eq!(m[1].path, &["process", "max_rss_kb"]);
+        let e = parse_metrics("throughput,nope").unwrap_err();
+        assert!(e.contains("'nope'") && e.contains("wait_share"), "{e}");
+        let mut r = row("silo", serde_json::json!({"process": {"max_rss_kb": 2048}}));
+        r.point.clear();
+        let text = markdown_with(&[r], Some(&m));
+        assert!(
+            text.contains("### peak memory of the run's process (MiB)"),
+            "{text}"
+        );
+        assert!(text.contains("| 2 |"), "{text}");
     }
 
     #[test]

@@ -1,14 +1,16 @@
 //! Running a planned grid: every (point, repetition) run in order, each appended to the results
 //! file as it finishes, with a progress bar on stderr (runs done, the current point, ETA; hidden
-//! when stderr is not a terminal).
+//! when stderr is not a terminal). A point that names a `binary` runs in a child process of it
+//! ([`child`](super::child)); the others run here.
 
+use super::child::run_point;
 use super::grid::Point;
 use super::results::{BuildInfo, ResultRow, append_row, now_iso8601, open_for_append};
 use crate::config::RunConfig;
 use crate::metrics::machine::MachineInfo;
 use crate::runner::run_all;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::path::Path;
 
 /// What to run of a planned grid.
@@ -23,6 +25,8 @@ pub struct SweepPlan<'a> {
     pub interleave: bool,
     /// (point key, repetition) pairs already in the results file: skipped.
     pub done: &'a HashSet<(String, usize)>,
+    /// The build of each executable the points name (`binary`), from [`probe`](super::child::probe).
+    pub builds: &'a HashMap<String, BuildInfo>,
 }
 
 impl SweepPlan<'_> {
@@ -107,31 +111,66 @@ pub fn run_sweep(plan: &SweepPlan<'_>, results: &Path) -> Result<SweepOutcome, S
             plan.repetitions,
             point.key()
         ));
-        let reports = run_all(cfg, |_| {}).map_err(|e| SweepError::Run {
+        let run_err = |message: String| SweepError::Run {
             point: point.key(),
-            message: e.to_string(),
-        })?;
-        for mut report in reports {
-            report.point = point.axes.clone();
-            if report.protocol_serializable
-                && report.check.as_ref().is_some_and(|c| !c.is_serializable())
-            {
+            message,
+        };
+        let (reports, measured_by) = match point.binary() {
+            None => {
+                let reports = run_all(cfg, |_| {}).map_err(|e| run_err(e.to_string()))?;
+                let reports = reports
+                    .into_iter()
+                    .map(|mut r| {
+                        r.point = point.axes.clone();
+                        serde_json::to_value(&r).expect("report serialises")
+                    })
+                    .collect::<Vec<_>>();
+                (reports, build.clone())
+            }
+            Some(binary) => {
+                let child = run_point(binary, point).map_err(run_err)?;
+                let reports = child
+                    .reports
+                    .into_iter()
+                    .map(|mut r| {
+                        r["point"] = serde_json::to_value(&point.axes).expect("labels serialise");
+                        r["process"] = child.process.clone();
+                        r
+                    })
+                    .collect();
+                let measured_by = plan
+                    .builds
+                    .get(binary)
+                    .cloned()
+                    .unwrap_or_else(|| BuildInfo {
+                        version: "unknown".into(),
+                        commit: "unknown".into(),
+                    });
+                (reports, measured_by)
+            }
+        };
+        for report in reports {
+            let serializable = report["protocol_serializable"].as_bool() == Some(true);
+            if serializable && report["check"]["passed"].as_bool() == Some(false) {
                 outcome.failed_checks += 1;
             }
-            for w in &report.warnings {
-                outcome
-                    .warnings
-                    .push(format!("{} ({}): {w}", point.key(), report.protocol));
+            let protocol = report["protocol"].as_str().unwrap_or("?");
+            for w in report["warnings"].as_array().into_iter().flatten() {
+                outcome.warnings.push(format!(
+                    "{} ({protocol}): {}",
+                    point.key(),
+                    w.as_str().unwrap_or_default()
+                ));
             }
             let row = ResultRow {
                 experiment: plan.experiment.to_string(),
                 point: point.axes.clone(),
                 repetition: rep,
                 args: point.args_map(),
-                txbench: build.clone(),
+                txbench: measured_by.clone(),
                 time: now_iso8601(),
                 machine: machine_json.clone(),
-                report: serde_json::to_value(&report).expect("report serialises"),
+                report,
             };
             append_row(&mut file, &row).map_err(write_err)?;
         }
