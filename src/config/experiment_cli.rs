@@ -75,4 +75,8 @@ pub struct PlotArgs {
     /// breakdown (default: its largest value, or its last when it is not a number).
     #[arg(long)]
     pub at: Option<String>,
+    /// Plot only the runs at AXIS=VALUE of another swept parameter (repeatable), e.g.
+    /// `--select threads=2`; the figures' names and captions carry it.
+    #[arg(long, value_name = "AXIS=VALUE")]
+    pub select: Vec<String>,
 }

@@ -116,7 +116,10 @@ pub fn sweep_command(args: &SweepArgs, out: &mut Output<impl Write>) -> Result<u
                     .collect::<Vec<_>>()
                     .join(" ")
             } else {
-                let argv: Vec<String> = p.argv().iter().map(|a| shell_quote(a)).collect();
+                let mut argv: Vec<String> = p.argv().iter().map(|a| shell_quote(a)).collect();
+                if let Some(binary) = p.binary() {
+                    argv[0] = shell_quote(&super::child::resolve(binary).display().to_string());
+                }
                 format!("{:>4} {}: {}", p.index + 1, p.key(), argv.join(" "))
             };
             out.line(&line)?;
@@ -362,7 +365,14 @@ pub fn plot_command(args: &PlotArgs, out: &mut Output<impl Write>) -> Result<u8,
             .map(Path::to_path_buf)
             .unwrap_or_default()
     });
-    match super::plot::plot_all(&rows, &dir, args.x.as_deref(), args.at.as_deref(), &formats) {
+    match super::plot::plot_selected(
+        &rows,
+        &args.select,
+        &dir,
+        args.x.as_deref(),
+        args.at.as_deref(),
+        &formats,
+    ) {
         Ok(files) => {
             for f in files {
                 out.line(&f.display().to_string())?;

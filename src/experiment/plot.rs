@@ -166,13 +166,80 @@ fn x_axis(rows: &[&ResultRow], wanted: Option<&str>) -> Result<String, PlotError
                 axes.join(", ")
             }
         ))),
-        None => axes.into_iter().next().ok_or_else(|| {
-            PlotError::NoData(
-                "nothing to plot against: the results sweep no parameter besides the protocol"
-                    .into(),
-            )
-        }),
+        // A single point (a table such as MOCC's table 4): its protocols side by side, as bars
+        // over one category named after the experiment.
+        None => Ok(axes
+            .into_iter()
+            .next()
+            .unwrap_or_else(|| SINGLE_POINT.to_string())),
     }
+}
+
+/// `name` as part of a file name: letters, digits and `_.+-` kept, every other run of characters
+/// one `-` (`engine_core (threads=2)` -> `engine_core-threads-2`).
+pub(super) fn file_stem(name: &str) -> String {
+    let mut out = String::new();
+    for c in name.chars() {
+        if c.is_ascii_alphanumeric() || "_.+".contains(c) {
+            out.push(c);
+        } else if !out.ends_with('-') {
+            out.push('-');
+        }
+    }
+    out.trim_matches('-').to_string()
+}
+
+/// The x "parameter" of results that sweep nothing besides the protocol.
+const SINGLE_POINT: &str = "experiment";
+
+/// Row `r`'s value of the x parameter `x_name`.
+fn x_value(r: &ResultRow, x_name: &str) -> Option<String> {
+    if x_name == SINGLE_POINT {
+        return Some(r.experiment.clone());
+    }
+    r.point
+        .iter()
+        .find(|(k, _)| k == x_name)
+        .map(|(_, v)| v.clone())
+}
+
+/// Keeps the rows at every `AXIS=VALUE` of `select` (`txbench plot --select`); an axis the rows
+/// do not sweep, or a value none of them has, is an error naming it.
+pub fn select_rows<'a>(
+    rows: &'a [ResultRow],
+    select: &[String],
+) -> Result<Vec<&'a ResultRow>, PlotError> {
+    let mut kept: Vec<&ResultRow> = rows.iter().collect();
+    for s in select {
+        let Some((axis, value)) = s.split_once('=') else {
+            return Err(PlotError::NoData(format!(
+                "invalid value '{s}' for --select: expected AXIS=VALUE"
+            )));
+        };
+        let values: Vec<&str> = rows
+            .iter()
+            .flat_map(|r| r.point.iter())
+            .filter(|(k, _)| k == axis)
+            .map(|(_, v)| v.as_str())
+            .fold(Vec::new(), |mut v, x| {
+                if !v.contains(&x) {
+                    v.push(x);
+                }
+                v
+            });
+        if !values.contains(&value) {
+            return Err(PlotError::NoData(format!(
+                "invalid value '{s}' for --select: {}",
+                if values.is_empty() {
+                    format!("the results do not sweep {axis}")
+                } else {
+                    format!("{axis} takes {}", values.join(", "))
+                }
+            )));
+        }
+        kept.retain(|r| r.point.iter().any(|(k, v)| k == axis && v == value));
+    }
+    Ok(kept)
 }
 
 /// The plots of `rows`, written to `dir` as `EXPERIMENT-METRIC-vs-X.{png,svg}`,
@@ -187,6 +254,40 @@ pub fn plot_all(
     at: Option<&str>,
     formats: &[&str],
 ) -> Result<Vec<PathBuf>, PlotError> {
+    plot_selected(rows, &[], dir, x, at, formats)
+}
+
+/// [`plot_all`] of the rows at the points `select` names (`AXIS=VALUE`, see [`select_rows`]);
+/// the figures' captions and file names carry the selection (`engine_core-threads-2-...`).
+pub fn plot_selected(
+    rows: &[ResultRow],
+    select: &[String],
+    dir: &Path,
+    x: Option<&str>,
+    at: Option<&str>,
+    formats: &[&str],
+) -> Result<Vec<PathBuf>, PlotError> {
+    let kept = select_rows(rows, select)?;
+    let renamed: Vec<ResultRow>;
+    let rows: &[ResultRow] = if select.is_empty() {
+        rows
+    } else {
+        renamed = kept
+            .into_iter()
+            .map(|r| {
+                let mut r = r.clone();
+                r.experiment = format!("{} ({})", r.experiment, select.join(", "));
+                // A selected axis has one value left: it names the figure, not a series.
+                r.point.retain(|(k, _)| {
+                    !select
+                        .iter()
+                        .any(|s| s.split_once('=').is_some_and(|(a, _)| a == k))
+                });
+                r
+            })
+            .collect();
+        &renamed
+    };
     register();
     let mut written = Vec::new();
     let mut experiments: Vec<&str> = Vec::new();
@@ -198,16 +299,15 @@ pub fn plot_all(
     for exp in experiments {
         let rows: Vec<&ResultRow> = rows.iter().filter(|r| r.experiment == exp).collect();
         let x_name = x_axis(&rows, x)?;
-        let labels: Vec<String> = rows
-            .iter()
-            .filter_map(|r| r.point.iter().find(|(k, _)| *k == x_name))
-            .map(|(_, v)| v.clone())
-            .fold(Vec::new(), |mut v, l| {
-                if !v.contains(&l) {
-                    v.push(l);
-                }
-                v
-            });
+        let labels: Vec<String> =
+            rows.iter()
+                .filter_map(|r| x_value(r, &x_name))
+                .fold(Vec::new(), |mut v, l| {
+                    if !v.contains(&l) {
+                        v.push(l);
+                    }
+                    v
+                });
         let numeric: Option<Vec<f64>> = labels.iter().map(|l| l.parse::<f64>().ok()).collect();
         let position = |label: &str| -> f64 {
             match &numeric {
@@ -262,7 +362,7 @@ pub fn plot_all(
                             let values: Vec<f64> = rows
                                 .iter()
                                 .filter(|r| series_key(r) == *name)
-                                .filter(|r| r.point.iter().any(|(k, v)| *k == x_name && v == l))
+                                .filter(|r| x_value(r, &x_name).as_ref() == Some(l))
                                 .filter_map(|r| r.metric(metric.path))
                                 .map(|v| v * metric.scale)
                                 .collect();
@@ -293,7 +393,11 @@ pub fn plot_all(
             };
             let caption = format!("{exp}: {} vs {x_name}", metric.title);
             for fmt in formats {
-                let path = dir.join(format!("{exp}-{}-vs-{x_name}.{fmt}", metric.key));
+                let path = dir.join(format!(
+                    "{}-{}-vs-{x_name}.{fmt}",
+                    file_stem(exp),
+                    metric.key
+                ));
                 draw(&path, &caption, &x_spec, &y_spec, &series, true)?;
                 written.push(path);
             }
@@ -334,7 +438,7 @@ pub fn plot_all(
         };
         let caption = format!("{exp}: p99.9 latency vs throughput (one point per {x_name})");
         for fmt in formats {
-            let path = dir.join(format!("{exp}-p999-vs-throughput.{fmt}"));
+            let path = dir.join(format!("{}-p999-vs-throughput.{fmt}", file_stem(exp)));
             draw(&path, &caption, &tx, &ty, &curves, false)?;
             written.push(path);
         }
@@ -363,7 +467,7 @@ pub fn plot_all(
                         .iter()
                         .copied()
                         .filter(|r| series_key(r) == *name)
-                        .filter(|r| r.point.iter().any(|(k, v)| *k == x_name && *v == at_label))
+                        .filter(|r| x_value(r, &x_name).as_ref() == Some(&at_label))
                         .collect();
                     (name.clone(), at_rows)
                 })
@@ -482,8 +586,11 @@ fn draw_on<DB: DrawingBackend>(
             lo - pad
         })..(hi + pad)
     };
-    let x_range = if x.categories.is_some() {
-        -0.3..(xs.iter().copied().fold(0.0, f64::max) + 0.3)
+    // A categorical x axis (workload cases, a single point) draws grouped bars, not lines: its
+    // categories have no order for a line to follow.
+    let grouped = x.categories.is_some();
+    let x_range = if grouped {
+        -0.5..(xs.iter().copied().fold(0.0, f64::max) + 0.5)
     } else {
         let r = range(&xs, x.log, false);
         if x.log {
@@ -535,7 +642,7 @@ fn draw_on<DB: DrawingBackend>(
         .margin_top(8)
         .x_label_area_size(56)
         .y_label_area_size(if rotate_y_title { 96 } else { 72 })
-        .build_cartesian_2d(x_range, y_range)?;
+        .build_cartesian_2d(x_range, y_range.clone())?;
     let x_fmt = |v: &f64| x.label(*v);
     let y_fmt = |v: &f64| y.label(*v);
     let mut mesh = chart.configure_mesh();
@@ -550,8 +657,44 @@ fn draw_on<DB: DrawingBackend>(
     if rotate_y_title {
         mesh.y_desc(y.title.as_str());
     }
+    if grouped {
+        mesh.disable_x_mesh();
+    }
     mesh.draw()?;
-    for (i, s) in series.iter().enumerate() {
+    if grouped {
+        // Series i's bar sits at its share of the category's middle 80%; bars start at zero, or
+        // at the bottom of a log axis.
+        let n = series.len().max(1) as f64;
+        let width = 0.8 / n;
+        let floor = y_range.start;
+        for (i, s) in series.iter().enumerate() {
+            let c = colour(i);
+            let offset = -0.4 + width * (i as f64 + 0.5);
+            chart.draw_series(s.points.iter().map(|(px, sp)| {
+                let centre = *px + offset;
+                Rectangle::new(
+                    [
+                        (centre - width * 0.45, floor),
+                        (centre + width * 0.45, y.to_plot(sp.median)),
+                    ],
+                    c.filled(),
+                )
+            }))?;
+            if bars {
+                chart.draw_series(s.points.iter().filter(|(_, sp)| sp.n > 1).map(|(px, sp)| {
+                    ErrorBar::new_vertical(
+                        *px + offset,
+                        y.to_plot(sp.min),
+                        y.to_plot(sp.median),
+                        y.to_plot(sp.max),
+                        ShapeStyle::from(&BLACK).stroke_width(1),
+                        (width * 200.0).clamp(3.0, 8.0) as u32,
+                    )
+                }))?;
+            }
+        }
+    }
+    for (i, s) in series.iter().enumerate().filter(|_| !grouped) {
         let c = colour(i);
         let pts: Vec<(f64, f64)> = s
             .points
@@ -577,11 +720,18 @@ fn draw_on<DB: DrawingBackend>(
     for (i, s) in series.iter().enumerate() {
         let c = colour(i);
         let (x, y) = legend.origin(i);
-        legend_area.draw(&PathElement::new(
-            vec![(x + 4, y), (x + 30, y)],
-            ShapeStyle::from(&c).stroke_width(2),
-        ))?;
-        legend_area.draw(&marker_at(i, (x + 17, y), c))?;
+        if grouped {
+            legend_area.draw(&Rectangle::new(
+                [(x + 8, y - 7), (x + 26, y + 7)],
+                c.filled(),
+            ))?;
+        } else {
+            legend_area.draw(&PathElement::new(
+                vec![(x + 4, y), (x + 30, y)],
+                ShapeStyle::from(&c).stroke_width(2),
+            ))?;
+            legend_area.draw(&marker_at(i, (x + 17, y), c))?;
+        }
         legend_area.draw(&Text::new(
             s.label.clone(),
             (x + 38, y - 8),
@@ -750,6 +900,71 @@ mod tests {
         if std::env::var_os("TXBENCH_KEEP_PLOTS").is_none() {
             let _ = std::fs::remove_dir_all(&dir);
         }
+    }
+
+    #[test]
+    fn categorical_points_draw_grouped_bars_and_select_narrows_the_rows() {
+        let mut rows = Vec::new();
+        for (i, p) in ["nocc", "silo", "tictoc"].iter().enumerate() {
+            for t in [1, 2] {
+                for case in ["ycsb-a", "ycsb-c"] {
+                    for rep in 0..2 {
+                        let mut r = row(p, t, rep, 1e5 * (3.0 - i as f64), 10.0);
+                        r.point.insert(0, ("workload-case".into(), case.into()));
+                        rows.push(r);
+                    }
+                }
+            }
+        }
+        let dir =
+            std::env::temp_dir().join(format!("txbench-plot-bars-test-{}", std::process::id()));
+        let select = ["threads=2".to_string()];
+        let files =
+            plot_selected(&rows, &select, &dir, Some("workload-case"), None, &["svg"]).unwrap();
+        let bars = dir.join("synthetic-threads-2-throughput-vs-workload-case.svg");
+        assert!(files.contains(&bars), "{files:?}");
+        let text = std::fs::read_to_string(&bars).unwrap();
+        let doc = roxmltree::Document::parse(&text).expect("the SVG parses");
+        let texts: Vec<&str> = doc
+            .descendants()
+            .filter(|n| n.has_tag_name("text"))
+            .filter_map(|n| n.text())
+            .map(str::trim)
+            .collect();
+        assert!(texts.iter().any(|t| t.contains("(threads=2)")), "{texts:?}");
+        assert!(
+            texts.contains(&"ycsb-c") && texts.contains(&"tictoc"),
+            "{texts:?}"
+        );
+        // One bar per series and category (2 x 3), plus the legend's three swatches, in the
+        // series' colours.
+        let blue = doc
+            .descendants()
+            .filter(|n| n.has_tag_name("rect"))
+            .filter(|n| n.attribute("fill") == Some("#0072B2"))
+            .count();
+        assert_eq!(blue, 3, "nocc's two bars and its legend swatch");
+        // Results that sweep nothing but the protocol plot as one group of bars.
+        let single: Vec<ResultRow> = rows
+            .iter()
+            .filter(|r| r.point[0].1 == "ycsb-a" && r.point[1].1 == "1")
+            .map(|r| {
+                let mut r = r.clone();
+                r.point.retain(|(k, _)| k == "protocol");
+                r
+            })
+            .collect();
+        let files = plot_all(&single, &dir, None, None, &["svg"]).unwrap();
+        assert!(
+            files.contains(&dir.join("synthetic-throughput-vs-experiment.svg")),
+            "{files:?}"
+        );
+        for bad in ["threads=3", "theta=1", "threads"] {
+            let e =
+                plot_selected(&rows, &[bad.to_string()], &dir, None, None, &["svg"]).unwrap_err();
+            assert!(e.to_string().contains("--select"), "{e}");
+        }
+        let _ = std::fs::remove_dir_all(&dir);
     }
 
     #[test]

@@ -8,7 +8,7 @@
 //! the distribution was recorded have none, and their distribution figure is left out.
 
 use super::plot::{
-    AxisSpec, FAMILY, LegendLayout, PlotError, SIZE, Series, colour, draw, spans_decades,
+    AxisSpec, FAMILY, LegendLayout, PlotError, SIZE, Series, colour, draw, file_stem, spans_decades,
 };
 use super::results::ResultRow;
 use super::summary::Spread;
@@ -70,7 +70,7 @@ pub(super) fn plot_point(
         };
         let caption = format!("{}: latency distribution at {}", point.experiment, point.at);
         for fmt in formats {
-            let path = dir.join(format!("{}-latency-cdf.{fmt}", point.experiment));
+            let path = dir.join(format!("{}-latency-cdf.{fmt}", file_stem(point.experiment)));
             draw(&path, &caption, &x, &y, &curves, false)?;
             written.push(path);
         }
@@ -82,7 +82,7 @@ pub(super) fn plot_point(
             point.experiment, point.at
         );
         for fmt in formats {
-            let path = dir.join(format!("{}-phases.{fmt}", point.experiment));
+            let path = dir.join(format!("{}-phases.{fmt}", file_stem(point.experiment)));
             draw_phases(&path, &caption, &bars)?;
             written.push(path);
         }
