@@ -13,6 +13,10 @@ use std::collections::{BTreeMap, HashSet};
 use std::io::{BufRead, Write};
 use std::path::Path;
 
+/// The path [`ResultRow::metric`] answers with the concurrency-control abort ratio, a value
+/// derived from the report rather than read from one field.
+pub const CC_ABORT_RATIO: &str = "cc_abort_ratio";
+
 /// The txbench build that measured a row.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct BuildInfo {
@@ -59,13 +63,33 @@ impl ResultRow {
         crate::metrics::report::point_label(&self.point)
     }
 
-    /// A number from the report by path (`["latency_us", "p999"]`).
+    /// A number from the report by path (`["latency_us", "p999"]`), or the derived
+    /// [`CC_ABORT_RATIO`].
     pub fn metric(&self, path: &[&str]) -> Option<f64> {
+        if path == [CC_ABORT_RATIO] {
+            return self.cc_abort_ratio();
+        }
         let mut v = &self.report;
         for p in path {
             v = v.get(p)?;
         }
         v.as_f64()
+    }
+
+    /// Aborts for a concurrency-control reason (every reason but the workload's own, `user`)
+    /// per attempt: the part of `abort_ratio` the protocol caused. Derived from `aborts`,
+    /// `commits` and `aborts_by_reason` (which lists only reasons that occurred), so results
+    /// files written before it existed have it too.
+    fn cc_abort_ratio(&self) -> Option<f64> {
+        let aborts = self.metric(&["aborts"])?;
+        let commits = self.metric(&["commits"])?;
+        let user = self.metric(&["aborts_by_reason", "user"]).unwrap_or(0.0);
+        let attempts = aborts + commits;
+        Some(if attempts > 0.0 {
+            (aborts - user) / attempts
+        } else {
+            0.0
+        })
     }
 
     /// The protocol the row measured.
