@@ -144,24 +144,39 @@ pub fn check(histories: &[WorkerHistory]) -> CheckReport {
     check_with_progress(histories, &mut |_| {})
 }
 
-/// [`check`], announcing each phase to `progress` before it starts (the graph of a long run
-/// takes seconds to build).
+/// The share of a check's time spent before each phase starts, in percent, in phase order
+/// (indexing, collecting, ordering, building the graph, finding cycles): from a profile of an
+/// 8M-operation check of Silo on 64 records with 8 workers (collect 0.2 s, sort 0.3 s, edges
+/// 0.1 s, cycles about 0.1 s), so the percentage a terminal shows is an estimate of the work
+/// done, not a count.
+const PHASE_START_PERCENT: [u32; 5] = [0, 5, 30, 70, 85];
+
+/// `phase` prefixed with the estimated share of the check done before it.
+fn phase_line(index: usize, phase: &str) -> String {
+    format!("{:>2}% {phase}", PHASE_START_PERCENT[index])
+}
+
+/// [`check`], announcing each phase to `progress` before it starts, with the estimated share of
+/// the check done so far (`30% ordering versions`; the graph of a long run takes seconds).
 pub fn check_with_progress(
     histories: &[WorkerHistory],
     progress: &mut dyn FnMut(&str),
 ) -> CheckReport {
     let mut anomalies = AnomalyLog::default();
-    progress("indexing transactions");
+    progress(&phase_line(0, "indexing transactions"));
     let txns = TxnIndex::build(histories, &mut anomalies);
-    progress(&format!(
-        "collecting {} operations of {} transactions",
-        txns.ops, txns.transactions
+    progress(&phase_line(
+        1,
+        &format!(
+            "collecting {} operations of {} transactions",
+            txns.ops, txns.transactions
+        ),
     ));
     let mut ops = RecordedOps::collect(histories, &txns, &mut anomalies);
-    progress("ordering versions");
+    progress(&phase_line(2, "ordering versions"));
     ops.sort();
 
-    progress("building the dependency graph");
+    progress(&phase_line(3, "building the dependency graph"));
     let groups = version_groups(&ops.known_writes);
     let mut edges = Vec::with_capacity(ops.reads.len() * 2);
     add_write_edges(
@@ -173,7 +188,7 @@ pub fn check_with_progress(
     );
     add_read_edges(&ops, &groups, &mut edges);
 
-    progress("finding cycles");
+    progress(&phase_line(4, "finding cycles"));
     let dependencies = DependencyGraph::build(txns.len(), edges);
     let cycles = find_cycles(&dependencies, &|node| txns.id(node));
 

@@ -435,3 +435,19 @@ fn million_transactions_time() {
     );
     assert_eq!(report.cycles, 1);
 }
+
+/// The progress a terminal shows: every phase in order, each with a larger share done.
+#[test]
+fn progress_announces_each_phase_with_a_growing_percentage() {
+    let h = history(&[(1, &[write(1, 1, 1)]), (2, &[read(1, 1, 1)])]);
+    let mut lines = Vec::new();
+    let report = check_with_progress(&[h], &mut |p| lines.push(p.to_string()));
+    assert!(report.is_serializable());
+    assert_eq!(lines.len(), 5, "{lines:?}");
+    let percents: Vec<u32> = lines
+        .iter()
+        .map(|l| l.trim_start().split('%').next().unwrap().parse().unwrap())
+        .collect();
+    assert!(percents.windows(2).all(|w| w[0] < w[1]), "{lines:?}");
+    assert!(lines[4].ends_with("finding cycles"), "{lines:?}");
+}

@@ -285,7 +285,8 @@ pub struct RunArgs {
     // ---- open-loop offered load (issue 12) ----
     /// Open loop: transactions arrive at this many per second across all workers (each worker
     /// draws rate / threads), and latency counts from the arrival, queueing included; without
-    /// it each worker starts its next transaction when the last ends (closed loop).
+    /// it each worker starts its next transaction when the last ends (closed loop). Thread
+    /// executor only.
     #[arg(long, allow_negative_numbers = true)]
     pub rate: Option<f64>,
     /// With --rate: arrival process, poisson (exponential gaps; the default) or uniform (equal

@@ -391,7 +391,11 @@ pub fn plot_selected(
                 base: 10.0,
                 categories: None,
             };
-            let caption = format!("{exp}: {} vs {x_name}", metric.title);
+            let caption = if x_name == SINGLE_POINT {
+                format!("{exp}: {}", metric.title)
+            } else {
+                format!("{exp}: {} vs {x_name}", metric.title)
+            };
             for fmt in formats {
                 let path = dir.join(format!(
                     "{}-{}-vs-{x_name}.{fmt}",
