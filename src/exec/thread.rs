@@ -277,7 +277,18 @@ impl<P: Protocol, W: Workload> Worker<'_, '_, P, W> {
                 Ok(()) => drive(pin!(self.workload.run(&mut self.tx, req)), self.lot),
                 Err(why) => (Err(why), 0),
             };
-            let exec_wait = exec_wait + schedule_wait;
+            // A deterministic protocol confirms a user abort first: its program may have
+            // decided it on reads taken ahead of its turn (the abort stands, or it re-executes).
+            let (result, confirm_wait) = match result {
+                Err(Abort::User) if P::NEEDS_DECLARED_SET => {
+                    let tx = &mut self.tx;
+                    let poll = std::future::poll_fn(|_| tx.poll_confirm_user_abort());
+                    let (confirmed, wait) = drive(pin!(poll), self.lot);
+                    (confirmed.and(Err(Abort::User)), wait)
+                }
+                other => (other, 0),
+            };
+            let exec_wait = exec_wait + schedule_wait + confirm_wait;
             let (result, commit_wait, exec_end) = match result {
                 Ok(()) => {
                     if self.read_phase_extension_ns > 0 {

@@ -336,6 +336,17 @@ pub trait Protocol: Send + Sync + Sized + 'static {
     fn adaptive_backoff(&self) -> bool {
         false
     }
+
+    /// The program ended in a user abort (the workload rolled itself back), which a protocol
+    /// that may run programs ahead of their turn (DecentSched's opportunistic execution) must
+    /// confirm, since the decision may rest on reads a run in place would not see:
+    /// `Ready(Ok(()))` lets the abort stand, `Ready(Err(Abort::Reexecute))` runs the program
+    /// again in its place (where it decides again), `Pending` until the attempt's turn. Called
+    /// only when [`Protocol::NEEDS_DECLARED_SET`] is true, before `abort`; the default lets
+    /// every user abort stand.
+    fn confirm_user_abort(&self, _w: &mut Self::Worker<'_>) -> OpResult {
+        Poll::Ready(Ok(()))
+    }
 }
 
 impl ProtocolKind {

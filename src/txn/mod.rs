@@ -364,6 +364,13 @@ impl<'db, P: Protocol> Txn<'db, P> {
         self.apply_deferred_removals();
     }
 
+    /// Polls the protocol's [`Protocol::confirm_user_abort`] once (the program returned a user
+    /// abort; deterministic protocols only).
+    #[inline]
+    pub(crate) fn poll_confirm_user_abort(&mut self) -> Poll<Result<(), Abort>> {
+        self.protocol.confirm_user_abort(&mut self.worker)
+    }
+
     /// Polls the protocol's commit once.
     #[inline]
     pub(crate) fn poll_commit(&mut self) -> std::task::Poll<Result<(), Abort>> {

@@ -193,7 +193,16 @@ async fn run_job<P: Protocol, W: Workload>(
             Ok(()) => timed(env, job.counted, env.workload.run(tx, &job.req)).await,
             Err(why) => (Err(why), 0),
         };
-        let exec_wait = exec_wait + schedule_wait;
+        // A deterministic protocol confirms a user abort first, as under the thread executor.
+        let (result, confirm_wait) = match result {
+            Err(Abort::User) if P::NEEDS_DECLARED_SET => {
+                let poll = std::future::poll_fn(|_| tx.poll_confirm_user_abort());
+                let (confirmed, wait) = timed(env, job.counted, poll).await;
+                (confirmed.and(Err(Abort::User)), wait)
+            }
+            other => (other, 0),
+        };
+        let exec_wait = exec_wait + schedule_wait + confirm_wait;
         let (result, commit_wait, exec_end) = match result {
             Ok(()) => {
                 if env.read_phase_extension_ns > 0 {

@@ -33,10 +33,13 @@
 //! versions of the records it writes. A re-execution is not an abort: the executor retries at
 //! once and reports count it in their own column.
 //!
-//! A workload's own abort (TPC-C's rolled-back New-Order) decided while speculating is taken
-//! as it stands: the attempt installs nothing, so it cannot make a committed history
-//! non-serializable, and TPC-C's decision depends only on the request's input. A workload whose
-//! user aborts depend on what it read would see them decided on possibly stale reads.
+//! A workload's own abort (TPC-C's rolled-back New-Order) decided while speculating may rest
+//! on stale reads, so it is confirmed like a commit ([`Protocol::confirm_user_abort`], which
+//! both executors call before taking a user abort): at its turn, if everything it read is
+//! unchanged the abort stands, and otherwise the program re-executes in place and decides
+//! again. A user abort is then always what a run in the schedule's order would decide, for
+//! workloads whose rollbacks depend on what they read as well as for TPC-C, whose decision
+//! depends only on the request's input.
 //!
 //! Every wait returns `Pending` from [`Protocol::schedule`] (the executor yields between polls):
 //! nothing spins, so more workers than cores cannot livelock it. Transaction ids are
@@ -670,6 +673,29 @@ impl Protocol for DecentSched {
         w.end_stage(4);
         w.mark = None;
         w.timed_txns += 1;
+        Poll::Ready(Ok(()))
+    }
+
+    /// A program that ran ahead of its turn and then rolled itself back took that decision on
+    /// reads that may have changed: like a commit, it waits for its turn, and unless its reads
+    /// held it re-executes in place, where the program decides again (module docs). A program
+    /// that ran in place read what a serial order gives: its abort stands.
+    fn confirm_user_abort(&self, w: &mut DecentSchedWorker<'_>) -> OpResult {
+        if w.stage == Stage::Speculating {
+            w.end_stage(3);
+            w.stage = Stage::Validating;
+        }
+        if w.stage != Stage::Validating {
+            return Poll::Ready(Ok(()));
+        }
+        if !w.wait_for_dependencies() {
+            return Poll::Pending;
+        }
+        w.end_stage(2);
+        if !w.speculative_reads_current() && self.reexecutes_stale_speculation() {
+            // Keeps its place (`Running`): the retry's schedule returns at once.
+            return Poll::Ready(Err(Abort::Reexecute));
+        }
         Poll::Ready(Ok(()))
     }
 

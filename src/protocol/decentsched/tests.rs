@@ -240,6 +240,71 @@ fn a_speculation_whose_read_changed_reexecutes_in_place() {
     assert_eq!(stats["speculations_committed"], 0.0);
 }
 
+/// Opportunistic execution and a workload's own rollback: T2 runs ahead of T1 (both write x),
+/// reads the old x and decides to roll back on it. The abort cannot stand before T2's turn;
+/// at its turn, since T1 changed x, T2 re-executes in its place and decides again on T1's
+/// value (here it commits). Without T1's write, the same rollback stands at T2's turn.
+#[test]
+fn a_user_abort_decided_ahead_of_the_turn_is_confirmed_or_reexecuted() {
+    for t1_writes in [true, false] {
+        let p = opportunistic(2);
+        let t = table(1);
+        let x = t.get(RecordId(0)).unwrap();
+        let mut ws: Vec<_> = (0..2).map(|i| p.new_worker(i)).collect();
+        let set = declared(&[(x, AccessMode::Write)]);
+        let mut buf = [0u8; 8];
+        p.begin(&mut ws[0], AttemptStart::FIRST);
+        assert_eq!(p.schedule(&mut ws[0], &set), OK);
+        p.begin(&mut ws[1], AttemptStart::FIRST);
+        assert_eq!(p.schedule(&mut ws[1], &set), OK, "runs ahead");
+        assert_eq!(ws[1].stage, Stage::Speculating);
+        assert_eq!(p.read(&mut ws[1], x, &mut buf), OK);
+        assert_eq!(u64::from_le_bytes(buf), 0, "rolls back on the old x");
+        assert_eq!(
+            p.confirm_user_abort(&mut ws[1]),
+            Poll::Pending,
+            "T1 has not finished"
+        );
+        if t1_writes {
+            let blind = WriteKind::Blind;
+            assert_eq!(p.write(&mut ws[0], x, &41u64.to_le_bytes(), blind), OK);
+        }
+        assert_eq!(p.commit(&mut ws[0]), OK);
+        if !t1_writes {
+            assert_eq!(p.confirm_user_abort(&mut ws[1]), OK, "x held: it stands");
+            p.abort(&mut ws[1], Abort::User);
+            assert!(p.table.is_finished(ws[1].tid));
+            continue;
+        }
+        let confirmed = p.confirm_user_abort(&mut ws[1]);
+        assert_eq!(confirmed, Poll::Ready(Err(Abort::Reexecute)), "x changed");
+        p.abort(&mut ws[1], Abort::Reexecute);
+        p.begin(&mut ws[1], AttemptStart::RETRY);
+        assert_eq!(p.schedule(&mut ws[1], &set), OK, "keeps its place");
+        assert_eq!(ws[1].stage, Stage::Running);
+        assert_eq!(p.read(&mut ws[1], x, &mut buf), OK);
+        assert_eq!(u64::from_le_bytes(buf), 41, "decides again on T1's x");
+        assert_eq!(p.commit(&mut ws[1]), OK);
+    }
+}
+
+/// A program that ran in its scheduled place read what the schedule's order gives: its user
+/// abort stands at once.
+#[test]
+fn a_user_abort_decided_in_place_stands() {
+    let p = opportunistic(1);
+    let t = table(1);
+    let x = t.get(RecordId(0)).unwrap();
+    let mut w = p.new_worker(0);
+    let set = declared(&[(x, AccessMode::Write)]);
+    p.begin(&mut w, AttemptStart::FIRST);
+    assert_eq!(p.schedule(&mut w, &set), OK);
+    assert_eq!(w.stage, Stage::Running);
+    assert_eq!(p.confirm_user_abort(&mut w), OK);
+    p.abort(&mut w, Abort::User);
+    assert!(p.table.is_finished(w.tid));
+}
+
 /// Opportunistic execution: T2 writes x, which T1 reads, and reads y, which nobody writes; it
 /// runs ahead of T1 and, since y did not change, commits at its turn without re-executing.
 #[test]
