@@ -256,6 +256,11 @@ pub fn run_named<P: Protocol, W: Workload>(
         ));
     }
     report.versions = versions;
+    report.growing_tables = db
+        .tables()
+        .iter()
+        .filter_map(|t| t.growing_stats())
+        .collect();
     report.protocol_stats = protocol_stats
         .into_iter()
         .map(|(name, value)| (name.to_string(), value))

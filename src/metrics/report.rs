@@ -15,6 +15,7 @@ use super::{AttemptSummary, LatencySummary, Phase, TypeStats, WorkerStats};
 use crate::check::CheckReport;
 use crate::config::RunConfig;
 use crate::protocol::{Abort, ProtocolKind};
+use crate::storage::GrowingTableStats;
 use crate::storage::versions::VersionStats;
 use crate::workload::Workload;
 use comfy_table::{Cell, CellAlignment, Table, presets};
@@ -129,6 +130,11 @@ pub struct RunReport {
     /// (and not serialised) when nothing committed.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub latency_cdf_us: Vec<[f64; 2]>,
+    /// The tables that grow, at the end of the run: the memory each holds and, for a table that
+    /// retires its deleted slots (TPC-C's NEW-ORDER), the chunks retired and reused (`storage`,
+    /// "Slots freed by deletes"). Empty (and not serialised) when no table grows.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub growing_tables: Vec<GrowingTableStats>,
 }
 
 /// Serialises `check` as the [`CheckReport`]'s fields preceded by `passed`, the verdict
@@ -343,6 +349,7 @@ impl RunReport {
             offered_tps: cfg.open_loop.map(|o| o.rate_tps),
             arrival: cfg.open_loop.map(|o| o.arrival.name()),
             latency_cdf_us: super::latency_distribution(&total.latency),
+            growing_tables: Vec::new(),
         }
     }
 

@@ -23,8 +23,10 @@
 //! threads that race for one chunk both build it; the loser frees its copy and uses the winner's.
 
 use super::budget::{GrowthRefused, TableMemory};
+use super::retire::{Retirement, Waiting};
 use std::alloc::{Layout, alloc_zeroed, dealloc};
 use std::marker::PhantomData;
+use std::sync::OnceLock;
 use std::sync::atomic::{AtomicPtr, AtomicUsize, Ordering};
 
 /// Records start on cache-line boundaries.
@@ -177,13 +179,120 @@ impl<M> Chunks<M> {
 
     /// Start of record `i` (`i < len`), allocating its chunk on first use in a growing table;
     /// `None` when `memory` or the allocator refuses the chunk (recorded in `memory`, naming
-    /// `table`).
+    /// `table`), or when the chunk was retired (`retire`: the table's retirement, if it retires
+    /// deleted slots; see `retire.rs`).
     #[inline]
-    pub(super) fn lookup(&self, i: usize, memory: &TableMemory, table: &str) -> Option<*mut u8> {
+    pub(super) fn lookup(
+        &self,
+        i: usize,
+        memory: &TableMemory,
+        table: &str,
+        retire: &OnceLock<Retirement>,
+    ) -> Option<*mut u8> {
         match self.peek(i) {
             Some(p) => Some(p),
-            None if self.grows => self.grow(i, memory, table),
+            // The retirement is looked at only here, off the path of allocated records.
+            None if self.grows => match retire.get() {
+                None => self.grow(i, memory, table),
+                Some(r) => self.grow_retiring(i, memory, table, r),
+            },
             None => None,
+        }
+    }
+
+    /// Chunk of record `i`, and the records it holds.
+    pub(super) fn chunk_of(&self, i: usize) -> (usize, usize) {
+        let c = i >> self.shift;
+        (c, self.records_in(c))
+    }
+
+    /// Notes that slot `i` is retired (`retire.rs`): the chunk is queued for reuse once all of
+    /// its slots are, or only marked retired if it was never allocated.
+    pub(super) fn retire_slots(&self, i: usize, n: u32, r: &Retirement) {
+        let (c, records) = self.chunk_of(i);
+        debug_assert!((i & (self.per_chunk() - 1)) + n as usize <= records);
+        if !r.add(c, n, records) {
+            return;
+        }
+        let mut waiting = r.lock();
+        let epoch = r.grace.retire_epoch();
+        r.counted_retired();
+        if self.is_allocated(c) {
+            waiting.push_back(Waiting { chunk: c, epoch });
+        }
+    }
+
+    /// [`Chunks::grow`] for a table that retires its deleted slots: serialised by the retirement
+    /// queue's lock; reuses the oldest retired chunk whose grace period has passed, or else
+    /// allocates; refuses a retired chunk.
+    #[cold]
+    #[inline(never)]
+    fn grow_retiring(
+        &self,
+        i: usize,
+        memory: &TableMemory,
+        table: &str,
+        r: &Retirement,
+    ) -> Option<*mut u8> {
+        let mut waiting = r.lock();
+        if let Some(p) = self.peek(i) {
+            return Some(p); // another thread grew it while we waited for the lock
+        }
+        let (c, records) = self.chunk_of(i);
+        if r.is_retired(c, records) {
+            return None;
+        }
+        while let Some(&oldest) = waiting.front() {
+            if !r.grace.quiescent_since(oldest.epoch) && !mutant::reuses_without_grace() {
+                break;
+            }
+            waiting.pop_front();
+            // Relaxed: the grace period ensures that no transaction will look chunk `old` up
+            // again, and the queue's lock orders this thread after the one that queued it.
+            let raw = self.directory[oldest.chunk].swap(std::ptr::null_mut(), Ordering::Relaxed);
+            if self.records_in(oldest.chunk) != records {
+                // A short last chunk: no use for it here, so it goes back to the allocator.
+                let size = self.layout(oldest.chunk).size();
+                // SAFETY: the chunk was installed (initialised) and, past its grace period and
+                // out of the directory, nothing references it; freed once.
+                unsafe { self.free_chunk(raw, oldest.chunk) };
+                // Relaxed: a statistic.
+                self.held.fetch_sub(size, Ordering::Relaxed);
+                memory.give_back(size);
+                continue;
+            }
+            // SAFETY: as above; the chunk has `records` records of `stride` bytes.
+            unsafe { self.reset_chunk(raw, records) };
+            // Release: publishes the reset chunk to `peek`'s Acquire, as a fresh one.
+            self.directory[c].store(raw, Ordering::Release);
+            r.counted_reused();
+            return self.peek(i);
+        }
+        // Still under the lock: no reuse above can install into this slot meanwhile.
+        let grown = self.grow(i, memory, table);
+        drop(waiting);
+        grown
+    }
+
+    /// Makes a retired chunk of `records` records at `raw` exactly like a freshly allocated one:
+    /// drops and rebuilds every record's metadata and zeroes everything else.
+    ///
+    /// # Safety
+    ///
+    /// `raw` is an initialised chunk of this table with `records` records that nothing
+    /// references and that is in no directory slot.
+    unsafe fn reset_chunk(&self, raw: *mut u8, records: usize) {
+        for r in 0..records {
+            let at = raw.wrapping_add(r * self.stride);
+            if std::mem::needs_drop::<M>() {
+                // SAFETY: the record's metadata was initialised and is dropped once here.
+                unsafe { std::ptr::drop_in_place(at.cast::<M>()) };
+            }
+            // SAFETY: the record's `stride` bytes lie inside the chunk, which nothing else
+            // references (the caller's contract); zero bytes are valid payload words.
+            unsafe { std::ptr::write_bytes(at, 0, self.stride) };
+            // SAFETY: `at` is a 64-byte-aligned record start in the unreferenced chunk.
+            unsafe { (self.init)(at) };
         }
     }
 
@@ -287,5 +396,29 @@ impl<M> Chunks<M> {
         }
         *self.held.get_mut() = 0;
         freed
+    }
+}
+
+/// A deliberately broken variant for tests: reuse retired chunks without waiting for their grace
+/// period (the storage tests show that their reuse test catches it).
+pub(super) mod mutant {
+    #[cfg(test)]
+    thread_local! {
+        static REUSE_WITHOUT_GRACE: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+    }
+
+    /// Whether this thread runs the mutant (always `false` outside tests).
+    #[inline]
+    pub(in crate::storage) fn reuses_without_grace() -> bool {
+        #[cfg(test)]
+        return REUSE_WITHOUT_GRACE.with(std::cell::Cell::get);
+        #[cfg(not(test))]
+        false
+    }
+
+    /// Turns the mutant on or off for this thread.
+    #[cfg(test)]
+    pub(in crate::storage) fn set_reuse_without_grace(on: bool) {
+        REUSE_WITHOUT_GRACE.with(|m| m.set(on));
     }
 }

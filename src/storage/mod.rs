@@ -33,21 +33,32 @@
 //! ([`Database::try_build_growable`]) allocates a chunk when one of its records is first looked
 //! up, typically by the transaction that inserts the first row there, so its length costs only
 //! its directory (8 bytes per chunk) and memory tracks the rows that exist. Chunks are never
-//! moved or freed during a run, so a [`Record`] is a pair of plain references that protocols keep
-//! in their read/write sets for the length of a transaction, exactly as before. All chunks count
-//! against the database's [`TableMemory`]; past its cap a lookup that needs a new chunk gets
-//! `None`, and the run stops early (see `budget.rs`). Workloads that insert reserve their slots
-//! first ([`Table::reserve`]) so that a refusal is a clean end of the transaction, not a miss.
+//! moved, and never freed while a transaction may use them, so a [`Record`] is a pair of plain
+//! references that protocols keep in their read/write sets for the length of a transaction,
+//! exactly as before. All chunks count against the database's [`TableMemory`]; past its cap a
+//! lookup that needs a new chunk gets `None`, and the run stops early (see `budget.rs`).
+//! Workloads that insert reserve their slots first ([`Table::reserve`]) so that a refusal is a
+//! clean end of the transaction, not a miss.
 //!
-//! Slots freed by deletes are reused by the workload: a delete leaves its slot vacant and its
-//! record (metadata, version stamp, version chain) in place, so an insert into it later is an
-//! ordinary read-modify-write of that record, ordered by the protocol like any other. Which slot
-//! an insert fills is the workload's choice (TPC-C: by key arithmetic, see its schema).
+//! # Slots freed by deletes
+//!
+//! A delete leaves its slot vacant and its record (metadata, version stamp, version chain) in
+//! place, so an insert into it later is an ordinary read-modify-write of that record, ordered by
+//! the protocol like any other; which slot an insert fills is the workload's choice (TPC-C: by
+//! key arithmetic, see its schema). A workload whose deleted slots are never filled again (TPC-C's
+//! NEW-ORDER: an order id is placed once) says so ([`Database::retire_deleted_slots`]), and
+//! then the table's memory follows its live rows: a chunk whose every slot was deleted (and taken
+//! out of its index) is retired, and once no transaction that could have found one of its
+//! records is still running (a grace period, `grace.rs`), its memory becomes the next chunk the
+//! table grows into, reset to exactly what a fresh chunk holds (`retire.rs`). Record ids are
+//! never reused: a retired id reads as a slot never used.
 
 mod budget;
 mod chunks;
+pub mod grace;
 mod indexes;
 mod payload;
+mod retire;
 pub mod stamp;
 pub mod versions;
 
@@ -55,10 +66,13 @@ pub use budget::{GrowthRefused, TableMemory};
 pub use chunks::{FIXED_CHUNK_BYTES, GROWING_CHUNK_BYTES};
 pub use indexes::{END_SENTINEL_KEY, IndexId, IndexSpec, TableIndex};
 pub use payload::Payload;
+pub use retire::RetirementStats;
 
 use chunks::{Chunks, RECORD_ALIGN};
-use std::sync::Arc;
+use grace::Grace;
+use retire::Retirement;
 use std::sync::atomic::AtomicU64;
+use std::sync::{Arc, OnceLock};
 
 pub use crate::ids::{RecordId, TableId};
 
@@ -101,6 +115,8 @@ pub struct Table<M> {
     stored_bytes: usize,
     /// Whether payloads carry a check-mode stamp after the row.
     stamped: bool,
+    /// Set when the table retires its deleted slots (`retire.rs`), before transactions run.
+    retire: OnceLock<Retirement>,
 }
 
 // SAFETY: a table owns `M` values and `AtomicU64` words (in its chunks); sharing it across
@@ -128,6 +144,21 @@ pub const fn stored_payload_bytes(row_bytes: usize, stamped: bool) -> usize {
     } else {
         row_bytes
     }
+}
+
+/// A growing table's memory at the end of a run, for reports.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct GrowingTableStats {
+    /// The table's name.
+    pub table: String,
+    /// Bytes it holds: chunks (in use, or retired and not yet reused) and its directory.
+    pub memory_bytes: u64,
+    /// Bytes of one chunk.
+    pub chunk_bytes: u64,
+    /// For a table that retires its deleted slots: chunks retired and reused. Without reuse it
+    /// would hold `chunks_reused * chunk_bytes` more.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub retirement: Option<RetirementStats>,
 }
 
 /// A table that could not be allocated: too large for the address space, or the allocator
@@ -172,16 +203,18 @@ impl<M: Default> Table<M> {
 
     /// [`Table::try_new`], with check-mode stamps after the rows when `stamped`.
     pub fn try_build(spec: TableSpec, stamped: bool) -> Result<Self, TableAllocError> {
-        Self::build_in(spec, stamped, false, Arc::new(TableMemory::unlimited()))
+        Self::build_in(spec, stamped, false, Arc::new(TableMemory::unlimited()), 0)
     }
 
     /// Builds a fixed or growing table whose chunks count against `memory`. `growable` must be
-    /// false unless `M: Send` (see `Chunks::grows`); the public constructors guarantee it.
+    /// false unless `M: Send` (see `Chunks::grows`); the public constructors guarantee it. A
+    /// growing table's chunks aim at `growing_chunk_bytes` (0: [`GROWING_CHUNK_BYTES`]).
     fn build_in(
         spec: TableSpec,
         stamped: bool,
         growable: bool,
         memory: Arc<TableMemory>,
+        growing_chunk_bytes: usize,
     ) -> Result<Self, TableAllocError> {
         assert!(spec.payload_bytes >= 1 && spec.payload_bytes <= MAX_PAYLOAD_BYTES);
         assert!(
@@ -205,7 +238,9 @@ impl<M: Default> Table<M> {
         }) else {
             return Err(too_large);
         };
-        let chunk_bytes = if growable {
+        let chunk_bytes = if growable && growing_chunk_bytes > 0 {
+            growing_chunk_bytes
+        } else if growable {
             GROWING_CHUNK_BYTES
         } else {
             FIXED_CHUNK_BYTES
@@ -227,6 +262,7 @@ impl<M: Default> Table<M> {
             words_per_record,
             stored_bytes,
             stamped,
+            retire: OnceLock::new(),
         })
     }
 }
@@ -241,7 +277,7 @@ impl<M> Drop for Table<M> {
 impl<M: Default + Send> Table<M> {
     /// A table of `spec` that grows (module docs): nothing but its directory is allocated now.
     pub fn growable(spec: TableSpec, stamped: bool) -> Result<Self, TableAllocError> {
-        Self::build_in(spec, stamped, true, Arc::new(TableMemory::unlimited()))
+        Self::build_in(spec, stamped, true, Arc::new(TableMemory::unlimited()), 0)
     }
 }
 
@@ -251,7 +287,9 @@ impl<M> Table<M> {
     #[inline]
     pub fn get(&self, rid: RecordId) -> Option<Record<'_, M>> {
         let i = usize::try_from(rid.0).ok().filter(|&i| i < self.len)?;
-        let start = self.chunks.lookup(i, &self.memory, &self.spec.name)?;
+        let start = self
+            .chunks
+            .lookup(i, &self.memory, &self.spec.name, &self.retire)?;
         // SAFETY: `start` is record `i` of an installed chunk (see `record_at`).
         Some(unsafe { self.record_at(rid, start) })
     }
@@ -312,6 +350,81 @@ impl<M> Table<M> {
     /// Bytes the table holds: its allocated chunks and its directory.
     pub fn memory_bytes(&self) -> usize {
         self.chunks.held_bytes() + self.chunks.directory_bytes()
+    }
+
+    /// Bytes of one full chunk of this table.
+    pub fn chunk_bytes(&self) -> usize {
+        self.chunks.per_chunk() * self.stride
+    }
+
+    /// Makes this growing table retire its deleted slots (module docs, "Slots freed by
+    /// deletes"; `retire.rs`), with `grace` (the database's) for the grace periods. Call before
+    /// any transaction runs; a second call changes nothing. A fixed table keeps its one
+    /// allocation: nothing happens.
+    fn retire_deleted_slots(&self, grace: &Arc<Grace>) {
+        if self.growable {
+            self.retire
+                .get_or_init(|| Retirement::new(self.chunks.count(), Arc::clone(grace)));
+        }
+    }
+
+    /// Whether this table retires its deleted slots.
+    pub fn retires_slots(&self) -> bool {
+        self.retire.get().is_some()
+    }
+
+    /// Notes that slot `rid` will never be used again: its row was deleted and its index
+    /// entries taken out (or it never held a row and never will). Nothing happens for a table
+    /// that does not retire slots. Each slot is retired at most once (a second time panics: it
+    /// would let a live chunk be reused).
+    pub fn retire_slot(&self, rid: RecordId) {
+        self.retire_slots(rid.0..rid.0 + 1);
+    }
+
+    /// [`Table::retire_slot`] for every slot of `rids`.
+    pub fn retire_slots(&self, rids: std::ops::Range<u64>) {
+        let Some(r) = self.retire.get() else {
+            return;
+        };
+        assert!(rids.end <= self.spec.records, "slots past the table's end");
+        let mut i = rids.start as usize;
+        let end = rids.end as usize;
+        while i < end {
+            let (c, records) = self.chunks.chunk_of(i);
+            let chunk_end = (c * self.chunks.per_chunk() + records).min(end);
+            let n = u32::try_from(chunk_end - i).expect("a chunk's slots fit in u32");
+            self.chunks.retire_slots(i, n, r);
+            i = chunk_end;
+        }
+    }
+
+    /// Whether `rid`'s chunk is retired (every slot of it retired): such a record may be gone.
+    /// Index walks skip entries that point into one (`txn/index_ops.rs`).
+    #[inline]
+    pub fn is_retired(&self, rid: RecordId) -> bool {
+        let Some(r) = self.retire.get() else {
+            return false;
+        };
+        let Some(i) = usize::try_from(rid.0).ok().filter(|&i| i < self.len) else {
+            return false;
+        };
+        let (c, records) = self.chunks.chunk_of(i);
+        r.is_retired(c, records)
+    }
+
+    /// Retirement counters of a table that retires slots.
+    pub fn retirement_stats(&self) -> Option<RetirementStats> {
+        self.retire.get().map(Retirement::stats)
+    }
+
+    /// What a report says of this table if it grows.
+    pub fn growing_stats(&self) -> Option<GrowingTableStats> {
+        self.growable.then(|| GrowingTableStats {
+            table: self.spec.name.clone(),
+            memory_bytes: self.memory_bytes() as u64,
+            chunk_bytes: self.chunk_bytes() as u64,
+            retirement: self.retirement_stats(),
+        })
     }
 
     /// The record at `rid` if it is in memory, without allocating: `None` past the end and for a
@@ -416,6 +529,8 @@ pub struct Database<M> {
     indexes: Vec<TableIndex>,
     /// What the tables hold, against the cap ([`Database::table_memory`]).
     memory: Arc<TableMemory>,
+    /// Grace periods for the tables that retire deleted slots; set by the first of them.
+    grace: OnceLock<Arc<Grace>>,
 }
 
 impl<M: Default> Database<M> {
@@ -451,7 +566,7 @@ impl<M: Default> Database<M> {
         indexes: &[IndexSpec],
         stamped: bool,
     ) -> Result<Self, TableAllocError> {
-        Self::assemble(specs, indexes, stamped, &[])
+        Self::assemble(specs, indexes, stamped, &[], 0)
     }
 
     /// The tables and indexes; the tables named in `growable` grow, which needs `M: Send` (see
@@ -461,6 +576,7 @@ impl<M: Default> Database<M> {
         indexes: &[IndexSpec],
         stamped: bool,
         growable: &[TableId],
+        growing_chunk_bytes: usize,
     ) -> Result<Self, TableAllocError> {
         for ix in indexes {
             assert!(
@@ -479,11 +595,18 @@ impl<M: Default> Database<M> {
                 .enumerate()
                 .map(|(i, spec)| {
                     let grows = growable.contains(&TableId(i as u32));
-                    Table::build_in(spec, stamped, grows, Arc::clone(&memory))
+                    Table::build_in(
+                        spec,
+                        stamped,
+                        grows,
+                        Arc::clone(&memory),
+                        growing_chunk_bytes,
+                    )
                 })
                 .collect::<Result<_, _>>()?,
             indexes: indexes.iter().cloned().map(TableIndex::new).collect(),
             memory,
+            grace: OnceLock::new(),
         })
     }
 }
@@ -497,7 +620,20 @@ impl<M: Default + Send> Database<M> {
         stamped: bool,
         growable: &[TableId],
     ) -> Result<Self, TableAllocError> {
-        Self::assemble(specs, indexes, stamped, growable)
+        Self::assemble(specs, indexes, stamped, growable, 0)
+    }
+
+    /// [`Database::try_build_growable`] with chunks of about `chunk_bytes` (a power of two
+    /// records of at least one) for the tables that grow, instead of [`GROWING_CHUNK_BYTES`]:
+    /// small chunks make growth and slot retirement happen within a short test.
+    pub fn try_build_growable_chunked(
+        specs: &[TableSpec],
+        indexes: &[IndexSpec],
+        stamped: bool,
+        growable: &[TableId],
+        chunk_bytes: usize,
+    ) -> Result<Self, TableAllocError> {
+        Self::assemble(specs, indexes, stamped, growable, chunk_bytes.max(1))
     }
 }
 
@@ -506,6 +642,23 @@ impl<M> Database<M> {
     #[inline]
     pub fn table(&self, id: TableId) -> &Table<M> {
         &self.tables[id.0 as usize]
+    }
+
+    /// Makes growing table `id` retire its deleted slots (module docs, "Slots freed by
+    /// deletes"): the workload promises that a slot whose row was deleted, once its index
+    /// entries are out, never holds a row again. Call before any transaction runs (workloads
+    /// do it when they load). A fixed table is left as it is (its memory is one allocation).
+    pub fn retire_deleted_slots(&self, id: TableId) {
+        if self.table(id).is_growable() {
+            let grace = self.grace.get_or_init(|| Arc::new(Grace::new()));
+            self.table(id).retire_deleted_slots(grace);
+        }
+    }
+
+    /// The grace periods of a database with a table that retires slots: every transaction
+    /// handle claims a slot in it (`Txn`).
+    pub fn grace(&self) -> Option<&Grace> {
+        self.grace.get().map(|g| &**g)
     }
 
     /// Every table, in id order.
@@ -840,6 +993,125 @@ mod tests {
         // Every record built was dropped once: the winners' at the end, the losers' at once.
         assert_eq!(LIVE.load(Ordering::Relaxed) - losers, 8 * per as usize);
         assert_eq!(losers % per as usize, 0);
+    }
+
+    /// A retiring table of 4-record chunks: fills chunk 0, lets a pinned reader hold record 1,
+    /// deletes and retires the whole chunk, grows while the reader runs and again after it
+    /// ended. Returns whether the reader's record kept its contents while it ran, and checks
+    /// everything else about retirement and reuse.
+    fn retire_under_a_reader() -> bool {
+        let db: Database<u64> = Database::try_build_growable_chunked(
+            &[TableSpec {
+                name: "queue".into(),
+                records: 64,
+                payload_bytes: 8,
+            }],
+            &[],
+            false,
+            &[TableId(0)],
+            4 * 64,
+        )
+        .unwrap();
+        db.retire_deleted_slots(TableId(0));
+        let t = db.table(TableId(0));
+        let per = t.records_per_chunk();
+        assert_eq!(per, 4);
+        for i in 0..per {
+            t.get(RecordId(i)).unwrap().payload.store(&[1; 8]);
+        }
+        let chunk0 = t.peek(RecordId(0)).unwrap().order_key();
+        let grace = db.grace().expect("a table retires slots");
+        let mut reader = grace.claim();
+        reader.pin();
+        let held = t.get(RecordId(1)).unwrap();
+        for i in 0..per {
+            t.get(RecordId(i)).unwrap().payload.store(&[0; 8]);
+            assert!(
+                !t.is_retired(RecordId(0)),
+                "retired only once every slot is"
+            );
+            t.retire_slot(RecordId(i));
+        }
+        assert!(t.is_retired(RecordId(0)) && !t.is_retired(RecordId(per)));
+        let stats = t.retirement_stats().unwrap();
+        assert_eq!((stats.chunks_retired, stats.chunks_waiting), (1, 1));
+        // The reader still works with its record (an optimistic read, a lock word).
+        held.payload.store(&[7; 8]);
+        let memory = t.memory_bytes();
+        let next = t.get(RecordId(per)).expect("grows");
+        let mut out = [0u8; 8];
+        held.payload.load(&mut out);
+        let kept = out == [7; 8];
+        if next.order_key() == chunk0 {
+            return kept; // reused under the reader: only the mutant gets here
+        }
+        assert_eq!(t.memory_bytes(), memory + 4 * 64, "a fresh chunk");
+        assert_eq!(t.retirement_stats().unwrap().chunks_reused, 0);
+        reader.unpin();
+        let reused = t.get(RecordId(2 * per + 1)).expect("grows");
+        assert_eq!(
+            reused.order_key(),
+            chunk0 + 64,
+            "chunk 0's memory, record 1 of the new chunk"
+        );
+        assert_eq!(t.memory_bytes(), memory + 4 * 64, "reuse takes no memory");
+        for i in 2 * per..3 * per {
+            let r = t.peek(RecordId(i)).unwrap();
+            r.payload.load(&mut out);
+            assert_eq!((out, *r.meta()), ([0; 8], 0), "exactly like a fresh chunk");
+        }
+        assert!(
+            t.peek(RecordId(1)).is_none(),
+            "a retired slot reads as never used"
+        );
+        assert!(t.get(RecordId(1)).is_none(), "and is never allocated again");
+        assert_eq!(
+            t.allocated_ranges().collect::<Vec<_>>(),
+            [per..2 * per, 2 * per..3 * per]
+        );
+        let stats = t.retirement_stats().unwrap();
+        assert_eq!(
+            (
+                stats.chunks_retired,
+                stats.chunks_reused,
+                stats.chunks_waiting
+            ),
+            (1, 1, 0)
+        );
+        kept
+    }
+
+    #[test]
+    fn a_retired_chunk_is_reused_only_after_its_readers_ended() {
+        assert!(retire_under_a_reader());
+    }
+
+    #[test]
+    fn reuse_without_a_grace_period_is_caught() {
+        chunks::mutant::set_reuse_without_grace(true);
+        let kept = retire_under_a_reader();
+        chunks::mutant::set_reuse_without_grace(false);
+        assert!(!kept, "the mutant reused the chunk under its reader");
+    }
+
+    #[test]
+    #[should_panic(expected = "a slot retired twice")]
+    fn retiring_a_slot_twice_is_a_bug() {
+        let t: Database<u64> = Database::try_build_growable_chunked(
+            &[TableSpec {
+                name: "queue".into(),
+                records: 8,
+                payload_bytes: 8,
+            }],
+            &[],
+            false,
+            &[TableId(0)],
+            4 * 64,
+        )
+        .unwrap();
+        t.retire_deleted_slots(TableId(0));
+        t.table(TableId(0)).retire_slots(0..3);
+        t.table(TableId(0)).retire_slots(2..5);
     }
 
     #[test]

@@ -238,8 +238,11 @@ impl<'db, P: Protocol> Txn<'db, P> {
         let (table, key_of) = (ix.spec.table, ix.spec.key_of);
         let mut top = hi;
         while let Some((key, rid)) = ix.map.last_at_or_before(lo..=top) {
-            let row = self.read(table, rid).await?;
-            let present = !is_vacant(row) && key_of(row) == key;
+            // A retired slot's entry is vacant for good (see `access_entry_at_or_after`).
+            let present = !self.tables[table.0 as usize].is_retired(rid) && {
+                let row = self.read(table, rid).await?;
+                !is_vacant(row) && key_of(row) == key
+            };
             if ix.map.last_at_or_before(lo..=top) != Some((key, rid)) {
                 continue; // an entry appeared above `key` meanwhile: read it first
             }
@@ -321,6 +324,13 @@ impl<'db, P: Protocol> Txn<'db, P> {
         };
         let mut entry = first();
         loop {
+            if self.tables[ix.spec.table.0 as usize].is_retired(entry.1) {
+                // An entry into a retired slot (`storage/retire.rs`): its row was deleted and
+                // can never be filled again, so it is vacant for good and nobody accesses its
+                // record; only an attempt that aborted can have left it (an insert of a key
+                // whose delete had already committed). Skipped like the vacant entry it is.
+                return Ok((entry.0, entry.1, false));
+            }
             let key = entry.0;
             let holds =
                 |row: &[u8]| !is_vacant(row) && (key == END_SENTINEL_KEY || key_of(row) == key);
@@ -343,9 +353,11 @@ impl<'db, P: Protocol> Txn<'db, P> {
     pub(super) fn apply_index_removals(&mut self) {
         match self.protocol.snapshot_commit_stamp(&self.worker) {
             None => {
-                for (index, key) in self.index_removals.drain(..) {
-                    self.indexes[index.0 as usize].map.remove(key);
+                for k in 0..self.index_removals.len() {
+                    let (index, key) = self.index_removals[k];
+                    self.remove_entry(index, key);
                 }
+                self.index_removals.clear();
             }
             Some(stamp) => {
                 for (index, key) in self.index_removals.drain(..) {
@@ -366,8 +378,19 @@ impl<'db, P: Protocol> Txn<'db, P> {
             if stamp > horizon {
                 break;
             }
-            self.indexes[index.0 as usize].map.remove(key);
+            self.remove_entry(index, key);
             self.deferred_removals.pop_front();
+        }
+    }
+
+    /// Takes `key` out of `index` after its row's delete committed (and, for a snapshot
+    /// protocol, every older snapshot ended), and retires the row's slot if its table retires
+    /// deleted slots (`storage/retire.rs`): nothing can find the slot through the index any
+    /// more, and the workload never fills it again.
+    fn remove_entry(&mut self, index: IndexId, key: u64) {
+        let ix = &self.indexes[index.0 as usize];
+        if let Some((rid, _)) = ix.map.remove(key) {
+            self.tables[ix.spec.table.0 as usize].retire_slot(rid);
         }
     }
 }

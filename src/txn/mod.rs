@@ -59,6 +59,10 @@ pub struct Txn<'db, P: Protocol> {
     scheduled: Vec<DeclaredRecord<'db, P::RecordMeta>>,
     /// Check mode with a declared set in force: every access is checked against it.
     check_declared: bool,
+    /// This handle's grace-period slot, in a database whose tables retire deleted slots
+    /// (`storage/grace.rs`): pinned while a transaction runs, from its first `declare` or
+    /// `begin` to its commit.
+    pin: Option<crate::storage::grace::PinSlot<'db>>,
 }
 
 /// Operations of the current attempt (check mode), and the committed history of this worker.
@@ -136,6 +140,7 @@ impl<'db, P: Protocol> Txn<'db, P> {
             declared: AccessSet::default(),
             scheduled: Vec::new(),
             check_declared: false,
+            pin: db.grace().map(|g| g.claim()),
             history: record_history.then(|| HistoryStage {
                 attempt: Vec::with_capacity(64),
                 committed: WorkerHistory::default(),
@@ -321,6 +326,10 @@ impl<'db, P: Protocol> Txn<'db, P> {
     /// declared record must exist (the workload names records it created). In check mode,
     /// every access of the transaction is then checked against the set.
     pub(crate) fn declare(&mut self, fill: impl FnOnce(&mut AccessSet)) {
+        // Before anything is looked up: the declared records are held across attempts.
+        if let Some(pin) = &mut self.pin {
+            pin.pin();
+        }
         self.declared.clear();
         fill(&mut self.declared);
         self.scheduled.clear();
@@ -355,6 +364,11 @@ impl<'db, P: Protocol> Txn<'db, P> {
     pub(crate) fn begin(&mut self, start: AttemptStart) {
         debug_assert!(self.index_removals.is_empty());
         self.attempts_started += 1;
+        // Before anything is looked up; a retry stays pinned from its first attempt, whose
+        // findings (MOCC's retrospective locks, a declared set) it may still hold.
+        if let Some(pin) = &mut self.pin {
+            pin.pin();
+        }
         self.id = crate::check::history::txn_id(self.worker_id, self.attempts_started);
         if let Some(h) = &mut self.history {
             h.attempt.clear();
@@ -381,6 +395,15 @@ impl<'db, P: Protocol> Txn<'db, P> {
     /// mode).
     pub(crate) fn committed(&mut self) {
         self.apply_index_removals();
+        self.record_commit();
+        // Last: the transaction holds no record from here on.
+        if let Some(pin) = &mut self.pin {
+            pin.unpin();
+        }
+    }
+
+    /// Check mode: keeps the committed attempt's history.
+    fn record_commit(&mut self) {
         let Some(h) = &mut self.history else {
             return;
         };
@@ -422,6 +445,9 @@ impl<'db, P: Protocol> Txn<'db, P> {
 
     /// The worker runs no more transactions ([`Protocol::stop_worker`]).
     pub(crate) fn stopped(&mut self) {
+        if let Some(pin) = &mut self.pin {
+            pin.unpin();
+        }
         self.protocol.stop_worker(&mut self.worker);
     }
 

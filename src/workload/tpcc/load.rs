@@ -141,10 +141,29 @@ pub fn load<M: Sync>(db: &Database<M>, config: &TpccConfig, params: &LoadParams)
     if let Some(bar) = progress {
         bar.finish_and_clear();
     }
+    retire_new_order_slots(db, layout);
     let names = names.into_inner().expect("no loader panics");
     LoadedTpcc {
         c_load,
         customers_by_last_name: CustomersByLastName::build(layout, names),
+    }
+}
+
+/// Makes NEW-ORDER retire its deleted slots (`storage`, "Slots freed by deletes"): a NEW-ORDER
+/// row lives in its order's slot, and an order id is never placed again, so once Delivery's
+/// delete of an order's row has committed and its index entry is out, the slot stays empty for
+/// good. The slots of orders 1..[`FIRST_NEW_ORDER_ID`] never get a row at all (those orders
+/// were delivered before the run), so they are retired now; Delivery retires the others as it
+/// delivers them (`Txn`'s index removal does), and a chunk of 4,096 delivered orders is reused
+/// for the orders New-Order places next.
+fn retire_new_order_slots<M>(db: &Database<M>, layout: TpccLayout) {
+    db.retire_deleted_slots(NEW_ORDER);
+    let table = db.table(NEW_ORDER);
+    for w in 1..=layout.warehouses as u32 {
+        for d in 1..=DISTRICTS_PER_WAREHOUSE as u8 {
+            let first = layout.new_order(w, d, 1).expect("order 1 has a slot").0;
+            table.retire_slots(first..first + FIRST_NEW_ORDER_ID - 1);
+        }
     }
 }
 
