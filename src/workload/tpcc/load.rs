@@ -154,8 +154,8 @@ pub fn load<M: Sync>(db: &Database<M>, config: &TpccConfig, params: &LoadParams)
 /// delete of an order's row has committed and its index entry is out, the slot stays empty for
 /// good. The slots of orders 1..[`FIRST_NEW_ORDER_ID`] never get a row at all (those orders
 /// were delivered before the run), so they are retired now; Delivery retires the others as it
-/// delivers them (`Txn`'s index removal does), and a chunk of 4,096 delivered orders is reused
-/// for the orders New-Order places next.
+/// delivers them (`Txn`'s index removal does), and a chunk whose orders were all delivered is
+/// reused for the orders New-Order places next.
 fn retire_new_order_slots<M>(db: &Database<M>, layout: TpccLayout) {
     db.retire_deleted_slots(NEW_ORDER);
     let table = db.table(NEW_ORDER);
