@@ -647,7 +647,16 @@ fn draw_on<DB: DrawingBackend>(
         .x_label_area_size(56)
         .y_label_area_size(if rotate_y_title { 96 } else { 72 })
         .build_cartesian_2d(x_range, y_range.clone())?;
-    let x_fmt = |v: &f64| x.label(*v);
+    // A linear axis of whole numbers (thread counts, warehouses) labels whole ticks only: no
+    // "1.5 threads" between 1 and 2.
+    let whole = !x.log && x.categories.is_none() && xs.iter().all(|v| v.fract() == 0.0);
+    let x_fmt = |v: &f64| {
+        if whole && v.fract().abs() > 1e-9 {
+            String::new()
+        } else {
+            x.label(*v)
+        }
+    };
     let y_fmt = |v: &f64| y.label(*v);
     let mut mesh = chart.configure_mesh();
     mesh.x_desc(x.title.as_str())
