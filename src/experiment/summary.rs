@@ -65,7 +65,39 @@ pub const METRICS: &[Metric] = &[
         scale: 1.0,
         decimals: 0,
     },
+    Metric {
+        key: "rr_ml",
+        title: "RR+ML signals (coroutine executor)",
+        path: &["signals", "rr+ml"],
+        scale: 1.0,
+        decimals: 0,
+    },
+    Metric {
+        key: "ag",
+        title: "AG signals (coroutine executor)",
+        path: &["signals", "ag"],
+        scale: 1.0,
+        decimals: 0,
+    },
 ];
+
+/// Index in [`METRICS`] of the first SGPM signal count (RR+ML, then AG).
+const SIGNAL_METRICS: usize = 6;
+
+/// The [`METRICS`] `txbench report` and `txbench plot` show for an experiment: throughput,
+/// abort ratio and p99.9; p99 and re-executions for an experiment that runs a deterministic
+/// protocol (see [`shown_metrics`]); and SGPM's signal counts (RR+ML, AG: its figures 10 and
+/// 12) for one that runs the coroutine executor (rows that carry signal counts).
+pub fn metrics_for(rows: &[&ResultRow]) -> Vec<&'static Metric> {
+    let mut shown: Vec<&Metric> = METRICS.iter().take(shown_metrics(rows)).collect();
+    if rows
+        .iter()
+        .any(|r| r.metric(METRICS[SIGNAL_METRICS].path).is_some())
+    {
+        shown.extend(&METRICS[SIGNAL_METRICS..]);
+    }
+    shown
+}
 
 /// How many of [`METRICS`] `txbench report` shows for an experiment: throughput, abort ratio
 /// and p99.9; every one for an experiment that runs a deterministic protocol (rows that carry
@@ -73,7 +105,7 @@ pub const METRICS: &[Metric] = &[
 /// aborts.
 fn shown_metrics(rows: &[&ResultRow]) -> usize {
     if rows.iter().any(|r| r.metric(&["reexecutions"]).is_some()) {
-        METRICS.len()
+        SIGNAL_METRICS
     } else {
         3
     }
@@ -162,7 +194,7 @@ pub fn markdown(rows: &[ResultRow]) -> String {
             cells.entry((p, c)).or_default().push(r);
         }
         let runs = cells.values().map(Vec::len).max().unwrap_or(0);
-        for m in METRICS.iter().take(shown_metrics(&rows)) {
+        for m in metrics_for(&rows) {
             let spread = if runs > 1 { ", [min-max]" } else { "" };
             let _ = writeln!(
                 s,
@@ -298,5 +330,21 @@ mod tests {
         assert!(both.contains("### p99 latency (us)"), "{both}");
         assert!(both.contains("### re-executions"), "{both}");
         assert!(both.contains("| 7 |"), "{both}");
+        assert!(!both.contains("signals"), "{both}");
+    }
+
+    #[test]
+    fn coroutine_experiments_also_show_signal_counts() {
+        let thread = row("no_wait", serde_json::json!({"signals": {}}));
+        let coro = row(
+            "wound_wait",
+            serde_json::json!({"signals": {"ag": 9, "rr": 2, "ml": 1, "nt": 0}}),
+        );
+        let only_thread = markdown(std::slice::from_ref(&thread));
+        assert!(!only_thread.contains("signals"), "{only_thread}");
+        let both = markdown(&[thread, coro]);
+        assert!(both.contains("### RR+ML signals"), "{both}");
+        assert!(both.contains("### AG signals"), "{both}");
+        assert!(both.contains("| 3 |") && both.contains("| 9 |"), "{both}");
     }
 }
