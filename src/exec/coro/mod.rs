@@ -147,9 +147,10 @@ pub fn run_coro<P: Protocol, W: Workload>(
 /// core (on a loaded machine they are often descheduled), and parking gives it to them, as the
 /// thread executor's waiter does. It is not zero so that a slot's short timed suspension (a
 /// backoff, the read phase extension), which is not progress either, is not stretched to a park.
-/// (Before operations counted as progress, this was 50 us since the last attempt ended; with the
-/// clock restarting at every completed operation that kept blocked slots yielding instead of
-/// parking, and WOUND_WAIT at Q = 1 fell to a third of the thread executor on a loaded machine.)
+/// (It was 50 us, counted from the last attempt end; blocked slots then yielded rather than
+/// parked, and on a loaded 2-core machine WOUND_WAIT at Q = 1 ran at about 0.3 of the thread
+/// executor, as it still did with 50 us counted from the last completed operation. With 10 us
+/// it ran 2.7-4x faster: docs/RESULTS.md, the SGPM coroutine executor's A/B.)
 const PARK_AFTER_IDLE: Duration = Duration::from_micros(10);
 
 /// What the scheduler counts as progress of the thread: attempts ended plus operations
