@@ -8,7 +8,7 @@
 
 use super::plot_breakdown::{PointRows, plot_point};
 use super::results::ResultRow;
-use super::summary::{METRICS, Metric, Spread, other_axes, series_of};
+use super::summary::{METRICS, Metric, Spread, metrics_for, other_axes, series_of};
 use plotters::coord::Shift;
 use plotters::element::Drawable;
 use plotters::prelude::*;
@@ -377,7 +377,12 @@ pub fn plot_selected(
                 })
                 .collect()
         };
-        for metric in METRICS.iter().take(3) {
+        // What the report shows, less the latencies and counts a figure adds nothing to:
+        // throughput, abort ratio, p99.9, and SGPM's signal counts for coroutine runs.
+        for metric in metrics_for(&rows)
+            .into_iter()
+            .filter(|m| !matches!(m.key, "p50" | "p99" | "reexecutions"))
+        {
             let series = collect(metric);
             let ys = series
                 .iter()

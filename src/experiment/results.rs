@@ -64,16 +64,26 @@ impl ResultRow {
     }
 
     /// A number from the report by path (`["latency_us", "p999"]`), or the derived
-    /// [`CC_ABORT_RATIO`].
+    /// [`CC_ABORT_RATIO`]. A last segment that names no field but joins field names with `+` is
+    /// their sum (`["signals", "rr+ml"]`: SGPM's figures count RR and ML together); it is absent
+    /// unless every part is present.
     pub fn metric(&self, path: &[&str]) -> Option<f64> {
         if path == [CC_ABORT_RATIO] {
             return self.cc_abort_ratio();
         }
+        let (last, parents) = path.split_last()?;
         let mut v = &self.report;
-        for p in path {
+        for p in parents {
             v = v.get(p)?;
         }
-        v.as_f64()
+        match v.get(last) {
+            Some(x) => x.as_f64(),
+            None if last.contains('+') => last
+                .split('+')
+                .map(|part| v.get(part).and_then(|x| x.as_f64()))
+                .sum(),
+            None => None,
+        }
     }
 
     /// Aborts for a concurrency-control reason (every reason but the workload's own, `user`)
@@ -266,5 +276,26 @@ mod tests {
         assert_eq!(utc_iso8601(0), "1970-01-01T00:00:00Z");
         assert_eq!(utc_iso8601(951_782_400), "2000-02-29T00:00:00Z");
         assert_eq!(utc_iso8601(1_796_082_599), "2026-11-30T23:49:59Z");
+    }
+
+    #[test]
+    fn a_metric_path_reads_a_field_or_sums_named_siblings() {
+        let row: ResultRow = serde_json::from_value(serde_json::json!({
+            "experiment": "e",
+            "point": [],
+            "repetition": 0,
+            "args": {},
+            "txbench": {"version": "0", "commit": "c"},
+            "time": "t",
+            "machine": {},
+            "report": {"signals": {"ag": 5, "rr": 2, "ml": 3}, "abort_ratio": 0.5},
+        }))
+        .expect("a result row");
+        assert_eq!(row.metric(&["abort_ratio"]), Some(0.5));
+        assert_eq!(row.metric(&["signals", "ag"]), Some(5.0));
+        assert_eq!(row.metric(&["signals", "rr+ml"]), Some(5.0));
+        assert_eq!(row.metric(&["signals", "rr+nb"]), None);
+        assert_eq!(row.metric(&["latency_us", "p99"]), None);
+        assert_eq!(row.metric(&[]), None);
     }
 }

@@ -72,6 +72,21 @@ pub const METRICS: &[Metric] = &[
         scale: 100.0,
         decimals: 2,
     },
+    // SGPM's signal counts (its figures 10 and 12), shown for coroutine-executor experiments.
+    Metric {
+        key: "rr_ml",
+        title: "RR+ML signals (coroutine executor)",
+        path: &["signals", "rr+ml"],
+        scale: 1.0,
+        decimals: 0,
+    },
+    Metric {
+        key: "ag",
+        title: "AG signals (coroutine executor)",
+        path: &["signals", "ag"],
+        scale: 1.0,
+        decimals: 0,
+    },
     // Shown on request (`txbench report --metric`): the figures of particular sections.
     Metric {
         key: "max_attempts",
@@ -146,6 +161,25 @@ pub fn parse_metrics(list: &str) -> Result<Vec<Metric>, String> {
             })
         })
         .collect()
+}
+
+/// Index in [`METRICS`] of the first SGPM signal count (RR+ML, then AG).
+const SIGNAL_METRICS: usize = 7;
+
+/// The [`METRICS`] `txbench report` and `txbench plot` show for an experiment: throughput,
+/// abort ratio and p99.9; p50, p99, re-executions and the concurrency-control abort ratio for an
+/// experiment that runs a deterministic protocol (see [`shown_metrics`]); and SGPM's signal
+/// counts (RR+ML, AG: its figures 10 and
+/// 12) for one that runs the coroutine executor (rows that carry signal counts).
+pub fn metrics_for(rows: &[&ResultRow]) -> Vec<&'static Metric> {
+    let mut shown: Vec<&Metric> = METRICS.iter().take(shown_metrics(rows)).collect();
+    if rows
+        .iter()
+        .any(|r| r.metric(METRICS[SIGNAL_METRICS].path).is_some())
+    {
+        shown.extend(&METRICS[SIGNAL_METRICS..SIGNAL_METRICS + 2]);
+    }
+    shown
 }
 
 /// How many of [`METRICS`] `txbench report` shows for an experiment: throughput, abort ratio
@@ -255,7 +289,7 @@ pub fn markdown_with(rows: &[ResultRow], metrics: Option<&[Metric]>) -> String {
         let runs = cells.values().map(Vec::len).max().unwrap_or(0);
         let shown: Vec<Metric> = match metrics {
             Some(m) => m.to_vec(),
-            None => METRICS[..shown_metrics(&rows)].to_vec(),
+            None => metrics_for(&rows).into_iter().copied().collect(),
         };
         for m in &shown {
             let spread = if runs > 1 { ", [min-max]" } else { "" };
@@ -495,6 +529,22 @@ mod tests {
         assert!(both.contains("### p99 latency (us)"), "{both}");
         assert!(both.contains("### re-executions"), "{both}");
         assert!(both.contains("| 7 |"), "{both}");
+        assert!(!both.contains("signals"), "{both}");
+    }
+
+    #[test]
+    fn coroutine_experiments_also_show_signal_counts() {
+        let thread = row("no_wait", serde_json::json!({"signals": {}}));
+        let coro = row(
+            "wound_wait",
+            serde_json::json!({"signals": {"ag": 9, "rr": 2, "ml": 1, "nt": 0}}),
+        );
+        let only_thread = markdown(std::slice::from_ref(&thread));
+        assert!(!only_thread.contains("signals"), "{only_thread}");
+        let both = markdown(&[thread, coro]);
+        assert!(both.contains("### RR+ML signals"), "{both}");
+        assert!(both.contains("### AG signals"), "{both}");
+        assert!(both.contains("| 3 |") && both.contains("| 9 |"), "{both}");
     }
 
     #[test]

@@ -20,6 +20,7 @@
 //! read-committed reads are not recorded (they are not dependencies the checker judges).
 
 mod index_ops;
+pub mod progress;
 
 use crate::check::history::{HistOp, Version, WorkerHistory, history_key, split_history_key};
 use crate::protocol::declared::merge_declared;
@@ -495,6 +496,7 @@ impl<'t, 'db, P: Protocol> Future for ReadOp<'t, 'db, P> {
             Poll::Pending => Poll::Pending,
             Poll::Ready(Err(why)) => Poll::Ready(Err(why)),
             Poll::Ready(Ok(())) => {
+                progress::op_completed();
                 let tx = self.tx.take().expect("present until completion");
                 if let Some(h) = &mut tx.history
                     && !committed_only
@@ -540,6 +542,8 @@ impl<P: Protocol, F: FnOnce(&mut [u8]) -> R, R> Future for UpdateOp<'_, '_, P, F
                 }
                 Poll::Ready(Err(why)) => return Poll::Ready(Err(why)),
                 Poll::Ready(Ok(())) => {
+                    // The read half is progress too: the write half may be what waits.
+                    progress::op_completed();
                     if let Some(h) = &mut tx.history {
                         h.read(history_key(this.table.0, this.rid.0), buf, row, tx.id);
                     }
@@ -558,6 +562,7 @@ impl<P: Protocol, F: FnOnce(&mut [u8]) -> R, R> Future for UpdateOp<'_, '_, P, F
             Poll::Pending => Poll::Pending,
             Poll::Ready(Err(why)) => Poll::Ready(Err(why)),
             Poll::Ready(Ok(())) => {
+                progress::op_completed();
                 if let Some(h) = &mut tx.history {
                     let key = history_key(this.table.0, this.rid.0);
                     h.attempt.push(HistOp::write(key, Version::UNKNOWN_SEQ));
@@ -603,9 +608,12 @@ impl<P: Protocol, F: FnOnce(&mut [u8])> Future for WriteOp<'_, '_, P, F> {
         let written = tx
             .protocol
             .write(&mut tx.worker, rec, buf, WriteKind::Blind);
-        if let (Poll::Ready(Ok(())), Some(h)) = (&written, &mut tx.history) {
-            let key = history_key(this.table.0, this.rid.0);
-            h.attempt.push(HistOp::write(key, Version::UNKNOWN_SEQ));
+        if let Poll::Ready(Ok(())) = written {
+            progress::op_completed();
+            if let Some(h) = &mut tx.history {
+                let key = history_key(this.table.0, this.rid.0);
+                h.attempt.push(HistOp::write(key, Version::UNKNOWN_SEQ));
+            }
         }
         written
     }

@@ -5,6 +5,7 @@
 //! of the engine: it cannot reach into storage or protocol metadata (unlike DBx1000's YCSB, which
 //! writes shared rows directly for every protocol).
 
+pub mod distinct_keys;
 pub mod key_index;
 pub mod long_scan;
 pub mod tpcc;

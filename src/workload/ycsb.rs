@@ -8,6 +8,7 @@
 //! records every version (see `txn`).
 
 use super::Workload;
+use super::distinct_keys::DistinctKeys;
 use super::key_index::{KeyIndex, KeyIndexKind};
 use crate::protocol::{Abort, AccessSet, Protocol};
 use crate::random::normal::NormalKeys;
@@ -167,6 +168,8 @@ pub struct YcsbRequest {
     long: bool,
     /// Pause at the end of the read phase, microseconds (`long_txn_delay_us`, worker 0 only).
     delay_us: u64,
+    /// Keys drawn so far while generating (scratch, reused).
+    drawn: DistinctKeys,
 }
 
 impl Ycsb {
@@ -217,6 +220,7 @@ impl Workload for Ycsb {
             ops: Vec::with_capacity(self.config.ops.max(self.config.long_ops)),
             long: false,
             delay_us: 0,
+            drawn: DistinctKeys::with_capacity(self.config.ops.max(self.config.long_ops)),
         }
     }
 
@@ -231,13 +235,26 @@ impl Workload for Ycsb {
         // With an exact write count, each position writes with probability
         // (writes left) / (positions left): a uniformly random subset (Knuth's algorithm S).
         let mut writes_left = c.writes.map(|w| w.min(n));
+        req.drawn.prepare(n);
+        // The second normal of a polar-method draw, kept for the next key.
+        let mut spare: Option<u64> = None;
         for i in 0..n {
             let key = loop {
                 let k = match &self.normal {
                     None => self.zipf.sample(rng),
-                    Some(normal) => normal.sample(rng),
+                    Some(normal) => match spare.take() {
+                        Some(k) => k,
+                        None => match normal.sample_two(rng) {
+                            [Some(k), second] => {
+                                spare = second;
+                                k
+                            }
+                            [None, Some(k)] => k,
+                            [None, None] => continue,
+                        },
+                    },
                 };
-                if !req.ops.iter().any(|o| o.key == k) {
+                if req.drawn.insert(k, req.ops.iter().map(|o| o.key)) {
                     break k;
                 }
             };

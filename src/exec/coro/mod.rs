@@ -14,7 +14,7 @@
 //!
 //! A thread whose every slot waits on other threads spins, yields, then parks like the thread
 //! executor's waiter (`park.rs`), woken when an attempt ends anywhere in the run; progress is an
-//! attempt ending on the thread.
+//! attempt ending or an operation completing on the thread (`txn::progress`).
 //!
 //! Statistics are kept per thread (one `WorkerStats` shared by its slots); histories per slot.
 
@@ -141,17 +141,31 @@ pub fn run_coro<P: Protocol, W: Workload>(
     })
 }
 
-/// How long a thread's slots must all have been waiting, no attempt ending on the thread, before
-/// the thread parks. Progress is only visible here as attempts ending (an operation that stops
-/// waiting and the next one that starts waiting look alike from outside the program), so a
-/// thread-executor-like count of rounds would park a transaction that waits briefly at many of
-/// its operations; a transaction's own run time is the scale instead.
-const PARK_AFTER_IDLE: Duration = Duration::from_micros(50);
+/// How long a thread's slots must all have been blocked (no operation completing and no attempt
+/// ending on the thread), besides the thread executor's rounds of spinning and yielding, before
+/// the thread parks. Short: once no slot can move, the holders they wait for may need this very
+/// core (on a loaded machine they are often descheduled), and parking gives it to them, as the
+/// thread executor's waiter does. It is not zero so that a slot's short timed suspension (a
+/// backoff, the read phase extension), which is not progress either, is not stretched to a park.
+/// (It was 50 us, counted from the last attempt end; blocked slots then yielded rather than
+/// parked, and on a loaded 2-core machine WOUND_WAIT at Q = 1 ran at about 0.3 of the thread
+/// executor, as it still did with 50 us counted from the last completed operation. With 10 us
+/// it ran 2.7-4x faster: docs/RESULTS.md, the SGPM coroutine executor's A/B.)
+const PARK_AFTER_IDLE: Duration = Duration::from_micros(10);
+
+/// What the scheduler counts as progress of the thread: attempts ended plus operations
+/// completed on it. A pass over the slots that changes neither moved no transaction forward.
+fn progress<W: Workload>(env: &SlotEnv<'_, W>) -> u64 {
+    env.attempts_ended
+        .get()
+        .wrapping_add(crate::txn::progress::ops_completed())
+}
 
 /// Polls the thread's slots round-robin until every one has finished (after stop). When a whole
-/// pass ends no attempt on this thread, the thread waits as a thread-executor waiter would: spin,
-/// yield, then (after [`PARK_AFTER_IDLE`] without an attempt ending here) park until an attempt
-/// ends somewhere in the run. `leader` tunes AdaptiveBackoff.
+/// pass makes no progress (no operation completed, no attempt ended: every slot is blocked), the
+/// thread waits as a thread-executor waiter would: spin, yield, then (after [`PARK_AFTER_IDLE`]
+/// without progress here) park until an attempt ends somewhere in the run. `leader` tunes
+/// AdaptiveBackoff.
 fn schedule<F: Future<Output = ()>, W: Workload>(
     slots: &mut [Option<Pin<Box<F>>>],
     env: &SlotEnv<'_, W>,
@@ -163,12 +177,12 @@ fn schedule<F: Future<Output = ()>, W: Workload>(
     let mut last_progress = Instant::now();
     let mut leader_clock = env.backoff.filter(|_| leader).map(|b| b.leader_clock());
     while live > 0 {
-        let before = env.attempts_ended.get();
+        let before = progress(env);
         live -= poll_all(slots, &mut cx);
         if let (Some(b), Some(clock)) = (env.backoff, leader_clock.as_mut()) {
             b.tune(clock);
         }
-        if env.attempts_ended.get() != before || live == 0 {
+        if progress(env) != before || live == 0 {
             idle_rounds = 0;
             last_progress = Instant::now();
         } else if idle_rounds < PARK_AFTER_ROUNDS || last_progress.elapsed() < PARK_AFTER_IDLE {
@@ -177,7 +191,7 @@ fn schedule<F: Future<Output = ()>, W: Workload>(
         } else {
             let progressed = env.lot.park_while(|| {
                 live -= poll_all(slots, &mut cx);
-                (env.attempts_ended.get() != before || live == 0).then_some(())
+                (progress(env) != before || live == 0).then_some(())
             });
             if progressed.is_some() {
                 idle_rounds = 0;
