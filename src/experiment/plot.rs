@@ -8,7 +8,7 @@
 
 use super::plot_breakdown::{PointRows, plot_point};
 use super::results::ResultRow;
-use super::summary::{METRICS, Metric, Spread, other_axes, series_of};
+use super::summary::{METRICS, Metric, Spread, other_axes, series_of, version_metrics};
 use plotters::coord::Shift;
 use plotters::element::Drawable;
 use plotters::prelude::*;
@@ -277,7 +277,7 @@ pub fn plot_all(
                 })
                 .collect()
         };
-        for metric in METRICS.iter().take(3) {
+        for metric in METRICS.iter().take(3).chain(version_metrics(&rows)) {
             let series = collect(metric);
             let ys = series
                 .iter()
