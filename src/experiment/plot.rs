@@ -8,7 +8,9 @@
 
 use super::plot_breakdown::{PointRows, plot_point};
 use super::results::ResultRow;
-use super::summary::{METRICS, Metric, Spread, metrics_for, other_axes, series_of};
+use super::summary::{
+    METRICS, Metric, Spread, metrics_for, other_axes, series_of, version_metrics,
+};
 use plotters::coord::Shift;
 use plotters::element::Drawable;
 use plotters::prelude::*;
@@ -378,10 +380,12 @@ pub fn plot_selected(
                 .collect()
         };
         // What the report shows, less the latencies and counts a figure adds nothing to:
-        // throughput, abort ratio, p99.9, and SGPM's signal counts for coroutine runs.
+        // throughput, abort ratio, p99.9, SGPM's signal counts for coroutine runs, and version
+        // memory for multi-version runs.
         for metric in metrics_for(&rows)
             .into_iter()
             .filter(|m| !matches!(m.key, "p50" | "p99" | "reexecutions"))
+            .chain(version_metrics(&rows))
         {
             let series = collect(metric);
             let ys = series

@@ -182,6 +182,39 @@ pub fn metrics_for(rows: &[&ResultRow]) -> Vec<&'static Metric> {
     shown
 }
 
+/// Version memory, which `txbench report` and `txbench plot` add for experiments whose rows
+/// carry it (multi-version protocols; [`version_metrics`]). There is no time series: the live
+/// count is the run's last value, and the bytes are the high-water mark (nodes are never given
+/// back to the allocator during a run), so together they show the end and the peak.
+pub const VERSION_METRICS: &[Metric] = &[
+    Metric {
+        key: "live_versions",
+        title: "live versions at the end of the run",
+        path: &["versions", "live_versions"],
+        scale: 1.0,
+        decimals: 0,
+    },
+    Metric {
+        key: "version_mib",
+        title: "version memory, high-water mark (MiB)",
+        path: &["versions", "version_bytes"],
+        scale: 1.0 / (1024.0 * 1024.0),
+        decimals: 2,
+    },
+];
+
+/// [`VERSION_METRICS`] when a row of the experiment kept versions, else none.
+pub fn version_metrics(rows: &[&ResultRow]) -> &'static [Metric] {
+    if rows
+        .iter()
+        .any(|r| r.metric(&["versions", "live_versions"]).is_some())
+    {
+        VERSION_METRICS
+    } else {
+        &[]
+    }
+}
+
 /// How many of [`METRICS`] `txbench report` shows for an experiment: throughput, abort ratio
 /// and p99.9; the first seven (up to the concurrency-control abort ratio) for an experiment that
 /// runs a deterministic protocol (rows that carry `reexecutions`), whose paper (DecentSched)
@@ -289,7 +322,11 @@ pub fn markdown_with(rows: &[ResultRow], metrics: Option<&[Metric]>) -> String {
         let runs = cells.values().map(Vec::len).max().unwrap_or(0);
         let shown: Vec<Metric> = match metrics {
             Some(m) => m.to_vec(),
-            None => metrics_for(&rows).into_iter().copied().collect(),
+            None => metrics_for(&rows)
+                .into_iter()
+                .chain(version_metrics(&rows))
+                .copied()
+                .collect(),
         };
         for m in &shown {
             let spread = if runs > 1 { ", [min-max]" } else { "" };
@@ -571,5 +608,23 @@ mod tests {
             "{table}"
         );
         assert!(table.contains("| 6.00 | 0.00 |"), "{table}");
+    }
+
+    #[test]
+    fn multi_version_experiments_also_show_version_memory() {
+        let sv = row("silo", serde_json::json!({"versions": null}));
+        let mv = row(
+            "si",
+            serde_json::json!({"versions": {"live_versions": 42, "version_bytes": 3 << 20}}),
+        );
+        let only_sv = markdown(std::slice::from_ref(&sv));
+        assert!(!only_sv.contains("live versions"), "{only_sv}");
+        let both = markdown(&[sv, mv]);
+        assert!(
+            both.contains("### live versions at the end of the run"),
+            "{both}"
+        );
+        assert!(both.contains("| - | 42 |"), "{both}");
+        assert!(both.contains("| - | 3.00 |"), "{both}");
     }
 }

@@ -1,4 +1,4 @@
-//! Version storage shared by every multi-version protocol (SI, and the MV protocols to come).
+//! Version storage shared by every multi-version protocol (SI, ERMIA, MVTO, Cicada).
 //!
 //! A record keeps its newest version inline, in the table's payload slot, exactly where a
 //! single-version protocol keeps its only one; older versions hang off the record in a chain,
@@ -42,6 +42,20 @@
 //! and a record's inline `ts` only grows), so the whole chain can go. The watermark is refreshed at
 //! most every `--gc-interval-us` (CCBench's RapidGC); a stale watermark is only smaller, which is
 //! safe.
+//!
+//! # Deferred collection (RapidGC's queue) and the collector bit
+//!
+//! A writer collects with the watermark of its commit, which is below its own snapshot, so the
+//! version it just pushed always stays. Freed only at the record's next write, that node is by
+//! then cold (a cache miss per write, a fifth of SI's time at 1 thread), and every record written
+//! once keeps a version for the rest of the run. So each committer also queues the records it
+//! installed ([`GcQueue`]) and, at a later transaction start, collects those the watermark has
+//! passed ([`VersionChain::collect_deferred`]) without holding the record: usually the whole
+//! chain, microseconds after it was written. Collectors exclude each other with bit 0 of the
+//! chain's head pointer (a writer's collect that finds it taken leaves the work to the holder);
+//! pushes never wait for it (they CAS the head and keep the bit). Only the record's writer pushes,
+//! so a deferred collector may empty the whole chain only when it sees the record unlocked with
+//! an inline version at or below the watermark and no push came in since it took the bit.
 //!
 //! Nodes that still point at each other after the run (chains of records whose table outlives
 //! the store) are never walked again: the store frees every node it allocated when dropped.
@@ -123,7 +137,7 @@ impl<V> VersionChain<V> {
     #[inline]
     pub unsafe fn find_visible(&self, snapshot: u64) -> Option<&Version<V>> {
         // Acquire: pairs with the Release in `push`, so the node's fields are initialised.
-        let mut p = self.head.load(Ordering::Acquire);
+        let mut p = untagged(self.head.load(Ordering::Acquire));
         while let Some(node) = NonNull::new(p) {
             // SAFETY: nodes reachable from the head are live registry allocations; by the
             // caller's contract no collect frees a node this walk reaches (module docs): every
@@ -141,70 +155,197 @@ impl<V> VersionChain<V> {
     /// Whether the chain holds no version.
     pub fn is_empty(&self) -> bool {
         // Relaxed: a hint only (tests, statistics).
-        self.head.load(Ordering::Relaxed).is_null()
+        untagged(self.head.load(Ordering::Relaxed)).is_null()
     }
 
     /// Puts `node`, already filled by [`VersionPool::take`]'s caller, at the head of the chain.
-    /// The caller holds the record exclusively (no other push or collect runs on this chain).
+    /// The caller holds the record exclusively (no other push, and no collect other than a
+    /// [`collect_deferred`](Self::collect_deferred), runs on this chain).
     #[inline]
     pub fn push(&self, node: VersionNode<V>, pool: &mut VersionPool<'_, V>) {
         let p = node.0.as_ptr();
         // SAFETY: the node came from a pool and is owned by the caller until published here.
         let v = unsafe { &*p };
-        // Relaxed: only the exclusive holder changes the head; the Release below publishes both.
-        v.next
-            .store(self.head.load(Ordering::Relaxed), Ordering::Relaxed);
-        // Release: a reader that reaches the node (Acquire) sees its ts, meta and payload.
-        self.head.store(p, Ordering::Release);
+        // Relaxed: the CAS below publishes; a deferred collector may only set or clear the
+        // collector bit meanwhile (and detach the whole chain, see `collect_deferred`), which
+        // fails the CAS and retries.
+        let mut head = self.head.load(Ordering::Relaxed);
+        loop {
+            // Relaxed: published by the Release below.
+            v.next.store(untagged(head), Ordering::Relaxed);
+            let tagged = p.map_addr(|a| a | (head.addr() & COLLECTING));
+            // Release: a reader that reaches the node (Acquire) sees its ts, meta and payload.
+            match self.head.compare_exchange_weak(
+                head,
+                tagged,
+                Ordering::Release,
+                Ordering::Relaxed,
+            ) {
+                Ok(_) => break,
+                Err(now) => head = now,
+            }
+        }
         pool.linked();
+    }
+
+    /// Takes the collector bit (one collector at a time); the untagged head, or `None` when
+    /// another collector holds it.
+    #[inline]
+    fn begin_collecting(&self) -> Option<*mut Version<V>> {
+        // Relaxed, then Acquire on success: the walk that follows sees every pushed node's
+        // fields (the pushes' Release), and, for `collect_deferred`, the record-word store that
+        // preceded the last push (its writer locked before pushing).
+        let head = self.head.load(Ordering::Relaxed);
+        if head.addr() & COLLECTING != 0 {
+            return None;
+        }
+        self.head
+            .compare_exchange(
+                head,
+                head.map_addr(|a| a | COLLECTING),
+                Ordering::Acquire,
+                Ordering::Relaxed,
+            )
+            .ok()
+    }
+
+    /// Gives the collector bit back (pushes may have moved the head meanwhile).
+    #[inline]
+    fn end_collecting(&self) {
+        // Release: a later collector's Acquire sees the links this one cut. fetch_update: a
+        // concurrent push may change the head between the load and the store.
+        let _ = self
+            .head
+            .fetch_update(Ordering::Release, Ordering::Relaxed, |p| Some(untagged(p)));
+    }
+
+    /// Detaches the nodes past the first node `K` at or below `watermark` (module docs),
+    /// starting from `head`; the detached list. The caller holds the collector bit.
+    fn detach_below(head: *mut Version<V>, watermark: u64) -> *mut Version<V> {
+        let mut p = head;
+        loop {
+            let Some(node) = NonNull::new(p) else {
+                return std::ptr::null_mut();
+            };
+            // SAFETY: a live node of this chain; only the collector-bit holder frees nodes.
+            let v = unsafe { node.as_ref() };
+            if v.ts() <= watermark {
+                // Relaxed: readers never read `K.next` (module docs).
+                return v.next.swap(std::ptr::null_mut(), Ordering::Relaxed);
+            }
+            // Relaxed: links below the head change only under the collector bit, which we hold.
+            p = v.next.load(Ordering::Relaxed);
+        }
     }
 
     /// Frees the nodes no active reader can reach, given that the record's inline version has
     /// timestamp `inline_ts` and every active snapshot is at least `watermark` (module docs).
-    /// The caller holds the record exclusively. Returns the nodes freed.
+    /// The caller holds the record exclusively. Returns the nodes freed (0 when a deferred
+    /// collector holds the chain: it collects instead).
     /// A protocol whose chain also holds a copy of the newest version (Cicada with
     /// BestEffortInlining off: readers always walk the chain) passes `u64::MAX` as `inline_ts`:
     /// the first node at or below the watermark is then always kept, so every snapshot at or
     /// above the watermark finds its version in the chain.
     pub fn collect(&self, inline_ts: u64, watermark: u64, pool: &mut VersionPool<'_, V>) -> usize {
-        let detached = if inline_ts <= watermark {
-            // Relaxed: no reader enters the chain any more (module docs); the nodes go back to a
-            // pool, and their reuse is ordered by the next push's Release.
-            self.head.swap(std::ptr::null_mut(), Ordering::Relaxed)
-        } else {
-            // Relaxed: only the exclusive holder writes the chain's pointers.
-            let mut p = self.head.load(Ordering::Relaxed);
-            loop {
-                let Some(node) = NonNull::new(p) else {
-                    return 0;
-                };
-                // SAFETY: a live node of this chain; only the caller (exclusive) frees nodes.
-                let v = unsafe { node.as_ref() };
-                if v.ts() <= watermark {
-                    // Relaxed: readers never read `K.next` (module docs).
-                    break v.next.swap(std::ptr::null_mut(), Ordering::Relaxed);
-                }
-                p = v.next.load(Ordering::Relaxed);
-            }
+        let Some(head) = self.begin_collecting() else {
+            return 0;
         };
+        let detached = if inline_ts <= watermark {
+            // Relaxed: no reader enters the chain any more (module docs), and the caller is the
+            // only pusher; the nodes go back to a pool, their reuse ordered by the next push's
+            // Release. The bit stays set until `end_collecting`.
+            self.head.store(
+                std::ptr::null_mut::<Version<V>>().map_addr(|_| COLLECTING),
+                Ordering::Relaxed,
+            );
+            head
+        } else {
+            Self::detach_below(head, watermark)
+        };
+        self.end_collecting();
+        self.free_from(detached, pool)
+    }
+
+    /// RapidGC's deferred pass ([`GcQueue`]): collects the chain without holding the record, at
+    /// most one collector at a time (the chain's collector bit; when another holds it, nothing
+    /// happens). `inline_ts` is called after the bit is taken and returns the record's inline
+    /// timestamp if the record is unlocked, `None` if a writer holds it (a writer pushes only
+    /// while it holds the record, after locking it).
+    ///
+    /// The whole chain goes only when the record is unlocked with an inline timestamp at or
+    /// below the watermark (as in [`collect`](Self::collect)) and no push came in between (the
+    /// detaching CAS fails otherwise: a writer that pushed afterwards links its node to an
+    /// empty chain, which is right, since its node holds the inline version that was at or below
+    /// the watermark). A writer that locked before the bit was taken is seen locked: it locked
+    /// before its push, whose Release the bit's Acquire follows, or it has not pushed yet, and
+    /// then the CAS fails if it pushes before the detach. Otherwise the nodes past the first
+    /// node at or below the watermark go, which is safe whatever the record holds (module docs).
+    pub fn collect_deferred(
+        &self,
+        inline_ts: impl FnOnce() -> Option<u64>,
+        watermark: u64,
+        pool: &mut VersionPool<'_, V>,
+    ) -> usize {
+        let Some(head) = self.begin_collecting() else {
+            return 0;
+        };
+        let mut detached = std::ptr::null_mut();
+        let mut whole = false;
+        if inline_ts().is_some_and(|ts| ts <= watermark) {
+            let tagged = head.map_addr(|a| a | COLLECTING);
+            let empty = std::ptr::null_mut::<Version<V>>().map_addr(|_| COLLECTING);
+            // Relaxed: as in `collect`; a failure means a push came in, and the chain is
+            // collected below the watermark instead.
+            whole = self
+                .head
+                .compare_exchange(tagged, empty, Ordering::Relaxed, Ordering::Relaxed)
+                .is_ok();
+            if whole {
+                detached = head;
+            }
+        }
+        if !whole {
+            // Acquire: nodes pushed since the bit was taken are initialised.
+            detached = Self::detach_below(untagged(self.head.load(Ordering::Acquire)), watermark);
+        }
+        self.end_collecting();
         self.free_from(detached, pool)
     }
 
     /// AggressiveGC: frees every node past the newest `keep`, whether or not an active reader
     /// still needs it. Readers of such a chain must use [`read_validated`](Self::read_validated),
     /// never [`find_visible`](Self::find_visible). The caller holds the record exclusively.
+    /// Returns 0 when a deferred collector holds the chain.
     pub fn collect_aggressively(&self, keep: usize, pool: &mut VersionPool<'_, V>) -> usize {
-        let mut link = &self.head;
-        for _ in 0..keep {
-            // Relaxed: only the exclusive holder writes the chain's pointers.
-            let Some(node) = NonNull::new(link.load(Ordering::Relaxed)) else {
-                return 0;
-            };
-            // SAFETY: a live node of this chain; only the caller frees its nodes.
-            link = unsafe { &node.as_ref().next };
-        }
-        // Relaxed: validated readers re-check the link after reading the node's generation.
-        let detached = link.swap(std::ptr::null_mut(), Ordering::Relaxed);
+        let Some(head) = self.begin_collecting() else {
+            return 0;
+        };
+        let detached = if keep == 0 {
+            // Relaxed: as in `collect`; validated readers re-check the link.
+            self.head.store(
+                std::ptr::null_mut::<Version<V>>().map_addr(|_| COLLECTING),
+                Ordering::Relaxed,
+            );
+            head
+        } else {
+            let mut node = NonNull::new(head);
+            for _ in 1..keep {
+                // SAFETY: a live node of this chain; only the collector-bit holder frees nodes.
+                // Relaxed: links below the head change only under the collector bit.
+                node = node
+                    .and_then(|n| NonNull::new(unsafe { n.as_ref() }.next.load(Ordering::Relaxed)));
+            }
+            match node {
+                // SAFETY: as above.
+                // Relaxed: validated readers re-check the link after reading the node's
+                // generation.
+                Some(n) => unsafe { n.as_ref() }
+                    .next
+                    .swap(std::ptr::null_mut(), Ordering::Relaxed),
+                None => std::ptr::null_mut(),
+            }
+        };
+        self.end_collecting();
         self.free_from(detached, pool)
     }
 
@@ -228,8 +369,9 @@ impl<V> VersionChain<V> {
         const MAX_HOPS: usize = 1 << 16;
         let mut link = &self.head;
         let mut owner: Option<(&Version<V>, u64)> = None;
-        // Acquire (every link load): pairs with `push`'s Release.
-        let mut p = link.load(Ordering::Acquire);
+        // Acquire (every link load): pairs with `push`'s Release. Only the head carries the
+        // collector bit; masking the other links changes nothing.
+        let mut p = untagged(link.load(Ordering::Acquire));
         for _ in 0..MAX_HOPS {
             let Some(node) = NonNull::new(p) else {
                 return Ok(None);
@@ -239,7 +381,7 @@ impl<V> VersionChain<V> {
             let v = unsafe { node.as_ref() };
             // Acquire: the seqlock reader side (pairs with the Release fence in `free_from`).
             let generation = v.generation.load(Ordering::Acquire);
-            if link.load(Ordering::Acquire) != p
+            if untagged(link.load(Ordering::Acquire)) != p
                 || owner.is_some_and(|(o, g)| o.generation.load(Ordering::Acquire) != g)
             {
                 return Err(VersionCollected);
@@ -281,6 +423,17 @@ impl<V> VersionChain<V> {
         }
         freed
     }
+}
+
+/// The collector bit of a chain's head pointer (nodes are 8-byte aligned, so bit 0 of a node
+/// address is free): set while one collector detaches nodes ([`VersionChain::collect`] and its
+/// kin), so a writer's collect and a deferred one never free the same nodes.
+const COLLECTING: usize = 1;
+
+/// `p` without the collector bit.
+#[inline]
+fn untagged<V>(p: *mut Version<V>) -> *mut Version<V> {
+    p.map_addr(|a| a & !COLLECTING)
 }
 
 /// A version a reader needed was reclaimed under it (AggressiveGC).
@@ -540,6 +693,69 @@ impl<V> VersionPool<'_, V> {
     }
 }
 
+/// Most entries a [`GcQueue`] holds: past it the oldest entry is dropped, and its record keeps
+/// its older versions until it is written again (when its writer collects). Reached only while a
+/// long transaction holds the watermark back for long (at 100k commits/s with 8 writes each,
+/// about 80 ms); it bounds the queue, not the versions (the version cap does that).
+pub const GC_QUEUE_CAP: usize = 1 << 16;
+
+/// RapidGC's per-worker queue of records whose chains to collect once the watermark passes the
+/// version a commit installed (Cicada's GC queue; CCBench section 3.2).
+///
+/// A record's writer collects its chain while it holds the record ([`VersionChain::collect`]),
+/// but with the watermark of that moment, which is below its own snapshot: the version it just
+/// pushed stays. Left there, that node is freed only when the record is written again, by then
+/// usually long out of the cache, and a record written once keeps one older version for the rest
+/// of the run. So a committer also queues each record it installed with its commit timestamp
+/// `c`, and the worker collects the queued records whose `c` the watermark has passed
+/// ([`VersionChain::collect_deferred`]): every active snapshot then sees the inline version, and
+/// the whole chain goes, a few microseconds after it was written, while it is still in cache.
+/// A worker's commit timestamps only grow, so the queue is in timestamp order.
+pub struct GcQueue<T> {
+    items: std::collections::VecDeque<(u64, T)>,
+}
+
+impl<T> Default for GcQueue<T> {
+    fn default() -> Self {
+        GcQueue {
+            items: std::collections::VecDeque::new(),
+        }
+    }
+}
+
+impl<T: Copy> GcQueue<T> {
+    /// Queues `item`, whose version with timestamp `ts` was just installed.
+    #[inline]
+    pub fn defer(&mut self, ts: u64, item: T) {
+        if self.items.len() == GC_QUEUE_CAP {
+            self.items.pop_front();
+        }
+        self.items.push_back((ts, item));
+    }
+
+    /// The oldest queued item whose timestamp `watermark` has passed, dequeued.
+    #[inline]
+    pub fn pop_ready(&mut self, watermark: u64) -> Option<T> {
+        match self.items.front() {
+            Some(&(ts, item)) if ts <= watermark => {
+                self.items.pop_front();
+                Some(item)
+            }
+            _ => None,
+        }
+    }
+
+    /// Entries queued.
+    pub fn len(&self) -> usize {
+        self.items.len()
+    }
+
+    /// Whether nothing is queued.
+    pub fn is_empty(&self) -> bool {
+        self.items.is_empty()
+    }
+}
+
 /// The smallest snapshot any active transaction holds, refreshed at most every interval
 /// (RapidGC; module docs, "Reclamation").
 ///
@@ -737,6 +953,77 @@ mod tests {
             push(&chain, &mut pool, ts, ts);
         }
         assert_eq!(store.stats().allocated_versions, RESERVE);
+    }
+
+    #[test]
+    fn deferred_collection_frees_the_whole_chain_only_when_no_writer_came_in() {
+        let store: VersionStore<()> = VersionStore::new(1, 1 << 20, true);
+        let mut pool = store.pool(0);
+        let chain = VersionChain::default();
+        for ts in [1u64, 5, 9] {
+            push(&chain, &mut pool, ts, ts * 10);
+        }
+        // The record is held by a writer: only the nodes past the first at or below the
+        // watermark go.
+        assert_eq!(chain.collect_deferred(|| None, 4, &mut pool), 0);
+        assert_eq!(
+            chain.collect_deferred(|| None, 6, &mut pool),
+            1,
+            "ts 1 goes"
+        );
+        // Unlocked, inline version newer than the watermark: the same.
+        assert_eq!(
+            chain.collect_deferred(|| Some(12), 10, &mut pool),
+            1,
+            "ts 5 goes"
+        );
+        // A writer pushes after the collector took the chain: the chain is not emptied under it.
+        let src = [AtomicU64::new(120)];
+        let mut node = pool.take(8).unwrap();
+        node.fill(12, payload_of(&src), &mut [0u8; 8]);
+        let pushed = chain.collect_deferred(
+            || {
+                chain.push(node, &mut pool_for_closure(&store));
+                Some(12)
+            },
+            12,
+            &mut pool,
+        );
+        assert_eq!(pushed, 1, "only ts 9, past the pushed node at 12");
+        // SAFETY: single-threaded test.
+        unsafe {
+            assert_eq!(chain.find_visible(12).map(value), Some(120));
+        }
+        // Unlocked, inline version at or below the watermark, no writer: everything goes, and the
+        // collector bit is given back (a writer's collect works again).
+        assert_eq!(chain.collect_deferred(|| Some(13), 13, &mut pool), 1);
+        assert!(chain.is_empty());
+        push(&chain, &mut pool, 13, 130);
+        assert_eq!(chain.collect(20, 20, &mut pool), 1);
+        assert!(chain.is_empty());
+    }
+
+    /// A second pool of `store` (a writer other than the collector).
+    fn pool_for_closure(store: &VersionStore<()>) -> VersionPool<'_, ()> {
+        store.pool(0)
+    }
+
+    #[test]
+    fn the_gc_queue_hands_out_what_the_watermark_passed_in_order() {
+        let mut q = GcQueue::default();
+        for ts in [3u64, 7, 9] {
+            q.defer(ts, ts);
+        }
+        assert_eq!(q.pop_ready(2), None);
+        assert_eq!(q.pop_ready(8), Some(3));
+        assert_eq!(q.pop_ready(8), Some(7));
+        assert_eq!(q.pop_ready(8), None);
+        assert_eq!(q.len(), 1);
+        for ts in 10..10 + GC_QUEUE_CAP as u64 {
+            q.defer(ts, ts);
+        }
+        assert_eq!(q.len(), GC_QUEUE_CAP, "bounded: the oldest entry went");
+        assert_eq!(q.pop_ready(u64::MAX), Some(10));
     }
 
     #[test]

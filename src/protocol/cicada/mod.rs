@@ -64,13 +64,15 @@ pub use clock::{TimeSource, WORKER_BITS, WorkerClock};
 
 #[cfg(test)]
 use super::mutants::Mutant;
-use super::si::{LOCK, out_of_version_memory, snapshot_read};
+use super::si::{LOCK, collect_queued, out_of_version_memory, snapshot_read};
 use super::{
     Abort, AttemptStart, CicadaOptions, InstallLog, OpResult, Protocol, ProtocolOptions, ReadSet,
     WriteKind, WriteSet,
 };
 use crate::storage::Record;
-use crate::storage::versions::{VersionChain, VersionPool, VersionStats, VersionStore, Watermark};
+use crate::storage::versions::{
+    GcQueue, VersionChain, VersionPool, VersionStats, VersionStore, Watermark,
+};
 use std::sync::atomic::{AtomicU64, Ordering, fence};
 use std::task::Poll;
 use std::time::{Duration, Instant};
@@ -141,6 +143,10 @@ pub struct CicadaWorker<'db> {
     pool: VersionPool<'db, ()>,
     scratch: Vec<u8>,
     last_refresh: Instant,
+    /// Records this worker installed, to collect once the watermark passes them (RapidGC; with
+    /// BestEffortInlining only: without it the chain holds the newest version too, and only
+    /// installs collect it).
+    gc: GcQueue<&'db CicadaMeta>,
 }
 
 impl Cicada {
@@ -297,6 +303,9 @@ impl Cicada {
         }
         // Release: publishes the install.
         meta.word.store(w.ts, Ordering::Release);
+        if self.opts.inlining {
+            w.gc.defer(w.ts, meta);
+        }
     }
 }
 
@@ -316,6 +325,7 @@ impl Protocol for Cicada {
             pool: self.versions.pool(id),
             scratch: Vec::new(),
             last_refresh: Instant::now(),
+            gc: GcQueue::default(),
         }
     }
 
@@ -329,6 +339,12 @@ impl Protocol for Cicada {
         w.last_refresh = self
             .watermark
             .maybe_refresh_at(|| self.time.now(), w.last_refresh);
+        collect_queued(
+            &mut w.gc,
+            self.watermark.current(),
+            &mut w.pool,
+            |m: &CicadaMeta| (&m.word, &m.chain),
+        );
     }
 
     #[inline]

@@ -47,13 +47,15 @@ mod tests;
 
 #[cfg(test)]
 use super::mutants::Mutant;
-use super::si::{LOCK, out_of_version_memory, snapshot_read};
+use super::si::{LOCK, collect_queued, out_of_version_memory, snapshot_read};
 use super::{
     Abort, AttemptStart, InstallLog, OpResult, Protocol, ProtocolOptions, ReadSet, WriteKind,
     WriteSet,
 };
 use crate::storage::Record;
-use crate::storage::versions::{VersionChain, VersionPool, VersionStats, VersionStore, Watermark};
+use crate::storage::versions::{
+    GcQueue, VersionChain, VersionPool, VersionStats, VersionStore, Watermark,
+};
 use crossbeam_utils::CachePadded;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::task::Poll;
@@ -153,6 +155,8 @@ pub struct ErmiaWorker<'db> {
     pool: VersionPool<'db, Stamps>,
     scratch: Vec<u8>,
     last_refresh: Instant,
+    /// Records this worker installed, to collect once the watermark passes them (RapidGC).
+    gc: GcQueue<&'db ErmiaMeta>,
 }
 
 impl Ermia {
@@ -277,6 +281,7 @@ impl Protocol for Ermia {
             pool: self.versions.pool(id),
             scratch: Vec::new(),
             last_refresh: Instant::now(),
+            gc: GcQueue::default(),
         }
     }
 
@@ -288,6 +293,12 @@ impl Protocol for Ermia {
         w.serial = self.table.begin(w.id);
         w.snapshot = self.watermark.enter(w.id, &self.clock);
         w.last_refresh = self.watermark.maybe_refresh(&self.clock, w.last_refresh);
+        collect_queued(
+            &mut w.gc,
+            self.watermark.current(),
+            &mut w.pool,
+            |m: &ErmiaMeta| (&m.word, &m.chain),
+        );
     }
 
     #[inline]
@@ -443,6 +454,7 @@ impl Protocol for Ermia {
             meta.chain.collect(c, watermark, &mut w.pool);
             // Release: publishes the install to snapshot readers.
             meta.word.store(c, Ordering::Release);
+            w.gc.defer(c, meta);
         }
         w.locked = 0;
         self.leave_readers(w, Some(c));

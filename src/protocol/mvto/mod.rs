@@ -54,12 +54,14 @@ mod tests;
 
 #[cfg(test)]
 use super::mutants::Mutant;
-use super::si::{LOCK, out_of_version_memory};
+use super::si::{LOCK, collect_queued, out_of_version_memory};
 use super::{
     Abort, AttemptStart, InstallLog, OpResult, Protocol, ProtocolOptions, WriteKind, WriteSet,
 };
 use crate::storage::Record;
-use crate::storage::versions::{VersionChain, VersionPool, VersionStats, VersionStore, Watermark};
+use crate::storage::versions::{
+    GcQueue, VersionChain, VersionPool, VersionStats, VersionStore, Watermark,
+};
 use crossbeam_utils::CachePadded;
 use std::sync::atomic::{AtomicU64, Ordering, fence};
 use std::task::Poll;
@@ -144,6 +146,8 @@ pub struct MvtoWorker<'db> {
     priority: u64,
     /// The last attempt aborted because a version it needed was collected.
     starved: bool,
+    /// Records this worker installed, to collect once the watermark passes them (RapidGC).
+    gc: GcQueue<&'db MvtoMeta>,
 }
 
 impl Mvto {
@@ -263,6 +267,7 @@ impl Protocol for Mvto {
             last_refresh: Instant::now(),
             priority: 0,
             starved: false,
+            gc: GcQueue::default(),
         }
     }
 
@@ -271,6 +276,12 @@ impl Protocol for Mvto {
         w.locked = 0;
         w.ts = self.watermark.enter_unique(w.id, &self.clock);
         w.last_refresh = self.watermark.maybe_refresh(&self.clock, w.last_refresh);
+        collect_queued(
+            &mut w.gc,
+            self.watermark.current(),
+            &mut w.pool,
+            |m: &MvtoMeta| (&m.word, &m.chain),
+        );
         if !start.retry {
             if self.aggressive && w.priority != 0 {
                 // A transaction that ended without committing (a user abort) gives back a
@@ -392,6 +403,7 @@ impl Protocol for Mvto {
             }
             // Release: publishes the install.
             meta.word.store(w.ts, Ordering::Release);
+            w.gc.defer(w.ts, meta);
         }
         w.locked = 0;
         self.watermark.leave(w.id);

@@ -45,7 +45,8 @@ use super::{
 };
 use crate::storage::Record;
 use crate::storage::versions::{
-    VersionChain, VersionMemoryExhausted, VersionPool, VersionStats, VersionStore, Watermark,
+    GcQueue, VersionChain, VersionMemoryExhausted, VersionPool, VersionStats, VersionStore,
+    Watermark,
 };
 use crossbeam_utils::CachePadded;
 use std::sync::atomic::{AtomicU64, Ordering, fence};
@@ -140,6 +141,8 @@ pub struct SiWorker<'db> {
     last_refresh: Instant,
     /// Commit timestamp of the last attempt that committed writes.
     committed_at: u64,
+    /// Records this worker installed, to collect once the watermark passes them (RapidGC).
+    gc: GcQueue<&'db SiMeta>,
 }
 
 impl SiWorker<'_> {
@@ -167,6 +170,32 @@ impl Si {
 pub(crate) fn out_of_version_memory(e: VersionMemoryExhausted) -> ! {
     eprintln!("txbench: error: {e}");
     std::process::exit(1)
+}
+
+/// RapidGC's deferred pass, shared by the multi-version protocols whose record word is SI's
+/// (`LOCK | timestamp of the inline version`): collects the chain of every queued record whose
+/// installed version `watermark` has passed ([`GcQueue`], [`VersionChain::collect_deferred`]).
+/// `parts` gives a queued record's word and chain.
+#[inline]
+pub(crate) fn collect_queued<'db, M, V: Default>(
+    gc: &mut GcQueue<&'db M>,
+    watermark: u64,
+    pool: &mut VersionPool<'db, V>,
+    parts: impl Fn(&'db M) -> (&'db AtomicU64, &'db VersionChain<V>),
+) {
+    while let Some(meta) = gc.pop_ready(watermark) {
+        let (word, chain) = parts(meta);
+        chain.collect_deferred(
+            || {
+                // Acquire: after the collector bit's Acquire (see `collect_deferred`); a writer
+                // that pushed before the bit was taken is seen holding the record.
+                let seen = word.load(Ordering::Acquire);
+                (seen & LOCK == 0).then_some(seen)
+            },
+            watermark,
+            pool,
+        );
+    }
 }
 
 /// Copies into `out` the version of a record visible at `snapshot`, given the record's word
@@ -229,6 +258,7 @@ impl Protocol for Si {
             scratch: Vec::new(),
             last_refresh: Instant::now(),
             committed_at: 0,
+            gc: GcQueue::default(),
         }
     }
 
@@ -237,6 +267,12 @@ impl Protocol for Si {
         w.locked = 0;
         w.snapshot = self.watermark.enter(w.id, &self.clock);
         w.last_refresh = self.watermark.maybe_refresh(&self.clock, w.last_refresh);
+        collect_queued(
+            &mut w.gc,
+            self.watermark.current(),
+            &mut w.pool,
+            |m: &SiMeta| (&m.word, &m.chain),
+        );
     }
 
     #[inline]
@@ -325,6 +361,7 @@ impl Protocol for Si {
             w.writes.install(i);
             meta.chain.collect(c, watermark, &mut w.pool);
             meta.store(c);
+            w.gc.defer(c, meta);
         }
         w.locked = 0;
         w.committed_at = c;
