@@ -49,7 +49,11 @@ fn deterministic_protocols_end_on_time_with_short_epochs() {
     for line in String::from_utf8_lossy(&out.stdout).lines() {
         let v: serde_json::Value = serde_json::from_str(line).unwrap();
         let commits = v["commits"].as_u64().unwrap();
-        assert!(commits >= 100, "{} committed only {commits}", v["protocol"]);
+        // A stalled barrier commits nothing after it; on a quiet machine each of these commits
+        // thousands. The bound is low because CI's 2 cores may be shared: at load 21, c_sched
+        // (a dedicated scheduler thread grants every transaction, and it competes for the cores
+        // with 8 workers and whatever else runs) once committed 35 in the second.
+        assert!(commits >= 20, "{} committed only {commits}", v["protocol"]);
         assert_eq!(v["aborts"].as_u64(), Some(0), "{}", v["protocol"]);
     }
 }
