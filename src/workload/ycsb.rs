@@ -236,23 +236,11 @@ impl Workload for Ycsb {
         // (writes left) / (positions left): a uniformly random subset (Knuth's algorithm S).
         let mut writes_left = c.writes.map(|w| w.min(n));
         req.drawn.prepare(n);
-        // The second normal of a polar-method draw, kept for the next key.
-        let mut spare: Option<u64> = None;
         for i in 0..n {
             let key = loop {
                 let k = match &self.normal {
                     None => self.zipf.sample(rng),
-                    Some(normal) => match spare.take() {
-                        Some(k) => k,
-                        None => match normal.sample_two(rng) {
-                            [Some(k), second] => {
-                                spare = second;
-                                k
-                            }
-                            [None, Some(k)] => k,
-                            [None, None] => continue,
-                        },
-                    },
+                    Some(normal) => normal.sample(rng),
                 };
                 if req.drawn.insert(k, req.ops.iter().map(|o| o.key)) {
                     break k;
