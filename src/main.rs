@@ -285,6 +285,10 @@ fn list_text() -> String {
             "consecutive records each transaction scans (default 1000)",
         ),
         ("--payload B", "bytes per record (default 100)"),
+        (
+            "--index KIND",
+            "array (default), hash (a lookup per scanned key), ordered (a range walk)",
+        ),
     ] {
         s += &format!("  {n:<18} {d}\n");
     }

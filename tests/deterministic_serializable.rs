@@ -68,6 +68,7 @@ fn check_deterministic<P: Protocol>(name: &str, make: impl Fn() -> P) {
         hot_records: 2,
         scan_length: 50,
         payload: 16,
+        ..LongScanConfig::default()
     });
     let (aborts, commits, serializable) = aborts_and_serializable(make(), &scan, 8);
     assert!(commits > 0, "{name}: no progress on long-scan");

@@ -26,6 +26,7 @@ fn run<P: Protocol>(p: P, threads: usize) -> (bool, usize, u64) {
         hot_records: 1,
         scan_length: 200,
         payload: 16,
+        ..LongScanConfig::default()
     });
     let db: Database<P::RecordMeta> = Database::with_check_stamps(&w.tables(), &w.indexes());
     w.load(&db);

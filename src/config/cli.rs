@@ -152,8 +152,10 @@ pub struct RunArgs {
     /// rejection-inversion from 1).
     #[arg(long, allow_negative_numbers = true)]
     pub theta: Option<f64>,
-    /// ycsb: how every access finds its record: `array` (key k is record k, no lookup; the
-    /// default), `hash` or `ordered` (a lookup in that index, for every protocol alike).
+    /// ycsb, long-scan: how every access finds its record: `array` (key k is record k, no
+    /// lookup; the default), `hash` or `ordered` (a lookup in that index, for every protocol
+    /// alike; long-scan's scans are one lookup per key through `hash`, a range walk through
+    /// `ordered`).
     #[arg(long, value_enum)]
     pub index: Option<IndexArg>,
     /// Worker threads (default: the number of cores).

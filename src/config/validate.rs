@@ -594,12 +594,8 @@ impl RunArgs {
         if let Some(t) = self.theta {
             y.theta = t;
         }
-        if let Some(index) = self.index {
-            y.index = match index {
-                IndexArg::Array => KeyIndexKind::Array,
-                IndexArg::Hash => KeyIndexKind::Hash,
-                IndexArg::Ordered => KeyIndexKind::Ordered,
-            };
+        if let Some(index) = self.index_kind() {
+            y.index = index;
         }
         y.key_dist = self.key_dist(&y)?;
         self.validate_ycsb(&y, fit)?;
@@ -680,8 +676,23 @@ impl RunArgs {
         ]
     }
 
+    /// `--index` as the workload's key access method, when given (YCSB and long-scan).
+    fn index_kind(&self) -> Option<KeyIndexKind> {
+        self.index.map(|index| match index {
+            IndexArg::Array => KeyIndexKind::Array,
+            IndexArg::Hash => KeyIndexKind::Hash,
+            IndexArg::Ordered => KeyIndexKind::Ordered,
+        })
+    }
+
+    /// `--index`, with whether it was given: YCSB and long-scan read it, the other workloads
+    /// reject it.
+    pub(super) fn index_flag(&self) -> [(&'static str, bool); 1] {
+        [("index", self.index.is_some())]
+    }
+
     /// The flags only YCSB reads, each with whether it was given.
-    pub(super) fn ycsb_only_flags(&self) -> [(&'static str, bool); 11] {
+    pub(super) fn ycsb_only_flags(&self) -> [(&'static str, bool); 10] {
         [
             ("preset", self.preset.is_some()),
             ("ops", self.ops.is_some()),
@@ -692,7 +703,6 @@ impl RunArgs {
             ("rmw", self.rmw),
             ("blind", self.blind),
             ("theta", self.theta.is_some()),
-            ("index", self.index.is_some()),
             ("long-txn-delay-us", self.long_txn_delay_us.is_some()),
         ]
     }
@@ -716,6 +726,7 @@ impl RunArgs {
             hot_records: self.hot_records.unwrap_or(d.hot_records),
             scan_length: self.scan_length.unwrap_or(d.scan_length),
             payload: self.payload.unwrap_or(d.payload),
+            index: self.index_kind().unwrap_or(d.index),
         };
         if c.records == 0 || c.records > 1 << 40 {
             return Err(out_of_range("records", c.records, "1 <= records <= 2^40"));
@@ -735,7 +746,13 @@ impl RunArgs {
             ));
         }
         self.validate_payload(c.payload)?;
-        fit.records(c.records, c.hot_records, c.payload, 0)?;
+        // Both tables' keys are indexed (the hot table's too), at the same bytes per key.
+        fit.records(
+            c.records,
+            c.hot_records,
+            c.payload,
+            c.index.estimated_bytes_per_key(),
+        )?;
         Ok(c)
     }
 
@@ -743,6 +760,7 @@ impl RunArgs {
     fn write_skew_config(&self, fit: &Fit) -> Result<WriteSkewConfig, ConfigError> {
         reject_flags("write-skew", &self.ycsb_only_flags())?;
         reject_flags("write-skew", &self.long_scan_flags())?;
+        reject_flags("write-skew", &self.index_flag())?;
         reject_flags("write-skew", &self.tpcc_flags())?;
         reject_flags("write-skew", &[("payload", self.payload.is_some())])?;
         let c = WriteSkewConfig {
@@ -952,7 +970,8 @@ mod tests {
                 records: 5000,
                 hot_records: 1,
                 scan_length: 100,
-                payload: 100
+                payload: 100,
+                index: KeyIndexKind::Array,
             })
         );
     }

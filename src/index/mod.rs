@@ -14,6 +14,7 @@ pub use array::ArrayIndex;
 pub use hash::{Duplicate, HashIndex};
 pub use ordered::{
     ESTIMATED_BYTES_PER_ENTRY, LeafChange, LeafId, LeafUpdate, LeafVersion, OrderedIndex,
+    RangeCursor,
 };
 
 use crate::ids::RecordId;

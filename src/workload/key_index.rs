@@ -11,11 +11,16 @@
 //! three methods run exactly the same transactions on the same records and differ only in what a
 //! lookup costs: the ratio of a hash or ordered run to an array run is the index's price.
 //!
+//! Long-scan takes the same methods (`--index` there too): its point accesses are lookups, and its
+//! scan of `n` consecutive keys is [`KeyIndex::scan`]: `n` lookups through the array or the hash
+//! index (a hash index has no key order, so a scan through it can only look every key up), a
+//! range walk ([`RangeCursor`]) through the ordered index, as a scan over a B-tree goes.
+//!
 //! A lookup is an `enum` match per access rather than a type parameter: three variants, one of
 //! them taken for the whole run, is a branch the predictor never misses, and it keeps the runner
 //! from monomorphising every protocol three more times.
 
-use crate::index::{HashIndex, Index, OrderedIndex};
+use crate::index::{HashIndex, Index, OrderedIndex, RangeCursor};
 use crate::storage::RecordId;
 use serde::Serialize;
 use std::fmt;
@@ -128,6 +133,62 @@ impl KeyIndex {
     }
 }
 
+impl KeyIndex {
+    /// The records of the `n` keys from `start` upwards, in key order, found the way the method
+    /// finds keys: the identity for the array, one point lookup per key through the hash index
+    /// (it has no order to walk), one range walk from `start` through the ordered index (a
+    /// directory lookup for the start, then leaf to leaf). Over a dense key set (every key of
+    /// `start..start + n` present, as in long-scan's table) all three yield exactly those keys'
+    /// records; otherwise the point methods stop at the first absent key and the walk yields the
+    /// next `n` present keys. Allocates nothing.
+    pub fn scan(&self, start: u64, n: u64) -> KeyScan<'_> {
+        let walk = match self {
+            KeyIndex::Array { .. } | KeyIndex::Hash(_) => KeyWalk::Points {
+                index: self,
+                next: start,
+            },
+            KeyIndex::Ordered(index) => KeyWalk::Range(index.walk_from(start)),
+        };
+        KeyScan { walk, left: n }
+    }
+}
+
+/// The records of consecutive keys, as [`KeyIndex::scan`] finds them.
+pub struct KeyScan<'a> {
+    walk: KeyWalk<'a>,
+    /// Records still to yield.
+    left: u64,
+}
+
+/// How a [`KeyScan`] moves from one key to the next.
+enum KeyWalk<'a> {
+    /// Looks up `next`, then `next + 1`, ...
+    Points { index: &'a KeyIndex, next: u64 },
+    /// Follows the ordered index's leaves.
+    Range(RangeCursor<'a>),
+}
+
+impl Iterator for KeyScan<'_> {
+    type Item = RecordId;
+
+    #[inline]
+    fn next(&mut self) -> Option<RecordId> {
+        if self.left == 0 {
+            return None;
+        }
+        let rid = match &mut self.walk {
+            KeyWalk::Points { index, next } => {
+                let rid = index.get(*next)?;
+                *next += 1;
+                rid
+            }
+            KeyWalk::Range(cursor) => cursor.next()?.1,
+        };
+        self.left -= 1;
+        Some(rid)
+    }
+}
+
 /// Calls `insert(k)` for every key in `0..records`, split into contiguous ranges over the cores.
 fn insert_all(records: u64, insert: impl Fn(u64) + Sync) {
     let threads = std::thread::available_parallelism()
@@ -158,6 +219,25 @@ mod tests {
             }
             assert_eq!(index.get(5000), None, "{kind}");
             assert_eq!(index.get(u64::MAX - 1), None, "{kind}");
+        }
+    }
+
+    #[test]
+    fn every_method_scans_consecutive_keys_to_their_records() {
+        for kind in KeyIndexKind::ALL {
+            // Enough keys for the ordered index to have many leaves, so its walks cross them.
+            let index = KeyIndex::build(kind, 5000);
+            for (start, n) in [(0, 1), (0, 5000), (63, 70), (2047, 1000), (4990, 10)] {
+                let got: Vec<RecordId> = index.scan(start, n).collect();
+                let want: Vec<RecordId> = (start..start + n).map(RecordId).collect();
+                assert_eq!(got, want, "{kind} scan of {n} from {start}");
+            }
+            assert_eq!(index.scan(17, 0).count(), 0, "{kind}: an empty scan");
+            assert_eq!(
+                index.scan(4998, 10).count(),
+                2,
+                "{kind}: a scan stops at the last key"
+            );
         }
     }
 

@@ -45,16 +45,17 @@ impl WorkloadConfig {
         }
     }
 
-    /// Estimated bytes of the key index the workload builds outside the database (YCSB's
-    /// `--index`; nothing for the dense array), for memory validation.
+    /// Estimated bytes of the key indexes the workload builds outside the database (YCSB's and
+    /// long-scan's `--index`; nothing for the dense array), for memory validation.
     pub fn key_index_bytes(&self) -> u128 {
         match self {
             WorkloadConfig::Ycsb(c) => {
                 u128::from(c.records) * c.index.estimated_bytes_per_key() as u128
             }
-            WorkloadConfig::LongScan(_)
-            | WorkloadConfig::Tpcc(_)
-            | WorkloadConfig::WriteSkew(_) => 0,
+            WorkloadConfig::LongScan(c) => {
+                u128::from(c.records + c.hot_records) * c.index.estimated_bytes_per_key() as u128
+            }
+            WorkloadConfig::Tpcc(_) | WorkloadConfig::WriteSkew(_) => 0,
         }
     }
 

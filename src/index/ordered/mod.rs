@@ -109,10 +109,12 @@
 //! commit, as the optimistic protocols do.
 
 mod arena;
+mod cursor;
 mod leaf;
 #[cfg(test)]
 mod tests;
 
+pub use cursor::RangeCursor;
 pub use leaf::{LEAF_CAPACITY, VersionWord};
 
 use super::Index;

@@ -559,9 +559,9 @@ fn a_merge_that_cannot_lock_the_left_leaf_leaves_the_empty_leaf() {
 
 // ----- concurrency -----
 
-/// 3 writers insert/remove keys of a churn set while 3 scanners scan; the keys of a stable set
-/// (multiples of 4) are never touched. Scans must be sorted, distinct and contain every stable key
-/// of their range; a scan whose observed versions still validate after a second scan of the same
+/// 3 writers insert/remove keys of a churn set while 3 scanners scan and walk ([`RangeCursor`]);
+/// the keys of a stable set (multiples of 4) are never touched. Scans and walks must be sorted,
+/// distinct and contain every stable key of their range; a scan whose observed versions still validate after a second scan of the same
 /// range must equal it (nothing it covered changed in between). Each writer owns the churn keys
 /// `k % 4 == writer`, so the final contents are checked against per-writer models.
 #[test]
@@ -644,6 +644,21 @@ fn writers_and_scanners(stable_below: u64, insert_chance: fn(u64) -> f64) -> Ord
                                 .count();
                             assert_eq!(stable, want as u64, "a stable key went missing");
                         }
+                        // The cursor walk over the same range: sorted, distinct, and every
+                        // stable key of the range present, whatever the writers did meanwhile.
+                        let walked: Vec<(u64, RecordId)> =
+                            ix.walk_from(lo).take_while(|&(k, _)| k <= hi).collect();
+                        assert!(walked.windows(2).all(|w| w[0].0 < w[1].0), "walk ascends");
+                        assert!(
+                            walked
+                                .iter()
+                                .all(|&(k, rid)| k >= lo && (k % 4 != 0 || rid == r(k)))
+                        );
+                        let stable_walked = walked.iter().filter(|&&(k, _)| k % 4 == 0).count();
+                        let stable_want = (lo..=hi)
+                            .filter(|k| k % 4 == 0 && *k < stable_below)
+                            .count();
+                        assert_eq!(stable_walked, stable_want, "the walk skipped a stable key");
                         if all_valid(ix, &obs_a) {
                             assert_eq!(a, b, "validated scan differs from a later one");
                             validated_equal.fetch_add(1, Ordering::Relaxed);
