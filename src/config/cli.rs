@@ -322,6 +322,13 @@ pub struct RunArgs {
     /// commit, while the other workers run unchanged (CCBench figure 14), 0..=10000000.
     #[arg(long)]
     pub long_txn_delay_us: Option<u64>,
+    // ---- live versions over time (issue 9) ----
+    /// Multi-version protocols: sample live versions and version memory every this many
+    /// milliseconds while the run goes on (the report's `version_samples`; `txbench plot` draws
+    /// them over time), 1..=60000, at most 100000 samples over warm-up and duration (default
+    /// 100, or what keeps a longer run within 100000 samples).
+    #[arg(long)]
+    pub sample_ms: Option<u64>,
 }
 
 /// `--arrival`.

@@ -65,6 +65,11 @@ impl RunArgs {
             ),
             ("aggressive-gc", self.aggressive_gc, &[Mvto]),
             (
+                "sample-ms",
+                self.sample_ms.is_some(),
+                &[Si, Ermia, Mvto, ProtocolKind::Cicada],
+            ),
+            (
                 "cicada-no-early-abort",
                 self.cicada_no_early_abort,
                 &[ProtocolKind::Cicada],

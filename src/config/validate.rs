@@ -7,6 +7,7 @@ use super::memory::{self, AvailableMemory, MemoryBudget, round_down};
 use super::presets::{WORKLOADS, preset};
 use super::{ConfigError, ExecConfig, MAX_PAYLOAD, MAX_THREADS, RunConfig};
 use super::{Executor, ExecutorArg, KeyDistArg, MAX_QUEUE, MAX_WORKERS};
+use crate::metrics::version_series::{MAX_SAMPLE_MS, MAX_VERSION_SAMPLES};
 use crate::protocol::MvOptions;
 use crate::protocol::ermia::MAX_ERMIA_WORKERS;
 use crate::protocol::plor::MAX_PLOR_WORKERS;
@@ -180,8 +181,12 @@ impl RunArgs {
         // Every in-flight transaction is a protocol worker (its own id, timestamp, lock bits).
         let workers = executor.workers(threads);
         // DecentSched's table is sized (and limited) only when DecentSched runs.
-        let options =
-            self.protocol_options(workers, protocols.contains(&ProtocolKind::DecentSched))?;
+        let options = self.protocol_options(
+            workers,
+            protocols.contains(&ProtocolKind::DecentSched),
+            duration,
+            warmup,
+        )?;
         // Per thread: its stack and statistics (coroutines share their thread's).
         let budget = MemoryBudget::new(available, threads)?;
         // A checked run's rows carry a stamp: the same stride as metadata larger by the stamp
@@ -305,6 +310,38 @@ impl RunArgs {
         })
     }
 
+    /// `--sample-ms` for a run of `run` (warm-up and duration): 1..=60000 ms, with at most
+    /// [`MAX_VERSION_SAMPLES`] samples over the run; by default
+    /// [`DEFAULT_VERSION_SAMPLE_MS`](crate::protocol::DEFAULT_VERSION_SAMPLE_MS), or the
+    /// shortest interval that keeps a longer run within the samples.
+    fn sample_ms(&self, run: Duration) -> Result<u64, ConfigError> {
+        let run_ms = run.as_millis();
+        let least = run_ms.div_ceil(u128::from(MAX_VERSION_SAMPLES)).max(1);
+        let Some(ms) = self.sample_ms else {
+            let least = u64::try_from(least).unwrap_or(u64::MAX);
+            return Ok(crate::protocol::DEFAULT_VERSION_SAMPLE_MS.max(least));
+        };
+        if ms == 0 || ms > MAX_SAMPLE_MS {
+            return Err(out_of_range(
+                "sample-ms",
+                ms,
+                format!("1 <= ms <= {MAX_SAMPLE_MS}"),
+            ));
+        }
+        if u128::from(ms) < least {
+            return Err(out_of_range(
+                "sample-ms",
+                ms,
+                format!(
+                    "{least} <= ms <= {MAX_SAMPLE_MS} for {:.1} s of warm-up and duration (at \
+                     most {MAX_VERSION_SAMPLES} samples a run)",
+                    run.as_secs_f64()
+                ),
+            ));
+        }
+        Ok(ms)
+    }
+
     /// `--table-memory-mb` in bytes, or by default the room validation found for the tables:
     /// what the budget leaves once the loaded data (`data`) and the check history are counted,
     /// less an eighth kept for what grows beside the rows (index entries of inserted rows),
@@ -410,6 +447,8 @@ impl RunArgs {
         &self,
         threads: usize,
         runs_decentsched: bool,
+        duration: Duration,
+        warmup: Duration,
     ) -> Result<ProtocolOptions, ConfigError> {
         if !(self.plor_slack.is_finite() && (0.0..=1e6).contains(&self.plor_slack)) {
             return Err(out_of_range(
@@ -530,6 +569,7 @@ impl RunArgs {
                 version_memory_bytes: usize::try_from(self.version_memory_mb << 20)
                     .unwrap_or(usize::MAX),
                 aggressive_gc: self.aggressive_gc,
+                version_sample_ms: self.sample_ms(duration + warmup)?,
             },
             decentsched: crate::protocol::decentsched::DecentSchedOptions {
                 queues: self.ds_queues,
@@ -958,6 +998,15 @@ mod tests {
     }
 
     #[test]
+    fn the_version_sample_interval_defaults_to_100_ms_and_stretches_for_long_runs() {
+        let mv = |a: &[&str]| args(a).unwrap().options.mv.version_sample_ms;
+        assert_eq!(mv(&[]), crate::protocol::DEFAULT_VERSION_SAMPLE_MS);
+        assert_eq!(mv(&["--sample-ms", "7"]), 7);
+        // 20000.5 s at 100 000 samples: one every 201 ms (rounded up).
+        assert_eq!(mv(&["-d", "20000"]), 201);
+    }
+
+    #[test]
     fn bad_values_name_the_parameter() {
         let cases: &[(&[&str], &str)] = &[
             (&["--theta", "-0.5"], "--theta"),
@@ -983,6 +1032,12 @@ mod tests {
                 "--payload",
             ),
             (&["--version-memory-mb", "0"], "--version-memory-mb"),
+            (&["--sample-ms", "0"], "1 <= ms <= 60000"),
+            (&["--sample-ms", "60001"], "--sample-ms"),
+            (
+                &["--sample-ms", "1", "-d", "3600"],
+                "37 <= ms <= 60000 for 3600.5 s",
+            ),
             (&["--gc-interval-us", "20000000"], "--gc-interval-us"),
             (&["--preset", "ycsb-z"], "--preset"),
             (&["--ops", "4", "--writes", "5"], "--writes"),

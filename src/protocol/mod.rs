@@ -60,6 +60,7 @@ pub use abort::Abort;
 pub use access::{InstallLog, ReadSet, WriteEntry, WriteSet};
 pub use declared::{AccessMode, AccessSet, DeclaredRecord};
 pub use options::CicadaOptions;
+pub use options::DEFAULT_VERSION_SAMPLE_MS;
 pub use options::MvOptions;
 pub use options::{
     LockWait, MoccLockKind, MoccOptions, MoccTemperature, PlorOptions, PlorPriority, ProtocolKind,
