@@ -242,9 +242,10 @@ pub struct RunArgs {
     /// per-worker caches reserved ahead.
     #[arg(long)]
     pub no_version_reuse: bool,
-    /// Most memory older versions may take, in MiB; past it the run stops with a message.
-    #[arg(long, default_value_t = 1024)]
-    pub version_memory_mb: u64,
+    /// Most memory older versions may take, in MiB; past it the run stops with a message
+    /// (default 1024, or what the memory left beside the tables holds when that is less).
+    #[arg(long)]
+    pub version_memory_mb: Option<u64>,
     /// DecentSched: shared queues objects are hashed onto, 1..=16777216.
     #[arg(long, default_value_t = 16_384)]
     pub ds_queues: usize,

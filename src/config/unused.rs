@@ -60,7 +60,7 @@ impl RunArgs {
             ),
             (
                 "version-memory-mb",
-                self.version_memory_mb != 1024,
+                self.version_memory_mb.is_some(),
                 &[Si, Ermia, Mvto, ProtocolKind::Cicada],
             ),
             ("aggressive-gc", self.aggressive_gc, &[Mvto]),

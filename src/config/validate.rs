@@ -3,7 +3,7 @@
 use super::cli::{
     IndexArg, LockWaitArg, MoccLockArg, MoccTemperatureArg, PlorPriorityArg, RunArgs,
 };
-use super::memory::{self, AvailableMemory, MemoryBudget, round_down};
+use super::memory::{self, AvailableMemory, DEFAULT_VERSION_MEMORY_MB, MemoryBudget, round_down};
 use super::presets::{WORKLOADS, preset};
 use super::{ConfigError, ExecConfig, MAX_PAYLOAD, MAX_THREADS, RunConfig};
 use super::{Executor, ExecutorArg, KeyDistArg, MAX_QUEUE, MAX_WORKERS};
@@ -181,7 +181,7 @@ impl RunArgs {
         // Every in-flight transaction is a protocol worker (its own id, timestamp, lock bits).
         let workers = executor.workers(threads);
         // DecentSched's table is sized (and limited) only when DecentSched runs.
-        let options = self.protocol_options(
+        let mut options = self.protocol_options(
             workers,
             protocols.contains(&ProtocolKind::DecentSched),
             duration,
@@ -227,7 +227,17 @@ impl RunArgs {
         } else {
             0
         };
-        let table_memory_bytes = self.table_memory(&budget, data, check_limit_ops)?;
+        let history =
+            u128::from(check_limit_ops) * crate::check::history::CHECK_BYTES_PER_OP as u128;
+        let versions = self.version_memory(
+            &budget,
+            data + history,
+            &protocols,
+            &workload,
+            workers,
+            &mut options,
+        )?;
+        let table_memory_bytes = self.table_memory(&budget, data, check_limit_ops, versions)?;
 
         if workers > MAX_WAITING_2PL_THREADS {
             if let Some(p) = protocols
@@ -342,18 +352,119 @@ impl RunArgs {
         Ok(ms)
     }
 
+    /// The version memory of a run with a multi-version protocol (`config::memory`, "The
+    /// estimate"): sets the cap (`options.mv.version_memory_bytes`) and returns what the versions
+    /// may take from the heap, with `used` bytes (tables, indexes, history) already planned; 0
+    /// for a run without one. An explicit `--version-memory-mb` that does not fit beside the
+    /// rest, or any cap below what the workers reserve ahead, is an error naming the flag and
+    /// the most (or least) that works.
+    fn version_memory(
+        &self,
+        budget: &MemoryBudget,
+        used: u128,
+        protocols: &[ProtocolKind],
+        workload: &WorkloadConfig,
+        workers: usize,
+        options: &mut ProtocolOptions,
+    ) -> Result<u128, ConfigError> {
+        // A version copies its record's payload (check-mode stamp included): size nodes by the
+        // largest table's payload and the largest per-version metadata of the protocols run.
+        let stamp = if self.check {
+            crate::storage::stamp::STAMP_BYTES
+        } else {
+            0
+        };
+        let payload = workload
+            .tables()
+            .iter()
+            .map(|t| t.payload_bytes)
+            .max()
+            .unwrap_or(0)
+            + stamp;
+        let Some(node) = protocols
+            .iter()
+            .filter_map(|p| p.version_node_bytes(payload))
+            .max()
+        else {
+            return Ok(0);
+        };
+        let room = budget.data_room().saturating_sub(used);
+        let most = memory::version_cap_within(room, node);
+        let reserved = memory::versions_reserved(workers, node, options.mv.version_reuse);
+        let cap = match self.version_memory_mb {
+            Some(mb) => {
+                let cap = u128::from(mb) << 20;
+                let footprint = memory::version_footprint(cap, node);
+                if footprint > room {
+                    return Err(budget.too_large(
+                        "version-memory-mb",
+                        mb,
+                        used + footprint,
+                        format!(
+                            "at most {} MiB of versions fit beside the tables ({} bytes a \
+                             version with its {payload}-byte payload, {} with the heap's)",
+                            most >> 20,
+                            node,
+                            node + memory::VERSION_NODE_OVERHEAD_BYTES
+                        ),
+                    ));
+                }
+                if cap < reserved {
+                    return Err(out_of_range(
+                        "version-memory-mb",
+                        mb,
+                        format!(
+                            "at least {} MiB: {workers} workers reserve {} versions of {node} \
+                             bytes each ahead",
+                            reserved.div_ceil(1 << 20),
+                            if options.mv.version_reuse {
+                                crate::storage::versions::RESERVE
+                            } else {
+                                1
+                            }
+                        ),
+                    ));
+                }
+                cap
+            }
+            None => {
+                let cap = (u128::from(memory::DEFAULT_VERSION_MEMORY_MB) << 20).min(most);
+                if cap < reserved {
+                    return Err(budget.too_large(
+                        "version-memory-mb",
+                        format!("{} (the default)", memory::DEFAULT_VERSION_MEMORY_MB),
+                        used + memory::version_footprint(reserved, node),
+                        format!(
+                            "the tables leave room for {most} bytes of versions and the \
+                             {workers} workers reserve {reserved} ahead: lower --records, \
+                             --threads or --check-limit"
+                        ),
+                    ));
+                }
+                cap
+            }
+        };
+        options.mv.version_memory_bytes = usize::try_from(cap).unwrap_or(usize::MAX);
+        Ok(memory::version_footprint(cap, node))
+    }
+
     /// `--table-memory-mb` in bytes, or by default the room validation found for the tables:
-    /// what the budget leaves once the loaded data (`data`) and the check history are counted,
-    /// less an eighth kept for what grows beside the rows (index entries of inserted rows),
-    /// plus the loaded data itself (the cap counts every table byte).
+    /// what the budget leaves once the loaded data (`data`), the check history and the versions
+    /// (`versions`, [`Self::version_memory`]) are counted, less an eighth kept for what grows
+    /// beside the rows (index entries of inserted rows), plus the loaded data itself (the cap
+    /// counts every table byte).
     fn table_memory(
         &self,
         budget: &MemoryBudget,
         data: u128,
         check_ops: u64,
+        versions: u128,
     ) -> Result<u64, ConfigError> {
         let history = u128::from(check_ops) * crate::check::history::CHECK_BYTES_PER_OP as u128;
-        let room = budget.data_room().saturating_sub(history);
+        let room = budget
+            .data_room()
+            .saturating_sub(history)
+            .saturating_sub(versions);
         let Some(mb) = self.table_memory_mb else {
             let growth = room.saturating_sub(data) / 8 * 7;
             return Ok(u64::try_from(data + growth).unwrap_or(u64::MAX));
@@ -485,10 +596,11 @@ impl RunArgs {
                 "0 <= us <= 10000000",
             ));
         }
-        if self.version_memory_mb == 0 || self.version_memory_mb > 1 << 24 {
+        let version_memory_mb = self.version_memory_mb.unwrap_or(DEFAULT_VERSION_MEMORY_MB);
+        if version_memory_mb == 0 || version_memory_mb > 1 << 24 {
             return Err(out_of_range(
                 "version-memory-mb",
-                self.version_memory_mb,
+                version_memory_mb,
                 "1 <= MiB <= 16777216",
             ));
         }
@@ -566,7 +678,7 @@ impl RunArgs {
             mv: MvOptions {
                 gc_interval_us: self.gc_interval_us,
                 version_reuse: !self.no_version_reuse,
-                version_memory_bytes: usize::try_from(self.version_memory_mb << 20)
+                version_memory_bytes: usize::try_from(version_memory_mb << 20)
                     .unwrap_or(usize::MAX),
                 aggressive_gc: self.aggressive_gc,
                 version_sample_ms: self.sample_ms(duration + warmup)?,
@@ -995,6 +1107,111 @@ mod tests {
                 payload: 100
             })
         );
+    }
+
+    /// The most MiB a `--version-memory-mb` error says fit.
+    fn stated_most_version_mib(e: &ConfigError) -> u64 {
+        let text = e.to_string();
+        let tail = text
+            .split("at most ")
+            .nth(1)
+            .expect("states the most that fits");
+        tail.split(' ').next().unwrap().parse().unwrap()
+    }
+
+    #[test]
+    fn version_memory_counts_in_the_estimate_and_names_its_flag() {
+        let memory = 4 * GB;
+        let si = |extra: &[&str]| {
+            let mut a = vec!["-p", "si", "--records", "1000000", "--payload", "100"];
+            a.extend_from_slice(extra);
+            args_with(memory, &a)
+        };
+        // 3.6 GB usable: 4 GiB of versions do not fit beside 1M rows; the error names the
+        // flag and the most that fits, and that most fits.
+        let e = si(&["--version-memory-mb", "4096"]).unwrap_err();
+        let text = e.to_string();
+        assert!(
+            text.starts_with("--version-memory-mb 4096 needs about"),
+            "{text}"
+        );
+        let most = stated_most_version_mib(&e);
+        assert!((1000..3600).contains(&most), "{text}");
+        let fits = si(&["--version-memory-mb", &most.to_string()]).unwrap();
+        assert_eq!(fits.options.mv.version_memory_bytes, (most as usize) << 20);
+        assert!(si(&["--version-memory-mb", &(most + 1).to_string()]).is_err());
+        // The same cap for a single-version protocol costs nothing (and is warned about).
+        let silo = args_with(
+            memory,
+            &[
+                "-p",
+                "silo",
+                "--records",
+                "1000000",
+                "--version-memory-mb",
+                "4096",
+            ],
+        );
+        assert!(silo.is_ok());
+    }
+
+    #[test]
+    fn the_default_version_cap_yields_to_the_memory_left_and_counts_against_table_growth() {
+        let default = |memory: u64| args_with(memory, &["-p", "si", "--records", "1000"]).unwrap();
+        let roomy = default(64 << 30);
+        assert_eq!(roomy.options.mv.version_memory_bytes, 1 << 30);
+        // 1 GB available: 0.9 GB usable, so the versions get less than the default 1 GiB.
+        let tight = default(GB);
+        let cap = tight.options.mv.version_memory_bytes;
+        assert!(cap < 900_000_000 && cap > 100 << 20, "{cap}");
+        // What the versions may take is not offered to the tables: with si the tables' default
+        // cap is smaller than with silo by at least the versions' cap.
+        let silo = args_with(GB, &["-p", "silo", "--records", "1000"]).unwrap();
+        assert!(
+            silo.table_memory_bytes >= tight.table_memory_bytes + cap as u64 / 8 * 7,
+            "{} {}",
+            silo.table_memory_bytes,
+            tight.table_memory_bytes
+        );
+    }
+
+    #[test]
+    fn a_version_cap_below_the_workers_reserve_is_refused() {
+        // 64 workers reserve 64 nodes of 1000-byte payloads each: about 4.2 MB.
+        let e = args(&[
+            "-p",
+            "si",
+            "-t",
+            "64",
+            "--payload",
+            "1000",
+            "--records",
+            "1000",
+            "--version-memory-mb",
+            "1",
+        ])
+        .unwrap_err()
+        .to_string();
+        assert!(e.contains("--version-memory-mb"), "{e}");
+        assert!(
+            e.contains("at least 5 MiB: 64 workers reserve 64 versions"),
+            "{e}"
+        );
+        // Without AssertiveVersionReuse a worker takes one node at a time.
+        let one_each = args(&[
+            "-p",
+            "si",
+            "-t",
+            "64",
+            "--payload",
+            "1000",
+            "--records",
+            "1000",
+            "--version-memory-mb",
+            "1",
+            "--no-version-reuse",
+        ]);
+        assert!(one_each.is_ok());
     }
 
     #[test]

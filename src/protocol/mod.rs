@@ -391,6 +391,21 @@ impl ProtocolKind {
             ProtocolKind::TwoPlEr => meta::<twopl_er::TwoPlEr>(),
         }
     }
+
+    /// Multi-version protocols: bytes one older version of a `payload`-byte record takes as a
+    /// node of the shared version storage (its header with the protocol's per-version metadata,
+    /// and the payload copy), as the version memory cap counts them; `None` for protocols that
+    /// keep no older versions. Memory estimates use it before anything is allocated.
+    pub fn version_node_bytes(self, payload: usize) -> Option<usize> {
+        use crate::storage::versions::Version;
+        match self {
+            ProtocolKind::Si | ProtocolKind::Mvto | ProtocolKind::Cicada => {
+                Some(Version::<()>::node_bytes(payload))
+            }
+            ProtocolKind::Ermia => Some(Version::<ermia::Stamps>::node_bytes(payload)),
+            _ => None,
+        }
+    }
 }
 
 #[cfg(test)]
