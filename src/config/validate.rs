@@ -367,30 +367,41 @@ impl RunArgs {
         workers: usize,
         options: &mut ProtocolOptions,
     ) -> Result<u128, ConfigError> {
-        // A version copies its record's payload (check-mode stamp included): size nodes by the
-        // largest table's payload and the largest per-version metadata of the protocols run.
+        // A version copies its record's payload (check-mode stamp included), so nodes come in
+        // one size per table payload (the largest per-version metadata of the protocols run).
+        // The heap bound assumes the cap filled with the smallest nodes, whose overhead weighs
+        // most; every worker's pool reserves ahead in each size.
         let stamp = if self.check {
             crate::storage::stamp::STAMP_BYTES
         } else {
             0
         };
-        let payload = workload
+        let mut payloads: Vec<usize> = workload
             .tables()
             .iter()
-            .map(|t| t.payload_bytes)
-            .max()
-            .unwrap_or(0)
-            + stamp;
-        let Some(node) = protocols
+            .map(|t| t.payload_bytes + stamp)
+            .collect();
+        payloads.sort_unstable();
+        payloads.dedup();
+        let nodes: Vec<usize> = payloads
             .iter()
-            .filter_map(|p| p.version_node_bytes(payload))
-            .max()
-        else {
+            .filter_map(|&b| {
+                protocols
+                    .iter()
+                    .filter_map(|p| p.version_node_bytes(b))
+                    .max()
+            })
+            .collect();
+        let Some(&node) = nodes.iter().min() else {
             return Ok(0);
         };
+        let payload = payloads[0];
         let room = budget.data_room().saturating_sub(used);
         let most = memory::version_cap_within(room, node);
-        let reserved = memory::versions_reserved(workers, node, options.mv.version_reuse);
+        let reserved: u128 = nodes
+            .iter()
+            .map(|&n| memory::versions_reserved(workers, n, options.mv.version_reuse))
+            .sum();
         let cap = match self.version_memory_mb {
             Some(mb) => {
                 let cap = u128::from(mb) << 20;
@@ -402,7 +413,7 @@ impl RunArgs {
                         used + footprint,
                         format!(
                             "at most {} MiB of versions fit beside the tables ({} bytes a \
-                             version with its {payload}-byte payload, {} with the heap's)",
+                             version of a {payload}-byte payload, {} with the heap's)",
                             most >> 20,
                             node,
                             node + memory::VERSION_NODE_OVERHEAD_BYTES
@@ -414,14 +425,15 @@ impl RunArgs {
                         "version-memory-mb",
                         mb,
                         format!(
-                            "at least {} MiB: {workers} workers reserve {} versions of {node} \
-                             bytes each ahead",
+                            "at least {} MiB: {workers} workers reserve {} versions of each \
+                             payload size ahead ({} bytes)",
                             reserved.div_ceil(1 << 20),
                             if options.mv.version_reuse {
                                 crate::storage::versions::RESERVE
                             } else {
                                 1
-                            }
+                            },
+                            reserved
                         ),
                     ));
                 }
@@ -1197,6 +1209,26 @@ mod tests {
             e.contains("at least 5 MiB: 64 workers reserve 64 versions"),
             "{e}"
         );
+        // TPC-C's tables have several payload sizes: a pool reserves ahead in each.
+        let tpcc = |mb: &str| {
+            args(&[
+                "-p",
+                "si",
+                "-w",
+                "tpcc",
+                "-t",
+                "64",
+                "--version-memory-mb",
+                mb,
+            ])
+        };
+        let least: u64 = {
+            let e = tpcc("1").unwrap_err().to_string();
+            let tail = e.split("at least ").nth(1).expect("states the least");
+            tail.split(' ').next().unwrap().parse().unwrap()
+        };
+        assert!(least > 5, "more than one size: {least} MiB");
+        assert!(tpcc(&least.to_string()).is_ok());
         // Without AssertiveVersionReuse a worker takes one node at a time.
         let one_each = args(&[
             "-p",
