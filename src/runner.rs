@@ -8,6 +8,7 @@ use crate::config::RunConfig;
 use crate::exec::{run_coro, run_threads_open_loop};
 use crate::metrics::machine::MachineInfo;
 use crate::metrics::report::{ProtocolLabel, RunReport};
+use crate::metrics::version_series::{self, VersionSample};
 use crate::protocol::c_sched::CSched;
 use crate::protocol::calvin::Calvin;
 use crate::protocol::cicada::Cicada;
@@ -33,6 +34,8 @@ use crate::workload::long_scan::LongScan;
 use crate::workload::tpcc::Tpcc;
 use crate::workload::write_skew::WriteSkew;
 use crate::workload::ycsb::Ycsb;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
 
 /// Runs every protocol of `cfg`, `cfg.repeat` rounds of all protocols in order (interleaving the
 /// protocols keeps slow drifts of a shared machine from favouring one), calling `on_report` after
@@ -219,12 +222,12 @@ pub fn run_named<P: Protocol, W: Workload>(
     if cfg.check {
         db.stamp_loaded_rows();
     }
-    let outcome = match cfg.executor {
+    let (outcome, version_samples) = sample_versions_while(&protocol, cfg, || match cfg.executor {
         Executor::Thread => {
             run_threads_open_loop(&protocol, &db, workload, &cfg.exec, cfg.open_loop)
         }
         Executor::Coro { queue } => run_coro(&protocol, &db, workload, &cfg.exec, queue),
-    };
+    });
     let check = cfg.check.then(|| {
         let mut progress = check_progress(&label.name);
         let mut report = check::check_with_progress(&outcome.histories, &mut progress);
@@ -256,6 +259,7 @@ pub fn run_named<P: Protocol, W: Workload>(
         ));
     }
     report.versions = versions;
+    report.version_samples = version_samples;
     report.growing_tables = db
         .tables()
         .iter()
@@ -276,6 +280,41 @@ pub fn run_named<P: Protocol, W: Workload>(
         ));
     }
     Ok(report)
+}
+
+/// Runs `run` (the executor) and, for a multi-version protocol (one that reports
+/// [`version_stats`](Protocol::version_stats)), samples its versions every `--sample-ms` on a
+/// thread of its own meanwhile ([`version_series`]); the samples are empty for a single-version
+/// protocol. The sampler sleeps between samples and reads per-worker counts, so the workers do
+/// not pay for it.
+fn sample_versions_while<P: Protocol, T>(
+    protocol: &P,
+    cfg: &RunConfig,
+    run: impl FnOnce() -> T,
+) -> (T, Vec<VersionSample>) {
+    if protocol.version_stats().is_none() {
+        return (run(), Vec::new());
+    }
+    let every = Duration::from_millis(cfg.options.mv.version_sample_ms);
+    let expected = (cfg.exec.warmup + cfg.exec.duration).as_millis()
+        / u128::from(cfg.options.mv.version_sample_ms.max(1));
+    let stop = AtomicBool::new(false);
+    std::thread::scope(|s| {
+        let sampler = s.spawn(|| {
+            version_series::sample_until(
+                every,
+                usize::try_from(expected).unwrap_or(usize::MAX),
+                &stop,
+                || protocol.version_stats().unwrap_or_default(),
+            )
+        });
+        let outcome = run();
+        // Release: pairs with the sampler's Acquire, after the workers joined.
+        stop.store(true, Ordering::Release);
+        sampler.thread().unpark();
+        let samples = sampler.join().expect("the version sampler panicked");
+        (outcome, samples)
+    })
 }
 
 /// Shows the checker's phases on one self-overwriting stderr line when stderr is a terminal

@@ -244,9 +244,10 @@ pub struct RunArgs {
     /// per-worker caches reserved ahead.
     #[arg(long)]
     pub no_version_reuse: bool,
-    /// Most memory older versions may take, in MiB; past it the run stops with a message.
-    #[arg(long, default_value_t = 1024)]
-    pub version_memory_mb: u64,
+    /// Most memory older versions may take, in MiB; past it the run stops with a message
+    /// (default 1024, or what the memory left beside the tables holds when that is less).
+    #[arg(long)]
+    pub version_memory_mb: Option<u64>,
     /// DecentSched: shared queues objects are hashed onto, 1..=16777216.
     #[arg(long, default_value_t = 16_384)]
     pub ds_queues: usize,
@@ -324,6 +325,13 @@ pub struct RunArgs {
     /// commit, while the other workers run unchanged (CCBench figure 14), 0..=10000000.
     #[arg(long)]
     pub long_txn_delay_us: Option<u64>,
+    // ---- live versions over time (issue 9) ----
+    /// Multi-version protocols: sample live versions and version memory every this many
+    /// milliseconds while the run goes on (the report's `version_samples`; `txbench plot` draws
+    /// them over time), 1..=60000, at most 100000 samples over warm-up and duration (default
+    /// 100, or what keeps a longer run within 100000 samples).
+    #[arg(long)]
+    pub sample_ms: Option<u64>,
 }
 
 /// `--arrival`.

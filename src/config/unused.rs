@@ -60,10 +60,15 @@ impl RunArgs {
             ),
             (
                 "version-memory-mb",
-                self.version_memory_mb != 1024,
+                self.version_memory_mb.is_some(),
                 &[Si, Ermia, Mvto, ProtocolKind::Cicada],
             ),
             ("aggressive-gc", self.aggressive_gc, &[Mvto]),
+            (
+                "sample-ms",
+                self.sample_ms.is_some(),
+                &[Si, Ermia, Mvto, ProtocolKind::Cicada],
+            ),
             (
                 "cicada-no-early-abort",
                 self.cicada_no_early_abort,

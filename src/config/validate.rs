@@ -3,10 +3,11 @@
 use super::cli::{
     IndexArg, LockWaitArg, MoccLockArg, MoccTemperatureArg, PlorPriorityArg, RunArgs,
 };
-use super::memory::{self, AvailableMemory, MemoryBudget, round_down};
+use super::memory::{self, AvailableMemory, DEFAULT_VERSION_MEMORY_MB, MemoryBudget, round_down};
 use super::presets::{WORKLOADS, preset};
 use super::{ConfigError, ExecConfig, MAX_PAYLOAD, MAX_THREADS, RunConfig};
 use super::{Executor, ExecutorArg, KeyDistArg, MAX_QUEUE, MAX_WORKERS};
+use crate::metrics::version_series::{MAX_SAMPLE_MS, MAX_VERSION_SAMPLES};
 use crate::protocol::MvOptions;
 use crate::protocol::ermia::MAX_ERMIA_WORKERS;
 use crate::protocol::plor::MAX_PLOR_WORKERS;
@@ -180,8 +181,12 @@ impl RunArgs {
         // Every in-flight transaction is a protocol worker (its own id, timestamp, lock bits).
         let workers = executor.workers(threads);
         // DecentSched's table is sized (and limited) only when DecentSched runs.
-        let options =
-            self.protocol_options(workers, protocols.contains(&ProtocolKind::DecentSched))?;
+        let mut options = self.protocol_options(
+            workers,
+            protocols.contains(&ProtocolKind::DecentSched),
+            duration,
+            warmup,
+        )?;
         // Per thread: its stack and statistics (coroutines share their thread's).
         let budget = MemoryBudget::new(available, threads)?;
         // A checked run's rows carry a stamp: the same stride as metadata larger by the stamp
@@ -222,7 +227,17 @@ impl RunArgs {
         } else {
             0
         };
-        let table_memory_bytes = self.table_memory(&budget, data, check_limit_ops)?;
+        let history =
+            u128::from(check_limit_ops) * crate::check::history::CHECK_BYTES_PER_OP as u128;
+        let versions = self.version_memory(
+            &budget,
+            data + history,
+            &protocols,
+            &workload,
+            workers,
+            &mut options,
+        )?;
+        let table_memory_bytes = self.table_memory(&budget, data, check_limit_ops, versions)?;
 
         if workers > MAX_WAITING_2PL_THREADS {
             if let Some(p) = protocols
@@ -305,18 +320,163 @@ impl RunArgs {
         })
     }
 
+    /// `--sample-ms` for a run of `run` (warm-up and duration): 1..=60000 ms, with at most
+    /// [`MAX_VERSION_SAMPLES`] samples over the run; by default
+    /// [`DEFAULT_VERSION_SAMPLE_MS`](crate::protocol::DEFAULT_VERSION_SAMPLE_MS), or the
+    /// shortest interval that keeps a longer run within the samples.
+    fn sample_ms(&self, run: Duration) -> Result<u64, ConfigError> {
+        let run_ms = run.as_millis();
+        let least = run_ms.div_ceil(u128::from(MAX_VERSION_SAMPLES)).max(1);
+        let Some(ms) = self.sample_ms else {
+            let least = u64::try_from(least).unwrap_or(u64::MAX);
+            return Ok(crate::protocol::DEFAULT_VERSION_SAMPLE_MS.max(least));
+        };
+        if ms == 0 || ms > MAX_SAMPLE_MS {
+            return Err(out_of_range(
+                "sample-ms",
+                ms,
+                format!("1 <= ms <= {MAX_SAMPLE_MS}"),
+            ));
+        }
+        if u128::from(ms) < least {
+            return Err(out_of_range(
+                "sample-ms",
+                ms,
+                format!(
+                    "{least} <= ms <= {MAX_SAMPLE_MS} for {:.1} s of warm-up and duration (at \
+                     most {MAX_VERSION_SAMPLES} samples a run)",
+                    run.as_secs_f64()
+                ),
+            ));
+        }
+        Ok(ms)
+    }
+
+    /// The version memory of a run with a multi-version protocol (`config::memory`, "The
+    /// estimate"): sets the cap (`options.mv.version_memory_bytes`) and returns what the versions
+    /// may take from the heap, with `used` bytes (tables, indexes, history) already planned; 0
+    /// for a run without one. An explicit `--version-memory-mb` that does not fit beside the
+    /// rest, or any cap below what the workers reserve ahead, is an error naming the flag and
+    /// the most (or least) that works.
+    fn version_memory(
+        &self,
+        budget: &MemoryBudget,
+        used: u128,
+        protocols: &[ProtocolKind],
+        workload: &WorkloadConfig,
+        workers: usize,
+        options: &mut ProtocolOptions,
+    ) -> Result<u128, ConfigError> {
+        // A version copies its record's payload (check-mode stamp included), so nodes come in
+        // one size per table payload (the largest per-version metadata of the protocols run).
+        // The heap bound assumes the cap filled with the smallest nodes, whose overhead weighs
+        // most; every worker's pool reserves ahead in each size.
+        let stamp = if self.check {
+            crate::storage::stamp::STAMP_BYTES
+        } else {
+            0
+        };
+        let mut payloads: Vec<usize> = workload
+            .tables()
+            .iter()
+            .map(|t| t.payload_bytes + stamp)
+            .collect();
+        payloads.sort_unstable();
+        payloads.dedup();
+        let nodes: Vec<usize> = payloads
+            .iter()
+            .filter_map(|&b| {
+                protocols
+                    .iter()
+                    .filter_map(|p| p.version_node_bytes(b))
+                    .max()
+            })
+            .collect();
+        let Some(&node) = nodes.iter().min() else {
+            return Ok(0);
+        };
+        let payload = payloads[0];
+        let room = budget.data_room().saturating_sub(used);
+        let most = memory::version_cap_within(room, node);
+        let reserved: u128 = nodes
+            .iter()
+            .map(|&n| memory::versions_reserved(workers, n, options.mv.version_reuse))
+            .sum();
+        let cap = match self.version_memory_mb {
+            Some(mb) => {
+                let cap = u128::from(mb) << 20;
+                let footprint = memory::version_footprint(cap, node);
+                if footprint > room {
+                    return Err(budget.too_large(
+                        "version-memory-mb",
+                        mb,
+                        used + footprint,
+                        format!(
+                            "at most {} MiB of versions fit beside the tables ({} bytes a \
+                             version of a {payload}-byte payload, {} with the heap's)",
+                            most >> 20,
+                            node,
+                            node + memory::VERSION_NODE_OVERHEAD_BYTES
+                        ),
+                    ));
+                }
+                if cap < reserved {
+                    return Err(out_of_range(
+                        "version-memory-mb",
+                        mb,
+                        format!(
+                            "at least {} MiB: {workers} workers reserve {} versions of each \
+                             payload size ahead ({} bytes)",
+                            reserved.div_ceil(1 << 20),
+                            if options.mv.version_reuse {
+                                crate::storage::versions::RESERVE
+                            } else {
+                                1
+                            },
+                            reserved
+                        ),
+                    ));
+                }
+                cap
+            }
+            None => {
+                let cap = (u128::from(memory::DEFAULT_VERSION_MEMORY_MB) << 20).min(most);
+                if cap < reserved {
+                    return Err(budget.too_large(
+                        "version-memory-mb",
+                        format!("{} (the default)", memory::DEFAULT_VERSION_MEMORY_MB),
+                        used + memory::version_footprint(reserved, node),
+                        format!(
+                            "the tables leave room for {most} bytes of versions and the \
+                             {workers} workers reserve {reserved} ahead: lower --records, \
+                             --threads or --check-limit"
+                        ),
+                    ));
+                }
+                cap
+            }
+        };
+        options.mv.version_memory_bytes = usize::try_from(cap).unwrap_or(usize::MAX);
+        Ok(memory::version_footprint(cap, node))
+    }
+
     /// `--table-memory-mb` in bytes, or by default the room validation found for the tables:
-    /// what the budget leaves once the loaded data (`data`) and the check history are counted,
-    /// less an eighth kept for what grows beside the rows (index entries of inserted rows),
-    /// plus the loaded data itself (the cap counts every table byte).
+    /// what the budget leaves once the loaded data (`data`), the check history and the versions
+    /// (`versions`, [`Self::version_memory`]) are counted, less an eighth kept for what grows
+    /// beside the rows (index entries of inserted rows), plus the loaded data itself (the cap
+    /// counts every table byte).
     fn table_memory(
         &self,
         budget: &MemoryBudget,
         data: u128,
         check_ops: u64,
+        versions: u128,
     ) -> Result<u64, ConfigError> {
         let history = u128::from(check_ops) * crate::check::history::CHECK_BYTES_PER_OP as u128;
-        let room = budget.data_room().saturating_sub(history);
+        let room = budget
+            .data_room()
+            .saturating_sub(history)
+            .saturating_sub(versions);
         let Some(mb) = self.table_memory_mb else {
             let growth = room.saturating_sub(data) / 8 * 7;
             return Ok(u64::try_from(data + growth).unwrap_or(u64::MAX));
@@ -410,6 +570,8 @@ impl RunArgs {
         &self,
         threads: usize,
         runs_decentsched: bool,
+        duration: Duration,
+        warmup: Duration,
     ) -> Result<ProtocolOptions, ConfigError> {
         if !(self.plor_slack.is_finite() && (0.0..=1e6).contains(&self.plor_slack)) {
             return Err(out_of_range(
@@ -446,10 +608,11 @@ impl RunArgs {
                 "0 <= us <= 10000000",
             ));
         }
-        if self.version_memory_mb == 0 || self.version_memory_mb > 1 << 24 {
+        let version_memory_mb = self.version_memory_mb.unwrap_or(DEFAULT_VERSION_MEMORY_MB);
+        if version_memory_mb == 0 || version_memory_mb > 1 << 24 {
             return Err(out_of_range(
                 "version-memory-mb",
-                self.version_memory_mb,
+                version_memory_mb,
                 "1 <= MiB <= 16777216",
             ));
         }
@@ -527,9 +690,10 @@ impl RunArgs {
             mv: MvOptions {
                 gc_interval_us: self.gc_interval_us,
                 version_reuse: !self.no_version_reuse,
-                version_memory_bytes: usize::try_from(self.version_memory_mb << 20)
+                version_memory_bytes: usize::try_from(version_memory_mb << 20)
                     .unwrap_or(usize::MAX),
                 aggressive_gc: self.aggressive_gc,
+                version_sample_ms: self.sample_ms(duration + warmup)?,
             },
             decentsched: crate::protocol::decentsched::DecentSchedOptions {
                 queues: self.ds_queues,
@@ -976,6 +1140,140 @@ mod tests {
         );
     }
 
+    /// The most MiB a `--version-memory-mb` error says fit.
+    fn stated_most_version_mib(e: &ConfigError) -> u64 {
+        let text = e.to_string();
+        let tail = text
+            .split("at most ")
+            .nth(1)
+            .expect("states the most that fits");
+        tail.split(' ').next().unwrap().parse().unwrap()
+    }
+
+    #[test]
+    fn version_memory_counts_in_the_estimate_and_names_its_flag() {
+        let memory = 4 * GB;
+        let si = |extra: &[&str]| {
+            let mut a = vec!["-p", "si", "--records", "1000000", "--payload", "100"];
+            a.extend_from_slice(extra);
+            args_with(memory, &a)
+        };
+        // 3.6 GB usable: 4 GiB of versions do not fit beside 1M rows; the error names the
+        // flag and the most that fits, and that most fits.
+        let e = si(&["--version-memory-mb", "4096"]).unwrap_err();
+        let text = e.to_string();
+        assert!(
+            text.starts_with("--version-memory-mb 4096 needs about"),
+            "{text}"
+        );
+        let most = stated_most_version_mib(&e);
+        assert!((1000..3600).contains(&most), "{text}");
+        let fits = si(&["--version-memory-mb", &most.to_string()]).unwrap();
+        assert_eq!(fits.options.mv.version_memory_bytes, (most as usize) << 20);
+        assert!(si(&["--version-memory-mb", &(most + 1).to_string()]).is_err());
+        // The same cap for a single-version protocol costs nothing (and is warned about).
+        let silo = args_with(
+            memory,
+            &[
+                "-p",
+                "silo",
+                "--records",
+                "1000000",
+                "--version-memory-mb",
+                "4096",
+            ],
+        );
+        assert!(silo.is_ok());
+    }
+
+    #[test]
+    fn the_default_version_cap_yields_to_the_memory_left_and_counts_against_table_growth() {
+        let default = |memory: u64| args_with(memory, &["-p", "si", "--records", "1000"]).unwrap();
+        let roomy = default(64 << 30);
+        assert_eq!(roomy.options.mv.version_memory_bytes, 1 << 30);
+        // 1 GB available: 0.9 GB usable, so the versions get less than the default 1 GiB.
+        let tight = default(GB);
+        let cap = tight.options.mv.version_memory_bytes;
+        assert!(cap < 900_000_000 && cap > 100 << 20, "{cap}");
+        // What the versions may take is not offered to the tables: with si the tables' default
+        // cap is smaller than with silo by at least the versions' cap.
+        let silo = args_with(GB, &["-p", "silo", "--records", "1000"]).unwrap();
+        assert!(
+            silo.table_memory_bytes >= tight.table_memory_bytes + cap as u64 / 8 * 7,
+            "{} {}",
+            silo.table_memory_bytes,
+            tight.table_memory_bytes
+        );
+    }
+
+    #[test]
+    fn a_version_cap_below_the_workers_reserve_is_refused() {
+        // 64 workers reserve 64 nodes of 1000-byte payloads each: about 4.2 MB.
+        let e = args(&[
+            "-p",
+            "si",
+            "-t",
+            "64",
+            "--payload",
+            "1000",
+            "--records",
+            "1000",
+            "--version-memory-mb",
+            "1",
+        ])
+        .unwrap_err()
+        .to_string();
+        assert!(e.contains("--version-memory-mb"), "{e}");
+        assert!(
+            e.contains("at least 5 MiB: 64 workers reserve 64 versions"),
+            "{e}"
+        );
+        // TPC-C's tables have several payload sizes: a pool reserves ahead in each.
+        let tpcc = |mb: &str| {
+            args(&[
+                "-p",
+                "si",
+                "-w",
+                "tpcc",
+                "-t",
+                "64",
+                "--version-memory-mb",
+                mb,
+            ])
+        };
+        let least: u64 = {
+            let e = tpcc("1").unwrap_err().to_string();
+            let tail = e.split("at least ").nth(1).expect("states the least");
+            tail.split(' ').next().unwrap().parse().unwrap()
+        };
+        assert!(least > 5, "more than one size: {least} MiB");
+        assert!(tpcc(&least.to_string()).is_ok());
+        // Without AssertiveVersionReuse a worker takes one node at a time.
+        let one_each = args(&[
+            "-p",
+            "si",
+            "-t",
+            "64",
+            "--payload",
+            "1000",
+            "--records",
+            "1000",
+            "--version-memory-mb",
+            "1",
+            "--no-version-reuse",
+        ]);
+        assert!(one_each.is_ok());
+    }
+
+    #[test]
+    fn the_version_sample_interval_defaults_to_100_ms_and_stretches_for_long_runs() {
+        let mv = |a: &[&str]| args(a).unwrap().options.mv.version_sample_ms;
+        assert_eq!(mv(&[]), crate::protocol::DEFAULT_VERSION_SAMPLE_MS);
+        assert_eq!(mv(&["--sample-ms", "7"]), 7);
+        // 20000.5 s at 100 000 samples: one every 201 ms (rounded up).
+        assert_eq!(mv(&["-d", "20000"]), 201);
+    }
+
     #[test]
     fn bad_values_name_the_parameter() {
         let cases: &[(&[&str], &str)] = &[
@@ -1002,6 +1300,12 @@ mod tests {
                 "--payload",
             ),
             (&["--version-memory-mb", "0"], "--version-memory-mb"),
+            (&["--sample-ms", "0"], "1 <= ms <= 60000"),
+            (&["--sample-ms", "60001"], "--sample-ms"),
+            (
+                &["--sample-ms", "1", "-d", "3600"],
+                "37 <= ms <= 60000 for 3600.5 s",
+            ),
             (&["--gc-interval-us", "20000000"], "--gc-interval-us"),
             (&["--preset", "ycsb-z"], "--preset"),
             (&["--ops", "4", "--writes", "5"], "--writes"),

@@ -16,6 +16,7 @@ pub mod file;
 pub mod grid;
 pub mod plot;
 mod plot_breakdown;
+mod plot_series;
 pub mod results;
 pub mod summary;
 pub mod sweep;

@@ -7,6 +7,7 @@
 //! plotters' `ab_glyph` backend, so plots render on a machine without fontconfig or any font.
 
 use super::plot_breakdown::{PointRows, plot_point};
+use super::plot_series::plot_version_series;
 use super::results::ResultRow;
 use super::summary::{
     METRICS, Metric, Spread, metrics_for, other_axes, series_of, version_metrics,
@@ -487,6 +488,25 @@ pub fn plot_selected(
                 .collect(),
         };
         written.extend(plot_point(&point, dir, formats)?);
+        // Live versions over time: every run its own line, named by its series, its x value and
+        // (with repetitions) its repetition.
+        let repeated = rows.iter().any(|r| r.repetition > 0);
+        let runs: Vec<(String, &ResultRow)> = rows
+            .iter()
+            .map(|r| {
+                let mut label = series_key(r);
+                if x_name != SINGLE_POINT
+                    && let Some(v) = x_value(r, &x_name)
+                {
+                    label = format!("{label} {x_name}={v}");
+                }
+                if repeated {
+                    label = format!("{label} rep {}", r.repetition);
+                }
+                (label, *r)
+            })
+            .collect();
+        written.extend(plot_version_series(exp, &runs, dir, formats)?);
     }
     Ok(written)
 }

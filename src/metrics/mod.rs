@@ -7,6 +7,7 @@
 pub mod machine;
 pub mod output;
 pub mod report;
+pub mod version_series;
 
 use crate::protocol::Abort;
 use hdrhistogram::Histogram;

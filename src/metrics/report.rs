@@ -11,6 +11,7 @@
 //! condition). Every output names them apart, and says "not checked" for what a run did not check.
 
 use super::machine::MachineInfo;
+use super::version_series::VersionSample;
 use super::{AttemptSummary, LatencySummary, Phase, TypeStats, WorkerStats};
 use crate::check::CheckReport;
 use crate::config::RunConfig;
@@ -135,6 +136,12 @@ pub struct RunReport {
     /// "Slots freed by deletes"). Empty (and not serialised) when no table grows.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub growing_tables: Vec<GrowingTableStats>,
+    /// Multi-version protocols: live versions and version memory over the run, one sample every
+    /// `--sample-ms` from just before the workers start (warm-up included;
+    /// [`version_series`](super::version_series)). Empty (and not serialised) for single-version
+    /// protocols.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub version_samples: Vec<VersionSample>,
 }
 
 /// Serialises `check` as the [`CheckReport`]'s fields preceded by `passed`, the verdict
@@ -350,6 +357,7 @@ impl RunReport {
             arrival: cfg.open_loop.map(|o| o.arrival.name()),
             latency_cdf_us: super::latency_distribution(&total.latency),
             growing_tables: Vec::new(),
+            version_samples: Vec::new(),
         }
     }
 

@@ -60,6 +60,7 @@ pub use abort::Abort;
 pub use access::{InstallLog, ReadSet, WriteEntry, WriteSet};
 pub use declared::{AccessMode, AccessSet, DeclaredRecord};
 pub use options::CicadaOptions;
+pub use options::DEFAULT_VERSION_SAMPLE_MS;
 pub use options::MvOptions;
 pub use options::{
     LockWait, MoccLockKind, MoccOptions, MoccTemperature, PlorOptions, PlorPriority, ProtocolKind,
@@ -388,6 +389,21 @@ impl ProtocolKind {
             ProtocolKind::Calvin => meta::<calvin::Calvin>(),
             ProtocolKind::Cicada => meta::<cicada::Cicada>(),
             ProtocolKind::TwoPlEr => meta::<twopl_er::TwoPlEr>(),
+        }
+    }
+
+    /// Multi-version protocols: bytes one older version of a `payload`-byte record takes as a
+    /// node of the shared version storage (its header with the protocol's per-version metadata,
+    /// and the payload copy), as the version memory cap counts them; `None` for protocols that
+    /// keep no older versions. Memory estimates use it before anything is allocated.
+    pub fn version_node_bytes(self, payload: usize) -> Option<usize> {
+        use crate::storage::versions::Version;
+        match self {
+            ProtocolKind::Si | ProtocolKind::Mvto | ProtocolKind::Cicada => {
+                Some(Version::<()>::node_bytes(payload))
+            }
+            ProtocolKind::Ermia => Some(Version::<ermia::Stamps>::node_bytes(payload)),
+            _ => None,
         }
     }
 }

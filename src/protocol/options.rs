@@ -331,6 +331,10 @@ impl Default for ProtocolOptions {
     }
 }
 
+/// The default `--sample-ms`: ten samples a second, enough to see a 0.5 s cell's curve and few
+/// enough that an hour's run stays within `metrics::version_series::MAX_VERSION_SAMPLES`.
+pub const DEFAULT_VERSION_SAMPLE_MS: u64 = 100;
+
 /// Version-memory methods of every multi-version protocol (CCBench Table 1; `storage::versions`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 pub struct MvOptions {
@@ -345,6 +349,9 @@ pub struct MvOptions {
     /// AggressiveGC (CCBench 7.3; MVTO): every install frees all but the newest older version,
     /// even ones active readers still need; such a reader aborts (`version_collected`).
     pub aggressive_gc: bool,
+    /// How often the runner samples live versions and version memory while a multi-version
+    /// protocol runs (`--sample-ms`; `metrics::version_series`), in milliseconds.
+    pub version_sample_ms: u64,
 }
 
 impl Default for MvOptions {
@@ -354,6 +361,7 @@ impl Default for MvOptions {
             version_reuse: true,
             version_memory_bytes: 1 << 30,
             aggressive_gc: false,
+            version_sample_ms: DEFAULT_VERSION_SAMPLE_MS,
         }
     }
 }

@@ -16,7 +16,14 @@
 //! - ordered indexes (TPC-C): one entry per record of the indexed table, at
 //!   [`ESTIMATED_BYTES_PER_ENTRY`];
 //! - workers: [`WORKER_BYTES`] each (stack, statistics, read/write sets);
-//! - check mode: the history, `--check-limit` operations of [`CHECK_BYTES_PER_OP`].
+//! - check mode: the history, `--check-limit` operations of [`CHECK_BYTES_PER_OP`];
+//! - multi-version protocols: their older versions, all that the cap `--version-memory-mb`
+//!   allows ([`version_footprint`]: the cap counts version nodes, to which the heap adds
+//!   [`VERSION_NODE_OVERHEAD_BYTES`] each), since a long transaction can hold every version
+//!   back until the cap stops the run. The cap must hold the nodes every worker's pool reserves
+//!   ahead ([`versions_reserved`]), or the run would stop at its first versions. Without the
+//!   flag the cap is [`DEFAULT_VERSION_MEMORY_MB`], or what is left beside the tables and the
+//!   history when that is less; what the versions may take is not left to the tables' growth.
 //!
 //! A run fits when its estimate is at most [`USABLE_PERCENT`] of the available memory; the rest
 //! is headroom for what the estimate leaves out (the checker's graph, TPC-C's customer index,
@@ -50,6 +57,40 @@ pub const DEFAULT_CHECK_SHARE: u64 = 4;
 /// roughly 8 million operations a second on one of this project's machines, so a default run's
 /// check stays within about half of its measured time (docs/RESULTS.md, "Check mode cost").
 pub const MAX_DEFAULT_CHECK_OPS: u64 = 8_000_000;
+
+/// The version memory cap without `--version-memory-mb`, in MiB, when that much is free.
+pub const DEFAULT_VERSION_MEMORY_MB: u64 = 1024;
+
+/// Heap bytes one version node costs beyond what the cap counts for it
+/// ([`Version::node_bytes`](crate::storage::versions::Version::node_bytes)): the node and its
+/// payload are two allocations, each with the allocator's header and rounding (16 bytes or
+/// so), and the store's registry keeps a pointer to every node in a vector that may be twice
+/// its length (16 bytes).
+pub const VERSION_NODE_OVERHEAD_BYTES: usize = 48;
+
+/// What versions capped at `cap` bytes of `node`-byte nodes take from the heap at most.
+pub fn version_footprint(cap: u128, node: usize) -> u128 {
+    let node = node.max(1) as u128;
+    cap.div_ceil(node) * (node + VERSION_NODE_OVERHEAD_BYTES as u128)
+}
+
+/// The largest cap of `node`-byte nodes whose [`version_footprint`] fits in `room` bytes.
+pub fn version_cap_within(room: u128, node: usize) -> u128 {
+    let node = node.max(1) as u128;
+    room / (node + VERSION_NODE_OVERHEAD_BYTES as u128) * node
+}
+
+/// Bytes of `node`-byte versions that `workers` workers reserve before their first version is
+/// written: [`RESERVE`](crate::storage::versions::RESERVE) nodes each with
+/// AssertiveVersionReuse (`reuse`), one each without. They come out of the cap.
+pub fn versions_reserved(workers: usize, node: usize, reuse: bool) -> u128 {
+    let each = if reuse {
+        crate::storage::versions::RESERVE
+    } else {
+        1
+    };
+    workers as u128 * each as u128 * node as u128
+}
 
 /// A byte count shown in decimal units: `34.4 GB`, `512.0 MB`, `20 KB`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -209,6 +250,23 @@ mod tests {
         assert_eq!(round_down(999), 999);
         assert_eq!(round_down(1_999), 1_990);
         assert_eq!(round_down(0), 0);
+    }
+
+    #[test]
+    fn the_largest_version_cap_within_a_room_is_the_footprints_inverse() {
+        let node = 72;
+        let per_node = (node + VERSION_NODE_OVERHEAD_BYTES) as u128;
+        assert_eq!(version_footprint(0, node), 0);
+        // A partial node counts whole: the cap is checked before a node is allocated.
+        assert_eq!(version_footprint(1, node), per_node);
+        assert_eq!(version_footprint(720, node), 10 * per_node);
+        for room in [0u128, 119, 120, 1 << 20, 10_000_000_007] {
+            let cap = version_cap_within(room, node);
+            assert!(version_footprint(cap, node) <= room, "{room}");
+            assert!(version_footprint(cap + node as u128, node) > room, "{room}");
+        }
+        assert_eq!(versions_reserved(4, node, true), 4 * 64 * 72);
+        assert_eq!(versions_reserved(4, node, false), 4 * 72);
     }
 
     #[test]
