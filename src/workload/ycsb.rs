@@ -197,8 +197,8 @@ impl Ycsb {
         &self.config
     }
 
-    /// Fills `req.ops` with `n` operations on distinct keys drawn by `draw` (`None`: no key
-    /// this time, draw again), each a read or a write as the configuration says. `HASHED`:
+    /// Fills `req.ops` with `n` operations on distinct keys drawn from `keys`, each a read or
+    /// a write as the configuration says. `HASHED`:
     /// duplicates are found in `req.drawn`, else by scanning the operations so far.
     #[inline(always)]
     fn draw_ops<const HASHED: bool>(
@@ -206,7 +206,7 @@ impl Ycsb {
         n: usize,
         rng: &mut FastRng,
         req: &mut YcsbRequest,
-        mut draw: impl FnMut(&mut FastRng) -> Option<u64>,
+        mut keys: impl KeySource,
     ) {
         let c = &self.config;
         req.ops.clear();
@@ -218,7 +218,7 @@ impl Ycsb {
         }
         for i in 0..n {
             let key = loop {
-                if let Some(k) = draw(rng) {
+                if let Some(k) = keys.next_key(rng) {
                     let new = if HASHED {
                         req.drawn.insert(k)
                     } else {
@@ -244,6 +244,44 @@ impl Ycsb {
             };
             req.ops.push(YcsbOp { key, kind });
         }
+    }
+}
+
+/// Where a transaction's keys come from, chosen once per transaction (`Ycsb::generate`).
+trait KeySource {
+    /// The next key, or `None` for no key this time (draw again).
+    fn next_key(&mut self, rng: &mut FastRng) -> Option<u64>;
+}
+
+/// Zipfian keys (uniform at theta 0).
+struct ZipfKeys<'a>(&'a Zipf);
+
+impl KeySource for ZipfKeys<'_> {
+    #[inline(always)]
+    fn next_key(&mut self, rng: &mut FastRng) -> Option<u64> {
+        Some(self.0.sample(rng))
+    }
+}
+
+/// SGPM's normal keys, drawn two at a time by the polar method.
+struct NormalPairs<'a> {
+    normal: &'a NormalKeys,
+    /// The second key of the last draw, for the next call.
+    spare: Option<u64>,
+}
+
+impl KeySource for NormalPairs<'_> {
+    #[inline(always)]
+    fn next_key(&mut self, rng: &mut FastRng) -> Option<u64> {
+        self.spare
+            .take()
+            .or_else(|| match self.normal.sample_two(rng) {
+                [Some(k), second] => {
+                    self.spare = second;
+                    Some(k)
+                }
+                [None, second] => second,
+            })
     }
 }
 
@@ -281,13 +319,13 @@ impl Workload for Ycsb {
         req.long |= req.delay_us > 0;
         let n = if req.long { c.long_ops } else { c.ops };
         // The key distribution and the duplicate check are chosen once per transaction, and
-        // each choice gets its own copy of the loop in `draw_ops`: branching on them per key
-        // kept the generator's state out of registers (cachegrind counted about 20 more
-        // instructions a key on zipfian YCSB).
+        // each choice gets its own copy of the loop in `draw_ops`, with the draw inlined:
+        // branching per key, or calling the draw, cost zipfian YCSB about 20 instructions a key
+        // (cachegrind), the generator's state kept in memory instead of registers.
         let hashed = n > DistinctKeys::SCAN_UP_TO;
         match &self.normal {
             None => {
-                let zipf = |rng: &mut FastRng| Some(self.zipf.sample(rng));
+                let zipf = ZipfKeys(&self.zipf);
                 if hashed {
                     self.draw_ops::<true>(n, rng, req, zipf);
                 } else {
@@ -295,21 +333,14 @@ impl Workload for Ycsb {
                 }
             }
             Some(normal) => {
-                // The second normal of a polar-method draw, kept for the next key.
-                let mut spare: Option<u64> = None;
-                let draw = |rng: &mut FastRng| {
-                    spare.take().or_else(|| match normal.sample_two(rng) {
-                        [Some(k), second] => {
-                            spare = second;
-                            Some(k)
-                        }
-                        [None, second] => second,
-                    })
+                let keys = NormalPairs {
+                    normal,
+                    spare: None,
                 };
                 if hashed {
-                    self.draw_ops::<true>(n, rng, req, draw);
+                    self.draw_ops::<true>(n, rng, req, keys);
                 } else {
-                    self.draw_ops::<false>(n, rng, req, draw);
+                    self.draw_ops::<false>(n, rng, req, keys);
                 }
             }
         }
