@@ -193,7 +193,7 @@ impl<M> Chunks<M> {
             Some(p) => Some(p),
             // The retirement is looked at only in the cold call, off the path of allocated
             // records: inline, its check made every record lookup too large to inline into the
-            // operation futures (about 30 instructions a lookup on YCSB, measured by cachegrind).
+            // operation futures (about 16 instructions a lookup on YCSB, counted by cachegrind).
             None if self.grows => self.grow_or_reuse(i, memory, table, retire),
             None => None,
         }
