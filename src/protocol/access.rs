@@ -359,6 +359,27 @@ impl<'db, M, E> WriteSet<'db, M, E> {
         rec.payload.store(&self.data[start..end]);
     }
 
+    /// Installs every entry in set order ([`WriteSet::install`]; the caller holds what protects
+    /// each record from other writers). Protocols that write in place at commit, under locks
+    /// or a schedule that keeps conflicting transactions out, commit with this. The entries
+    /// stay until the caller clears the set.
+    #[inline]
+    pub fn install_all(&mut self) {
+        for i in 0..self.entries.len() {
+            self.install(i);
+        }
+    }
+
+    /// A read in place, for protocols whose locks or schedule keep other writers out of `rec`
+    /// while the transaction runs: this transaction's own buffered write if there is one
+    /// ([`WriteSet::read_own`]), or else the record's payload.
+    #[inline]
+    pub fn read_in_place(&self, rec: &Record<'db, M>, out: &mut [u8]) {
+        if !self.read_own(rec, out) {
+            rec.payload.load(out);
+        }
+    }
+
     /// Check mode: the log of this set's installs ([`InstallLog`]).
     pub fn install_log(&mut self) -> &mut InstallLog {
         &mut self.log
@@ -444,6 +465,37 @@ mod tests {
         assert_eq!(out, [9, 9, 9]);
         ws.clear();
         assert!(ws.is_empty());
+    }
+
+    /// An in-place read sees the transaction's own buffered write, else the record; installing
+    /// all writes stores every buffered payload and leaves the set to the caller to clear.
+    #[test]
+    fn in_place_reads_and_install_all() {
+        let t: Table<()> = Table::new(TableSpec {
+            name: "t".into(),
+            records: 3,
+            payload_bytes: 2,
+        });
+        let (r0, r1, r2) = (
+            t.get(RecordId(0)).unwrap(),
+            t.get(RecordId(1)).unwrap(),
+            t.get(RecordId(2)).unwrap(),
+        );
+        r2.payload.store(&[7, 7]);
+        let mut ws: WriteSet<'_, (), ()> = WriteSet::default();
+        ws.put(r1, WriteKind::Blind, &[1, 1], ());
+        ws.put(r0, WriteKind::Blind, &[5, 5], ());
+        let mut out = [0u8; 2];
+        ws.read_in_place(&r1, &mut out);
+        assert_eq!(out, [1, 1], "own buffered write");
+        ws.read_in_place(&r2, &mut out);
+        assert_eq!(out, [7, 7], "the record itself");
+        ws.install_all();
+        assert_eq!(ws.len(), 2, "install_all does not clear");
+        for (rec, want) in [(r0, [5, 5]), (r1, [1, 1]), (r2, [7, 7])] {
+            rec.payload.load(&mut out);
+            assert_eq!(out, want, "record {:?}", rec.rid);
+        }
     }
 
     /// Lookups agree with a linear search at every size, small (linear) and large (hashed),

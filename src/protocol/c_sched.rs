@@ -313,9 +313,7 @@ impl Protocol for CSched {
         rec: Record<'db, ()>,
         out: &mut [u8],
     ) -> OpResult {
-        if !w.writes.read_own(&rec, out) {
-            rec.payload.load(out);
-        }
+        w.writes.read_in_place(&rec, out);
         Poll::Ready(Ok(()))
     }
 
@@ -343,9 +341,7 @@ impl Protocol for CSched {
     }
 
     fn commit(&self, w: &mut CSchedWorker<'_>) -> OpResult {
-        for i in 0..w.writes.len() {
-            w.writes.install(i);
-        }
+        w.writes.install_all();
         w.writes.clear();
         w.finish();
         Poll::Ready(Ok(()))

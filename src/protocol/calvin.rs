@@ -228,9 +228,7 @@ impl Protocol for Calvin {
         rec: Record<'db, CalvinLock>,
         out: &mut [u8],
     ) -> OpResult {
-        if !w.writes.read_own(&rec, out) {
-            rec.payload.load(out);
-        }
+        w.writes.read_in_place(&rec, out);
         Poll::Ready(Ok(()))
     }
 
@@ -258,9 +256,7 @@ impl Protocol for Calvin {
     }
 
     fn commit(&self, w: &mut CalvinWorker<'_>) -> OpResult {
-        for i in 0..w.writes.len() {
-            w.writes.install(i);
-        }
+        w.writes.install_all();
         w.writes.clear();
         w.release_all();
         Poll::Ready(Ok(()))

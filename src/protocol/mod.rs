@@ -42,6 +42,7 @@ pub mod ermia;
 pub mod mocc;
 #[cfg(test)]
 pub(crate) mod mutants;
+pub(crate) mod mv_common;
 pub mod mvto;
 pub mod nocc;
 mod options;

@@ -34,9 +34,7 @@ impl Protocol for Nocc {
 
     #[inline]
     fn read<'db>(&self, w: &mut NoccWorker<'db>, rec: Record<'db, ()>, out: &mut [u8]) -> OpResult {
-        if !w.writes.read_own(&rec, out) {
-            rec.payload.load(out);
-        }
+        w.writes.read_in_place(&rec, out);
         Poll::Ready(Ok(()))
     }
 
@@ -67,9 +65,7 @@ impl Protocol for Nocc {
     }
 
     fn commit(&self, w: &mut NoccWorker<'_>) -> OpResult {
-        for i in 0..w.writes.len() {
-            w.writes.install(i);
-        }
+        w.writes.install_all();
         w.writes.clear();
         Poll::Ready(Ok(()))
     }

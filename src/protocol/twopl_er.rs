@@ -223,11 +223,7 @@ impl Protocol for TwoPlEr {
                 e.hold = Hold::Released;
             }
             // A declared write keeps its lock until the write.
-            Hold::Held(AccessMode::Write) | Hold::Unlocked => {
-                if !w.writes.read_own(&rec, out) {
-                    rec.payload.load(out);
-                }
-            }
+            Hold::Held(AccessMode::Write) | Hold::Unlocked => w.writes.read_in_place(&rec, out),
             Hold::Released => touched_after_release(&rec),
             Hold::Waiting => unreachable!("the program runs after schedule locked every record"),
         }
@@ -275,9 +271,7 @@ impl Protocol for TwoPlEr {
 
     fn commit(&self, w: &mut TwoPlErWorker<'_>) -> OpResult {
         if !self.installs_at_write() {
-            for i in 0..w.writes.len() {
-                w.writes.install(i);
-            }
+            w.writes.install_all();
         }
         w.writes.clear();
         w.release_all();

@@ -196,6 +196,81 @@ impl Ycsb {
     pub fn config(&self) -> &YcsbConfig {
         &self.config
     }
+
+    /// Fills `req.ops` with `n` operations on distinct keys drawn from `keys`, each a read or
+    /// a write as the configuration says. `HASHED`:
+    /// duplicates are found in `req.drawn`, else by scanning the operations so far.
+    #[inline(always)]
+    fn draw_ops<const HASHED: bool>(
+        &self,
+        n: usize,
+        rng: &mut FastRng,
+        req: &mut YcsbRequest,
+        mut keys: impl KeySource,
+    ) {
+        let c = &self.config;
+        req.ops.clear();
+        // With an exact write count, each position writes with probability
+        // (writes left) / (positions left): a uniformly random subset (Knuth's algorithm S).
+        let mut writes_left = c.writes.map(|w| w.min(n));
+        if HASHED {
+            req.drawn.prepare(n);
+        }
+        for i in 0..n {
+            let key = loop {
+                if let Some(k) = keys.next_key(rng) {
+                    let new = if HASHED {
+                        req.drawn.insert(k)
+                    } else {
+                        !req.ops.iter().any(|o| o.key == k)
+                    };
+                    if new {
+                        break k;
+                    }
+                }
+            };
+            let write = match &mut writes_left {
+                Some(left) => {
+                    let w = (rng.below((n - i) as u64) as usize) < *left;
+                    *left -= usize::from(w);
+                    w
+                }
+                None => !rng.chance(c.read_ratio),
+            };
+            let kind = if write {
+                YcsbOpKind::Write
+            } else {
+                YcsbOpKind::Read
+            };
+            req.ops.push(YcsbOp { key, kind });
+        }
+    }
+}
+
+/// Where a transaction's keys come from, chosen once per transaction (`Ycsb::generate`).
+trait KeySource {
+    /// The next key, or `None` for no key this time (draw again).
+    fn next_key(&mut self, rng: &mut FastRng) -> Option<u64>;
+}
+
+/// Zipfian keys (uniform at theta 0).
+struct ZipfKeys<'a>(&'a Zipf);
+
+impl KeySource for ZipfKeys<'_> {
+    #[inline(always)]
+    fn next_key(&mut self, rng: &mut FastRng) -> Option<u64> {
+        Some(self.0.sample(rng))
+    }
+}
+
+/// SGPM's normal keys (the ziggurat draws one at a time: nothing to carry between calls).
+struct NormalSource<'a>(&'a NormalKeys);
+
+impl KeySource for NormalSource<'_> {
+    #[inline(always)]
+    fn next_key(&mut self, rng: &mut FastRng) -> Option<u64> {
+        Some(self.0.sample(rng))
+    }
 }
 
 const TYPES: &[&str] = &["short", "long"];
@@ -231,35 +306,28 @@ impl Workload for Ycsb {
         req.delay_us = if worker == 0 { c.long_txn_delay_us } else { 0 };
         req.long |= req.delay_us > 0;
         let n = if req.long { c.long_ops } else { c.ops };
-        req.ops.clear();
-        // With an exact write count, each position writes with probability
-        // (writes left) / (positions left): a uniformly random subset (Knuth's algorithm S).
-        let mut writes_left = c.writes.map(|w| w.min(n));
-        req.drawn.prepare(n);
-        for i in 0..n {
-            let key = loop {
-                let k = match &self.normal {
-                    None => self.zipf.sample(rng),
-                    Some(normal) => normal.sample(rng),
-                };
-                if req.drawn.insert(k, req.ops.iter().map(|o| o.key)) {
-                    break k;
+        // The key distribution and the duplicate check are chosen once per transaction, and
+        // each choice gets its own copy of the loop in `draw_ops`, with the draw inlined:
+        // branching per key, or calling the draw, cost zipfian YCSB about 20 instructions a key
+        // (cachegrind), the generator's state kept in memory instead of registers.
+        let hashed = n > DistinctKeys::SCAN_UP_TO;
+        match &self.normal {
+            None => {
+                let zipf = ZipfKeys(&self.zipf);
+                if hashed {
+                    self.draw_ops::<true>(n, rng, req, zipf);
+                } else {
+                    self.draw_ops::<false>(n, rng, req, zipf);
                 }
-            };
-            let write = match &mut writes_left {
-                Some(left) => {
-                    let w = (rng.below((n - i) as u64) as usize) < *left;
-                    *left -= usize::from(w);
-                    w
+            }
+            Some(normal) => {
+                let keys = NormalSource(normal);
+                if hashed {
+                    self.draw_ops::<true>(n, rng, req, keys);
+                } else {
+                    self.draw_ops::<false>(n, rng, req, keys);
                 }
-                None => !rng.chance(c.read_ratio),
-            };
-            let kind = if write {
-                YcsbOpKind::Write
-            } else {
-                YcsbOpKind::Read
-            };
-            req.ops.push(YcsbOp { key, kind });
+            }
         }
     }
 

@@ -64,7 +64,8 @@ pub use clock::{TimeSource, WORKER_BITS, WorkerClock};
 
 #[cfg(test)]
 use super::mutants::Mutant;
-use super::si::{LOCK, collect_queued, out_of_version_memory, snapshot_read};
+use super::mv_common::{collect_queued, push_version};
+use super::si::{LOCK, snapshot_read};
 use super::{
     Abort, AttemptStart, CicadaOptions, InstallLog, OpResult, Protocol, ProtocolOptions, ReadSet,
     WriteKind, WriteSet,
@@ -268,15 +269,15 @@ impl Cicada {
             (e.rec, e.state)
         };
         let meta = rec.meta();
-        let bytes = rec.payload.len();
-        w.scratch.resize(bytes, 0);
         if self.opts.inlining {
-            let mut node = w
-                .pool
-                .take(bytes)
-                .unwrap_or_else(|e| out_of_version_memory(e));
-            node.fill(old, rec.payload, &mut w.scratch);
-            meta.chain.push(node, &mut w.pool);
+            push_version(
+                &meta.chain,
+                &mut w.pool,
+                &mut w.scratch,
+                old,
+                rec.payload,
+                |_| (),
+            );
             // Release: the push before it is visible to a reader that sees the new timestamp.
             meta.word.store(LOCK | w.ts, Ordering::Release);
             w.writes.install(i);
@@ -284,21 +285,25 @@ impl Cicada {
         } else {
             if meta.chain.is_empty() {
                 // The first write: the loaded version becomes a node like every other.
-                let mut node = w
-                    .pool
-                    .take(bytes)
-                    .unwrap_or_else(|e| out_of_version_memory(e));
-                node.fill(old, rec.payload, &mut w.scratch);
-                meta.chain.push(node, &mut w.pool);
+                push_version(
+                    &meta.chain,
+                    &mut w.pool,
+                    &mut w.scratch,
+                    old,
+                    rec.payload,
+                    |_| (),
+                );
             }
             // The record keeps a copy inline too (read-committed fallbacks, check mode's seq).
             w.writes.install(i);
-            let mut node = w
-                .pool
-                .take(bytes)
-                .unwrap_or_else(|e| out_of_version_memory(e));
-            node.fill(w.ts, rec.payload, &mut w.scratch);
-            meta.chain.push(node, &mut w.pool);
+            push_version(
+                &meta.chain,
+                &mut w.pool,
+                &mut w.scratch,
+                w.ts,
+                rec.payload,
+                |_| (),
+            );
             meta.chain.collect(u64::MAX, watermark, &mut w.pool);
         }
         // Release: publishes the install.

@@ -47,7 +47,8 @@ mod tests;
 
 #[cfg(test)]
 use super::mutants::Mutant;
-use super::si::{LOCK, collect_queued, out_of_version_memory, snapshot_read};
+use super::mv_common::{collect_queued, push_version};
+use super::si::{LOCK, snapshot_read};
 use super::{
     Abort, AttemptStart, InstallLog, OpResult, Protocol, ProtocolOptions, ReadSet, WriteKind,
     WriteSet,
@@ -435,16 +436,18 @@ impl Protocol for Ermia {
                 (e.rec, e.state)
             };
             let meta = rec.meta();
-            let mut node = w
-                .pool
-                .take(rec.payload.len())
-                .unwrap_or_else(|e| out_of_version_memory(e));
-            w.scratch.resize(rec.payload.len(), 0);
-            let stamps = node.fill(old, rec.payload, &mut w.scratch);
-            // Relaxed: published by the push's Release.
-            stamps.sstamp.store(pi, Ordering::Relaxed);
-            stamps.successor.store(c, Ordering::Relaxed);
-            meta.chain.push(node, &mut w.pool);
+            push_version(
+                &meta.chain,
+                &mut w.pool,
+                &mut w.scratch,
+                old,
+                rec.payload,
+                |stamps| {
+                    // Relaxed: published by the push's Release.
+                    stamps.sstamp.store(pi, Ordering::Relaxed);
+                    stamps.successor.store(c, Ordering::Relaxed);
+                },
+            );
             // SeqCst: the new timestamp before the marker goes (observers re-check the word).
             meta.word.store(LOCK | c, Ordering::SeqCst);
             w.writes.install(i);

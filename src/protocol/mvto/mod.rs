@@ -54,7 +54,8 @@ mod tests;
 
 #[cfg(test)]
 use super::mutants::Mutant;
-use super::si::{LOCK, collect_queued, out_of_version_memory};
+use super::mv_common::{collect_queued, load_visible, push_version};
+use super::si::LOCK;
 use super::{
     Abort, AttemptStart, InstallLog, OpResult, Protocol, ProtocolOptions, WriteKind, WriteSet,
 };
@@ -218,10 +219,7 @@ impl Mvto {
             if seen & !LOCK > ts {
                 // SAFETY: `ts` is registered with `self.watermark` (begin), which every collect of
                 // this chain uses, and the inline version is newer than `ts`.
-                let v = unsafe { meta.chain.find_visible(ts) };
-                let v =
-                    v.unwrap_or_else(|| panic!("MVTO: no version of record {:?} at {ts}", rec.rid));
-                v.payload().load(out);
+                unsafe { load_visible(&meta.chain, rec, ts, out) };
                 return Poll::Ready(Ok(()));
             }
             if seen & LOCK != 0 {
@@ -379,13 +377,14 @@ impl Protocol for Mvto {
                 (e.rec, e.state)
             };
             let meta = rec.meta();
-            let mut node = w
-                .pool
-                .take(rec.payload.len())
-                .unwrap_or_else(|e| out_of_version_memory(e));
-            w.scratch.resize(rec.payload.len(), 0);
-            node.fill(old, rec.payload, &mut w.scratch);
-            meta.chain.push(node, &mut w.pool);
+            push_version(
+                &meta.chain,
+                &mut w.pool,
+                &mut w.scratch,
+                old,
+                rec.payload,
+                |_| (),
+            );
             // Release: the push before it is visible to a reader that sees the new timestamp.
             meta.word.store(LOCK | w.ts, Ordering::Release);
             w.writes.install(i);

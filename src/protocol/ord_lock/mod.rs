@@ -125,9 +125,7 @@ impl Protocol for OrdLock {
         rec: Record<'db, OrdRwLock>,
         out: &mut [u8],
     ) -> OpResult {
-        if !w.writes.read_own(&rec, out) {
-            rec.payload.load(out);
-        }
+        w.writes.read_in_place(&rec, out);
         Poll::Ready(Ok(()))
     }
 
@@ -155,9 +153,7 @@ impl Protocol for OrdLock {
     }
 
     fn commit(&self, w: &mut OrdLockWorker<'_>) -> OpResult {
-        for i in 0..w.writes.len() {
-            w.writes.install(i);
-        }
+        w.writes.install_all();
         w.writes.clear();
         w.release_all();
         Poll::Ready(Ok(()))

@@ -40,13 +40,13 @@ mod tests;
 
 #[cfg(test)]
 use super::mutants::Mutant;
+use super::mv_common::{collect_queued, load_visible, push_version};
 use super::{
     Abort, AttemptStart, InstallLog, OpResult, Protocol, ProtocolOptions, WriteKind, WriteSet,
 };
 use crate::storage::Record;
 use crate::storage::versions::{
-    GcQueue, VersionChain, VersionMemoryExhausted, VersionPool, VersionStats, VersionStore,
-    Watermark,
+    GcQueue, VersionChain, VersionPool, VersionStats, VersionStore, Watermark,
 };
 use crossbeam_utils::CachePadded;
 use std::sync::atomic::{AtomicU64, Ordering, fence};
@@ -165,39 +165,6 @@ impl Si {
     }
 }
 
-/// Stops the run: version memory is exhausted (never an out-of-memory kill).
-#[cold]
-pub(crate) fn out_of_version_memory(e: VersionMemoryExhausted) -> ! {
-    eprintln!("txbench: error: {e}");
-    std::process::exit(1)
-}
-
-/// RapidGC's deferred pass, shared by the multi-version protocols whose record word is SI's
-/// (`LOCK | timestamp of the inline version`): collects the chain of every queued record whose
-/// installed version `watermark` has passed ([`GcQueue`], [`VersionChain::collect_deferred`]).
-/// `parts` gives a queued record's word and chain.
-#[inline]
-pub(crate) fn collect_queued<'db, M, V: Default>(
-    gc: &mut GcQueue<&'db M>,
-    watermark: u64,
-    pool: &mut VersionPool<'db, V>,
-    parts: impl Fn(&'db M) -> (&'db AtomicU64, &'db VersionChain<V>),
-) {
-    while let Some(meta) = gc.pop_ready(watermark) {
-        let (word, chain) = parts(meta);
-        chain.collect_deferred(
-            || {
-                // Acquire: after the collector bit's Acquire (see `collect_deferred`); a writer
-                // that pushed before the bit was taken is seen holding the record.
-                let seen = word.load(Ordering::Acquire);
-                (seen & LOCK == 0).then_some(seen)
-            },
-            watermark,
-            pool,
-        );
-    }
-}
-
 /// Copies into `out` the version of a record visible at `snapshot`, given the record's word
 /// (`LOCK | timestamp of the inline version`), its chain and `rec`'s inline payload; returns the
 /// version's timestamp. `Pending` when a committer holds the record and may be installing a
@@ -221,12 +188,7 @@ pub(crate) unsafe fn snapshot_read<V, M>(
         let seen = word.load(Ordering::Acquire);
         if seen & !LOCK > snapshot {
             // SAFETY: the caller's contract, and the inline version is newer than the snapshot.
-            let version = unsafe { chain.find_visible(snapshot) };
-            let version = version.unwrap_or_else(|| {
-                panic!("no version of record {:?} at snapshot {snapshot}", rec.rid)
-            });
-            version.payload().load(out);
-            return Poll::Ready(Ok(version.ts()));
+            return Poll::Ready(Ok(unsafe { load_visible(chain, rec, snapshot, out) }));
         }
         if seen & LOCK != 0 {
             // A committer may install a version this snapshot must see (module docs).
@@ -350,13 +312,14 @@ impl Protocol for Si {
                 (e.rec, e.state)
             };
             let meta = rec.meta();
-            let mut node = w
-                .pool
-                .take(rec.payload.len())
-                .unwrap_or_else(|e| out_of_version_memory(e));
-            w.scratch.resize(rec.payload.len(), 0);
-            node.fill(old, rec.payload, &mut w.scratch);
-            meta.chain.push(node, &mut w.pool);
+            push_version(
+                &meta.chain,
+                &mut w.pool,
+                &mut w.scratch,
+                old,
+                rec.payload,
+                |_| (),
+            );
             meta.store(LOCK | c);
             w.writes.install(i);
             meta.chain.collect(c, watermark, &mut w.pool);

@@ -1,0 +1,88 @@
+//! What the multi-version protocols (SI, MVTO, ERMIA, Cicada) do alike with their version
+//! chains, kept in one place: saving the version a commit replaces, reading a version off a
+//! chain, RapidGC's deferred collection, and stopping the run when version memory runs out.
+//! Each protocol's own rules (when a version is visible, what a commit validates, the record
+//! word's orderings) stay in its file.
+
+use super::si::LOCK;
+use crate::storage::versions::{GcQueue, VersionChain, VersionMemoryExhausted, VersionPool};
+use crate::storage::{Payload, Record};
+use std::sync::atomic::{AtomicU64, Ordering};
+
+/// Stops the run: version memory is exhausted (never an out-of-memory kill).
+#[cold]
+pub(crate) fn out_of_version_memory(e: VersionMemoryExhausted) -> ! {
+    eprintln!("txbench: error: {e}");
+    std::process::exit(1)
+}
+
+/// Saves `payload` (a record's inline version, which the caller is about to overwrite) with
+/// timestamp `ts` as the newest node of the record's `chain`: a node from `pool` (the run stops
+/// if version memory is exhausted), filled through `scratch`, its metadata handed to `init`
+/// before the push publishes it. The caller holds the record exclusively
+/// ([`VersionChain::push`]).
+#[inline]
+pub(crate) fn push_version<V: Default>(
+    chain: &VersionChain<V>,
+    pool: &mut VersionPool<'_, V>,
+    scratch: &mut Vec<u8>,
+    ts: u64,
+    payload: Payload<'_>,
+    init: impl FnOnce(&V),
+) {
+    let mut node = pool
+        .take(payload.len())
+        .unwrap_or_else(|e| out_of_version_memory(e));
+    scratch.resize(payload.len(), 0);
+    init(node.fill(ts, payload, scratch));
+    chain.push(node, pool);
+}
+
+/// Copies into `out` the version of `rec` that its `chain` holds for timestamp `at`, and
+/// returns that version's timestamp. A missing version is a protocol bug: it panics naming the
+/// record.
+///
+/// # Safety
+///
+/// `at` is registered with the watermark that every collect of `chain` uses, and the record's
+/// inline version is newer than `at` ([`VersionChain::find_visible`]).
+#[inline]
+pub(crate) unsafe fn load_visible<V, M>(
+    chain: &VersionChain<V>,
+    rec: Record<'_, M>,
+    at: u64,
+    out: &mut [u8],
+) -> u64 {
+    // SAFETY: the caller's contract.
+    let version = unsafe { chain.find_visible(at) };
+    let version =
+        version.unwrap_or_else(|| panic!("no version of record {:?} at timestamp {at}", rec.rid));
+    version.payload().load(out);
+    version.ts()
+}
+
+/// RapidGC's deferred pass, shared by the multi-version protocols whose record word is SI's
+/// (`LOCK | timestamp of the inline version`): collects the chain of every queued record whose
+/// installed version `watermark` has passed ([`GcQueue`], [`VersionChain::collect_deferred`]).
+/// `parts` gives a queued record's word and chain.
+#[inline]
+pub(crate) fn collect_queued<'db, M, V: Default>(
+    gc: &mut GcQueue<&'db M>,
+    watermark: u64,
+    pool: &mut VersionPool<'db, V>,
+    parts: impl Fn(&'db M) -> (&'db AtomicU64, &'db VersionChain<V>),
+) {
+    while let Some(meta) = gc.pop_ready(watermark) {
+        let (word, chain) = parts(meta);
+        chain.collect_deferred(
+            || {
+                // Acquire: after the collector bit's Acquire (see `collect_deferred`); a writer
+                // that pushed before the bit was taken is seen holding the record.
+                let seen = word.load(Ordering::Acquire);
+                (seen & LOCK == 0).then_some(seen)
+            },
+            watermark,
+            pool,
+        );
+    }
+}
