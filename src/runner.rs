@@ -13,7 +13,7 @@ use crate::protocol::c_sched::CSched;
 use crate::protocol::calvin::Calvin;
 use crate::protocol::cicada::Cicada;
 use crate::protocol::decentsched::DecentSched;
-use crate::protocol::ermia::Ermia;
+use crate::protocol::ermia::{Ermia, ErmiaWide, needs_wide_readers};
 use crate::protocol::mocc::{Mocc, MqlLock, RwLock};
 use crate::protocol::mvto::Mvto;
 use crate::protocol::nocc::Nocc;
@@ -124,6 +124,15 @@ pub fn run_protocol<W: Workload>(
         ProtocolKind::Si => run_with(kind, Si::new(opts), cfg, workload, machine),
         ProtocolKind::DecentSched => run_with(kind, DecentSched::new(opts), cfg, workload, machine),
         ProtocolKind::Mvto => run_with(kind, Mvto::new(opts), cfg, workload, machine),
+        // More workers than one-word reader registries name (coroutines: threads x Q).
+        ProtocolKind::Ermia if needs_wide_readers(opts.threads) => run_with(
+            kind,
+            ErmiaWide::new(opts)
+                .unwrap_or_else(|e| panic!("{e} (config validation should have rejected this)")),
+            cfg,
+            workload,
+            machine,
+        ),
         ProtocolKind::Ermia => run_with(
             kind,
             Ermia::new(opts)

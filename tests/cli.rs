@@ -59,7 +59,7 @@ fn invalid_input_exits_2_naming_the_parameter() {
             &["run", "-p", "plor", "--plor-ro-threshold", "-2"],
             "--plor-ro-threshold",
         ),
-        (&["run", "-p", "ermia", "--threads", "65"], "--threads"),
+        (&["run", "-p", "ermia", "--threads", "1025"], "--threads"),
         (
             &["run", "--workload", "tpcc", "--warehouses", "0"],
             "--warehouses",

@@ -224,19 +224,6 @@ fn bad_executor_flags_exit_2() {
         ),
         (&["--executor", "coro", "--queue", "0"], "--queue"),
         (&["--executor", "fibers"], "--executor"),
-        (
-            &[
-                "--executor",
-                "coro",
-                "-p",
-                "ermia",
-                "-t",
-                "2",
-                "--queue",
-                "40",
-            ],
-            "threads x queue <= 64 with protocol ermia",
-        ),
     ];
     for (args, msg) in cases {
         let out = Command::new(env!("CARGO_BIN_EXE_txbench"))
@@ -282,13 +269,15 @@ fn sgpm_normal_keys_under_coroutines() {
 
 /// Past the locks' one-word (64) and two-word (127) bitmaps: one thread with 200 transactions in
 /// flight, and four threads with 256 each (1024, the most a run may have), every protocol
-/// checked on high-contention YCSB. WAIT_DIE, WOUND_WAIT and PLOR then run with their wide locks.
+/// checked on high-contention YCSB. WAIT_DIE, WOUND_WAIT and PLOR then run with their wide locks,
+/// and ERMIA (run here besides the single-version protocols) with its wide reader registries.
 #[test]
 fn hundreds_of_coroutines_every_protocol_checked() {
     for (threads, queue) in [("1", "200"), ("4", "256")] {
         let mut args = vec!["--executor", "coro", "-t", threads, "--queue", queue];
         args.extend(["--records", "1000", "--theta", "0.99", "--rmw", "-d", "0.2"]);
-        for r in every_protocol_checked(&args) {
+        let ermia = runs_checked(&[&["-p", "ermia"]], &args);
+        for r in every_protocol_checked(&args).into_iter().chain(ermia) {
             assert_eq!(r["queue"].as_u64(), queue.parse().ok(), "{r}");
         }
     }

@@ -1292,7 +1292,7 @@ mod tests {
             (&["--protocol", "bogus"], "--protocol"),
             (&["--threads", "0"], "--threads"),
             (&["--duration", "0"], "--duration"),
-            (&["--protocol", "ermia", "--threads", "65"], "--threads"),
+            (&["--protocol", "ermia", "--threads", "1025"], "--threads"),
             (&["--workload", "write-skew", "--records", "7"], "--records"),
             (&["--workload", "write-skew", "--theta", "0.5"], "--theta"),
             (
@@ -1422,19 +1422,6 @@ mod tests {
                 "1 <= queue <= 1024",
             ),
             (
-                &[
-                    "--executor",
-                    "coro",
-                    "-p",
-                    "ermia",
-                    "-t",
-                    "2",
-                    "--queue",
-                    "64",
-                ],
-                "1 <= threads x queue <= 64 with protocol ermia",
-            ),
-            (
                 &["--executor", "coro", "-t", "2", "--queue", "1024"],
                 "1 <= threads x queue <= 1024",
             ),
@@ -1458,12 +1445,17 @@ mod tests {
         }
     }
 
-    /// WAIT_DIE, WOUND_WAIT and PLOR run up to 1024 workers; past their one-word (64) and
-    /// two-word (127) lock bitmaps the run's records carry the wide locks, which the memory
-    /// estimate counts.
+    /// WAIT_DIE, WOUND_WAIT, PLOR and ERMIA run up to 1024 workers; past their one-word (64) and
+    /// two-word (127) lock bitmaps or reader registries the run's records carry the wide ones,
+    /// which the memory estimate counts.
     #[test]
     fn lock_protocols_take_1024_workers_with_wide_records() {
-        for (p, narrow_limit) in [("wait_die", 64), ("wound_wait", 64), ("plor", 127)] {
+        for (p, narrow_limit) in [
+            ("wait_die", 64),
+            ("wound_wait", 64),
+            ("plor", 127),
+            ("ermia", 64),
+        ] {
             let meta = |flags: &[&str]| {
                 let c = args(flags).unwrap_or_else(|e| panic!("{p} {flags:?}: {e}"));
                 c.protocols[0].record_meta_bytes(&c.options)

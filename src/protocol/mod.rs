@@ -384,6 +384,9 @@ impl ProtocolKind {
             ProtocolKind::OrdLock => meta::<ord_lock::OrdLock>(),
             ProtocolKind::Si => meta::<si::Si>(),
             ProtocolKind::DecentSched => meta::<decentsched::DecentSched>(),
+            ProtocolKind::Ermia if ermia::needs_wide_readers(options.threads) => {
+                meta::<ermia::ErmiaWide>()
+            }
             ProtocolKind::Ermia => meta::<ermia::Ermia>(),
             ProtocolKind::Mvto => meta::<mvto::Mvto>(),
             ProtocolKind::CSched => meta::<c_sched::CSched>(),

@@ -39,7 +39,15 @@
 //! edge): the reader bitmap and the pstamp are per record, not per version, so an overwriter
 //! also counts readers of older versions of the record.
 //!
-//! At most [`MAX_ERMIA_WORKERS`] workers (one bitmap word per record).
+//! # Workers
+//!
+//! A record's reader registry names each worker by one bit. [`Ermia`] keeps one word (at most
+//! [`NARROW_ERMIA_WORKERS`] workers, the layout every earlier result used); [`ErmiaWide`] keeps
+//! [`WIDE_WORDS`] (at most [`MAX_ERMIA_WORKERS`], for the coroutine executor's threads x Q), chosen
+//! once per run by the runner, so runs with few workers pay nothing for the wide one. The Dekker
+//! argument above holds word by word: a reader stores into its own word and an overwriter loads
+//! every word, each access `SeqCst` and so in the one total order; the overwriter's loads need not
+//! form a snapshot of the whole set, only each see its reader.
 
 mod table;
 #[cfg(test)]
@@ -49,6 +57,7 @@ mod tests;
 use super::mutants::Mutant;
 use super::mv_common::{collect_queued, push_version};
 use super::si::{LOCK, snapshot_read};
+use super::worker_set::AtomicWorkerSet;
 use super::{
     Abort, AttemptStart, InstallLog, OpResult, Protocol, ProtocolOptions, ReadSet, WriteKind,
     WriteSet,
@@ -63,15 +72,31 @@ use std::task::Poll;
 use std::time::{Duration, Instant};
 use table::{Marker, Phase, Seen, TxnTable};
 
-/// Most workers ERMIA runs with: the reader bitmap of a record is one word.
-pub const MAX_ERMIA_WORKERS: usize = 64;
+/// Words of the wide reader registry ([`ErmiaWide`]).
+pub const WIDE_WORDS: usize = 16;
+/// Most workers [`Ermia`] runs with: its reader registry is one word per record.
+pub const NARROW_ERMIA_WORKERS: usize = 64;
+/// Most workers ERMIA runs with ([`ErmiaWide`]; the coroutine executor's limit too).
+pub const MAX_ERMIA_WORKERS: usize = 64 * WIDE_WORDS;
+
+/// Whether `workers` need [`ErmiaWide`].
+pub fn needs_wide_readers(workers: usize) -> bool {
+    workers > NARROW_ERMIA_WORKERS
+}
+
+/// ERMIA with one-word reader registries (up to 64 workers).
+pub type Ermia = ErmiaWith<1>;
+/// ERMIA with [`WIDE_WORDS`]-word reader registries (up to [`MAX_ERMIA_WORKERS`] workers).
+pub type ErmiaWide = ErmiaWith<WIDE_WORDS>;
+/// [`Ermia`]'s per-record metadata.
+pub type ErmiaMeta = ErmiaMetaWith<1>;
 
 /// How many times a commit re-reads a record whose overwriter finished under it before yielding.
 const RETRIES: usize = 8;
 
-/// Per-record metadata.
+/// Per-record metadata, with a `WORDS`-word reader registry.
 #[derive(Default)]
-pub struct ErmiaMeta {
+pub struct ErmiaMetaWith<const WORDS: usize> {
     /// `LOCK | timestamp of the inline version` (as SI's word).
     word: AtomicU64,
     /// Older versions, each with the stamps its overwriter left.
@@ -81,7 +106,7 @@ pub struct ErmiaMeta {
     /// 0, or the [`Marker`] of the transaction overwriting the inline version.
     sstamp: AtomicU64,
     /// Workers that read the record in their current transaction (bit per worker).
-    readers: AtomicU64,
+    readers: AtomicWorkerSet<WORDS>,
 }
 
 /// What an overwriter leaves on the version it overwrote.
@@ -93,8 +118,9 @@ pub struct Stamps {
     successor: AtomicU64,
 }
 
-/// ERMIA: the commit clock, the transaction table, the watermark and the version store.
-pub struct Ermia {
+/// ERMIA: the commit clock, the transaction table, the watermark and the version store; records
+/// name their readers in `WORDS` words ([`Ermia`], [`ErmiaWide`]).
+pub struct ErmiaWith<const WORDS: usize> {
     /// Snapshots and commit stamps (a global counter, as SI demands).
     clock: CachePadded<AtomicU64>,
     table: TxnTable,
@@ -106,16 +132,24 @@ pub struct Ermia {
 
 /// Too many workers for ERMIA's reader bitmaps.
 #[derive(Debug, Clone, thiserror::Error)]
-#[error("ermia supports at most {MAX_ERMIA_WORKERS} workers, asked for {0}")]
-pub struct TooManyWorkers(pub usize);
+#[error("ermia with {words}-word reader registries supports at most {} workers, asked for {workers}", 64 * words)]
+pub struct TooManyWorkers {
+    /// Workers asked for.
+    pub workers: usize,
+    /// Words per reader registry.
+    pub words: usize,
+}
 
-impl Ermia {
-    /// ERMIA for `opts.threads` workers (at most [`MAX_ERMIA_WORKERS`]).
+impl<const WORDS: usize> ErmiaWith<WORDS> {
+    /// ERMIA for `opts.threads` workers (at most 64 x `WORDS`).
     pub fn new(opts: &ProtocolOptions) -> Result<Self, TooManyWorkers> {
-        if opts.threads > MAX_ERMIA_WORKERS {
-            return Err(TooManyWorkers(opts.threads));
+        if opts.threads > 64 * WORDS {
+            return Err(TooManyWorkers {
+                workers: opts.threads,
+                words: WORDS,
+            });
         }
-        Ok(Ermia {
+        Ok(ErmiaWith {
             clock: CachePadded::new(AtomicU64::new(0)),
             table: TxnTable::new(opts.threads),
             watermark: Watermark::new(opts.threads, Duration::from_micros(opts.mv.gc_interval_us)),
@@ -138,17 +172,16 @@ impl Ermia {
 }
 
 /// An ERMIA worker's state.
-pub struct ErmiaWorker<'db> {
+pub struct ErmiaWorker<'db, const WORDS: usize> {
+    /// This worker's id: its entry in the transaction table and its bit in reader registries.
     id: usize,
-    /// This worker's bit in reader bitmaps.
-    bit: u64,
     /// The serial of the current transaction (its markers name it).
     serial: u64,
     snapshot: u64,
     /// Records read, with the timestamp of the version read.
-    reads: ReadSet<'db, ErmiaMeta, u64>,
+    reads: ReadSet<'db, ErmiaMetaWith<WORDS>, u64>,
     /// Buffered writes, with the record word seen when locked.
-    writes: WriteSet<'db, ErmiaMeta, u64>,
+    writes: WriteSet<'db, ErmiaMetaWith<WORDS>, u64>,
     /// Commit progress: the first `locked` writes are locked and marked.
     locked: usize,
     /// The commit stamp, 0 until drawn.
@@ -157,17 +190,17 @@ pub struct ErmiaWorker<'db> {
     scratch: Vec<u8>,
     last_refresh: Instant,
     /// Records this worker installed, to collect once the watermark passes them (RapidGC).
-    gc: GcQueue<&'db ErmiaMeta>,
+    gc: GcQueue<&'db ErmiaMetaWith<WORDS>>,
 }
 
-impl Ermia {
+impl<const WORDS: usize> ErmiaWith<WORDS> {
     /// `π` contribution of the version (timestamp `ts`) of `rec` that `w` read: the sstamp of
     /// its overwriter if that committed before `c`; `Pending` while an overwriter that may have
     /// a smaller stamp has not decided.
     fn overwriter_pi(
         &self,
-        w: &ErmiaWorker<'_>,
-        rec: Record<'_, ErmiaMeta>,
+        w: &ErmiaWorker<'_, WORDS>,
+        rec: Record<'_, ErmiaMetaWith<WORDS>>,
         ts: u64,
         c: u64,
     ) -> Poll<Option<u64>> {
@@ -217,21 +250,30 @@ impl Ermia {
 
     /// `η` contribution of the committed readers of `rec`, which `w` overwrites; `Pending` while
     /// a reader that may have a smaller stamp has not decided.
-    fn readers_eta(&self, w: &ErmiaWorker<'_>, rec: Record<'_, ErmiaMeta>, c: u64) -> Poll<u64> {
+    fn readers_eta(
+        &self,
+        w: &ErmiaWorker<'_, WORDS>,
+        rec: Record<'_, ErmiaMetaWith<WORDS>>,
+        c: u64,
+    ) -> Poll<u64> {
         let meta = rec.meta();
         let mut eta = 0;
         // SeqCst: the Dekker argument in the module docs.
-        let mut readers = meta.readers.load(Ordering::SeqCst) & !w.bit;
-        while readers != 0 {
-            let r = readers.trailing_zeros() as usize;
-            readers &= readers - 1;
-            let state = self.table.state_of(r);
-            match state.phase() {
-                Phase::Committing if state.stamp() == 0 || state.stamp() < c => {
-                    return Poll::Pending;
+        let readers = meta.readers.load(Ordering::SeqCst).without(w.id);
+        // Word by word with a bit loop: with one word ([`Ermia`]) it is exactly the loop of the
+        // one-word bitmap this registry replaced, on the path of every record a commit overwrites.
+        for (k, mut bits) in readers.words().into_iter().enumerate() {
+            while bits != 0 {
+                let r = 64 * k + bits.trailing_zeros() as usize;
+                bits &= bits - 1;
+                let state = self.table.state_of(r);
+                match state.phase() {
+                    Phase::Committing if state.stamp() == 0 || state.stamp() < c => {
+                        return Poll::Pending;
+                    }
+                    Phase::Committed if state.stamp() < c => eta = eta.max(state.stamp()),
+                    _ => {}
                 }
-                Phase::Committed if state.stamp() < c => eta = eta.max(state.stamp()),
-                _ => {}
             }
         }
         // SeqCst: after the bitmap; a reader gone from it raised the pstamp before leaving.
@@ -240,7 +282,7 @@ impl Ermia {
 
     /// Clears this worker's reader bits and, when it committed with `stamp`, raises the pstamp of
     /// what it read first.
-    fn leave_readers(&self, w: &ErmiaWorker<'_>, stamp: Option<u64>) {
+    fn leave_readers(&self, w: &ErmiaWorker<'_, WORDS>, stamp: Option<u64>) {
         for (rec, _) in w.reads.iter() {
             let meta = rec.meta();
             if let Some(c) = stamp {
@@ -248,12 +290,12 @@ impl Ermia {
                 meta.pstamp.fetch_max(c, Ordering::SeqCst);
             }
             // SeqCst: see above.
-            meta.readers.fetch_and(!w.bit, Ordering::SeqCst);
+            meta.readers.remove(w.id, Ordering::SeqCst);
         }
     }
 
     /// Undoes what commit's first phase did to the first `w.locked` writes.
-    fn release_writes(&self, w: &mut ErmiaWorker<'_>) {
+    fn release_writes(&self, w: &mut ErmiaWorker<'_, WORDS>) {
         for e in &w.writes.entries()[..w.locked] {
             let meta = e.rec.meta();
             // SeqCst: the marker goes before the lock (observers re-check the word).
@@ -265,14 +307,13 @@ impl Ermia {
     }
 }
 
-impl Protocol for Ermia {
-    type RecordMeta = ErmiaMeta;
-    type Worker<'db> = ErmiaWorker<'db>;
+impl<const WORDS: usize> Protocol for ErmiaWith<WORDS> {
+    type RecordMeta = ErmiaMetaWith<WORDS>;
+    type Worker<'db> = ErmiaWorker<'db, WORDS>;
 
-    fn new_worker<'db>(&'db self, id: usize) -> ErmiaWorker<'db> {
+    fn new_worker<'db>(&'db self, id: usize) -> ErmiaWorker<'db, WORDS> {
         ErmiaWorker {
             id,
-            bit: 1 << id,
             serial: 0,
             snapshot: 0,
             reads: ReadSet::default(),
@@ -286,7 +327,7 @@ impl Protocol for Ermia {
         }
     }
 
-    fn begin(&self, w: &mut ErmiaWorker<'_>, _start: AttemptStart) {
+    fn begin(&self, w: &mut ErmiaWorker<'_, WORDS>, _start: AttemptStart) {
         w.reads.clear();
         w.writes.clear();
         w.locked = 0;
@@ -298,15 +339,15 @@ impl Protocol for Ermia {
             &mut w.gc,
             self.watermark.current(),
             &mut w.pool,
-            |m: &ErmiaMeta| (&m.word, &m.chain),
+            |m: &ErmiaMetaWith<WORDS>| (&m.word, &m.chain),
         );
     }
 
     #[inline]
     fn read<'db>(
         &self,
-        w: &mut ErmiaWorker<'db>,
-        rec: Record<'db, ErmiaMeta>,
+        w: &mut ErmiaWorker<'db, WORDS>,
+        rec: Record<'db, ErmiaMetaWith<WORDS>>,
         out: &mut [u8],
     ) -> OpResult {
         if w.writes.read_own(&rec, out) {
@@ -314,9 +355,9 @@ impl Protocol for Ermia {
         }
         let meta = rec.meta();
         // Relaxed: our own bit, only we set and clear it.
-        if meta.readers.load(Ordering::Relaxed) & w.bit == 0 {
+        if !meta.readers.contains(w.id, Ordering::Relaxed) {
             // SeqCst: the Dekker argument in the module docs.
-            meta.readers.fetch_or(w.bit, Ordering::SeqCst);
+            meta.readers.insert(w.id, Ordering::SeqCst);
         }
         // SAFETY: `w.snapshot` is registered with `self.watermark` (begin), which every collect
         // of this chain uses.
@@ -335,8 +376,8 @@ impl Protocol for Ermia {
     #[inline]
     fn read_committed<'db>(
         &self,
-        w: &mut ErmiaWorker<'db>,
-        rec: Record<'db, ErmiaMeta>,
+        w: &mut ErmiaWorker<'db, WORDS>,
+        rec: Record<'db, ErmiaMetaWith<WORDS>>,
         out: &mut [u8],
     ) -> OpResult {
         if w.writes.read_own(&rec, out) {
@@ -351,8 +392,8 @@ impl Protocol for Ermia {
     #[inline]
     fn write<'db>(
         &self,
-        w: &mut ErmiaWorker<'db>,
-        rec: Record<'db, ErmiaMeta>,
+        w: &mut ErmiaWorker<'db, WORDS>,
+        rec: Record<'db, ErmiaMetaWith<WORDS>>,
         data: &[u8],
         kind: WriteKind,
     ) -> OpResult {
@@ -360,7 +401,7 @@ impl Protocol for Ermia {
         Poll::Ready(Ok(()))
     }
 
-    fn commit(&self, w: &mut ErmiaWorker<'_>) -> OpResult {
+    fn commit(&self, w: &mut ErmiaWorker<'_, WORDS>) -> OpResult {
         if w.stamp == 0 {
             // Lock and mark the write set (first committer wins, as SI).
             if w.locked == 0 {
@@ -465,7 +506,7 @@ impl Protocol for Ermia {
         Poll::Ready(Ok(()))
     }
 
-    fn abort(&self, w: &mut ErmiaWorker<'_>, _why: Abort) {
+    fn abort(&self, w: &mut ErmiaWorker<'_, WORDS>, _why: Abort) {
         self.release_writes(w);
         self.table.aborted(w.id);
         self.leave_readers(w, None);
@@ -474,7 +515,7 @@ impl Protocol for Ermia {
         self.watermark.leave(w.id);
     }
 
-    fn install_log<'w>(&self, w: &'w mut ErmiaWorker<'_>) -> &'w mut InstallLog {
+    fn install_log<'w>(&self, w: &'w mut ErmiaWorker<'_, WORDS>) -> &'w mut InstallLog {
         w.writes.install_log()
     }
 
@@ -482,7 +523,7 @@ impl Protocol for Ermia {
         Some(self.versions.stats())
     }
 
-    fn snapshot_commit_stamp(&self, w: &ErmiaWorker<'_>) -> Option<u64> {
+    fn snapshot_commit_stamp(&self, w: &ErmiaWorker<'_, WORDS>) -> Option<u64> {
         Some(w.stamp)
     }
 

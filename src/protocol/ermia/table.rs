@@ -71,22 +71,27 @@ impl State {
 /// A record's sstamp word while an overwriter holds it: the overwriter's worker and serial.
 ///
 /// ```text
-///  63  62     56 55                                                   0
-/// +---+---------+-----------------------------------------------------+
-/// | 1 | worker  | serial (low 56 bits)                                 |
-/// +---+---------+-----------------------------------------------------+
+///  63  62          53 52                                              0
+/// +---+--------------+------------------------------------------------+
+/// | 1 | worker       | serial (low 53 bits)                           |
+/// +---+--------------+------------------------------------------------+
 /// ```
+///
+/// Ten worker bits name up to 1024 workers (`MAX_ERMIA_WORKERS`); 53 serial bits wrap after
+/// 9 x 10^15 transactions of one worker, and a marker is only ever compared with its worker's
+/// current serial.
+///
 /// A zero word means "not being overwritten".
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(super) struct Marker(pub(super) u64);
 
 const MARK: u64 = 1 << 63;
-const WORKER_SHIFT: u32 = 56;
+const WORKER_SHIFT: u32 = 53;
 const SERIAL_MASK: u64 = (1 << WORKER_SHIFT) - 1;
 
 impl Marker {
     pub(super) fn new(worker: usize, serial: u64) -> Self {
-        debug_assert!(worker < 64);
+        debug_assert!(worker < super::MAX_ERMIA_WORKERS);
         Marker(MARK | ((worker as u64) << WORKER_SHIFT) | (serial & SERIAL_MASK))
     }
 
@@ -208,6 +213,10 @@ mod tests {
         let m = Marker::new(63, 7);
         assert_eq!(Marker::decode(m.0), Some(m));
         assert_eq!(m.worker(), 63);
+        // The widest worker id, and a serial past the mask: the worker survives intact.
+        let m = Marker::new(super::super::MAX_ERMIA_WORKERS - 1, (1 << 60) | 9);
+        assert_eq!(m.worker(), 1023);
+        assert_eq!(m.0 & SERIAL_MASK, 9);
         assert_eq!(Marker::decode(0), None);
     }
 
