@@ -10,7 +10,7 @@
 //! declared the request read-only ([`Workload::is_read_only`]).
 //!
 //! With an open loop ([`run_threads_open_loop`], `--rate`) each worker waits for its next
-//! transaction's arrival ([`super::arrivals`]) instead of starting it at once, and its latency
+//! transaction's arrival (module `exec::arrivals`) instead of starting it at once, and its latency
 //! runs from the arrival, so that time spent queued behind earlier transactions counts.
 
 use super::arrivals::{ArrivalClock, wait_until};
@@ -108,7 +108,7 @@ pub fn run_threads<P: Protocol, W: Workload>(
 
 /// [`run_threads`], with transactions arriving at `open_loop`'s offered load when given (each
 /// worker draws its share, `rate / threads`, from its own arrival stream; see
-/// [`super::arrivals`]) instead of each worker starting its next transaction when the last ends.
+/// module `exec::arrivals`) instead of each worker starting its next transaction when the last ends.
 pub fn run_threads_open_loop<P: Protocol, W: Workload>(
     protocol: &P,
     db: &Database<P::RecordMeta>,

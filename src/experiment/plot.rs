@@ -248,7 +248,7 @@ pub fn select_rows<'a>(
 /// The plots of `rows`, written to `dir` as `EXPERIMENT-METRIC-vs-X.{png,svg}`,
 /// `EXPERIMENT-p999-vs-throughput.{png,svg}`, and, at one value of the x parameter (`at`, by
 /// default its largest or last), `EXPERIMENT-latency-cdf.{png,svg}` and
-/// `EXPERIMENT-phases.{png,svg}` ([`plot_breakdown`](super::plot_breakdown)); returns the files
+/// `EXPERIMENT-phases.{png,svg}` (drawn by `plot_breakdown`); returns the files
 /// written.
 pub fn plot_all(
     rows: &[ResultRow],

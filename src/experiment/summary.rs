@@ -168,7 +168,7 @@ const SIGNAL_METRICS: usize = 7;
 
 /// The [`METRICS`] `txbench report` and `txbench plot` show for an experiment: throughput,
 /// abort ratio and p99.9; p50, p99, re-executions and the concurrency-control abort ratio for an
-/// experiment that runs a deterministic protocol (see [`shown_metrics`]); and SGPM's signal
+/// experiment that runs a deterministic protocol (see `shown_metrics`); and SGPM's signal
 /// counts (RR+ML, AG: its figures 10 and
 /// 12) for one that runs the coroutine executor (rows that carry signal counts).
 pub fn metrics_for(rows: &[&ResultRow]) -> Vec<&'static Metric> {

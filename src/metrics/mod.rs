@@ -1,8 +1,9 @@
 //! Measurements: per-worker counters and HDR latency histograms, merged after a run.
 //!
 //! Each worker owns its [`WorkerStats`] (no shared counter on the hot path); the executor merges
-//! them into one [`RunMetrics`] when the run ends. Latency is end to end per transaction: from the
-//! start of its first attempt to its commit, retries and waits included, in nanoseconds.
+//! them ([`WorkerStats::merge`]) when the run ends, and [`report::RunReport`] summarises the
+//! total. Latency is end to end per transaction: from the start of its first attempt (under an
+//! open loop, from its arrival) to its commit, retries and waits included, in nanoseconds.
 
 pub mod machine;
 pub mod output;

@@ -11,7 +11,7 @@ use crate::storage::stamp;
 /// Records a transaction read, each with protocol-specific state `E`.
 ///
 /// Lookups by record ([`find`](Self::find)) are linear while the set is small and hashed once it
-/// holds more than [`LINEAR_LOOKUP`] entries: locking protocols look up every read (is this
+/// holds more than `LINEAR_LOOKUP` entries: locking protocols look up every read (is this
 /// record locked already?), and a linear search made TPC-C's Stock-Level, about 400 reads,
 /// quadratic. The hash index is an open-addressing table of entry positions stamped with a
 /// generation, so `clear` is O(1) and a warmed-up worker allocates nothing.
@@ -24,7 +24,7 @@ pub struct ReadSet<'db, M, E> {
 pub const LINEAR_LOOKUP: usize = 16;
 
 /// Hashed positions of records in a read or write set, used once the set holds more than
-/// [`LINEAR_LOOKUP`] entries: an open-addressing table of `generation << 32 | (position + 1)`
+/// `LINEAR_LOOKUP` entries: an open-addressing table of `generation << 32 | (position + 1)`
 /// words, where a word of another generation is an empty slot, so clearing is O(1). The set
 /// passes a function from position to record address; the first position of a record wins.
 struct PositionIndex {
@@ -266,7 +266,7 @@ impl InstallLog {
 /// Buffered writes with their new payloads stored back to back in one reused byte arena.
 ///
 /// Every read checks the write set first (read-your-own-writes), so lookups are hashed past
-/// [`LINEAR_LOOKUP`] entries, as in [`ReadSet`].
+/// `LINEAR_LOOKUP` entries, as in [`ReadSet`].
 pub struct WriteSet<'db, M, E> {
     entries: Vec<WriteEntry<'db, M, E>>,
     data: Vec<u8>,

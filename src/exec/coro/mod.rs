@@ -3,12 +3,12 @@
 //! `Pending`: SGPM's AG), completes, or aborts; never on a time slice.
 //!
 //! The transactions are the same `async` programs the thread executor runs. Each of a thread's Q
-//! slots ([`slot`]) is a protocol worker of its own (its own `Txn`), running one transaction after
+//! slots (module `slot`) is a protocol worker of its own (its own `Txn`), running one transaction after
 //! another as a stackless coroutine: a boxed future per
 //! slot, allocated once, polled round-robin by its thread with a no-op waker. Slot k of thread t
 //! is worker `k * threads + t`, so Q = 1 gives every worker the id (and so the request stream)
 //! it has under the thread executor, and workers with neighbouring ids run on different threads. A shared global
-//! queue ([`global_queue`]) holds transactions that a protocol's signal moved out of their slot
+//! queue (module `global_queue`) holds transactions that a protocol's signal moved out of their slot
 //! (ML, SF); a slot that needs work takes its front, and generates a fresh request when it is
 //! empty. No protocol runs in batches yet, so there is no batch manager (NB acts as ML).
 //!

@@ -3,7 +3,7 @@
 //!
 //! # Structure: a B-link list of leaves under a directory
 //!
-//! The key space `[0, 2^64)` is partitioned into leaves. A leaf ([`leaf::Leaf`]) owns the range
+//! The key space `[0, 2^64)` is partitioned into leaves. A leaf (`leaf::Leaf`) owns the range
 //! `[low, high)` (the rightmost one `[low, +inf)`), holds up to [`LEAF_CAPACITY`] sorted entries
 //! and links to its right neighbour (`next`), as in Lehman and Yao's B-link tree. Leaf 0 owns
 //! `[0, +inf)` at the start. An insert into a full leaf L splits it: a new leaf R takes the upper

@@ -98,7 +98,7 @@ impl Default for DecentSchedOptions {
 /// transaction touching every queue, which always fits).
 const ENTRIES_PER_TXN: usize = 64;
 
-/// Largest transaction table configuration accepts (bytes), see [`TxnTable::bytes`].
+/// Largest transaction table configuration accepts (bytes), see `TxnTable::bytes`.
 pub const MAX_TABLE_BYTES: usize = 1 << 30;
 
 /// The bytes of DecentSched's transaction table for `threads` workers and `epoch_txns`.

@@ -23,7 +23,7 @@
 //!
 //! - A reader `R` registers in the record's reader bitmap when it reads (cleared when it
 //!   finishes, after raising the record's pstamp to `c(R)` if it committed).
-//! - An overwriter `U` marks each record it locked with its [`table::Marker`] in the record's
+//! - An overwriter `U` marks each record it locked with its marker (`table::Marker`) in the record's
 //!   sstamp word, before drawing `c(U)`; then scans the readers of each record it overwrites.
 //! - `R` and `U` each store (bitmap bit; marker) before loading the other's word (marker;
 //!   bitmap), all `SeqCst`, so at least one sees the other (Dekker). If `c(R) < c(U)`, `U` needs

@@ -1,6 +1,6 @@
 //! MOCC's commit (Algorithm 1 `commit`, MOCC 3.3.4): Silo's commit with canonical write locking.
 //!
-//! 1. Sort the write set by address and write-lock each entry through [`Mocc::lock`] (canonical:
+//! 1. Sort the write set by address and write-lock each entry through `Mocc::lock` (canonical:
 //!    locks held past an entry are released first; a wait resumes at the same entry).
 //! 2. Mark each written record's TID word locked (we hold its write lock, so the CAS cannot fail
 //!    unless a bug let two writers in). From here on nothing waits.

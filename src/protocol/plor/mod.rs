@@ -329,7 +329,7 @@ impl<const WORDS: usize> Protocol for PlorOf<WORDS> {
     }
 
     /// The read-only path's seqlock copy against the install counter and `EXCL`
-    /// ([`optimistic_read`]), not entered in the read set, so never validated and never locked.
+    /// (`optimistic_read`), not entered in the read set, so never validated and never locked.
     /// Readers here already ignore write locks (writes are buffered until phase 3); what an RC read
     /// must not see is a half-done install, and installs happen only in exclusive mode, which the
     /// seqlock detects. A brief read lock would work too, but its bit is visible: a committer

@@ -7,14 +7,14 @@
 //! version, and its read timestamp `rts >= wts`: the version is known valid over `[wts, rts]`.
 //! There is no global clock; a transaction computes its commit timestamp from the words it saw.
 //!
-//! 1. **Read** ([`read`]): load the word (Acquire); if locked, return `Pending` (a writer is
+//! 1. **Read** (module `read`): load the word (Acquire); if locked, return `Pending` (a writer is
 //!    installing); copy the payload; reload the word behind an Acquire fence; if `wts` changed or
 //!    the lock appeared, copy again (a few times, then `Pending`). Remember `(wts, rts)`. Reads of
 //!    records in the transaction's own write set return the buffered data.
-//!    A read-committed read ([`read`]) makes the same copy but does not remember it: commit
+//!    A read-committed read (module `read`) makes the same copy but does not remember it: commit
 //!    neither validates nor extends it.
 //! 2. **Write**: buffer the new payload in the write set; no lock until commit.
-//! 3. **Lock** ([`commit`]): sort the write set by record (one global order, so waiting cannot
+//! 3. **Lock** (module `commit`): sort the write set by record (one global order, so waiting cannot
 //!    deadlock) and set each lock bit by compare-and-swap. A busy lock means, by option:
 //!    abort (`NoWait`, the default), return `Pending` keeping the prefix already locked (`Wait`),
 //!    or release everything, pause and start locking again (`NoWaitTT`).

@@ -14,7 +14,7 @@
 //!   slots for inserts, mix, options), [`TpccLayout`] (key -> record-id arithmetic) and the two
 //!   ordered indexes with their key encodings.
 //! - [`customer_index`]: CUSTOMER by last name, a static structure built at load time.
-//! - [`load`]: the loader (4.3.3.1), parallel over districts, stock ranges and item ranges,
+//! - [`mod@load`]: the loader (4.3.3.1), parallel over districts, stock ranges and item ranges,
 //!   deterministic for a seed; it also fills the indexes; [`memory`] reports bytes per warehouse.
 //! - [`request`]: each transaction's input (2.4.1 .. 2.8.1), drawn by the worker.
 //! - `txns/`: New-Order, Payment, Order-Status, Delivery, Stock-Level, one file each.
