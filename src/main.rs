@@ -7,7 +7,7 @@
 use clap::Parser;
 use std::io::Write;
 use std::process::ExitCode;
-use txbench::config::lists::{ListPoint, expand_lists};
+use txbench::config::lists::{LIST_FLAGS, ListPoint, expand_lists};
 use txbench::config::{Cli, Command, Format, PRESETS, RunArgs, RunConfig, WORKLOADS};
 use txbench::experiment::commands::{merge_command, plot_command, report_command, sweep_command};
 use txbench::metrics::output::{Output, OutputError};
@@ -217,255 +217,153 @@ fn note(line: std::fmt::Arguments<'_>) {
     let _ = writeln!(std::io::stderr(), "{line}");
 }
 
+/// `txbench list`: the protocols, workloads and presets (from their definitions in the library),
+/// TPC-C's transaction mixes, then every flag of `txbench run` generated from clap's own
+/// definition of the command line, so the listing cannot leave a flag out or state a stale
+/// default.
 fn list_text() -> String {
     let mut s = String::from("Protocols (--protocol NAME[,NAME...] or all):\n");
     for p in ProtocolKind::ALL {
-        s += &format!("  {:<12} {}\n", p.name(), p.description());
+        s += &format_entry(p.name(), 12, p.description());
     }
+    let declared: Vec<&str> = ProtocolKind::ALL
+        .into_iter()
+        .filter(|p| p.needs_declared_set())
+        .map(|p| p.name())
+        .collect();
+    s += &wrap(
+        "  ",
+        &format!(
+            "{} schedule from access sets declared before a transaction runs: ycsb, long-scan \
+             and tpcc --mix np declare them; tpcc mixes with order_status, delivery or \
+             stock_level do not (rejected).",
+            declared.join(", ")
+        ),
+        "  ",
+    );
     s += "\nWorkloads (--workload):\n";
     for (n, d) in WORKLOADS {
-        s += &format!("  {n:<12} {d}\n");
+        s += &format_entry(n, 12, d);
     }
     s += "\nPresets (--preset; explicit flags override them):\n";
     for (n, d) in PRESETS {
-        s += &format!("  {n:<16} {d}\n");
-    }
-    s += "\nYCSB parameters:\n";
-    for (n, d) in [
-        ("--records N", "cardinality (default 1048576)"),
-        (
-            "--payload B",
-            "bytes per record (default 100; >= 16 with --check)",
-        ),
-        ("--ops N", "operations per transaction (default 16)"),
-        (
-            "--long-ops N",
-            "operations per long transaction (bimodal sizes)",
-        ),
-        (
-            "--long-share F",
-            "share of long transactions, 0..1 (default 0)",
-        ),
-        ("--read-ratio F", "probability an operation reads, 0..1"),
-        (
-            "--writes N",
-            "exactly N writes per transaction (overrides --read-ratio)",
-        ),
-        (
-            "--rmw | --blind",
-            "writes are read-modify-writes or blind writes",
-        ),
-        (
-            "--theta F",
-            "zipfian skew, 0 <= theta <= 10 (0 = uniform; Gray et al. below 1, exact from 1)",
-        ),
-        (
-            "--index KIND",
-            "how each access finds its record: array (key = record id, default), hash, ordered",
-        ),
-        (
-            "--key-dist D",
-            "zipf (default; --theta) | normal (SGPM: --key-mean M, --key-sd S; no --theta)",
-        ),
-    ] {
-        s += &format!("  {n:<18} {d}\n");
-    }
-    s += "\nlong-scan parameters (--workload long-scan):\n";
-    for (n, d) in [
-        (
-            "--records N",
-            "records in the large table (default 1048576)",
-        ),
-        (
-            "--hot-records N",
-            "records in the small hot table (default 1)",
-        ),
-        (
-            "--scan-length N",
-            "consecutive records each transaction scans (default 1000)",
-        ),
-        ("--payload B", "bytes per record (default 100)"),
-        (
-            "--index KIND",
-            "array (default), hash (a lookup per scanned key), ordered (a range walk)",
-        ),
-    ] {
-        s += &format!("  {n:<18} {d}\n");
+        s += &format_entry(n, 16, d);
     }
     s += &tpcc_list_text();
-    s += "\nRun parameters:\n";
-    for (n, d) in [
-        ("--threads N", "worker threads (default: cores)"),
-        (
-            "-t 1,2,4 --theta A,B",
-            "comma lists (threads, theta, ops, records, warehouses, read-ratio, writes, payload, \
-             long-ops, long-share, hot-records, scan-length, duration): one run per combination",
-        ),
-        ("--duration S", "measured seconds per protocol (default 2)"),
-        ("--warmup S", "unmeasured seconds first (default 0.5)"),
-        ("--seed N", "same seed, same transaction stream per worker"),
-        (
-            "--repeat N",
-            "runs per protocol, interleaved; the table shows medians",
-        ),
-        ("--check", "record history, run the serializability checker"),
-        (
-            "--check-limit N",
-            "with --check: most operations recorded (default: 1/4 of memory)",
-        ),
-        (
-            "--format F",
-            "table | json (one object per run per line) | csv",
-        ),
-        ("--no-pin", "do not pin workers to cores"),
-        (
-            "--executor E",
-            "thread (default) | coro: SGPM coroutines, --queue Q transactions in flight per thread",
-        ),
-    ] {
-        s += &format!("  {n:<18} {d}\n");
-    }
-    s += "\nProtocol options (CCBench Table 1):\n";
-    for (n, d) in [
-        (
-            "--lock-wait W",
-            "no-wait | wait: busy write lock at commit (silo, tictoc)",
-        ),
-        (
-            "--backoff",
-            "AdaptiveBackoff before retries (all protocols)",
-        ),
-        (
-            "--read-phase-extension NS",
-            "delay at the end of the read phase (all protocols)",
-        ),
-        (
-            "--tictoc-nowait-tt",
-            "TicToc NoWaitTT: release locks, pause, retry validation",
-        ),
-        ("--tictoc-preemptive-abort", "TicToc PreemptiveAbort"),
-        ("--tictoc-timestamp-history", "TicToc TimestampHistory"),
-        (
-            "--silo-epoch-ms MS",
-            "Silo (and MOCC) epoch length (default 40)",
-        ),
-        (
-            "--mocc-threshold H",
-            "MOCC temperature threshold for read locks, 1..=63 (default 10)",
-        ),
-        (
-            "--mocc-temperature T",
-            "page | record: MOCC temperature granularity (default page)",
-        ),
-        (
-            "--mocc-lock L",
-            "rw | mql: MOCC record lock, CCBench's rw lock or MQL (default rw)",
-        ),
-        (
-            "--plor-dwa",
-            "PLOR delayed write-lock acquisition (lock/upgrade at commit)",
-        ),
-        (
-            "--plor-ro-threshold N",
-            "PLOR: read-only txns lock after N aborts (default 3; 0 = always)",
-        ),
-        (
-            "--plor-priority P",
-            "PLOR commit priority: arrival | deadline (PLOR-RT)",
-        ),
-        (
-            "--plor-slack F",
-            "PLOR-RT slack factor in D = A + F x records (default 1.0, >= 0)",
-        ),
-        (
-            "--gc-interval-us N",
-            "RapidGC: version watermark refresh interval (si, ermia, mvto, cicada; default 10)",
-        ),
-        (
-            "--no-version-reuse",
-            "AssertiveVersionReuse off: one shared version free list (si, ermia, mvto, cicada)",
-        ),
-        (
-            "--version-memory-mb N",
-            "cap on older versions' memory; past it the run stops (default 1024)",
-        ),
-        (
-            "--aggressive-gc",
-            "AggressiveGC (mvto): free still-visible versions; their readers abort",
-        ),
-        (
-            "--cicada-no-early-abort",
-            "Cicada EarlyAbort off (the six optimizations are on by default)",
-        ),
-        (
-            "--cicada-no-inlining",
-            "Cicada BestEffortInlining off: every version is a chain node",
-        ),
-        (
-            "--cicada-no-precheck",
-            "Cicada PrecheckVersionConsistency off",
-        ),
-        (
-            "--cicada-no-sort",
-            "Cicada SortWriteSetByContention off: lock in record order",
-        ),
-        (
-            "--cicada-no-backoff",
-            "Cicada AdaptiveBackoff off (RapidGC: --gc-interval-us)",
-        ),
-    ] {
-        s += &format!("  {n:<28} {d}\n");
-    }
-    s += "\nDeterministic protocols (ord_lock, decentsched) schedule from access sets declared before \
-          a transaction runs:\n  ycsb, long-scan and tpcc --mix np declare; tpcc mixes with \
-          order_status, delivery or stock_level do not (rejected).\n";
-    for (n, d) in [
-        (
-            "--ds-queues N",
-            "DecentSched shared queues, objects hashed onto them (default 16384)",
-        ),
-        (
-            "--ds-epoch-txns N",
-            "DecentSched transactions per worker per epoch (default 1024)",
-        ),
-        (
-            "--ds-epoch-us N",
-            "DecentSched longest epoch in microseconds (default 1000)",
-        ),
-    ] {
-        s += &format!("  {n:<28} {d}\n");
+    s += &run_flags_text();
+    s
+}
+
+/// Width of the flag column in [`run_flags_text`].
+const FLAG_COLUMN: usize = 31;
+/// Width [`run_flags_text`] wraps its help text to.
+const LIST_WIDTH: usize = 100;
+
+/// Every flag of `txbench run`, in the order clap declares them, from clap's metadata: names,
+/// value name, help text, possible values, default, and whether it takes a comma list.
+fn run_flags_text() -> String {
+    let mut cli = <Cli as clap::CommandFactory>::command();
+    cli.build();
+    let run = cli
+        .find_subcommand("run")
+        .expect("txbench has a run subcommand");
+    let mut s = String::from("\nFlags of txbench run (`txbench help run` prints the same):\n");
+    s += &wrap(
+        "  ",
+        "[list]: the flag takes a comma list, one run per combination (-t 1,2,4 --theta \
+         0.6,0.99).",
+        "  ",
+    );
+    for arg in run.get_arguments() {
+        let Some(long) = arg.get_long() else {
+            continue;
+        };
+        if matches!(long, "help" | "version") {
+            continue;
+        }
+        let mut flag = match arg.get_short() {
+            Some(c) => format!("-{c}, --{long}"),
+            None => format!("    --{long}"),
+        };
+        if arg.get_action().takes_values() {
+            let name = arg
+                .get_value_names()
+                .and_then(|v| v.first())
+                .map_or_else(|| arg.get_id().as_str().to_uppercase(), |v| v.to_string());
+            flag += &format!(" {name}");
+        }
+        let mut help = arg.get_help().map(|h| h.to_string()).unwrap_or_default();
+        let values: Vec<String> = arg
+            .get_possible_values()
+            .iter()
+            .filter(|v| !v.is_hide_set())
+            .map(|v| v.get_name().to_string())
+            .collect();
+        if !values.is_empty() && arg.get_action().takes_values() {
+            help += &format!(" [values: {}]", values.join(", "));
+        }
+        let defaults: Vec<String> = arg
+            .get_default_values()
+            .iter()
+            .map(|v| v.to_string_lossy().into_owned())
+            .collect();
+        if !defaults.is_empty() && arg.get_action().takes_values() {
+            help += &format!(" [default: {}]", defaults.join(","));
+        }
+        if LIST_FLAGS.iter().any(|(name, _)| *name == long) {
+            help += " [list]";
+        }
+        s += &format_entry(&flag, FLAG_COLUMN, &help);
     }
     s
 }
 
-/// The TPC-C section of `txbench list`: flags, mix syntax, transaction names, run options.
-fn tpcc_list_text() -> String {
-    let mut s = String::from("\nTPC-C parameters (--workload tpcc):\n");
-    for (n, d) in [
-        (
-            "--warehouses N",
-            format!("1..={MAX_WAREHOUSES}, as many as fit in memory (default 1)"),
-        ),
-        (
-            "--mix M",
-            "full | np | NAME=PCT,... summing to 100, omitted = 0 (default full)".into(),
-        ),
-        (
-            "--stock-level-isolation I",
-            "serializable (default) | read-committed: Stock-Level (PLOR 6.1)".into(),
-        ),
-        (
-            "--warehouse-binding B",
-            "home (default): worker i uses warehouse i % W + 1 | random: per txn".into(),
-        ),
-        (
-            "--tpcc-spare-orders N",
-            "order slots per district (default: 500k New-Orders/s x run, >= 2000)".into(),
-        ),
-    ] {
-        s += &format!("  {n:<28} {d}\n");
+/// One `txbench list` entry: `name` in a column `width` wide, `help` wrapped beside it
+/// (starting on the next line when the name fills the column).
+fn format_entry(name: &str, width: usize, help: &str) -> String {
+    let indent = " ".repeat(2 + width + 1);
+    if name.len() > width {
+        format!("  {name}\n{}", wrap(&indent, help, &indent))
+    } else {
+        wrap(&format!("  {name:<width$} "), help, &indent)
     }
-    s += "\nTPC-C transactions (NAME in --mix; dashes also accepted: new-order):\n";
+}
+
+/// `text` wrapped to [`LIST_WIDTH`] columns after `first` on the first line and `rest` on the
+/// others; ends with a newline.
+fn wrap(first: &str, text: &str, rest: &str) -> String {
+    let mut out = first.to_string();
+    let mut col = first.len();
+    let mut line_empty = true;
+    for word in text.split_whitespace() {
+        if !line_empty && col + 1 + word.len() > LIST_WIDTH {
+            out.push('\n');
+            out += rest;
+            col = rest.len();
+            line_empty = true;
+        }
+        if !line_empty {
+            out.push(' ');
+            col += 1;
+        }
+        out += word;
+        col += word.len();
+        line_empty = false;
+    }
+    out.push('\n');
+    out
+}
+
+/// The TPC-C section of `txbench list`: the mix syntax and the two named mixes, which clap's
+/// metadata does not hold (`--mix` is free text).
+fn tpcc_list_text() -> String {
+    let mut s = String::from("\n");
+    s += &wrap(
+        "",
+        "TPC-C mixes (--workload tpcc --mix full | np | NAME=PCT,... summing to 100, omitted = 0; \
+         NAME also with dashes: new-order):",
+        "  ",
+    );
     s += &format!("  {:<14} {:>5} {:>5}\n", "", "full", "np");
     for t in TxnType::ALL {
         s += &format!(
@@ -475,6 +373,8 @@ fn tpcc_list_text() -> String {
             TpccMix::NP.percent(t)
         );
     }
-    s += "  e.g. --mix new_order=50,payment=40,delivery=10\n";
+    s += &format!(
+        "  e.g. --mix new_order=50,payment=40,delivery=10; --warehouses 1..={MAX_WAREHOUSES}\n"
+    );
     s
 }
