@@ -56,7 +56,8 @@
 //! [`NARROW_PLOR_WORKERS`] (127) workers; a run with more (the coroutine executor's threads x Q)
 //! uses [`PlorWide`], whose bitmaps span [`WIDE_WORDS`] words, up to [`MAX_PLOR_WORKERS`] (1024).
 //!
-//! Not implemented: inserts (the engine has none yet) and range scans.
+//! Inserts, deletes and range scans need nothing here: `txn/index_ops.rs` builds them, for every
+//! protocol, on these record operations.
 
 mod commit;
 pub mod context;
