@@ -3,16 +3,18 @@
 //! A wait should cost no more than the conflict behind it. Who the waiter waits for decides
 //! what that means:
 //!
-//! - **Workers no more than cores** ([`WaitPolicy::dedicated`]): the transaction waited for is
+//! - **Threads no more than cores** ([`WaitPolicy::dedicated`]): the transaction waited for is
 //!   running on another core and will release within a transaction's length. The waiter spins
-//!   (re-polling with growing pauses) for [`SPIN_FOR`], then yields between polls, and parks only
-//!   after [`PARK_AFTER_DEDICATED`]: a wait that long means the holder is not running after all
-//!   (it waits itself, or another process took its core), and a parked waiter gives its core
-//!   back. A futex sleep and wake costs tens of microseconds, several times a short conflict, so
-//!   parking early (as this executor did: after about a microsecond) made every wait cost that.
-//! - **More workers than cores** ([`WaitPolicy::shared`]): the holder may need this very core.
-//!   The waiter spins briefly (the holder may be on the other core), yields, and parks after
-//!   [`PARK_AFTER_SHARED`], so the holder gets the core.
+//!   (re-polling with growing pauses) for up to [`SPIN_FOR`], then parks: a wait that long means
+//!   the holder is not running after all (it waits itself, or another process took its core).
+//!   It never yields in a loop: with another process runnable on its core, a yield hands that
+//!   process the core until the scheduler's next tick (milliseconds), while a parked thread is
+//!   woken, and preempts, the moment its wait ends. A futex sleep and wake costs tens of
+//!   microseconds, several times a short conflict, so parking early (as this executor did: after
+//!   about a microsecond) made every wait cost that.
+//! - **More threads than cores** ([`WaitPolicy::shared`]): the holder may need this very core.
+//!   The waiter spins briefly (the holder may be on the other core), yields a few times (to the
+//!   run's other workers), and parks after [`PARK_AFTER_SHARED`], so the holder gets the core.
 //!
 //! Either way a parked waiter is woken by every event that can end its wait ([`crate::park`]);
 //! parks and parks that timed out are counted ([`WaitCounts`]) and reported.
@@ -31,10 +33,8 @@ use std::time::{Duration, Instant};
 const SPIN_ROUNDS: u32 = 6;
 /// Pauses per round once the exponential rounds are over.
 const SPIN_PAUSES: u32 = 64;
-/// How long a waiter with a core of its own spins before it starts yielding between polls.
-pub const SPIN_FOR: Duration = Duration::from_micros(20);
-/// How long a waiter with a core of its own waits before it parks.
-pub const PARK_AFTER_DEDICATED: Duration = Duration::from_micros(500);
+/// How long a waiter with a core of its own spins before it parks.
+pub const SPIN_FOR: Duration = Duration::from_micros(50);
 /// How long a waiter that shares its core waits (spinning briefly, then yielding) before it parks.
 pub const PARK_AFTER_SHARED: Duration = Duration::from_micros(10);
 /// Yields a waiter that shares its core makes before it may park, however fast they return.
@@ -122,8 +122,6 @@ impl Waiting {
             }
         } else if waited < SPIN_FOR {
             Step::Spin(SPIN_PAUSES)
-        } else if waited < PARK_AFTER_DEDICATED {
-            Step::Yield
         } else {
             Step::Park
         }
@@ -268,7 +266,7 @@ mod tests {
     }
 
     #[test]
-    fn a_dedicated_waiter_spins_then_yields_then_parks() {
+    fn a_dedicated_waiter_spins_then_parks() {
         let mut w = Waiting::start();
         let p = WaitPolicy::dedicated();
         let steps: Vec<Step> = (0..SPIN_ROUNDS).map(|_| w.next(p)).collect();
@@ -279,9 +277,7 @@ mod tests {
             "spins on before SPIN_FOR"
         );
         w.since -= SPIN_FOR;
-        assert_eq!(w.next(p), Step::Yield);
-        w.since -= PARK_AFTER_DEDICATED;
-        assert_eq!(w.next(p), Step::Park);
+        assert_eq!(w.next(p), Step::Park, "never yields");
     }
 
     #[test]
