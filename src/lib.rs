@@ -13,6 +13,7 @@ pub mod experiment;
 pub mod ids;
 pub mod index;
 pub mod metrics;
+pub mod park;
 pub mod protocol;
 pub mod random;
 pub mod runner;

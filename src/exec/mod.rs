@@ -6,9 +6,8 @@
 mod arrivals;
 pub mod backoff;
 pub mod coro;
-mod park;
 pub mod thread;
-mod wait;
+pub mod wait;
 
 pub use coro::run_coro;
 pub use thread::{ExecConfig, ExecOutcome, run_threads, run_threads_open_loop};

@@ -15,12 +15,12 @@
 
 use super::arrivals::{ArrivalClock, wait_until};
 use super::backoff::AdaptiveBackoff;
-use super::park::ParkingLot;
-use super::wait::{delay, drive, pause};
+use super::wait::{WaitPolicy, delay, drive, pause};
 use crate::check::history::WorkerHistory;
 pub use crate::config::ExecConfig;
 use crate::config::OpenLoop;
-use crate::metrics::{Phase, WorkerStats};
+use crate::metrics::{Phase, WaitCounts, WorkerStats};
+use crate::park::ParkingLot;
 use crate::protocol::{Abort, AttemptStart, Protocol};
 use crate::random::FastRng;
 use crate::storage::Database;
@@ -122,14 +122,13 @@ pub fn run_threads_open_loop<P: Protocol, W: Workload>(
     let backoff = (cfg.adaptive_backoff || protocol.adaptive_backoff())
         .then(|| AdaptiveBackoff::new(cfg.threads));
     let start = Barrier::new(cfg.threads + 1);
-    let lot = ParkingLot::new();
     let cores = core_affinity::get_core_ids().unwrap_or_default();
+    let policy = WaitPolicy::for_threads(cfg.threads + P::HELPER_THREADS, cores.len());
 
     std::thread::scope(|s| {
         let handles: Vec<_> = (0..cfg.threads)
             .map(|id| {
                 let (period, backoff, start, cores) = (&period, backoff.as_ref(), &start, &cores);
-                let lot = &lot;
                 s.spawn(move || {
                     if cfg.pin_threads && !cores.is_empty() {
                         core_affinity::set_for_current(cores[id % cores.len()]);
@@ -144,9 +143,9 @@ pub fn run_threads_open_loop<P: Protocol, W: Workload>(
                         rng: FastRng::for_worker(cfg.seed, id),
                         stats: WorkerStats::new(workload.txn_types().len()),
                         backoff,
-                        lot,
+                        lot: ParkingLot::global(),
+                        policy,
                         read_phase_extension_ns: cfg.read_phase_extension_ns,
-                        oversubscribed: cfg.threads > cores.len().max(1),
                     };
                     start.wait();
                     // Every worker's arrivals count from the moment the run starts.
@@ -187,11 +186,11 @@ struct Worker<'db, 'w, P: Protocol, W: Workload> {
     rng: FastRng,
     stats: WorkerStats,
     backoff: Option<&'w AdaptiveBackoff>,
-    /// Where this worker parks when a wait lasts, and whom it wakes when an attempt ends.
-    lot: &'w ParkingLot,
+    /// Whom it wakes when an attempt ends (the process's lot, where waiters park).
+    lot: &'static ParkingLot,
+    /// How it waits: by whether the run's threads outnumber the cores (open-loop waits too).
+    policy: WaitPolicy,
     read_phase_extension_ns: u64,
-    /// More workers than cores: open-loop waits yield the CPU rather than spin.
-    oversubscribed: bool,
 }
 
 impl<P: Protocol, W: Workload> Worker<'_, '_, P, W> {
@@ -211,7 +210,7 @@ impl<P: Protocol, W: Workload> Worker<'_, '_, P, W> {
             let arrived = match arrivals.as_deref_mut() {
                 Some(clock) => {
                     let at = clock.take();
-                    if !wait_until(at, period, STOP, self.oversubscribed) {
+                    if !wait_until(at, period, STOP, self.policy.oversubscribed()) {
                         break;
                     }
                     Some(at)
@@ -264,17 +263,26 @@ impl<P: Protocol, W: Workload> Worker<'_, '_, P, W> {
             self.tx.declare(|set| workload.declare(req, set));
         }
         loop {
+            let mut waits = WaitCounts::default();
             self.tx.begin(start);
             // A deterministic protocol schedules the attempt from its declared set first; its
             // waits count as waiting like any other.
             let (scheduled, schedule_wait) = if P::NEEDS_DECLARED_SET {
                 let tx = &mut self.tx;
-                drive(pin!(std::future::poll_fn(|_| tx.poll_schedule())), self.lot)
+                drive(
+                    pin!(std::future::poll_fn(|_| tx.poll_schedule())),
+                    self.policy,
+                    &mut waits,
+                )
             } else {
                 (Ok(()), 0)
             };
             let (result, exec_wait) = match scheduled {
-                Ok(()) => drive(pin!(self.workload.run(&mut self.tx, req)), self.lot),
+                Ok(()) => drive(
+                    pin!(self.workload.run(&mut self.tx, req)),
+                    self.policy,
+                    &mut waits,
+                ),
                 Err(why) => (Err(why), 0),
             };
             // A deterministic protocol confirms a user abort first: its program may have
@@ -283,7 +291,7 @@ impl<P: Protocol, W: Workload> Worker<'_, '_, P, W> {
                 Err(Abort::User) if P::NEEDS_DECLARED_SET => {
                     let tx = &mut self.tx;
                     let poll = std::future::poll_fn(|_| tx.poll_confirm_user_abort());
-                    let (confirmed, wait) = drive(pin!(poll), self.lot);
+                    let (confirmed, wait) = drive(pin!(poll), self.policy, &mut waits);
                     (confirmed.and(Err(Abort::User)), wait)
                 }
                 other => (other, 0),
@@ -296,7 +304,11 @@ impl<P: Protocol, W: Workload> Worker<'_, '_, P, W> {
                     }
                     let exec_end = Instant::now();
                     let tx = &mut self.tx;
-                    let (r, w) = drive(pin!(std::future::poll_fn(|_| tx.poll_commit())), self.lot);
+                    let (r, w) = drive(
+                        pin!(std::future::poll_fn(|_| tx.poll_commit())),
+                        self.policy,
+                        &mut waits,
+                    );
                     (r, w, Some(exec_end))
                 }
                 Err(why) => (Err(why), 0, None),
@@ -314,6 +326,7 @@ impl<P: Protocol, W: Workload> Worker<'_, '_, P, W> {
                         self.stats.add_phase(Phase::Execute, exec);
                         self.stats.add_phase(Phase::Commit, commit);
                         self.stats.add_phase(Phase::Wait, waited);
+                        self.stats.waits.add(waits);
                         self.stats.commit(
                             ty,
                             nanos(end - first_start),
@@ -337,6 +350,7 @@ impl<P: Protocol, W: Workload> Worker<'_, '_, P, W> {
                     if counted {
                         self.stats.abort(ty, why);
                         self.stats.add_phase(Phase::Wait, waited);
+                        self.stats.waits.add(waits);
                         self.stats.add_phase(Phase::Abort, abort_ns);
                     }
                     if !why.is_retried() {

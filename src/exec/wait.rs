@@ -1,62 +1,204 @@
 //! Driving a future in place, and how a worker thread waits when a protocol says `Pending`.
 //!
-//! Waiting spins briefly (the holder is usually on another core and about to release), then yields
-//! the CPU for a few tries, then parks the thread ([`ParkingLot`]) until a transaction attempt ends:
-//! with more workers than cores the holder may need this very core to make progress, and a waiter
-//! that only yields keeps competing with it for the core.
+//! A wait should cost no more than the conflict behind it. Who the waiter waits for decides
+//! what that means:
+//!
+//! - **Threads no more than cores** ([`WaitPolicy::dedicated`]): the transaction waited for is
+//!   running on another core and will release within a transaction's length. The waiter spins
+//!   (re-polling with growing pauses) for up to [`SPIN_FOR`], then parks: a wait that long means
+//!   the holder is not running after all (it waits itself, or another process took its core).
+//!   It never yields in a loop: with another process runnable on its core, a yield hands that
+//!   process the core until the scheduler's next tick (milliseconds), while a parked thread is
+//!   woken, and preempts, the moment its wait ends. A futex sleep and wake costs tens of
+//!   microseconds, several times a short conflict, so parking early (as this executor did: after
+//!   about a microsecond) made every wait cost that.
+//! - **More threads than cores** ([`WaitPolicy::shared`]): the holder may need this very core.
+//!   The waiter spins briefly (the holder may be on the other core), yields a few times (to the
+//!   run's other workers), and parks after [`PARK_AFTER_SHARED`], so the holder gets the core.
+//!
+//! Either way a parked waiter is woken by every event that can end its wait ([`crate::park`]);
+//! parks and parks that timed out are counted ([`WaitCounts`]) and reported.
+//!
+//! The coroutine executor's threads, when every slot waits, wait by the same steps
+//! (`coro/mod.rs`), so the two executors agree at Q = 1.
 
-use super::park::ParkingLot;
-use crate::protocol::wake::take_victim_signalled;
+use crate::metrics::WaitCounts;
+use crate::park::{Parked, ParkingLot};
 use std::future::Future;
 use std::pin::Pin;
 use std::task::{Context, Poll, Waker};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
-/// Spins before the first yield; each spin round doubles, up to this many rounds.
+/// Rounds of exponential spinning (1, 2, ..., 32 pauses) that start every wait.
 const SPIN_ROUNDS: u32 = 6;
-/// Rounds (spins, then yields) before a waiter parks.
-pub(super) const PARK_AFTER_ROUNDS: u32 = SPIN_ROUNDS + 2;
+/// Pauses per round once the exponential rounds are over.
+const SPIN_PAUSES: u32 = 64;
+/// How long a waiter with a core of its own spins before it parks.
+pub const SPIN_FOR: Duration = Duration::from_micros(50);
+/// How long a waiter that shares its core waits (spinning briefly, then yielding) before it parks.
+pub const PARK_AFTER_SHARED: Duration = Duration::from_micros(10);
+/// Yields a waiter that shares its core makes before it may park, however fast they return.
+const SHARED_YIELDS: u32 = 2;
 
-/// Polls `fut` to completion on this thread. Returns the output and the nanoseconds spent waiting
-/// (between a `Pending` and the poll that followed it). A wait that lasts parks in `lot`.
+/// How the run's waiters wait: chosen once per run from whether its threads outnumber the cores.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct WaitPolicy {
+    /// More threads (workers, plus any thread a protocol runs) than cores.
+    oversubscribed: bool,
+}
+
+impl WaitPolicy {
+    /// Every thread has a core: spin while the holder runs.
+    pub const fn dedicated() -> Self {
+        WaitPolicy {
+            oversubscribed: false,
+        }
+    }
+
+    /// Threads share cores: park soon.
+    pub const fn shared() -> Self {
+        WaitPolicy {
+            oversubscribed: true,
+        }
+    }
+
+    /// The policy for `threads` busy threads on `cores` usable cores (0: unknown, taken as 1).
+    pub fn for_threads(threads: usize, cores: usize) -> Self {
+        if threads > cores.max(1) {
+            Self::shared()
+        } else {
+            Self::dedicated()
+        }
+    }
+
+    /// Whether threads share cores.
+    pub fn oversubscribed(self) -> bool {
+        self.oversubscribed
+    }
+}
+
+/// What a waiter does next.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Step {
+    /// Spin this many pause instructions, then poll.
+    Spin(u32),
+    /// Yield the CPU, then poll.
+    Yield,
+    /// Park until woken (or [`crate::park::PARK_TIMEOUT`]), polling once more first.
+    Park,
+}
+
+/// One wait in progress: how many steps it took, and since when it waits.
+#[derive(Debug, Clone, Copy)]
+pub struct Waiting {
+    rounds: u32,
+    since: Instant,
+}
+
+impl Waiting {
+    /// A wait that starts now.
+    #[inline]
+    pub fn start() -> Self {
+        Waiting {
+            rounds: 0,
+            since: Instant::now(),
+        }
+    }
+
+    /// The step after the last poll found the waiter still blocked.
+    #[inline]
+    pub fn next(&mut self, policy: WaitPolicy) -> Step {
+        let round = self.rounds;
+        self.rounds = self.rounds.saturating_add(1);
+        if round < SPIN_ROUNDS {
+            return Step::Spin(1 << round);
+        }
+        let waited = self.since.elapsed();
+        if policy.oversubscribed {
+            if round < SPIN_ROUNDS + SHARED_YIELDS || waited < PARK_AFTER_SHARED {
+                Step::Yield
+            } else {
+                Step::Park
+            }
+        } else if waited < SPIN_FOR {
+            Step::Spin(SPIN_PAUSES)
+        } else {
+            Step::Park
+        }
+    }
+
+    /// Takes one step: spins, yields, or parks in `lot` with `poll` as the last poll before
+    /// sleeping (counted in `counts`). Returns what `poll` returned if the park ran it; for the
+    /// other steps the caller polls.
+    #[inline]
+    pub fn take<T>(
+        &mut self,
+        policy: WaitPolicy,
+        lot: &ParkingLot,
+        counts: &mut WaitCounts,
+        poll: impl FnOnce() -> Option<T>,
+    ) -> StepOutcome<T> {
+        match self.next(policy) {
+            Step::Spin(n) => {
+                for _ in 0..n {
+                    std::hint::spin_loop();
+                }
+                StepOutcome::PollNow
+            }
+            Step::Yield => {
+                std::thread::yield_now();
+                StepOutcome::PollNow
+            }
+            Step::Park => {
+                let (out, parked) = lot.park_while(poll);
+                counts.count(parked);
+                StepOutcome::Polled(out)
+            }
+        }
+    }
+}
+
+/// What [`Waiting::take`] leaves to the caller.
+pub enum StepOutcome<T> {
+    /// The step did not poll: poll now.
+    PollNow,
+    /// The step polled (before parking); this is what the poll returned.
+    Polled(Option<T>),
+}
+
+/// Polls `fut` to completion on this thread, waiting between polls by `policy`. Returns the
+/// output and the nanoseconds spent waiting (between a `Pending` and the poll that followed it);
+/// parks are counted in `counts`.
 #[inline]
-pub fn drive<F: Future>(mut fut: Pin<&mut F>, lot: &ParkingLot) -> (F::Output, u64) {
+pub fn drive<F: Future>(
+    mut fut: Pin<&mut F>,
+    policy: WaitPolicy,
+    counts: &mut WaitCounts,
+) -> (F::Output, u64) {
     let mut cx = Context::from_waker(Waker::noop());
     // Fast path: most operations never wait.
     if let Poll::Ready(out) = fut.as_mut().poll(&mut cx) {
         return (out, 0);
     }
-    let started = Instant::now();
-    let mut round = 0;
-    let mut poll = || {
-        let out = fut.as_mut().poll(&mut cx);
-        if take_victim_signalled() {
-            // The poll wounded a transaction that may be parked: it must run to notice.
-            lot.wake_parked();
-        }
-        match out {
+    let mut waiting = Waiting::start();
+    let lot = ParkingLot::global();
+    loop {
+        let mut poll = || match fut.as_mut().poll(&mut cx) {
             Poll::Ready(out) => Some(out),
             Poll::Pending => None,
-        }
-    };
-    if take_victim_signalled() {
-        lot.wake_parked();
-    }
-    loop {
-        let ready = if round < PARK_AFTER_ROUNDS {
-            pause(round);
-            round += 1;
-            poll()
-        } else {
-            lot.park_while(&mut poll)
+        };
+        let ready = match waiting.take(policy, lot, counts, &mut poll) {
+            StepOutcome::PollNow => poll(),
+            StepOutcome::Polled(out) => out,
         };
         if let Some(out) = ready {
-            return (out, started.elapsed().as_nanos() as u64);
+            return (out, waiting.since.elapsed().as_nanos() as u64);
         }
     }
 }
 
-/// One waiting step: exponential spinning for the first rounds, then yield the CPU.
+/// One step of the short spin-then-yield wait a worker takes before retrying an aborted attempt
+/// (round `round` of its aborts in a row).
 #[inline]
 pub fn pause(round: u32) {
     if round < SPIN_ROUNDS {
@@ -86,6 +228,21 @@ pub fn delay(ns: u64) {
     }
 }
 
+impl WaitCounts {
+    /// Counts how one park ended.
+    #[inline]
+    pub fn count(&mut self, parked: Parked) {
+        match parked {
+            Parked::No => {}
+            Parked::Woken => self.parks += 1,
+            Parked::TimedOut => {
+                self.parks += 1;
+                self.park_timeouts += 1;
+            }
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -102,8 +259,65 @@ mod tests {
                 Poll::Pending
             }
         });
-        let (out, _) = drive(pin!(fut), &ParkingLot::new());
+        let mut counts = WaitCounts::default();
+        let (out, _) = drive(pin!(fut), WaitPolicy::dedicated(), &mut counts);
         assert_eq!(out, 7);
+        assert_eq!(counts, WaitCounts::default(), "three polls never park");
+    }
+
+    #[test]
+    fn a_dedicated_waiter_spins_then_parks() {
+        let mut w = Waiting::start();
+        let p = WaitPolicy::dedicated();
+        let steps: Vec<Step> = (0..SPIN_ROUNDS).map(|_| w.next(p)).collect();
+        assert!(steps.iter().all(|s| matches!(s, Step::Spin(_))));
+        assert_eq!(
+            w.next(p),
+            Step::Spin(SPIN_PAUSES),
+            "spins on before SPIN_FOR"
+        );
+        w.since -= SPIN_FOR;
+        assert_eq!(w.next(p), Step::Park, "never yields");
+    }
+
+    #[test]
+    fn a_shared_waiter_yields_then_parks_soon() {
+        let mut w = Waiting::start();
+        let p = WaitPolicy::shared();
+        for _ in 0..SPIN_ROUNDS {
+            assert!(matches!(w.next(p), Step::Spin(_)));
+        }
+        w.since -= PARK_AFTER_SHARED;
+        // Past the time, but not yet the minimum yields.
+        assert_eq!(w.next(p), Step::Yield);
+        assert_eq!(w.next(p), Step::Yield);
+        assert_eq!(w.next(p), Step::Park);
+    }
+
+    #[test]
+    fn the_policy_follows_the_thread_count() {
+        assert!(!WaitPolicy::for_threads(2, 2).oversubscribed());
+        assert!(WaitPolicy::for_threads(3, 2).oversubscribed());
+        assert!(WaitPolicy::for_threads(2, 0).oversubscribed());
+    }
+
+    #[test]
+    fn a_long_wait_parks_and_counts_its_timeouts() {
+        // Blocked for good: the waiter must reach its parks; nothing wakes them.
+        let mut counts = WaitCounts::default();
+        let mut w = Waiting::start();
+        let lot = ParkingLot::new();
+        let mut parks = 0;
+        while parks < 2 {
+            if let StepOutcome::Polled(out) =
+                w.take(WaitPolicy::shared(), &lot, &mut counts, || None::<()>)
+            {
+                assert!(out.is_none());
+                parks += 1;
+            }
+        }
+        assert_eq!(counts.parks, 2);
+        assert_eq!(counts.park_timeouts, 2);
     }
 
     #[test]

@@ -102,6 +102,25 @@ impl TypeStats {
     }
 }
 
+/// How often waiters parked (`exec/wait.rs`), and how often a park ended by its timeout rather
+/// than by a wake: every event that can end a wait wakes the parked waiters (`crate::park`), so
+/// timeouts count waits that no event ended in time (a missing wake shows here).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+pub struct WaitCounts {
+    /// Parks (the thread slept).
+    pub parks: u64,
+    /// Parks that ended by their timeout.
+    pub park_timeouts: u64,
+}
+
+impl WaitCounts {
+    /// Adds `other` into `self`.
+    pub fn add(&mut self, other: WaitCounts) {
+        self.parks += other.parks;
+        self.park_timeouts += other.park_timeouts;
+    }
+}
+
 /// What one worker measured.
 #[derive(Debug, Clone)]
 pub struct WorkerStats {
@@ -111,6 +130,8 @@ pub struct WorkerStats {
     pub phase_ns: [u64; 4],
     /// Scheduling signals per [`Signal`](crate::protocol::signal::Signal) (coroutine executor).
     pub signals: [u64; crate::protocol::signal::Signal::COUNT],
+    /// Parks while waiting, during measure.
+    pub waits: WaitCounts,
 }
 
 impl WorkerStats {
@@ -120,6 +141,7 @@ impl WorkerStats {
             types: (0..types).map(|_| TypeStats::default()).collect(),
             phase_ns: [0; 4],
             signals: [0; crate::protocol::signal::Signal::COUNT],
+            waits: WaitCounts::default(),
         }
     }
 
@@ -168,6 +190,7 @@ impl WorkerStats {
         for (a, b) in self.signals.iter_mut().zip(other.signals) {
             *a += b;
         }
+        self.waits.add(other.waits);
     }
 }
 

@@ -108,6 +108,9 @@ pub struct RunReport {
     /// transaction aborted for good). Counted by the coroutine executor only; empty under the
     /// thread executor.
     pub signals: BTreeMap<&'static str, u64>,
+    /// Waits during measure that parked a thread, and parks that ended by their timeout instead
+    /// of a wake ([`WaitCounts`](super::WaitCounts)); both executors.
+    pub waits: super::WaitCounts,
     /// Statistics only this protocol has ([`Protocol::stats`](crate::protocol::Protocol::stats):
     /// C-Sched's scheduler core and grants), by name; empty for most protocols.
     #[serde(skip_serializing_if = "BTreeMap::is_empty")]
@@ -351,6 +354,7 @@ impl RunReport {
                     .map(|s| (s.name(), merged.signals[s.index()]))
                     .collect(),
             },
+            waits: merged.waits,
             protocol_stats: BTreeMap::new(),
             reexecutions: label.declared_sets.then_some(total.reexecutions),
             offered_tps: cfg.open_loop.map(|o| o.rate_tps),

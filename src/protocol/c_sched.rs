@@ -113,6 +113,8 @@ impl Drop for CSched {
     fn drop(&mut self) {
         // Release: nothing to publish; the flag only ends the loop.
         self.shared.stop.store(true, Ordering::Release);
+        // The scheduler thread may be parked, idle.
+        super::wake::wake_waiters();
         if let Some(h) = self.scheduler.take() {
             // A panicking scheduler already reported itself; nothing to add here.
             let _ = h.join();
@@ -139,17 +141,23 @@ fn schedule_loop(shared: &Shared) {
     // whose keys are free is granted: no deadlock.
     let mut writer_waiting: HashSet<usize> = HashSet::new();
     let mut idle_rounds = 0u32;
+    // Slot states as the last pass read them (what a change wakes an idle scheduler from).
+    let mut seen: Vec<u8> = Vec::with_capacity(shared.slots.len());
     let mut start = 0;
     let n = shared.slots.len();
     // Acquire: pairs with the Release in `Drop`.
     while !shared.stop.load(Ordering::Acquire) {
         let mut progress = false;
         writer_waiting.clear();
+        seen.clear();
+        seen.resize(n, IDLE);
         for k in 0..n {
             let slot = &shared.slots[(start + k) % n];
             // Acquire: pairs with the worker's Release of SUBMITTED or DONE, so its keys (and
             // its installs, for DONE) are visible.
-            match slot.state.load(Ordering::Acquire) {
+            let state = slot.state.load(Ordering::Acquire);
+            seen[(start + k) % n] = state;
+            match state {
                 DONE => {
                     let held = slot.keys.lock().unwrap_or_else(|e| e.into_inner());
                     for &(key, mode) in held.iter() {
@@ -217,12 +225,31 @@ fn schedule_loop(shared: &Shared) {
         start = (start + 1) % n;
         if progress {
             idle_rounds = 0;
+            // Grants (and the IDLE that lets a worker submit again) end waits: the grantees
+            // may be parked.
+            super::wake::wake_waiters();
         } else {
             idle_rounds = idle_rounds.saturating_add(1);
             if idle_rounds < 64 {
                 std::hint::spin_loop();
-            } else {
+            } else if idle_rounds < 128 {
                 std::thread::yield_now();
+            } else {
+                // Idle for a while: sleep until a worker submits or finishes (both wake the
+                // lot: `schedule` after SUBMITTED, the executor after every attempt), so an
+                // idle scheduler does not take a core from the workers. Stopping wakes it too.
+                // `seen` holds the states this pass read (it changed none): a change since, even
+                // one whose wake came before this thread registered as a sleeper, ends the park.
+                let (_, _) = crate::park::ParkingLot::global().park_while(|| {
+                    // Relaxed: only whether anything changed; the next pass reads with Acquire.
+                    let changed = shared.stop.load(Ordering::Relaxed)
+                        || shared
+                            .slots
+                            .iter()
+                            .zip(&seen)
+                            .any(|(slot, &was)| slot.state.load(Ordering::Relaxed) != was);
+                    changed.then_some(())
+                });
             }
         }
     }
@@ -259,6 +286,7 @@ impl Protocol for CSched {
     type Worker<'db> = CSchedWorker<'db>;
 
     const NEEDS_DECLARED_SET: bool = true;
+    const HELPER_THREADS: usize = 1;
 
     fn new_worker<'db>(&'db self, id: usize) -> CSchedWorker<'db> {
         CSchedWorker {
@@ -291,6 +319,8 @@ impl Protocol for CSched {
                     drop(keys);
                     // Release: publishes the keys to the scheduler.
                     w.slot.state.store(SUBMITTED, Ordering::Release);
+                    // The scheduler thread may be parked, idle.
+                    super::wake::wake_waiters();
                     w.stage = Stage::Submitted;
                 }
                 Stage::Submitted => {
@@ -410,7 +440,12 @@ mod tests {
         };
         let (wr, rd) = ([d(AccessMode::Write)], [d(AccessMode::Read)]);
         let mut ws: Vec<_> = (0..3).map(|i| p.new_worker(i)).collect();
+        let wakes = crate::protocol::wake::calls_on_this_thread();
         assert!(granted_within(&p, &mut ws[0], &wr, 5_000));
+        assert!(
+            crate::protocol::wake::calls_on_this_thread() > wakes,
+            "submitting wakes the scheduler, which may be parked"
+        );
         assert!(!granted_within(&p, &mut ws[1], &rd, 20), "the writer runs");
         assert_eq!(p.commit(&mut ws[0]), Poll::Ready(Ok(())));
         assert!(granted_within(&p, &mut ws[1], &rd, 5_000));

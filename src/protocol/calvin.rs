@@ -203,6 +203,8 @@ impl Protocol for Calvin {
                     }
                     // Release: publishes our requests to the next sequence number.
                     self.turn.store(seq + 1, Ordering::Release);
+                    // The next sequence number may be parked waiting for its turn.
+                    super::wake::wake_waiters();
                     w.granted = 0;
                     w.stage = Stage::Requested;
                 }
@@ -326,7 +328,12 @@ mod tests {
         // a takes sequence 0 but has not requested yet (its turn check is the next step).
         a.stage = Stage::Sequenced(p.next_seq.fetch_add(1, Ordering::Relaxed));
         assert_eq!(p.schedule(&mut b, &s), Poll::Pending, "turn of 0");
+        let wakes = crate::protocol::wake::calls_on_this_thread();
         assert_eq!(p.schedule(&mut a, &s), OK);
+        assert!(
+            crate::protocol::wake::calls_on_this_thread() > wakes,
+            "passing the turn wakes b, which may be parked"
+        );
         assert_eq!(p.schedule(&mut b, &s), Poll::Pending, "lock held by 0");
         assert_eq!(p.commit(&mut a), OK);
         assert_eq!(p.schedule(&mut b, &s), OK);

@@ -278,6 +278,11 @@ pub trait Protocol: Send + Sync + Sized + 'static {
     /// cannot declare.
     const NEEDS_DECLARED_SET: bool = false;
 
+    /// Threads the protocol runs besides the workers, busy while the run lasts (C-Sched's
+    /// scheduler). The executors count them when they decide whether threads outnumber cores,
+    /// which decides how a waiter waits (`exec/wait.rs`).
+    const HELPER_THREADS: usize = 0;
+
     /// Named statistics of the run, for the report (after the workers were joined): counters
     /// or facts only this protocol has (C-Sched's scheduler core). None by default.
     fn stats(&self) -> Vec<(&'static str, f64)> {

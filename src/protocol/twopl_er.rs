@@ -144,6 +144,14 @@ fn release(rec: &Record<'_, OrdRwLock>, mode: AccessMode) {
     }
 }
 
+/// Releases `rec`'s lock before commit (the early release), and wakes waiters that may be parked
+/// on it: no attempt ends here to wake them.
+#[inline]
+fn release_early(rec: &Record<'_, OrdRwLock>, mode: AccessMode) {
+    release(rec, mode);
+    super::wake::wake_waiters();
+}
+
 /// The panic for an access after the record's early release (module docs).
 #[cold]
 fn touched_after_release(rec: &Record<'_, OrdRwLock>) -> ! {
@@ -219,7 +227,7 @@ impl Protocol for TwoPlEr {
         match e.hold {
             Hold::Held(AccessMode::Read) => {
                 rec.payload.load(out);
-                release(&rec, AccessMode::Read);
+                release_early(&rec, AccessMode::Read);
                 e.hold = Hold::Released;
             }
             // A declared write keeps its lock until the write.
@@ -261,10 +269,10 @@ impl Protocol for TwoPlEr {
         if self.installs_at_write() {
             w.writes.install(i);
             w.installed += 1;
-            release(&rec, AccessMode::Write);
+            release_early(&rec, AccessMode::Write);
         } else {
             // The mutant: released now, installed at commit.
-            release(&rec, AccessMode::Write);
+            release_early(&rec, AccessMode::Write);
         }
         Poll::Ready(Ok(()))
     }
@@ -326,8 +334,13 @@ mod tests {
         assert_eq!(p.schedule(&mut b, &sb), Poll::Pending, "a reads 0");
         let (rec0, rec1) = (t.get(RecordId(0)).unwrap(), t.get(RecordId(1)).unwrap());
         let mut out = [0u8; 8];
+        let wakes = crate::protocol::wake::calls_on_this_thread();
         assert_eq!(p.read(&mut a, rec0, &mut out), OK);
         assert!(rec0.meta().is_free(), "released right after the read");
+        assert!(
+            crate::protocol::wake::calls_on_this_thread() > wakes,
+            "an early release wakes b, which may be parked"
+        );
         assert_eq!(p.schedule(&mut b, &sb), Poll::Pending, "a still holds 1");
         assert_eq!(p.write(&mut a, rec1, &[7; 8], WriteKind::Blind), OK);
         assert!(rec1.meta().is_free(), "released right after the write");

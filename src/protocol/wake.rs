@@ -1,43 +1,34 @@
-//! A protocol's note to the executor that it changed another transaction's fate while that
-//! transaction may be waiting: a wound (WOUND_WAIT, PLOR). The victim must run to notice it and
-//! release its locks, but a victim whose thread is parked (`exec::park`) would otherwise sleep until
-//! a transaction ends or its park times out, while the wounder waits for it.
+//! A protocol's word to waiting transactions: something they may wait for changed.
 //!
-//! The note is a flag of the calling thread: set by the operation that wounds, taken by the
-//! executor after the operation returns (`Pending`: the wounder is about to wait for the victim),
-//! which then wakes parked threads. It costs nothing on paths that wound nobody, and needs no
-//! protocol to know how the executor waits.
+//! Most waits end when a transaction attempt ends, and the executors wake parked waiters then
+//! ([`crate::park`]). Some end earlier, inside an operation: a wound (WOUND_WAIT, PLOR: the
+//! victim must run to notice it), Calvin's turn passed on, C-Sched's grant, DecentSched's ready
+//! flag, dependency additions and epoch advance, 2PL-with-early-release's releases. The
+//! protocol calls [`wake_waiters`] right after making such a change visible; without it a parked
+//! waiter would sleep until an unrelated attempt ended or its park timed out.
+//!
+//! The call costs a fence and a load of a word nobody writes while nobody is parked; it needs no
+//! protocol to know how the executor waits, and works from any thread (C-Sched's scheduler).
 
-use std::cell::Cell;
-
-thread_local! {
-    static VICTIM_SIGNALLED: Cell<bool> = const { Cell::new(false) };
-}
-
-/// Notes that this thread's operation just wounded (or otherwise signalled) another transaction.
-#[inline]
-pub fn note_victim_signalled() {
-    VICTIM_SIGNALLED.with(|f| f.set(true));
-}
-
-/// Whether this thread signalled a victim since the last call, clearing the note.
-#[inline]
-pub fn take_victim_signalled() -> bool {
-    VICTIM_SIGNALLED.with(|f| f.replace(false))
-}
+use crate::park::ParkingLot;
 
 #[cfg(test)]
-mod tests {
-    use super::*;
+thread_local! {
+    /// Calls on this thread (tests check that each waking event calls).
+    static CALLS: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
+}
 
-    #[test]
-    fn the_note_is_taken_once_and_per_thread() {
-        assert!(!take_victim_signalled());
-        note_victim_signalled();
-        std::thread::spawn(|| assert!(!take_victim_signalled()))
-            .join()
-            .unwrap();
-        assert!(take_victim_signalled());
-        assert!(!take_victim_signalled());
-    }
+/// How many times this thread called [`wake_waiters`] (tests only).
+#[cfg(test)]
+pub(crate) fn calls_on_this_thread() -> u64 {
+    CALLS.with(|c| c.get())
+}
+
+/// Wakes every parked waiter, if there is one. Call after the change is visible (after its
+/// Release store): the fence inside orders that store before the check for sleepers.
+#[inline]
+pub fn wake_waiters() {
+    #[cfg(test)]
+    CALLS.with(|c| c.set(c.get() + 1));
+    ParkingLot::global().wake_parked();
 }

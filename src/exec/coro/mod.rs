@@ -12,9 +12,10 @@
 //! (ML, SF); a slot that needs work takes its front, and generates a fresh request when it is
 //! empty. No protocol runs in batches yet, so there is no batch manager (NB acts as ML).
 //!
-//! A thread whose every slot waits on other threads spins, yields, then parks like the thread
-//! executor's waiter (`park.rs`), woken when an attempt ends anywhere in the run; progress is an
-//! attempt ending or an operation completing on the thread (`txn::progress`).
+//! A thread whose every slot waits on other threads waits by the thread executor's steps
+//! (`exec/wait.rs`: spin while the run's threads have cores of their own, yield, then park until a
+//! waking event); progress is an attempt ending or an operation completing on the thread
+//! (`txn::progress`).
 //!
 //! Statistics are kept per thread (one `WorkerStats` shared by its slots); histories per slot.
 
@@ -23,12 +24,12 @@ mod slot;
 mod suspend;
 
 use super::backoff::AdaptiveBackoff;
-use super::park::ParkingLot;
 use super::thread::{ExecOutcome, coordinate, first_period};
-use super::wait::{PARK_AFTER_ROUNDS, pause};
+use super::wait::{StepOutcome, WaitPolicy, Waiting};
 use crate::check::history::WorkerHistory;
 use crate::config::ExecConfig;
-use crate::metrics::WorkerStats;
+use crate::metrics::{WaitCounts, WorkerStats};
+use crate::park::ParkingLot;
 use crate::protocol::Protocol;
 use crate::random::FastRng;
 use crate::storage::Database;
@@ -43,7 +44,6 @@ use std::pin::Pin;
 use std::sync::Barrier;
 use std::sync::atomic::AtomicU8;
 use std::task::{Context, Waker};
-use std::time::{Duration, Instant};
 
 /// Runs `workload` on `protocol` over `db` with `cfg.threads` threads of `queue` coroutines each
 /// (`queue * cfg.threads` protocol workers; the protocol must have been built for that many).
@@ -61,16 +61,16 @@ pub fn run_coro<P: Protocol, W: Workload>(
     let backoff = (cfg.adaptive_backoff || protocol.adaptive_backoff())
         .then(|| AdaptiveBackoff::new(cfg.threads));
     let start = Barrier::new(cfg.threads + 1);
-    let lot = ParkingLot::new();
     let global = GlobalQueue::new();
     let cores = core_affinity::get_core_ids().unwrap_or_default();
+    let policy = WaitPolicy::for_threads(cfg.threads + P::HELPER_THREADS, cores.len());
     let history_share = usize::try_from(cfg.check_limit_ops / workers as u64).unwrap_or(usize::MAX);
 
     std::thread::scope(|s| {
         let handles: Vec<_> = (0..cfg.threads)
             .map(|thread| {
                 let (period, backoff, start, cores) = (&period, backoff.as_ref(), &start, &cores);
-                let (lot, global) = (&lot, &global);
+                let global = &global;
                 s.spawn(move || {
                     if cfg.pin_threads && !cores.is_empty() {
                         core_affinity::set_for_current(cores[thread % cores.len()]);
@@ -82,7 +82,7 @@ pub fn run_coro<P: Protocol, W: Workload>(
                         period,
                         queue: global,
                         backoff,
-                        lot,
+                        lot: ParkingLot::global(),
                         read_phase_extension_ns: cfg.read_phase_extension_ns,
                         stats: &stats,
                         attempts_ended: &attempts_ended,
@@ -111,7 +111,7 @@ pub fn run_coro<P: Protocol, W: Workload>(
                             })
                             .collect();
                         start.wait();
-                        schedule(&mut slots, &env, thread == 0);
+                        schedule(&mut slots, &env, policy, thread == 0);
                     }
                     let histories: Vec<WorkerHistory> = txs
                         .iter_mut()
@@ -141,18 +141,6 @@ pub fn run_coro<P: Protocol, W: Workload>(
     })
 }
 
-/// How long a thread's slots must all have been blocked (no operation completing and no attempt
-/// ending on the thread), besides the thread executor's rounds of spinning and yielding, before
-/// the thread parks. Short: once no slot can move, the holders they wait for may need this very
-/// core (on a loaded machine they are often descheduled), and parking gives it to them, as the
-/// thread executor's waiter does. It is not zero so that a slot's short timed suspension (a
-/// backoff, the read phase extension), which is not progress either, is not stretched to a park.
-/// (It was 50 us, counted from the last attempt end; blocked slots then yielded rather than
-/// parked, and on a loaded 2-core machine WOUND_WAIT at Q = 1 ran at about 0.3 of the thread
-/// executor, as it still did with 50 us counted from the last completed operation. With 10 us
-/// it ran 2.7-4x faster: docs/RESULTS.md, the SGPM coroutine executor's A/B.)
-const PARK_AFTER_IDLE: Duration = Duration::from_micros(10);
-
 /// What the scheduler counts as progress of the thread: attempts ended plus operations
 /// completed on it. A pass over the slots that changes neither moved no transaction forward.
 fn progress<W: Workload>(env: &SlotEnv<'_, W>) -> u64 {
@@ -163,18 +151,18 @@ fn progress<W: Workload>(env: &SlotEnv<'_, W>) -> u64 {
 
 /// Polls the thread's slots round-robin until every one has finished (after stop). When a whole
 /// pass makes no progress (no operation completed, no attempt ended: every slot is blocked), the
-/// thread waits as a thread-executor waiter would: spin, yield, then (after [`PARK_AFTER_IDLE`]
-/// without progress here) park until an attempt ends somewhere in the run. `leader` tunes
+/// thread waits as a thread-executor waiter would, by `policy` (`exec/wait.rs`): spin, yield,
+/// then park until a waking event, re-polling its slots between steps. `leader` tunes
 /// AdaptiveBackoff.
 fn schedule<F: Future<Output = ()>, W: Workload>(
     slots: &mut [Option<Pin<Box<F>>>],
     env: &SlotEnv<'_, W>,
+    policy: WaitPolicy,
     leader: bool,
 ) {
     let mut cx = Context::from_waker(Waker::noop());
     let mut live = slots.len();
-    let mut idle_rounds = 0;
-    let mut last_progress = Instant::now();
+    let mut waiting: Option<Waiting> = None;
     let mut leader_clock = env.backoff.filter(|_| leader).map(|b| b.leader_clock());
     while live > 0 {
         let before = progress(env);
@@ -183,20 +171,22 @@ fn schedule<F: Future<Output = ()>, W: Workload>(
             b.tune(clock);
         }
         if progress(env) != before || live == 0 {
-            idle_rounds = 0;
-            last_progress = Instant::now();
-        } else if idle_rounds < PARK_AFTER_ROUNDS || last_progress.elapsed() < PARK_AFTER_IDLE {
-            pause(idle_rounds.min(PARK_AFTER_ROUNDS - 1));
-            idle_rounds = idle_rounds.saturating_add(1);
-        } else {
-            let progressed = env.lot.park_while(|| {
-                live -= poll_all(slots, &mut cx);
-                (progress(env) != before || live == 0).then_some(())
-            });
-            if progressed.is_some() {
-                idle_rounds = 0;
-                last_progress = Instant::now();
-            }
+            waiting = None;
+            continue;
+        }
+        let mut counts = WaitCounts::default();
+        let step =
+            waiting
+                .get_or_insert_with(Waiting::start)
+                .take(policy, env.lot, &mut counts, || {
+                    live -= poll_all(slots, &mut cx);
+                    (progress(env) != before || live == 0).then_some(())
+                });
+        if let StepOutcome::Polled(Some(())) = step {
+            waiting = None;
+        }
+        if counts.parks > 0 && env.measuring() {
+            env.stats.borrow_mut().waits.add(counts);
         }
     }
 }

@@ -18,14 +18,13 @@
 //! so that every slot finishes the transaction in hand, as the thread executor's workers do.
 
 use super::super::backoff::AdaptiveBackoff;
-use super::super::park::ParkingLot;
 use super::super::thread::{MEASURE, STOP, nanos};
 use super::super::wait::pause;
 use super::global_queue::GlobalQueue;
 use super::suspend::{sleep_ns, yield_now};
 use crate::metrics::{Phase, WorkerStats};
+use crate::park::ParkingLot;
 use crate::protocol::signal::Signal;
-use crate::protocol::wake::take_victim_signalled;
 use crate::protocol::{Abort, AttemptStart, Protocol};
 use crate::random::FastRng;
 use crate::txn::Txn;
@@ -56,7 +55,8 @@ pub struct SlotEnv<'r, W: Workload> {
     pub period: &'r AtomicU8,
     pub queue: &'r GlobalQueue<Job<W::Request>>,
     pub backoff: Option<&'r AdaptiveBackoff>,
-    pub lot: &'r ParkingLot,
+    /// Whom the thread wakes when an attempt ends (the process's lot, where waiters park).
+    pub lot: &'static ParkingLot,
     pub read_phase_extension_ns: u64,
     /// The thread's statistics (slots never hold the borrow across a suspension).
     pub stats: &'r RefCell<WorkerStats>,
@@ -71,6 +71,12 @@ pub struct SlotEnv<'r, W: Workload> {
 }
 
 impl<W: Workload> SlotEnv<'_, W> {
+    /// Whether the run is in its measured period (what the thread's wait counts follow).
+    pub fn measuring(&self) -> bool {
+        // Acquire: pairs with the coordinator's Release, as every read of the period.
+        self.period.load(Ordering::Acquire) == MEASURE
+    }
+
     fn attempt_ended(&self) {
         self.attempts_ended.set(self.attempts_ended.get() + 1);
         self.lot.attempt_ended();
@@ -164,6 +170,9 @@ async fn run_job<P: Protocol, W: Workload>(
     rng: &mut FastRng,
 ) -> Option<Signal> {
     let mut retry_here = false;
+    // The first attempt starts before the declaration, as under the thread executor: declaring
+    // (and sorting) the access set is the transaction's work, in its latency and execute phase.
+    let mut attempt_start = Instant::now();
     if P::NEEDS_DECLARED_SET {
         // Once per job on this slot (a moved job declares again on its new slot's worker): its
         // retries run the same request.
@@ -171,7 +180,6 @@ async fn run_job<P: Protocol, W: Workload>(
         tx.declare(|set| workload.declare(&job.req, set));
     }
     loop {
-        let attempt_start = Instant::now();
         let first_start = *job.first_start.get_or_insert(attempt_start);
         tx.begin(AttemptStart {
             retry: retry_here,
@@ -284,6 +292,7 @@ async fn run_job<P: Protocol, W: Workload>(
                     // held by another transaction, perhaps one of this thread's.
                     yield_now().await;
                 }
+                attempt_start = Instant::now();
             }
         }
     }
@@ -303,10 +312,6 @@ async fn timed<F: Future, W: Workload>(
     std::future::poll_fn(|cx| match fut.as_mut().poll(cx) {
         Poll::Ready(out) => Poll::Ready((out, waiting_since.map_or(0, |s| nanos(s.elapsed())))),
         Poll::Pending => {
-            if take_victim_signalled() {
-                // This poll wounded a transaction that may be parked on another thread.
-                env.lot.wake_parked();
-            }
             waiting_since.get_or_insert_with(Instant::now);
             if counted {
                 env.count(Signal::Ag);

@@ -124,6 +124,8 @@ impl Epochs {
             .store(self.base.elapsed().as_nanos() as u64, Ordering::Relaxed);
         // Release: publishes the cleared queues to the workers that see the new number.
         self.number.fetch_add(1, Ordering::Release);
+        // Workers waiting at the barrier may be parked.
+        crate::protocol::wake::wake_waiters();
     }
 }
 

@@ -397,6 +397,8 @@ impl<'db> DecentSchedWorker<'db> {
             }
         }
         p.table.set_ready(tid);
+        // Searchers waiting for us to be ready may be parked.
+        super::wake::wake_waiters();
         self.stage = Stage::Searching;
     }
 
@@ -422,6 +424,9 @@ impl<'db> DecentSchedWorker<'db> {
         self.deps.clear();
         p.table.members(tid, Set::Direct, &mut self.deps);
         p.table.members(tid, Set::Indirect, &mut self.deps);
+        // Our dependency sets are complete: a lower-id transaction waiting until we have it in
+        // them (algorithm 4) may be parked.
+        super::wake::wake_waiters();
         self.at = 0;
         self.stage = Stage::Waiting;
         true

@@ -100,7 +100,12 @@ fn figure_2b_cycle_runs_in_id_order() {
     for i in [0, 1, 1, 2, 2, 0] {
         push_next(&mut ws[i]);
     }
+    let wakes = crate::protocol::wake::calls_on_this_thread();
     assert_eq!(settle(&p, &mut ws), [true, false, false]);
+    assert!(
+        crate::protocol::wake::calls_on_this_thread() >= wakes + 6,
+        "each of the three marks itself ready and completes its dependency sets, waking waiters"
+    );
     assert!(
         p.table.contains(0, Set::Indirect, 1),
         "T1 sees T2 through T3"

@@ -182,7 +182,8 @@ impl ContextTable {
             Ordering::Acquire,
         ) {
             Ok(_) => {
-                crate::protocol::wake::note_victim_signalled();
+                // The victim may be parked: it must run to notice the wound.
+                crate::protocol::wake::wake_waiters();
                 true
             }
             Err(now) => now == victim.aborted().0,

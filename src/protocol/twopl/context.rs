@@ -199,7 +199,8 @@ impl ContextTable {
                 Ordering::Acquire,
             ) {
                 Ok(_) => {
-                    crate::protocol::wake::note_victim_signalled();
+                    // The victim may be parked: it must run to notice the wound.
+                    crate::protocol::wake::wake_waiters();
                     return true;
                 }
                 Err(now) => seen = ContextWord(now),

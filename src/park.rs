@@ -1,25 +1,36 @@
-//! Parking a worker thread whose wait lasts, and waking it when a transaction ends.
+//! Parking a thread whose wait lasts, and waking it when something it may wait for changed.
 //!
-//! With more worker threads than cores, a waiter that keeps spinning or yielding shares its core
-//! with the very lock holder it waits for, which may be descheduled: the run then spends nearly all
-//! its time waiting (WOUND_WAIT and PLOR with 8 workers on 2 cores fell to a quarter of their
-//! 2-worker throughput). A parked thread leaves the run queue, so the holder gets the core.
+//! With more threads than cores, a waiter that keeps spinning or yielding shares its core with
+//! the very lock holder it waits for, which may be descheduled: the run then spends nearly all
+//! its time waiting. A parked thread leaves the run queue, so the holder gets the core. How long a
+//! waiter spins before it parks is the executor's policy (`exec/wait.rs`); this module is the
+//! parking and the waking.
 //!
-//! What wakes it: the locks that operations wait for are released when a transaction attempt ends
-//! (commit or abort: strict 2PL, PLOR, Silo/TicToc/MOCC commit locks), so every attempt's end is a
-//! possible wakeup. The lot keeps one counter of ends (`ends`) and one of parked threads
-//! (`sleepers`); an ending attempt reads `sleepers` and only when somebody sleeps does it bump
+//! What wakes a parked waiter: every event that can end a wait calls [`ParkingLot::wake_parked`]
+//! (through [`crate::protocol::wake::wake_waiters`] for events inside a protocol):
+//!
+//! - a transaction attempt ends (commit or abort: strict 2PL, PLOR, Silo/TicToc/MOCC commit
+//!   locks, Calvin's and Ord-Lock's lock releases, DecentSched's finished flag);
+//! - a protocol event mid-attempt: a wound (WOUND_WAIT, PLOR), Calvin's turn passed on,
+//!   C-Sched's grants, DecentSched's ready flags, dependency additions and epoch advance,
+//!   2PL-with-early-release's releases.
+//!
+//! There is one lot per process ([`ParkingLot::global`]), because the events come from threads
+//! that no executor owns (C-Sched's scheduler thread) and from protocol code that must not know
+//! the executor. Two runs at once in one process (parallel tests) only wake each other
+//! needlessly. The lot keeps one counter of wake-ups (`ends`) and one of parked threads
+//! (`sleepers`); a waking event reads `sleepers` and only when somebody sleeps does it bump
 //! `ends` and wake every sleeper, so the uncontended path pays one fence and one load of a word
-//! that nobody writes while nobody parks, per transaction attempt, not per operation. A woken
-//! waiter polls again and parks again if it is still blocked. Waits that end without an attempt
-//! ending (a read-committed copy's short lock, a pause a protocol times itself) are covered by a
-//! bounded park: a sleeper wakes after [`PARK_TIMEOUT`] whatever happens.
+//! that nobody writes while nobody parks. A woken waiter polls again and parks again if it is
+//! still blocked. A park is also bounded ([`PARK_TIMEOUT`]): a sleeper that times out was not
+//! woken by the event that ended its wait, and the executors count such timeouts in the report
+//! (`waits.park_timeouts`), so a missing wake shows as a number instead of as lost throughput.
 //!
 //! No lost wakeup: a waiter registers in `sleepers` and reads `ends` before its last poll, and
 //! parks only if `ends` is still what it read (checked under the parking lot's queue lock, which
-//! the waker also takes). The holder releases its locks, fences, then reads `sleepers`. So either
-//! the waiter's last poll sees the release, or the holder sees the sleeper and bumps `ends` (and
-//! the park does not happen or is woken).
+//! the waker also takes). The waker makes its change visible, fences, then reads `sleepers`. So
+//! either the waiter's last poll sees the change, or the waker sees the sleeper and bumps `ends`
+//! (and the park does not happen or is woken).
 
 use crossbeam_utils::CachePadded;
 use std::sync::atomic::{AtomicU32, Ordering, fence};
@@ -28,7 +39,18 @@ use std::time::{Duration, Instant};
 /// The longest a parked waiter sleeps without a wakeup before polling again.
 pub const PARK_TIMEOUT: Duration = Duration::from_micros(200);
 
-/// One run's parking lot, shared by its worker threads.
+/// How a call to [`ParkingLot::park_while`] ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Parked {
+    /// The last poll was ready (or the lot changed since it registered): it did not sleep.
+    No,
+    /// It slept and was woken (or the wake came as it fell asleep).
+    Woken,
+    /// It slept until [`PARK_TIMEOUT`]: no waking event came.
+    TimedOut,
+}
+
+/// A parking lot: where waiting threads sleep, and the counters that make waking them cheap.
 #[derive(Default)]
 pub struct ParkingLot {
     /// Threads parked (or about to park). Written only by waiters, read by every ending attempt.
@@ -39,8 +61,18 @@ pub struct ParkingLot {
 
 impl ParkingLot {
     /// A lot with nobody parked.
-    pub fn new() -> Self {
-        Self::default()
+    pub const fn new() -> Self {
+        ParkingLot {
+            sleepers: CachePadded::new(AtomicU32::new(0)),
+            ends: CachePadded::new(AtomicU32::new(0)),
+        }
+    }
+
+    /// The process's lot, where every executor's waiters park (module docs).
+    #[inline]
+    pub fn global() -> &'static ParkingLot {
+        static GLOBAL: ParkingLot = ParkingLot::new();
+        &GLOBAL
     }
 
     /// The parking key: the address of `ends`, which this lot owns for as long as anybody can
@@ -82,20 +114,21 @@ impl ParkingLot {
         }
     }
 
-    /// Parks this thread until an attempt ends or [`PARK_TIMEOUT`] passes, unless `still_blocked`
-    /// (the waiter's last poll, run after it registered as a sleeper) says it no longer waits.
-    /// Returns what the last poll returned, if it ran and was not blocked.
-    pub fn park_while<T>(&self, still_blocked: impl FnOnce() -> Option<T>) -> Option<T> {
+    /// Parks this thread until a waking event or [`PARK_TIMEOUT`], unless `still_blocked` (the
+    /// waiter's last poll, run after it registered as a sleeper) says it no longer waits.
+    /// Returns what the last poll returned, if it ran and was not blocked, and how the park went.
+    pub fn park_while<T>(&self, still_blocked: impl FnOnce() -> Option<T>) -> (Option<T>, Parked) {
         // SeqCst increment and fence: pair with `attempt_ended`'s fence (module docs).
         self.sleepers.fetch_add(1, Ordering::SeqCst);
         // Relaxed: a stale (older) value only makes the park return at once.
         let seen = self.ends.load(Ordering::Relaxed);
         fence(Ordering::SeqCst);
         let out = still_blocked();
+        let mut parked = Parked::No;
         if out.is_none() {
             // SAFETY: the key is owned by this lot (see `wake_all`); the validate and timed_out
             // callbacks neither panic nor call into parking_lot; before_sleep does nothing.
-            unsafe {
+            let result = unsafe {
                 parking_lot_core::park(
                     self.key(),
                     // Relaxed: runs under the queue lock that the waker's unpark_all also takes.
@@ -104,13 +137,18 @@ impl ParkingLot {
                     |_, _| {},
                     parking_lot_core::DEFAULT_PARK_TOKEN,
                     Some(Instant::now() + PARK_TIMEOUT),
-                );
-            }
+                )
+            };
+            parked = match result {
+                parking_lot_core::ParkResult::TimedOut => Parked::TimedOut,
+                parking_lot_core::ParkResult::Unparked(_) => Parked::Woken,
+                parking_lot_core::ParkResult::Invalid => Parked::No,
+            };
         }
         // Relaxed: the count only decides whether enders bother to wake; a late decrement costs
         // one needless wake.
         self.sleepers.fetch_sub(1, Ordering::Relaxed);
-        out
+        (out, parked)
     }
 }
 
@@ -128,7 +166,7 @@ mod tests {
                 let mut parks = 0;
                 // Relaxed: the flag is the only shared state, and the loop re-reads it.
                 while !released.load(Ordering::Relaxed) {
-                    lot.park_while(|| released.load(Ordering::Relaxed).then_some(()));
+                    let _ = lot.park_while(|| released.load(Ordering::Relaxed).then_some(()));
                     parks += 1;
                 }
                 assert!(parks >= 1);
@@ -149,7 +187,7 @@ mod tests {
     fn park_returns_at_once_when_the_last_poll_is_ready() {
         let lot = ParkingLot::new();
         let t = Instant::now();
-        assert_eq!(lot.park_while(|| Some(3)), Some(3));
+        assert_eq!(lot.park_while(|| Some(3)), (Some(3), Parked::No));
         assert!(t.elapsed() < Duration::from_secs(1));
         assert_eq!(lot.sleepers.load(Ordering::Relaxed), 0);
     }
@@ -165,7 +203,7 @@ mod tests {
     fn a_park_without_wakeup_times_out() {
         let lot = ParkingLot::new();
         let t = Instant::now();
-        assert_eq!(lot.park_while(|| None::<()>), None);
+        assert_eq!(lot.park_while(|| None::<()>), (None, Parked::TimedOut));
         assert!(t.elapsed() >= PARK_TIMEOUT);
     }
 }
