@@ -6,6 +6,7 @@
 mod arrivals;
 pub mod backoff;
 pub mod coro;
+pub mod interactive;
 mod park;
 pub mod thread;
 mod wait;
