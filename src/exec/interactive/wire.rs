@@ -806,6 +806,36 @@ mod tests {
         }
     }
 
+    /// The reason codes are part of the wire format (docs/PROTOCOL.md): reordering `Abort`
+    /// must not change them.
+    #[test]
+    fn abort_reason_codes_are_the_documented_ones() {
+        let documented = [
+            "lock_conflict",
+            "die",
+            "wounded",
+            "read_validation",
+            "timestamp_extension",
+            "preemptive",
+            "user",
+            "write_write_conflict",
+            "ssn_exclusion",
+            "timestamp_order",
+            "version_collected",
+            "reexecute",
+        ];
+        for (code, name) in documented.iter().enumerate() {
+            let mut out = Vec::new();
+            Reply::encode(&Reply::Aborted(Abort::ALL[code]), &mut out);
+            assert_eq!(out[5] as usize, code);
+            match Reply::decode(&out) {
+                Ok(Some((Reply::Aborted(why), _))) => assert_eq!(why.name(), *name),
+                other => panic!("{other:?}"),
+            }
+        }
+        assert_eq!(Abort::COUNT, documented.len());
+    }
+
     #[test]
     fn replies_round_trip() {
         let tables = [1u8; 24];
