@@ -171,7 +171,10 @@ fn a_killed_clients_lock_is_released_and_its_writes_never_appear() {
         a.write(T, RecordId(8), &row(&a, 0x33)).unwrap();
         a.read_for_update(T, RecordId(7)).unwrap();
         b.begin().unwrap();
-        assert_eq!(aborted(b.read_for_update(T, RecordId(7))), Abort::LockConflict);
+        assert_eq!(
+            aborted(b.read_for_update(T, RecordId(7))),
+            Abort::LockConflict
+        );
         drop(a); // the client dies mid-transaction, holding the lock
         eventually(|| {
             b.begin_retry().unwrap();
@@ -184,7 +187,10 @@ fn a_killed_clients_lock_is_released_and_its_writes_never_appear() {
         assert_eq!(b.read(T, RecordId(8)).unwrap(), &before[..]);
         b.commit().unwrap();
     });
-    assert_eq!(served.faults, 1, "the disconnect mid-transaction is a fault");
+    assert_eq!(
+        served.faults, 1,
+        "the disconnect mid-transaction is a fault"
+    );
 }
 
 #[test]
@@ -247,7 +253,11 @@ fn expect_closed_with(addr: SocketAddr, bytes: &[u8], code: ErrorCode) {
         other => panic!("expected an error reply, got {other:?}"),
     }
     let mut rest = [0u8; 1];
-    assert_eq!(raw.read(&mut rest).unwrap(), 0, "the server closes the connection");
+    assert_eq!(
+        raw.read(&mut rest).unwrap(),
+        0,
+        "the server closes the connection"
+    );
 }
 
 #[test]
@@ -291,28 +301,35 @@ fn a_bad_request_aborts_the_transaction_and_keeps_the_session() {
 
 #[test]
 fn a_token_is_required_when_set_and_sessions_are_capped() {
-    with_server("no_wait", &["--token", "s3cret", "--max-connections", "1"], |addr| {
-        match Session::connect(addr, None) {
-            Err(SessionError::Server { code, .. }) => assert_eq!(code, ErrorCode::Unauthorized),
-            other => panic!("expected Unauthorized, got {:?}", other.map(|_| ())),
-        }
-        // The refused connection's session slot comes back once its thread ends.
-        let mut session = None;
-        eventually(|| match Session::connect(addr, Some("s3cret")) {
-            Ok(s) => {
-                session = Some(s);
-                true
+    with_server(
+        "no_wait",
+        &["--token", "s3cret", "--max-connections", "1"],
+        |addr| {
+            match Session::connect(addr, None) {
+                Err(SessionError::Server { code, .. }) => assert_eq!(code, ErrorCode::Unauthorized),
+                other => panic!("expected Unauthorized, got {:?}", other.map(|_| ())),
             }
-            Err(SessionError::Server { code, .. }) if code == ErrorCode::Busy => false,
-            Err(e) => panic!("{e}"),
-        });
-        let mut s = session.expect("connected");
-        s.ping().unwrap();
-        // One session at most: the next is refused while this one lives.
-        match Session::connect(addr, Some("s3cret")) {
-            Err(SessionError::Server { code, .. }) => assert_eq!(code, ErrorCode::Busy),
-            other => panic!("expected Busy, got {:?}", other.map(|_| ())),
-        }
-        s.ping().unwrap();
-    });
+            // The refused connection's session slot comes back once its thread ends.
+            let mut session = None;
+            eventually(|| match Session::connect(addr, Some("s3cret")) {
+                Ok(s) => {
+                    session = Some(s);
+                    true
+                }
+                Err(SessionError::Server {
+                    code: ErrorCode::Busy,
+                    ..
+                }) => false,
+                Err(e) => panic!("{e}"),
+            });
+            let mut s = session.expect("connected");
+            s.ping().unwrap();
+            // One session at most: the next is refused while this one lives.
+            match Session::connect(addr, Some("s3cret")) {
+                Err(SessionError::Server { code, .. }) => assert_eq!(code, ErrorCode::Busy),
+                other => panic!("expected Busy, got {:?}", other.map(|_| ())),
+            }
+            s.ping().unwrap();
+        },
+    );
 }

@@ -90,7 +90,11 @@ pub enum ServeConfigError {
     NeedsToken(SocketAddr),
 }
 
-fn out_of_range(param: &'static str, value: impl ToString, allowed: &'static str) -> ServeConfigError {
+fn out_of_range(
+    param: &'static str,
+    value: impl ToString,
+    allowed: &'static str,
+) -> ServeConfigError {
     ServeConfigError::OutOfRange {
         param,
         value: value.to_string(),
@@ -133,7 +137,11 @@ impl ServeArgs {
             ));
         }
         let listen: SocketAddr = self.listen.parse().map_err(|_| {
-            out_of_range("listen", &self.listen, "IP:PORT, e.g. 127.0.0.1:4780 or [::1]:0")
+            out_of_range(
+                "listen",
+                &self.listen,
+                "IP:PORT, e.g. 127.0.0.1:4780 or [::1]:0",
+            )
         })?;
         if let Some(t) = &self.token
             && (t.is_empty() || t.len() > MAX_TOKEN_BYTES)

@@ -64,8 +64,10 @@ impl<'db, P: Protocol> Txn<'db, P> {
         if let Poll::Ready(Ok(())) = written {
             progress::op_completed();
             if let Some(h) = &mut self.history {
-                h.attempt
-                    .push(HistOp::write(history_key(table.0, rid.0), Version::UNKNOWN_SEQ));
+                h.attempt.push(HistOp::write(
+                    history_key(table.0, rid.0),
+                    Version::UNKNOWN_SEQ,
+                ));
             }
         }
         written

@@ -153,7 +153,12 @@ impl Session {
     }
 
     /// Overwrites a record without reading it; `data` is the table's payload size.
-    pub fn write(&mut self, table: TableId, rid: RecordId, data: &[u8]) -> Result<(), SessionError> {
+    pub fn write(
+        &mut self,
+        table: TableId,
+        rid: RecordId,
+        data: &[u8],
+    ) -> Result<(), SessionError> {
         let req = Request::Write {
             table: table.0,
             rid: rid.0,
@@ -164,7 +169,12 @@ impl Session {
 
     /// Writes a record as a read-modify-write: the write half after
     /// [`read_for_update`](Session::read_for_update), or both halves in one round trip.
-    pub fn update(&mut self, table: TableId, rid: RecordId, data: &[u8]) -> Result<(), SessionError> {
+    pub fn update(
+        &mut self,
+        table: TableId,
+        rid: RecordId,
+        data: &[u8],
+    ) -> Result<(), SessionError> {
         let req = Request::Update {
             table: table.0,
             rid: rid.0,

@@ -38,7 +38,9 @@ pub enum ServeError {
     #[error("listening socket: {0}")]
     Socket(#[from] std::io::Error),
     /// The protocol cannot be served (yet).
-    #[error("protocol {0} is not served interactively yet: it schedules from declared access sets, which sessions do not yet send")]
+    #[error(
+        "protocol {0} is not served interactively yet: it schedules from declared access sets, which sessions do not yet send"
+    )]
     Declared(ProtocolKind),
 }
 

@@ -177,7 +177,9 @@ pub fn serve<P: Protocol>(
                     }
                 }
                 session.counts.add_to(totals, started);
-                free.lock().unwrap_or_else(|e| e.into_inner()).push(session.tx);
+                free.lock()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .push(session.tx);
             });
         }
         // Release: pairs with the sessions' Acquire loads.
@@ -291,7 +293,8 @@ impl<P: Protocol> Session<'_, '_, P> {
                         Ok(Some((hs, used))) => {
                             start += used;
                             if let Err((code, why)) = check_handshake(&hs, cfg) {
-                                let _ = self.reply(&mut stream, Reply::Error { code, message: why });
+                                let _ =
+                                    self.reply(&mut stream, Reply::Error { code, message: why });
                                 return End::Refused(why);
                             }
                             self.out.clear();
@@ -309,7 +312,13 @@ impl<P: Protocol> Session<'_, '_, P> {
                     Err(e) => {
                         let message = e.to_string();
                         let code = ErrorCode::Malformed;
-                        let _ = self.reply(&mut stream, Reply::Error { code, message: &message });
+                        let _ = self.reply(
+                            &mut stream,
+                            Reply::Error {
+                                code,
+                                message: &message,
+                            },
+                        );
                         return End::Fault(format!("malformed frame: {message}"));
                     }
                     Ok(Some((req, used))) => {
@@ -479,7 +488,8 @@ impl<P: Protocol> Session<'_, '_, P> {
                     Err(why) => return self.bad_request(stream, why),
                 };
                 if is_vacant(data) {
-                    return self.bad_request(stream, "an inserted row's first 8 bytes are all zero");
+                    return self
+                        .bad_request(stream, "an inserted row's first 8 bytes are all zero");
                 }
                 let insert = self.tx.insert(t, r, |row| row.copy_from_slice(data));
                 let outcome = wait_for(pin!(insert), stopping);
@@ -570,10 +580,13 @@ impl<P: Protocol> Session<'_, '_, P> {
             None => {
                 self.end_aborted(Abort::User);
                 let message = "the server is stopping";
-                self.reply(stream, Reply::Error {
-                    code: ErrorCode::ShuttingDown,
-                    message,
-                })
+                self.reply(
+                    stream,
+                    Reply::Error {
+                        code: ErrorCode::ShuttingDown,
+                        message,
+                    },
+                )
             }
         }
     }
@@ -581,10 +594,13 @@ impl<P: Protocol> Session<'_, '_, P> {
     /// Answers a request naming something that does not exist: the transaction is aborted.
     fn bad_request(&mut self, stream: &mut TcpStream, why: &str) -> std::io::Result<()> {
         self.end_aborted(Abort::User);
-        self.reply(stream, Reply::Error {
-            code: ErrorCode::BadRequest,
-            message: why,
-        })
+        self.reply(
+            stream,
+            Reply::Error {
+                code: ErrorCode::BadRequest,
+                message: why,
+            },
+        )
     }
 
     /// The record a request names, checked to exist (and `data` to have its table's row size).
@@ -617,7 +633,13 @@ fn out_of_order<P: Protocol>(
 ) -> Flow {
     let message = format!("out-of-order request: {what}");
     let code = ErrorCode::OutOfOrder;
-    let _ = session.reply(stream, Reply::Error { code, message: &message });
+    let _ = session.reply(
+        stream,
+        Reply::Error {
+            code,
+            message: &message,
+        },
+    );
     Flow::Close(End::Fault(message))
 }
 

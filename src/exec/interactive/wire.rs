@@ -154,11 +154,13 @@ impl<'a> DeclaredSet<'a> {
 
     /// The accesses, in the order sent.
     pub fn iter(&self) -> impl Iterator<Item = Declared> + 'a {
-        self.bytes.chunks_exact(DECLARED_ENTRY_BYTES).map(|e| Declared {
-            table: u32::from_le_bytes(e[0..4].try_into().expect("4 bytes")),
-            rid: u64::from_le_bytes(e[4..12].try_into().expect("8 bytes")),
-            write: e[12] == 1,
-        })
+        self.bytes
+            .chunks_exact(DECLARED_ENTRY_BYTES)
+            .map(|e| Declared {
+                table: u32::from_le_bytes(e[0..4].try_into().expect("4 bytes")),
+                rid: u64::from_le_bytes(e[4..12].try_into().expect("8 bytes")),
+                write: e[12] == 1,
+            })
     }
 }
 
@@ -474,7 +476,7 @@ impl<'a> Request<'a> {
                 retry,
                 declared,
             } => {
-                let flags = u8::from(read_only) * FLAG_READ_ONLY | u8::from(retry) * FLAG_RETRY;
+                let flags = (u8::from(read_only) * FLAG_READ_ONLY) | (u8::from(retry) * FLAG_RETRY);
                 let mut f = FrameWriter::open(out, op::BEGIN);
                 f.u8(flags).u32(declared.len() as u32).bytes(declared.bytes);
                 f.close();
@@ -692,8 +694,8 @@ impl<'a> Reply<'a> {
                 Reply::Aborted(why)
             }
             op::ERROR => {
-                let code = ErrorCode::from_u16(f.u16()?)
-                    .ok_or(WireError::Field("unknown error code"))?;
+                let code =
+                    ErrorCode::from_u16(f.u16()?).ok_or(WireError::Field("unknown error code"))?;
                 let len = usize::from(f.u16()?);
                 let message = std::str::from_utf8(f.take(len)?)
                     .map_err(|_| WireError::Field("error message is not UTF-8"))?;
