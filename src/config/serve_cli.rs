@@ -204,3 +204,58 @@ impl PingArgs {
         Ok(())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::{Cli, Command};
+    use clap::Parser;
+
+    fn validate(extra: &[&str]) -> Result<(RunConfig, ServeConfig), ServeConfigError> {
+        let mut argv = vec!["txbench", "serve", "--records", "64"];
+        if !extra.contains(&"-p") {
+            argv.extend_from_slice(&["-p", "no_wait"]);
+        }
+        argv.extend_from_slice(extra);
+        match Cli::try_parse_from(argv).expect("flags parse").command {
+            Command::Serve(mut args) => args.validate(),
+            _ => unreachable!("a serve command"),
+        }
+    }
+
+    #[test]
+    fn listening_beyond_loopback_needs_a_token() {
+        let open = validate(&["--listen", "0.0.0.0:0"]);
+        assert!(
+            matches!(open, Err(ServeConfigError::NeedsToken(_))),
+            "{open:?}"
+        );
+        let (_, cfg) = validate(&["--listen", "0.0.0.0:0", "--token", "s"]).unwrap();
+        assert_eq!(cfg.token.as_deref(), Some("s"));
+        let (_, cfg) = validate(&["--listen", "[::1]:0"]).unwrap();
+        assert_eq!(cfg.token, None);
+    }
+
+    #[test]
+    fn the_protocol_is_built_for_the_sessions_and_serves_until_stopped() {
+        let (run, cfg) = validate(&["--max-connections", "3"]).unwrap();
+        assert_eq!((run.options.threads, cfg.max_connections), (3, 3));
+        assert_eq!(cfg.duration, None);
+        for bad in [
+            &["--threads", "2"][..],
+            &["--max-connections", "0"],
+            &["--session-timeout", "0"],
+            &["--listen", "localhost"],
+            &["--duration", "-1"],
+            &["-p", "all"],
+            &["-p", "calvin"],
+            &["--check"],
+        ] {
+            let got = validate(bad);
+            assert!(
+                matches!(got, Err(ServeConfigError::OutOfRange { .. })),
+                "{bad:?}: {got:?}"
+            );
+        }
+    }
+}

@@ -275,6 +275,9 @@ impl<P: Protocol> Session<'_, '_, P> {
             .set_nonblocking(false)
             .and_then(|()| stream.set_nodelay(true))
             .and_then(|()| stream.set_read_timeout(Some(POLL)))
+            // A client that stops reading its replies cannot hold the session (or the server's
+            // shutdown) longer than an idle one.
+            .and_then(|()| stream.set_write_timeout(Some(cfg.session_timeout)))
         {
             return End::Fault(format!("socket setup failed: {e}"));
         }
