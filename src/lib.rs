@@ -21,5 +21,6 @@ pub mod storage;
 pub mod txn;
 pub mod workload;
 
+pub use exec::interactive::client;
 pub use protocol::{Abort, Protocol, ProtocolKind};
 pub use txn::Txn;

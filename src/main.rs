@@ -9,6 +9,7 @@ use std::io::Write;
 use std::process::ExitCode;
 use txbench::config::lists::{LIST_FLAGS, ListPoint, expand_lists};
 use txbench::config::{Cli, Command, Format, PRESETS, RunArgs, RunConfig, WORKLOADS};
+use txbench::exec::interactive::commands::{ping_command, serve_command};
 use txbench::experiment::commands::{merge_command, plot_command, report_command, sweep_command};
 use txbench::metrics::output::{Output, OutputError};
 use txbench::metrics::report::render_version_table;
@@ -30,6 +31,8 @@ fn main() -> ExitCode {
             Command::Merge(args) => merge_command(&args, &mut out).map(ExitCode::from),
             Command::Report(args) => report_command(&args, &mut out).map(ExitCode::from),
             Command::Plot(args) => plot_command(&args, &mut out).map(ExitCode::from),
+            Command::Serve(mut args) => serve_command(&mut args, &mut out).map(ExitCode::from),
+            Command::Ping(args) => ping_command(&args, &mut out).map(ExitCode::from),
         },
     };
     match done.and_then(|code| out.flush().map(|()| code)) {

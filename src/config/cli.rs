@@ -34,6 +34,10 @@ pub enum Command {
     /// Draw a results file's figures (PNG and SVG): each metric against a swept parameter, and
     /// p99.9 latency against throughput.
     Plot(super::experiment_cli::PlotArgs),
+    /// Serve a workload's tables to interactive clients over TCP (docs/PROTOCOL.md).
+    Serve(Box<super::serve_cli::ServeArgs>),
+    /// Measure the bare round trip to a `txbench serve` server.
+    Ping(super::serve_cli::PingArgs),
 }
 
 /// PLOR commit priority as a flag value.

@@ -17,6 +17,7 @@ mod experiment_cli;
 pub mod lists;
 pub mod memory;
 mod presets;
+mod serve_cli;
 mod tpcc;
 mod unused;
 mod validate;
@@ -28,6 +29,7 @@ pub use cli::{
 pub use exec::{ArrivalProcess, ExecConfig, Executor, OpenLoop};
 pub use experiment_cli::{MergeArgs, PlotArgs, ReportArgs, SweepArgs};
 pub use presets::{PRESETS, WORKLOADS, preset};
+pub use serve_cli::{PingArgs, ServeArgs, ServeConfig, ServeConfigError};
 pub use validate::parse_protocols;
 
 use crate::protocol::{ProtocolKind, ProtocolOptions, UnknownProtocol};

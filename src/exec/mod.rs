@@ -1,11 +1,13 @@
 //! Executors: how transactions are driven: worker threads running stored procedures
-//! ([`thread`]) and SGPM coroutines, up to Q transactions in flight per thread ([`coro`]). Both
-//! (and, later, the interactive client/server executor) drive the same `async` programs with
-//! different waiting policies.
+//! ([`thread`]) and SGPM coroutines, up to Q transactions in flight per thread ([`coro`]), both
+//! driving the same `async` programs and waiting by the same steps ([`wait`]); and the
+//! interactive server ([`interactive`]), which runs one protocol worker per client session,
+//! operation by operation, as the client sends them.
 
 mod arrivals;
 pub mod backoff;
 pub mod coro;
+pub mod interactive;
 pub mod thread;
 pub mod wait;
 

@@ -21,6 +21,7 @@
 
 mod index_ops;
 pub mod progress;
+mod remote;
 
 use crate::check::history::{HistOp, Version, WorkerHistory, history_key, split_history_key};
 use crate::protocol::declared::merge_declared;

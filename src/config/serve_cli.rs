@@ -1,0 +1,261 @@
+//! The flags of the interactive subcommands, `serve` and `ping`, and their validation into a
+//! [`ServeConfig`].
+
+use super::{ConfigError, MAX_WORKERS, RunArgs, RunConfig};
+use clap::Args;
+use std::net::SocketAddr;
+use std::time::Duration;
+use thiserror::Error;
+
+/// Flags of `txbench serve`: the workload and protocol flags of `txbench run`, and the server's.
+#[derive(Debug, Args)]
+// Until interrupted unless told otherwise: `run`'s default duration would stop a server early.
+#[command(mut_arg("duration", |a| a
+    .default_value("0")
+    .help("Seconds to serve, then stop as on SIGINT (0 = until SIGINT or SIGTERM)")))]
+pub struct ServeArgs {
+    /// The workload, protocol and its options, as for `txbench run` (one protocol; the
+    /// protocol's workers are the sessions, so `--threads` does not apply).
+    #[command(flatten)]
+    pub run: RunArgs,
+    /// Address to listen on, IP:PORT (port 0: any free port; the address is printed). An
+    /// address other than loopback needs --token.
+    #[arg(long, default_value = "127.0.0.1:4780")]
+    pub listen: String,
+    /// Most sessions at once; the protocol is built for this many workers.
+    #[arg(long, default_value_t = 64)]
+    pub max_connections: usize,
+    /// Seconds a session may stay silent before its transaction is aborted and it is closed.
+    #[arg(long, default_value_t = 30.0, allow_negative_numbers = true)]
+    pub session_timeout: f64,
+    /// Secret every client must present in the handshake (required off loopback).
+    #[arg(long)]
+    pub token: Option<String>,
+}
+
+/// Flags of `txbench ping`.
+#[derive(Debug, Args)]
+pub struct PingArgs {
+    /// The server, HOST:PORT.
+    pub addr: String,
+    /// Round trips to measure.
+    #[arg(long, short = 'n', default_value_t = 1000)]
+    pub count: usize,
+    /// The server's token, if it needs one.
+    #[arg(long)]
+    pub token: Option<String>,
+}
+
+/// Most round trips `txbench ping` measures.
+pub const MAX_PINGS: usize = 10_000_000;
+/// Longest token, bytes (the wire format's limit).
+pub const MAX_TOKEN_BYTES: usize = 256;
+
+/// How the server runs (validated from `txbench serve`'s flags).
+#[derive(Debug, Clone)]
+pub struct ServeConfig {
+    /// Where to listen.
+    pub listen: SocketAddr,
+    /// Most sessions at once (and the protocol workers built).
+    pub max_connections: usize,
+    /// A session silent this long has its transaction aborted and is closed.
+    pub session_timeout: Duration,
+    /// The token every client must present; `None` accepts any (loopback only).
+    pub token: Option<String>,
+    /// Stop after this long; `None` runs until stopped.
+    pub duration: Option<Duration>,
+}
+
+/// Why `txbench serve`'s flags are invalid.
+#[derive(Debug, Error)]
+pub enum ServeConfigError {
+    /// A `txbench run` flag is invalid.
+    #[error(transparent)]
+    Run(#[from] ConfigError),
+    /// A value outside its allowed range.
+    #[error("invalid value '{value}' for --{param}: allowed {allowed}")]
+    OutOfRange {
+        /// Flag name without dashes.
+        param: &'static str,
+        /// What was given.
+        value: String,
+        /// The allowed range, in words.
+        allowed: &'static str,
+    },
+    /// Listening beyond loopback without a token.
+    #[error(
+        "--listen {0} is not a loopback address: anyone who can reach it could run transactions; \
+         give --token SECRET (every client must then present it), or listen on 127.0.0.1"
+    )]
+    NeedsToken(SocketAddr),
+}
+
+fn out_of_range(
+    param: &'static str,
+    value: impl ToString,
+    allowed: &'static str,
+) -> ServeConfigError {
+    ServeConfigError::OutOfRange {
+        param,
+        value: value.to_string(),
+        allowed,
+    }
+}
+
+impl ServeArgs {
+    /// Validates the flags: the run configuration (built for `--max-connections` workers, one
+    /// protocol) and the server's.
+    pub fn validate(&mut self) -> Result<(RunConfig, ServeConfig), ServeConfigError> {
+        if self.max_connections == 0 || self.max_connections > MAX_WORKERS {
+            return Err(out_of_range(
+                "max-connections",
+                self.max_connections,
+                "1 <= max-connections <= 1024",
+            ));
+        }
+        if let Some(t) = self.run.threads {
+            return Err(out_of_range(
+                "threads",
+                t,
+                "none: each session is a protocol worker; size them with --max-connections",
+            ));
+        }
+        let served = self.run.duration;
+        if !(served.is_finite() && (0.0..=86_400.0 * 365.0).contains(&served)) {
+            return Err(out_of_range(
+                "duration",
+                served,
+                "0 <= seconds <= 31536000 (0 = until interrupted)",
+            ));
+        }
+        let timeout = self.session_timeout;
+        if !(timeout.is_finite() && timeout > 0.0 && timeout <= 86_400.0) {
+            return Err(out_of_range(
+                "session-timeout",
+                timeout,
+                "0 < seconds <= 86400",
+            ));
+        }
+        let listen: SocketAddr = self.listen.parse().map_err(|_| {
+            out_of_range(
+                "listen",
+                &self.listen,
+                "IP:PORT, e.g. 127.0.0.1:4780 or [::1]:0",
+            )
+        })?;
+        if let Some(t) = &self.token
+            && (t.is_empty() || t.len() > MAX_TOKEN_BYTES)
+        {
+            return Err(out_of_range("token", "(hidden)", "1 to 256 bytes"));
+        }
+        if !listen.ip().is_loopback() && self.token.is_none() {
+            return Err(ServeConfigError::NeedsToken(listen));
+        }
+        if self.run.check {
+            return Err(out_of_range(
+                "check",
+                "given",
+                "not given: serve does not record histories yet",
+            ));
+        }
+        // The run's timing does not apply to a server (it serves until stopped); validation
+        // checks them as for a run, so they get values it accepts.
+        self.run.threads = Some(self.max_connections);
+        self.run.duration = 1.0;
+        self.run.warmup = 0.0;
+        let run = self.run.validate()?;
+        if run.protocols.len() != 1 {
+            return Err(out_of_range(
+                "protocol",
+                &self.run.protocol,
+                "one protocol name (a server runs one protocol)",
+            ));
+        }
+        if run.protocols[0].needs_declared_set() {
+            return Err(out_of_range(
+                "protocol",
+                &self.run.protocol,
+                "a protocol that does not schedule from declared access sets (sessions do not \
+                 send them yet)",
+            ));
+        }
+        let config = ServeConfig {
+            listen,
+            max_connections: self.max_connections,
+            session_timeout: Duration::from_secs_f64(timeout),
+            token: self.token.clone(),
+            duration: (served > 0.0).then(|| Duration::from_secs_f64(served)),
+        };
+        Ok((run, config))
+    }
+}
+
+impl PingArgs {
+    /// Validates the count.
+    pub fn validate(&self) -> Result<(), ServeConfigError> {
+        if self.count == 0 || self.count > MAX_PINGS {
+            return Err(out_of_range("count", self.count, "1 <= count <= 10000000"));
+        }
+        if let Some(t) = &self.token
+            && t.len() > MAX_TOKEN_BYTES
+        {
+            return Err(out_of_range("token", "(hidden)", "at most 256 bytes"));
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::{Cli, Command};
+    use clap::Parser;
+
+    fn validate(extra: &[&str]) -> Result<(RunConfig, ServeConfig), ServeConfigError> {
+        let mut argv = vec!["txbench", "serve", "--records", "64"];
+        if !extra.contains(&"-p") {
+            argv.extend_from_slice(&["-p", "no_wait"]);
+        }
+        argv.extend_from_slice(extra);
+        match Cli::try_parse_from(argv).expect("flags parse").command {
+            Command::Serve(mut args) => args.validate(),
+            _ => unreachable!("a serve command"),
+        }
+    }
+
+    #[test]
+    fn listening_beyond_loopback_needs_a_token() {
+        let open = validate(&["--listen", "0.0.0.0:0"]);
+        assert!(
+            matches!(open, Err(ServeConfigError::NeedsToken(_))),
+            "{open:?}"
+        );
+        let (_, cfg) = validate(&["--listen", "0.0.0.0:0", "--token", "s"]).unwrap();
+        assert_eq!(cfg.token.as_deref(), Some("s"));
+        let (_, cfg) = validate(&["--listen", "[::1]:0"]).unwrap();
+        assert_eq!(cfg.token, None);
+    }
+
+    #[test]
+    fn the_protocol_is_built_for_the_sessions_and_serves_until_stopped() {
+        let (run, cfg) = validate(&["--max-connections", "3"]).unwrap();
+        assert_eq!((run.options.threads, cfg.max_connections), (3, 3));
+        assert_eq!(cfg.duration, None);
+        for bad in [
+            &["--threads", "2"][..],
+            &["--max-connections", "0"],
+            &["--session-timeout", "0"],
+            &["--listen", "localhost"],
+            &["--duration", "-1"],
+            &["-p", "all"],
+            &["-p", "calvin"],
+            &["--check"],
+        ] {
+            let got = validate(bad);
+            assert!(
+                matches!(got, Err(ServeConfigError::OutOfRange { .. })),
+                "{bad:?}: {got:?}"
+            );
+        }
+    }
+}

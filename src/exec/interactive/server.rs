@@ -1,0 +1,703 @@
+//! The server side of interactive mode: an accept loop and one thread per session, each session a
+//! protocol worker that runs one transaction at a time, driven request by request.
+//!
+//! # Sessions and workers
+//!
+//! The protocol is built for `max_connections` workers, and the server makes that many
+//! transaction handles ([`Txn`], worker ids `0..max_connections`) before it accepts anyone. A
+//! session takes a free handle for its lifetime and gives it back when it ends, so a protocol
+//! sees the dense, stable worker ids it was built for; a connection that finds none free is told
+//! [`ErrorCode::Busy`] and closed.
+//!
+//! # Waiting
+//!
+//! An operation the protocol answers `Pending` is polled again by the session's thread: a few
+//! spins, then yields, then short sleeps, since an interactive holder keeps its locks across
+//! network round trips (tens of microseconds at best), where spinning would take the CPU from
+//! the very sessions that must run to release them. Nothing is parked (`exec::park`), so a wound
+//! needs no wake-up: the victim's session notices it at its next request. A wait ends when the
+//! operation completes or the server stops (the transaction is then aborted).
+//!
+//! # Faults
+//!
+//! A session whose client disconnects, stays silent past `session_timeout`, or sends a frame
+//! that does not decode (malformed, oversized) or does not fit the session's state (an
+//! operation outside a transaction) has its transaction aborted, which releases whatever it
+//! held, and its connection closed, with one log line. Other sessions are not affected. A request
+//! naming a record, table or index that does not exist, or a payload of the wrong size, is
+//! answered with an error and aborts the transaction, the session stays.
+
+use super::wire::{ErrorCode, Handshake, MAX_SCAN_ROWS, Reply, Request, TableInfo, VERSION};
+pub use crate::config::ServeConfig;
+use crate::ids::{RecordId, TableId};
+use crate::protocol::wake::take_victim_signalled;
+use crate::protocol::{Abort, AttemptStart, Protocol};
+use crate::storage::{Database, IndexId, is_vacant};
+use crate::txn::Txn;
+use std::future::Future;
+use std::io::{ErrorKind, Read, Write};
+use std::net::{TcpListener, TcpStream};
+use std::pin::{Pin, pin};
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::task::{Context, Poll, Waker};
+use std::time::{Duration, Instant};
+
+/// What a server served, for its closing report.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ServeSummary {
+    /// Sessions that completed the handshake.
+    pub sessions: u64,
+    /// Connections refused (no free worker, bad handshake).
+    pub refused: u64,
+    /// Transactions committed.
+    pub commits: u64,
+    /// Transactions the protocol aborted.
+    pub aborts: u64,
+    /// Transactions the clients aborted.
+    pub user_aborts: u64,
+    /// Requests served (operations, `BEGIN`, `COMMIT`, `ABORT`, `PING`).
+    pub requests: u64,
+    /// Sessions closed for a fault: disconnected or timed out mid-transaction, or a bad frame.
+    pub faults: u64,
+    /// How long the server ran.
+    pub elapsed: Duration,
+}
+
+/// How often the accept loop and idle sessions look at the stop flag and the clock.
+const POLL: Duration = Duration::from_millis(20);
+
+/// Counters the sessions add to when they end (summed once; no per-operation sharing).
+#[derive(Default)]
+struct Totals {
+    sessions: AtomicU64,
+    refused: AtomicU64,
+    commits: AtomicU64,
+    aborts: AtomicU64,
+    user_aborts: AtomicU64,
+    requests: AtomicU64,
+    faults: AtomicU64,
+}
+
+/// One line on stderr (a closed stderr is ignored).
+pub(crate) fn log(line: std::fmt::Arguments<'_>) {
+    let _ = writeln!(std::io::stderr(), "txbench serve: {line}");
+}
+
+/// Serves sessions on `listener` over `db` until `stop` is set or `cfg.duration` passes, then
+/// ends every session (aborting its transaction) and returns what was served.
+pub fn serve<P: Protocol>(
+    protocol: &P,
+    db: &Database<P::RecordMeta>,
+    listener: TcpListener,
+    cfg: &ServeConfig,
+    stop: &AtomicBool,
+) -> std::io::Result<ServeSummary> {
+    listener.set_nonblocking(true)?;
+    let handles: Vec<Txn<'_, P>> = (0..cfg.max_connections)
+        .map(|id| Txn::new(protocol, db, id, false))
+        .collect();
+    let free = Mutex::new(handles);
+    let totals = Totals::default();
+    // Set once the accept loop ends; sessions read it between requests (Release/Acquire: a
+    // session that sees it sees nothing else, the flag is the whole message).
+    let ending = AtomicBool::new(false);
+    let tables: Vec<TableInfo> = db
+        .tables()
+        .iter()
+        .map(|t| TableInfo {
+            records: t.len(),
+            payload_bytes: t.payload_bytes() as u32,
+        })
+        .collect();
+    let started = Instant::now();
+    std::thread::scope(|s| {
+        loop {
+            // Acquire: pairs with the signal handler's (or the caller's) Release store.
+            if stop.load(Ordering::Acquire) || cfg.duration.is_some_and(|d| started.elapsed() >= d)
+            {
+                break;
+            }
+            let (stream, peer) = match listener.accept() {
+                Ok(accepted) => accepted,
+                Err(e) if e.kind() == ErrorKind::WouldBlock => {
+                    std::thread::sleep(POLL);
+                    continue;
+                }
+                Err(e) => {
+                    log(format_args!("accept failed: {e}"));
+                    std::thread::sleep(POLL);
+                    continue;
+                }
+            };
+            let taken = free.lock().unwrap_or_else(|e| e.into_inner()).pop();
+            let Some(tx) = taken else {
+                totals.refused.fetch_add(1, Ordering::Relaxed);
+                log(format_args!(
+                    "{peer}: refused, all {} sessions busy",
+                    cfg.max_connections
+                ));
+                refuse(stream, ErrorCode::Busy, "all sessions are busy");
+                continue;
+            };
+            let (free, totals, ending, tables) = (&free, &totals, &ending, &tables[..]);
+            s.spawn(move || {
+                let mut session = Session {
+                    tx,
+                    db,
+                    in_txn: false,
+                    for_update: Vec::new(),
+                    rows: Vec::new(),
+                    out: Vec::with_capacity(256),
+                    counts: Counts::default(),
+                    ending,
+                };
+                let end = session.run(stream, cfg, tables);
+                let started = !matches!(end, End::Refused(_));
+                if session.in_txn {
+                    session.tx.aborted(Abort::User);
+                }
+                match end {
+                    End::Closed => {}
+                    End::Refused(why) => {
+                        totals.refused.fetch_add(1, Ordering::Relaxed);
+                        log(format_args!("{peer}: refused: {why}"));
+                    }
+                    End::Fault(why) => {
+                        totals.faults.fetch_add(1, Ordering::Relaxed);
+                        log(format_args!("{peer}: closed: {why}"));
+                    }
+                    End::Disconnected => {
+                        if session.in_txn {
+                            totals.faults.fetch_add(1, Ordering::Relaxed);
+                            log(format_args!(
+                                "{peer}: disconnected mid-transaction; aborted it"
+                            ));
+                        }
+                    }
+                }
+                session.counts.add_to(totals, started);
+                free.lock()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .push(session.tx);
+            });
+        }
+        // Release: pairs with the sessions' Acquire loads.
+        ending.store(true, Ordering::Release);
+    });
+    for mut tx in free.into_inner().unwrap_or_else(|e| e.into_inner()) {
+        tx.stopped();
+    }
+    let get = |c: &AtomicU64| c.load(Ordering::Relaxed);
+    Ok(ServeSummary {
+        sessions: get(&totals.sessions),
+        refused: get(&totals.refused),
+        commits: get(&totals.commits),
+        aborts: get(&totals.aborts),
+        user_aborts: get(&totals.user_aborts),
+        requests: get(&totals.requests),
+        faults: get(&totals.faults),
+        elapsed: started.elapsed(),
+    })
+}
+
+/// Tells a connection why it is refused, best effort, and closes it.
+fn refuse(mut stream: TcpStream, code: ErrorCode, message: &str) {
+    let mut out = Vec::new();
+    Reply::Error { code, message }.encode(&mut out);
+    let _ = stream.set_nonblocking(false);
+    let _ = stream.set_write_timeout(Some(POLL));
+    let _ = stream.write_all(&out);
+}
+
+/// How a session ended.
+#[derive(Debug, PartialEq, Eq)]
+enum End {
+    /// The client closed it between transactions, or the server stopped.
+    Closed,
+    /// The handshake failed (counted as refused; the session never started).
+    Refused(&'static str),
+    /// A fault the log names: bad frame, out-of-order request, idle timeout.
+    Fault(String),
+    /// The connection broke or the client closed it (a fault if mid-transaction).
+    Disconnected,
+}
+
+/// A session's own counts, added to the totals once when it ends.
+#[derive(Default)]
+struct Counts {
+    commits: u64,
+    aborts: u64,
+    user_aborts: u64,
+    requests: u64,
+}
+
+impl Counts {
+    fn add_to(&self, totals: &Totals, started: bool) {
+        if started {
+            totals.sessions.fetch_add(1, Ordering::Relaxed);
+        }
+        totals.commits.fetch_add(self.commits, Ordering::Relaxed);
+        totals.aborts.fetch_add(self.aborts, Ordering::Relaxed);
+        totals
+            .user_aborts
+            .fetch_add(self.user_aborts, Ordering::Relaxed);
+        totals.requests.fetch_add(self.requests, Ordering::Relaxed);
+    }
+}
+
+/// One client's session: a transaction handle, and buffers reused across requests.
+struct Session<'db, 's, P: Protocol> {
+    tx: Txn<'db, P>,
+    db: &'db Database<P::RecordMeta>,
+    /// A transaction is open (between a `BEGIN` and its end).
+    in_txn: bool,
+    /// Records this transaction read for update (their `UPDATE` is then the write half).
+    for_update: Vec<(TableId, RecordId)>,
+    /// A scan's rows.
+    rows: Vec<(u64, RecordId)>,
+    /// The reply being written.
+    out: Vec<u8>,
+    counts: Counts,
+    ending: &'s AtomicBool,
+}
+
+/// What a request leaves the session to do.
+enum Flow {
+    Continue,
+    Close(End),
+}
+
+impl<P: Protocol> Session<'_, '_, P> {
+    /// Reads and answers requests until the session ends.
+    fn run(&mut self, mut stream: TcpStream, cfg: &ServeConfig, tables: &[TableInfo]) -> End {
+        if let Err(e) = stream
+            .set_nonblocking(false)
+            .and_then(|()| stream.set_nodelay(true))
+            .and_then(|()| stream.set_read_timeout(Some(POLL)))
+            // A client that stops reading its replies cannot hold the session (or the server's
+            // shutdown) longer than an idle one.
+            .and_then(|()| stream.set_write_timeout(Some(cfg.session_timeout)))
+        {
+            return End::Fault(format!("socket setup failed: {e}"));
+        }
+        let mut inbuf = vec![0u8; 4096];
+        let (mut start, mut end) = (0usize, 0usize);
+        let mut greeted = false;
+        let mut last_heard = Instant::now();
+        loop {
+            // Answer every complete frame in the buffer.
+            loop {
+                let avail = &inbuf[start..end];
+                if !greeted {
+                    match Handshake::decode(avail) {
+                        Ok(None) => break,
+                        Err(_) => return End::Refused("not a txbench handshake"),
+                        Ok(Some((hs, used))) => {
+                            start += used;
+                            if let Err((code, why)) = check_handshake(&hs, cfg) {
+                                let _ =
+                                    self.reply(&mut stream, Reply::Error { code, message: why });
+                                return End::Refused(why);
+                            }
+                            self.out.clear();
+                            Reply::encode_hello(&mut self.out, tables.iter().copied());
+                            if stream.write_all(&self.out).is_err() {
+                                return End::Disconnected;
+                            }
+                            greeted = true;
+                        }
+                    }
+                    continue;
+                }
+                match Request::decode(avail) {
+                    Ok(None) => break,
+                    Err(e) => {
+                        let message = e.to_string();
+                        let code = ErrorCode::Malformed;
+                        let _ = self.reply(
+                            &mut stream,
+                            Reply::Error {
+                                code,
+                                message: &message,
+                            },
+                        );
+                        return End::Fault(format!("malformed frame: {message}"));
+                    }
+                    Ok(Some((req, used))) => {
+                        self.counts.requests += 1;
+                        let flow = self.handle(req, &mut stream);
+                        start += used;
+                        if let Flow::Close(why) = flow {
+                            return why;
+                        }
+                    }
+                }
+            }
+            // Make room for the rest of the frame: move the partial frame to the front, and grow
+            // (up to one frame of the largest size the decoder accepts) when it fills the buffer.
+            if start == end {
+                (start, end) = (0, 0);
+            } else if start > 0 {
+                inbuf.copy_within(start..end, 0);
+                (start, end) = (0, end - start);
+            }
+            if end == inbuf.len() {
+                let grown = (inbuf.len() * 2).min(4 + super::wire::MAX_FRAME_BYTES);
+                inbuf.resize(grown, 0);
+            }
+            match stream.read(&mut inbuf[end..]) {
+                Ok(0) => return End::Disconnected,
+                Ok(n) => {
+                    end += n;
+                    last_heard = Instant::now();
+                }
+                Err(e) if matches!(e.kind(), ErrorKind::WouldBlock | ErrorKind::TimedOut) => {
+                    // Acquire: pairs with the accept loop's Release store.
+                    if self.ending.load(Ordering::Acquire) {
+                        let message = "the server is stopping";
+                        let code = ErrorCode::ShuttingDown;
+                        let _ = self.reply(&mut stream, Reply::Error { code, message });
+                        return End::Closed;
+                    }
+                    if last_heard.elapsed() >= cfg.session_timeout {
+                        let message = "session idle past the server's timeout";
+                        let code = ErrorCode::TimedOut;
+                        let _ = self.reply(&mut stream, Reply::Error { code, message });
+                        return End::Fault(format!(
+                            "idle for {:?}{}",
+                            cfg.session_timeout,
+                            if self.in_txn {
+                                "; aborted its transaction"
+                            } else {
+                                ""
+                            }
+                        ));
+                    }
+                }
+                Err(e) if e.kind() == ErrorKind::Interrupted => {}
+                Err(_) => return End::Disconnected,
+            }
+        }
+    }
+
+    /// Sends one reply.
+    fn reply(&mut self, stream: &mut TcpStream, reply: Reply<'_>) -> std::io::Result<()> {
+        self.out.clear();
+        reply.encode(&mut self.out);
+        stream.write_all(&self.out)
+    }
+
+    /// Ends the open transaction with the protocol's (or the client's) abort.
+    fn end_aborted(&mut self, why: Abort) {
+        self.tx.aborted(why);
+        self.in_txn = false;
+        if why == Abort::User {
+            self.counts.user_aborts += 1;
+        } else {
+            self.counts.aborts += 1;
+        }
+    }
+
+    /// Answers one request.
+    fn handle(&mut self, req: Request<'_>, stream: &mut TcpStream) -> Flow {
+        let sent = match req {
+            Request::Ping => self.reply(stream, Reply::Ok),
+            Request::Begin { .. } if self.in_txn => return out_of_order(self, stream, "BEGIN"),
+            Request::Begin {
+                read_only, retry, ..
+            } => {
+                self.tx.begin(AttemptStart { retry, read_only });
+                self.for_update.clear();
+                self.in_txn = true;
+                self.reply(stream, Reply::Ok)
+            }
+            _ if !self.in_txn => {
+                return out_of_order(self, stream, "an operation outside a transaction");
+            }
+            other => self.operate(other, stream),
+        };
+        match sent {
+            Ok(()) => Flow::Continue,
+            Err(_) => Flow::Close(End::Disconnected),
+        }
+    }
+
+    /// Runs one operation of the open transaction and replies.
+    fn operate(&mut self, req: Request<'_>, stream: &mut TcpStream) -> std::io::Result<()> {
+        let stopping = self.ending;
+        match req {
+            Request::Read { table, rid } => {
+                let (t, r) = match self.record(table, rid, None) {
+                    Ok(at) => at,
+                    Err(why) => return self.bad_request(stream, why),
+                };
+                let outcome = wait_for(pin!(self.tx.read(t, r)), stopping);
+                match outcome {
+                    Some(Ok(row)) => {
+                        self.out.clear();
+                        Reply::Value(row).encode(&mut self.out);
+                        stream.write_all(&self.out)
+                    }
+                    other => {
+                        let other = other.map(|r| r.map(|_| ()));
+                        self.failed(stream, other)
+                    }
+                }
+            }
+            Request::ReadForUpdate { table, rid } => {
+                let (t, r) = match self.record(table, rid, None) {
+                    Ok(at) => at,
+                    Err(why) => return self.bad_request(stream, why),
+                };
+                let tx = &mut self.tx;
+                let read = std::future::poll_fn(|_| tx.poll_read_for_update(t, r));
+                match wait_for(pin!(read), stopping) {
+                    Some(Ok(row)) => {
+                        self.for_update.push((t, r));
+                        self.out.clear();
+                        Reply::Value(self.tx.read_row(row)).encode(&mut self.out);
+                        stream.write_all(&self.out)
+                    }
+                    other => self.failed(stream, other.map(|r| r.map(|_| ()))),
+                }
+            }
+            Request::Write { table, rid, data } => {
+                let (t, r) = match self.record(table, rid, Some(data)) {
+                    Ok(at) => at,
+                    Err(why) => return self.bad_request(stream, why),
+                };
+                let done = wait_for(pin!(self.tx.write(t, r, data)), stopping);
+                self.done(stream, done)
+            }
+            Request::Update { table, rid, data } => {
+                let (t, r) = match self.record(table, rid, Some(data)) {
+                    Ok(at) => at,
+                    Err(why) => return self.bad_request(stream, why),
+                };
+                let done = if self.for_update.contains(&(t, r)) {
+                    let tx = &mut self.tx;
+                    let write = std::future::poll_fn(|_| tx.poll_write_after_read(t, r, data));
+                    wait_for(pin!(write), stopping)
+                } else {
+                    let update = self.tx.update(t, r, |row| row.copy_from_slice(data));
+                    wait_for(pin!(update), stopping)
+                };
+                self.done(stream, done)
+            }
+            Request::Insert { table, rid, data } => {
+                let (t, r) = match self.record(table, rid, Some(data)) {
+                    Ok(at) => at,
+                    Err(why) => return self.bad_request(stream, why),
+                };
+                if is_vacant(data) {
+                    return self
+                        .bad_request(stream, "an inserted row's first 8 bytes are all zero");
+                }
+                let insert = self.tx.insert(t, r, |row| row.copy_from_slice(data));
+                let outcome = wait_for(pin!(insert), stopping);
+                match outcome {
+                    Some(Ok(inserted)) => self.reply(stream, Reply::Flag(inserted)),
+                    other => self.failed(stream, other.map(|r| r.map(|_| ()))),
+                }
+            }
+            Request::Delete { table, rid } => {
+                let (t, r) = match self.record(table, rid, None) {
+                    Ok(at) => at,
+                    Err(why) => return self.bad_request(stream, why),
+                };
+                let outcome = wait_for(pin!(self.tx.delete(t, r)), stopping);
+                match outcome {
+                    Some(Ok(deleted)) => self.reply(stream, Reply::Flag(deleted)),
+                    other => self.failed(stream, other.map(|r| r.map(|_| ()))),
+                }
+            }
+            Request::Scan {
+                index,
+                lo,
+                hi,
+                limit,
+            } => {
+                if index as usize >= self.db.indexes().len() {
+                    return self.bad_request(stream, "no such index");
+                }
+                self.rows.clear();
+                let scan = self.tx.scan(IndexId(index), lo..=hi, &mut self.rows);
+                let outcome = wait_for(pin!(scan), stopping);
+                match outcome {
+                    Some(Ok(())) => {
+                        let n = self.rows.len().min(limit.min(MAX_SCAN_ROWS) as usize);
+                        self.out.clear();
+                        let rows = self.rows[..n].iter().map(|&(k, r)| (k, r.0));
+                        Reply::encode_rows(&mut self.out, rows);
+                        stream.write_all(&self.out)
+                    }
+                    other => self.failed(stream, other),
+                }
+            }
+            Request::Commit => {
+                let tx = &mut self.tx;
+                match wait_for(pin!(std::future::poll_fn(|_| tx.poll_commit())), stopping) {
+                    Some(Ok(())) => {
+                        self.tx.committed();
+                        self.in_txn = false;
+                        self.counts.commits += 1;
+                        self.reply(stream, Reply::Ok)
+                    }
+                    other => self.failed(stream, other),
+                }
+            }
+            Request::Abort => {
+                self.end_aborted(Abort::User);
+                self.reply(stream, Reply::Ok)
+            }
+            Request::Begin { .. } | Request::Ping => unreachable!("handled before operate"),
+        }
+    }
+
+    /// Replies to an operation that returned nothing but success or failure.
+    fn done(
+        &mut self,
+        stream: &mut TcpStream,
+        done: Option<Result<(), Abort>>,
+    ) -> std::io::Result<()> {
+        match done {
+            Some(Ok(())) => self.reply(stream, Reply::Ok),
+            other => self.failed(stream, other),
+        }
+    }
+
+    /// Replies to an operation that did not complete: the protocol aborted it (`Some(Err)`), or
+    /// the server is stopping (`None`). Either way the transaction is over.
+    fn failed(
+        &mut self,
+        stream: &mut TcpStream,
+        outcome: Option<Result<(), Abort>>,
+    ) -> std::io::Result<()> {
+        match outcome {
+            Some(Err(why)) => {
+                self.end_aborted(why);
+                self.reply(stream, Reply::Aborted(why))
+            }
+            Some(Ok(())) => unreachable!("failed() is called for operations that did not succeed"),
+            None => {
+                self.end_aborted(Abort::User);
+                let message = "the server is stopping";
+                self.reply(
+                    stream,
+                    Reply::Error {
+                        code: ErrorCode::ShuttingDown,
+                        message,
+                    },
+                )
+            }
+        }
+    }
+
+    /// Answers a request naming something that does not exist: the transaction is aborted.
+    fn bad_request(&mut self, stream: &mut TcpStream, why: &str) -> std::io::Result<()> {
+        self.end_aborted(Abort::User);
+        self.reply(
+            stream,
+            Reply::Error {
+                code: ErrorCode::BadRequest,
+                message: why,
+            },
+        )
+    }
+
+    /// The record a request names, checked to exist (and `data` to have its table's row size).
+    fn record(
+        &self,
+        table: u32,
+        rid: u64,
+        data: Option<&[u8]>,
+    ) -> Result<(TableId, RecordId), &'static str> {
+        let t = self
+            .db
+            .tables()
+            .get(table as usize)
+            .ok_or("no such table")?;
+        if t.get(RecordId(rid)).is_none() {
+            return Err("record id outside the table");
+        }
+        if data.is_some_and(|d| d.len() != t.payload_bytes()) {
+            return Err("payload size differs from the table's");
+        }
+        Ok((TableId(table), RecordId(rid)))
+    }
+}
+
+/// Answers a request the session's state does not allow, and closes the session.
+fn out_of_order<P: Protocol>(
+    session: &mut Session<'_, '_, P>,
+    stream: &mut TcpStream,
+    what: &'static str,
+) -> Flow {
+    let message = format!("out-of-order request: {what}");
+    let code = ErrorCode::OutOfOrder;
+    let _ = session.reply(
+        stream,
+        Reply::Error {
+            code,
+            message: &message,
+        },
+    );
+    Flow::Close(End::Fault(message))
+}
+
+/// Checks a client's handshake against the server's version and token.
+fn check_handshake(hs: &Handshake<'_>, cfg: &ServeConfig) -> Result<(), (ErrorCode, &'static str)> {
+    if hs.version != VERSION {
+        return Err((ErrorCode::Version, "unsupported wire format version"));
+    }
+    if let Some(token) = &cfg.token {
+        // Compared in time independent of where the bytes differ.
+        let given = hs.token;
+        let same = given.len() == token.len()
+            && given
+                .iter()
+                .zip(token.as_bytes())
+                .fold(0u8, |acc, (a, b)| acc | (a ^ b))
+                == 0;
+        if !same {
+            return Err((ErrorCode::Unauthorized, "missing or wrong token"));
+        }
+    }
+    Ok(())
+}
+
+/// Spin rounds (doubling) before a waiting session yields; yields before it sleeps.
+const SPIN_ROUNDS: u32 = 6;
+const YIELD_ROUNDS: u32 = 64;
+/// A long wait's sleep between polls: about the cost of one loopback round trip, the time scale
+/// on which an interactive lock holder makes progress.
+const WAIT_SLEEP: Duration = Duration::from_micros(20);
+
+/// Polls `fut` until it is ready (module docs, "Waiting"); `None` when `stopping` is set first.
+fn wait_for<F: Future>(mut fut: Pin<&mut F>, stopping: &AtomicBool) -> Option<F::Output> {
+    let mut cx = Context::from_waker(Waker::noop());
+    let mut round = 0u32;
+    loop {
+        if let Poll::Ready(out) = fut.as_mut().poll(&mut cx) {
+            return Some(out);
+        }
+        // A wound this poll dealt: the victim's session will see it at its next request, and
+        // no session parks, so there is nobody to wake.
+        let _ = take_victim_signalled();
+        if round < SPIN_ROUNDS {
+            for _ in 0..(1u32 << round) {
+                std::hint::spin_loop();
+            }
+        } else if round < YIELD_ROUNDS {
+            std::thread::yield_now();
+        } else {
+            // Acquire: pairs with the accept loop's Release store.
+            if stopping.load(Ordering::Acquire) {
+                return None;
+            }
+            std::thread::sleep(WAIT_SLEEP);
+        }
+        round = round.saturating_add(1);
+    }
+}

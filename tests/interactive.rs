@@ -1,0 +1,335 @@
+//! Interactive mode end to end over loopback: a `txbench serve` server in this process (built from
+//! the same flags and validation as the command), clients through `txbench::client::Session` or
+//! raw sockets. Counts and outcomes only, no timing: a wait for the server to notice something is
+//! a bounded number of retries with yields.
+
+use clap::Parser;
+use std::io::{Read, Write};
+use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::sync::atomic::{AtomicBool, Ordering};
+use txbench::Abort;
+use txbench::client::{Session, SessionError};
+use txbench::config::{Cli, Command};
+use txbench::exec::interactive::serve_configured;
+use txbench::exec::interactive::server::ServeSummary;
+use txbench::exec::interactive::wire::{ErrorCode, Handshake, Reply, Request, VERSION};
+use txbench::ids::{RecordId, TableId};
+
+const T: TableId = TableId(0);
+
+/// Sets the stop flag when dropped, so a failing test body still ends its server.
+struct StopOnDrop<'a>(&'a AtomicBool);
+
+impl Drop for StopOnDrop<'_> {
+    fn drop(&mut self) {
+        // Release: pairs with the accept loop's Acquire load.
+        self.0.store(true, Ordering::Release);
+    }
+}
+
+/// Runs a YCSB server (64 records) for `protocol` with `extra` flags while `body` runs against
+/// its address; returns what it served.
+fn with_server(protocol: &str, extra: &[&str], body: impl FnOnce(SocketAddr)) -> ServeSummary {
+    let mut argv = vec![
+        "txbench",
+        "serve",
+        "-p",
+        protocol,
+        "--records",
+        "64",
+        "--ops",
+        "4",
+        "--listen",
+        "127.0.0.1:0",
+    ];
+    if !extra.contains(&"--max-connections") {
+        argv.extend_from_slice(&["--max-connections", "4"]);
+    }
+    argv.extend_from_slice(extra);
+    let Command::Serve(mut args) = Cli::try_parse_from(argv).expect("flags parse").command else {
+        unreachable!("parsed a serve command")
+    };
+    let (run, cfg) = args.validate().expect("valid flags");
+    let listener = TcpListener::bind(cfg.listen).expect("bind loopback");
+    let addr = listener.local_addr().expect("bound address");
+    let stop = AtomicBool::new(false);
+    std::thread::scope(|s| {
+        let server = s.spawn(|| serve_configured(&run, &cfg, listener, &stop).expect("serves"));
+        {
+            let _stop = StopOnDrop(&stop);
+            body(addr);
+        }
+        server.join().expect("server thread")
+    })
+}
+
+fn row(s: &Session, byte: u8) -> Vec<u8> {
+    vec![byte; s.tables()[0].payload_bytes as usize]
+}
+
+fn aborted(r: Result<impl std::fmt::Debug, SessionError>) -> Abort {
+    match r {
+        Err(SessionError::Aborted(why)) => why,
+        other => panic!("expected an abort, got {other:?}"),
+    }
+}
+
+/// Retries `attempt` (yielding between tries) until it succeeds; fails after a bounded count.
+fn eventually(mut attempt: impl FnMut() -> bool) {
+    for _ in 0..200_000 {
+        if attempt() {
+            return;
+        }
+        std::thread::yield_now();
+    }
+    panic!("no progress after 200000 attempts");
+}
+
+#[test]
+fn a_committed_write_is_read_by_a_later_session() {
+    let served = with_server("silo", &[], |addr| {
+        let mut a = Session::connect(addr, None).unwrap();
+        let data = row(&a, 0xAB);
+        a.begin().unwrap();
+        a.write(T, RecordId(3), &data).unwrap();
+        a.commit().unwrap();
+        let mut b = Session::connect(addr, None).unwrap();
+        b.begin_read_only().unwrap();
+        assert_eq!(b.read(T, RecordId(3)).unwrap(), &data[..]);
+        b.commit().unwrap();
+    });
+    assert_eq!((served.sessions, served.commits), (2, 2));
+}
+
+#[test]
+fn an_aborted_transactions_writes_never_appear() {
+    with_server("no_wait", &[], |addr| {
+        let mut a = Session::connect(addr, None).unwrap();
+        a.begin().unwrap();
+        let before = a.read(T, RecordId(5)).unwrap().to_vec();
+        a.commit().unwrap();
+        let data = row(&a, 0x5A);
+        assert_ne!(before, data);
+        a.begin().unwrap();
+        a.write(T, RecordId(5), &data).unwrap();
+        a.update(T, RecordId(6), &data).unwrap();
+        a.abort().unwrap();
+        let mut b = Session::connect(addr, None).unwrap();
+        b.begin().unwrap();
+        assert_eq!(b.read(T, RecordId(5)).unwrap(), &before[..]);
+        assert_ne!(b.read(T, RecordId(6)).unwrap(), &data[..]);
+        b.commit().unwrap();
+    });
+}
+
+#[test]
+fn conflicting_sessions_get_the_abort_no_wait_gives() {
+    let served = with_server("no_wait", &[], |addr| {
+        let mut a = Session::connect(addr, None).unwrap();
+        let mut b = Session::connect(addr, None).unwrap();
+        a.begin().unwrap();
+        a.read_for_update(T, RecordId(1)).unwrap();
+        b.begin().unwrap();
+        assert_eq!(aborted(b.read(T, RecordId(1))), Abort::LockConflict);
+        let data = row(&a, 7);
+        a.update(T, RecordId(1), &data).unwrap();
+        a.commit().unwrap();
+        // The lock is gone with the commit.
+        b.begin_retry().unwrap();
+        assert_eq!(b.read(T, RecordId(1)).unwrap(), &data[..]);
+        b.commit().unwrap();
+    });
+    assert_eq!((served.commits, served.aborts), (2, 1));
+}
+
+#[test]
+fn conflicting_sessions_get_the_abort_silo_gives() {
+    with_server("silo", &[], |addr| {
+        let mut a = Session::connect(addr, None).unwrap();
+        let mut b = Session::connect(addr, None).unwrap();
+        a.begin().unwrap();
+        a.read(T, RecordId(2)).unwrap();
+        b.begin().unwrap();
+        let data = row(&b, 9);
+        b.update(T, RecordId(2), &data).unwrap();
+        b.commit().unwrap();
+        // a's read is stale: writing elsewhere and committing fails validation.
+        a.write(T, RecordId(10), &data).unwrap();
+        assert_eq!(aborted(a.commit()), Abort::ReadValidation);
+    });
+}
+
+#[test]
+fn a_killed_clients_lock_is_released_and_its_writes_never_appear() {
+    let served = with_server("no_wait", &[], |addr| {
+        let mut b = Session::connect(addr, None).unwrap();
+        b.begin().unwrap();
+        let before = b.read(T, RecordId(8)).unwrap().to_vec();
+        b.commit().unwrap();
+        let mut a = Session::connect(addr, None).unwrap();
+        a.begin().unwrap();
+        a.write(T, RecordId(8), &row(&a, 0x33)).unwrap();
+        a.read_for_update(T, RecordId(7)).unwrap();
+        b.begin().unwrap();
+        assert_eq!(
+            aborted(b.read_for_update(T, RecordId(7))),
+            Abort::LockConflict
+        );
+        drop(a); // the client dies mid-transaction, holding the lock
+        eventually(|| {
+            b.begin_retry().unwrap();
+            match b.read_for_update(T, RecordId(7)) {
+                Ok(_) => true,
+                Err(SessionError::Aborted(Abort::LockConflict)) => false,
+                Err(e) => panic!("{e}"),
+            }
+        });
+        assert_eq!(b.read(T, RecordId(8)).unwrap(), &before[..]);
+        b.commit().unwrap();
+    });
+    assert_eq!(
+        served.faults, 1,
+        "the disconnect mid-transaction is a fault"
+    );
+}
+
+#[test]
+fn an_idle_session_times_out_and_releases_its_lock() {
+    let served = with_server("no_wait", &["--session-timeout", "0.2"], |addr| {
+        let mut a = Session::connect(addr, None).unwrap();
+        a.begin().unwrap();
+        a.read_for_update(T, RecordId(4)).unwrap();
+        let mut b = Session::connect(addr, None).unwrap();
+        eventually(|| {
+            b.begin().unwrap();
+            match b.read_for_update(T, RecordId(4)) {
+                Ok(_) => true,
+                Err(SessionError::Aborted(Abort::LockConflict)) => false,
+                Err(e) => panic!("{e}"),
+            }
+        });
+        b.commit().unwrap();
+        drop(a);
+    });
+    assert!(served.faults >= 1);
+}
+
+/// A raw connection past the handshake.
+fn raw_session(addr: SocketAddr) -> TcpStream {
+    let mut raw = TcpStream::connect(addr).unwrap();
+    let mut hs = Vec::new();
+    Handshake {
+        version: VERSION,
+        token: b"",
+    }
+    .encode(&mut hs)
+    .unwrap();
+    raw.write_all(&hs).unwrap();
+    let mut hello = read_frame(&mut raw);
+    assert!(matches!(
+        Reply::decode(&hello),
+        Ok(Some((Reply::Hello(_), _)))
+    ));
+    hello.clear();
+    raw
+}
+
+fn read_frame(raw: &mut TcpStream) -> Vec<u8> {
+    let mut word = [0u8; 4];
+    raw.read_exact(&mut word).unwrap();
+    let mut frame = word.to_vec();
+    frame.resize(4 + u32::from_le_bytes(word) as usize, 0);
+    raw.read_exact(&mut frame[4..]).unwrap();
+    frame
+}
+
+/// Sends `bytes` on a fresh raw session; expects an error reply with `code`, then the close.
+fn expect_closed_with(addr: SocketAddr, bytes: &[u8], code: ErrorCode) {
+    let mut raw = raw_session(addr);
+    raw.write_all(bytes).unwrap();
+    let frame = read_frame(&mut raw);
+    match Reply::decode(&frame) {
+        Ok(Some((Reply::Error { code: got, .. }, _))) => assert_eq!(got, code),
+        other => panic!("expected an error reply, got {other:?}"),
+    }
+    let mut rest = [0u8; 1];
+    assert_eq!(
+        raw.read(&mut rest).unwrap(),
+        0,
+        "the server closes the connection"
+    );
+}
+
+#[test]
+fn bad_frames_close_only_their_connection() {
+    let served = with_server("no_wait", &[], |addr| {
+        let mut good = Session::connect(addr, None).unwrap();
+        good.begin().unwrap();
+        good.read_for_update(T, RecordId(0)).unwrap();
+        // An unknown opcode, an oversized length word, and a commit outside a transaction.
+        expect_closed_with(addr, &[1, 0, 0, 0, 0xEE], ErrorCode::Malformed);
+        expect_closed_with(addr, &[0xFF, 0xFF, 0xFF, 0xFF], ErrorCode::Malformed);
+        let mut commit = Vec::new();
+        Request::Commit.encode(&mut commit);
+        expect_closed_with(addr, &commit, ErrorCode::OutOfOrder);
+        // The good session and its lock are untouched.
+        good.update(T, RecordId(0), &row(&good, 1)).unwrap();
+        good.commit().unwrap();
+    });
+    assert_eq!((served.faults, served.commits), (3, 1));
+}
+
+#[test]
+fn a_bad_request_aborts_the_transaction_and_keeps_the_session() {
+    with_server("silo", &[], |addr| {
+        let mut s = Session::connect(addr, None).unwrap();
+        s.begin().unwrap();
+        match s.read(T, RecordId(64)) {
+            Err(SessionError::Server { code, .. }) => assert_eq!(code, ErrorCode::BadRequest),
+            other => panic!("expected BadRequest, got {other:?}"),
+        }
+        s.begin().unwrap();
+        match s.write(T, RecordId(1), &[1, 2, 3]) {
+            Err(SessionError::Server { code, .. }) => assert_eq!(code, ErrorCode::BadRequest),
+            other => panic!("expected BadRequest, got {other:?}"),
+        }
+        s.begin().unwrap();
+        s.read(T, RecordId(1)).unwrap();
+        s.commit().unwrap();
+    });
+}
+
+#[test]
+fn a_token_is_required_when_set_and_sessions_are_capped() {
+    with_server(
+        "no_wait",
+        &["--token", "s3cret", "--max-connections", "1"],
+        |addr| {
+            match Session::connect(addr, None) {
+                Err(SessionError::Server { code, .. }) => assert_eq!(code, ErrorCode::Unauthorized),
+                other => panic!("expected Unauthorized, got {:?}", other.map(|_| ())),
+            }
+            // The refused connection's session slot comes back once its thread ends.
+            let mut session = None;
+            eventually(|| match Session::connect(addr, Some("s3cret")) {
+                Ok(s) => {
+                    session = Some(s);
+                    true
+                }
+                Err(SessionError::Server {
+                    code: ErrorCode::Busy,
+                    ..
+                }) => false,
+                Err(e) => panic!("{e}"),
+            });
+            let mut s = session.expect("connected");
+            s.ping().unwrap();
+            // One session at most: the next is refused while this one lives.
+            match Session::connect(addr, Some("s3cret")) {
+                Err(SessionError::Server { code, .. }) => assert_eq!(code, ErrorCode::Busy),
+                other => panic!("expected Busy, got {:?}", other.map(|_| ())),
+            }
+            s.ping().unwrap();
+        },
+    );
+}
