@@ -14,8 +14,9 @@
 //! An operation the protocol answers `Pending` is polled again by the session's thread: a few
 //! spins, then yields, then short sleeps, since an interactive holder keeps its locks across
 //! network round trips (tens of microseconds at best), where spinning would take the CPU from
-//! the very sessions that must run to release them. Nothing is parked (`exec::park`), so a wound
-//! needs no wake-up: the victim's session notices it at its next request. A wait ends when the
+//! the very sessions that must run to release them. Nothing is parked (`crate::park`): the wakes
+//! protocols send (`protocol::wake`) find no sleeper here, and a wounded victim's session notices
+//! the wound at its next request. A wait ends when the
 //! operation completes or the server stops (the transaction is then aborted).
 //!
 //! # Faults
@@ -30,7 +31,6 @@
 use super::wire::{ErrorCode, Handshake, MAX_SCAN_ROWS, Reply, Request, TableInfo, VERSION};
 pub use crate::config::ServeConfig;
 use crate::ids::{RecordId, TableId};
-use crate::protocol::wake::take_victim_signalled;
 use crate::protocol::{Abort, AttemptStart, Protocol};
 use crate::storage::{Database, IndexId, is_vacant};
 use crate::txn::Txn;
@@ -682,9 +682,6 @@ fn wait_for<F: Future>(mut fut: Pin<&mut F>, stopping: &AtomicBool) -> Option<F:
         if let Poll::Ready(out) = fut.as_mut().poll(&mut cx) {
             return Some(out);
         }
-        // A wound this poll dealt: the victim's session will see it at its next request, and
-        // no session parks, so there is nobody to wake.
-        let _ = take_victim_signalled();
         if round < SPIN_ROUNDS {
             for _ in 0..(1u32 << round) {
                 std::hint::spin_loop();
