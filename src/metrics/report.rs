@@ -383,9 +383,18 @@ impl RunReport {
         })
     }
 
-    /// One JSON object on one line.
+    /// One JSON object on one line, with the txbench build that measured it (`txbench`:
+    /// `version`, `commit`, as a sweep's rows carry).
     pub fn to_json_line(&self) -> String {
-        serde_json::to_string(self).expect("report serialises")
+        let mut v = serde_json::to_value(self).expect("report serialises");
+        if let Some(map) = v.as_object_mut() {
+            let build = crate::experiment::results::BuildInfo::current();
+            map.insert(
+                "txbench".into(),
+                serde_json::to_value(build).expect("build info serialises"),
+            );
+        }
+        v.to_string()
     }
 }
 
