@@ -119,8 +119,11 @@ fn execute(
                 }
             } else {
                 note(format_args!(
-                    "{}: {:.0} txn/s, abort ratio {:.3}, p99.9 {:.1} us",
-                    r.protocol, r.throughput_tps, r.abort_ratio, r.latency_us.p999
+                    "{}: {:.0} txn/s, abort ratio {:.3}, p99.9 {} us",
+                    r.protocol,
+                    r.throughput_tps,
+                    r.abort_ratio,
+                    r.latency_cell(r.latency_us.p999)
                 ));
             }
         });

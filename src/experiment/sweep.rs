@@ -122,7 +122,7 @@ pub fn run_sweep(plan: &SweepPlan<'_>, results: &Path) -> Result<SweepOutcome, S
                     .into_iter()
                     .map(|mut r| {
                         r.point = point.axes.clone();
-                        serde_json::to_value(&r).expect("report serialises")
+                        r.to_json_value()
                     })
                     .collect::<Vec<_>>();
                 (reports, build.clone())

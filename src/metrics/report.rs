@@ -383,9 +383,10 @@ impl RunReport {
         })
     }
 
-    /// One JSON object on one line, with the txbench build that measured it (`txbench`:
-    /// `version`, `commit`, as a sweep's rows carry).
-    pub fn to_json_line(&self) -> String {
+    /// The report as a JSON object, with the txbench build that measured it (`txbench`:
+    /// `version`, `commit`, as a sweep's rows carry); the latency percentiles of a run that
+    /// committed nothing are `null` (an empty histogram has none).
+    pub fn to_json_value(&self) -> serde_json::Value {
         let mut v = serde_json::to_value(self).expect("report serialises");
         if let Some(map) = v.as_object_mut() {
             let build = crate::experiment::results::BuildInfo::current();
@@ -393,8 +394,27 @@ impl RunReport {
                 "txbench".into(),
                 serde_json::to_value(build).expect("build info serialises"),
             );
+            if self.commits == 0
+                && let Some(serde_json::Value::Object(l)) = map.get_mut("latency_us")
+            {
+                l.values_mut().for_each(|x| *x = serde_json::Value::Null);
+            }
         }
-        v.to_string()
+        v
+    }
+
+    /// [`Self::to_json_value`] on one line.
+    pub fn to_json_line(&self) -> String {
+        self.to_json_value().to_string()
+    }
+
+    /// A latency percentile for a table: `-` when the run committed nothing.
+    pub fn latency_cell(&self, us: f64) -> String {
+        if self.commits == 0 {
+            "-".to_string()
+        } else {
+            format!("{us:.1}")
+        }
     }
 }
 
@@ -638,12 +658,12 @@ pub fn render_table(reports: &[RunReport]) -> String {
             Cell::new(vs(r.throughput_tps, ceiling.map(|c| c.throughput_tps)))
                 .set_alignment(CellAlignment::Right),
             Cell::new(abort_percent(r.abort_ratio)).set_alignment(CellAlignment::Right),
-            Cell::new(format!("{:.1}", r.latency_us.p50)).set_alignment(CellAlignment::Right),
-            Cell::new(format!("{:.1}", r.latency_us.p99)).set_alignment(CellAlignment::Right),
-            Cell::new(format!("{:.1}", r.latency_us.p999)).set_alignment(CellAlignment::Right),
+            Cell::new(r.latency_cell(r.latency_us.p50)).set_alignment(CellAlignment::Right),
+            Cell::new(r.latency_cell(r.latency_us.p99)).set_alignment(CellAlignment::Right),
+            Cell::new(r.latency_cell(r.latency_us.p999)).set_alignment(CellAlignment::Right),
             Cell::new(vs(r.latency_us.p999, ceiling.map(|c| c.latency_us.p999)))
                 .set_alignment(CellAlignment::Right),
-            Cell::new(format!("{:.1}", r.latency_us.max)).set_alignment(CellAlignment::Right),
+            Cell::new(r.latency_cell(r.latency_us.max)).set_alignment(CellAlignment::Right),
             Cell::new(top),
             Cell::new(history_cell(r.check.as_ref())),
             Cell::new(consistency_cell(r.check.as_ref())),
@@ -691,10 +711,21 @@ pub fn render_version_table(reports: &[RunReport]) -> Option<String> {
 }
 
 /// The table's history check cell: `not checked` without `--check`; `ok (N txns)` when the
-/// history has neither a cycle nor an anomaly; the counts otherwise.
+/// history has neither a cycle nor an anomaly (`ok, truncated` when `--check-limit` stopped
+/// recording early, `not judged` when no transaction was recorded); the counts otherwise.
 fn history_cell(check: Option<&CheckReport>) -> String {
     match check {
         None => NOT_CHECKED.to_string(),
+        Some(c) if c.cycles == 0 && c.anomalies == 0 && c.transactions == 0 => {
+            if c.workers_truncated > 0 {
+                "not judged: --check-limit left 0 txns".to_string()
+            } else {
+                "not judged: 0 txns".to_string()
+            }
+        }
+        Some(c) if c.cycles == 0 && c.anomalies == 0 && c.workers_truncated > 0 => {
+            format!("ok, truncated ({} txns)", c.transactions)
+        }
         Some(c) if c.cycles == 0 && c.anomalies == 0 => format!("ok ({} txns)", c.transactions),
         Some(c) => format!("FAILED: {} cycles, {} anomalies", c.cycles, c.anomalies),
     }
@@ -803,6 +834,20 @@ mod tests {
         assert_eq!(consistency_cell(Some(&tpcc)), "ok (7 conditions)");
         let broken = checked(2, Some((7, 3)));
         assert_eq!(history_cell(Some(&broken)), "FAILED: 2 cycles, 0 anomalies");
+        // A history cut short by --check-limit is never a bare `ok`.
+        let cut = CheckReport {
+            workers_truncated: 1,
+            ..checked(0, None)
+        };
+        assert_eq!(history_cell(Some(&cut)), "ok, truncated (10 txns)");
+        let empty = CheckReport {
+            transactions: 0,
+            ..cut
+        };
+        assert_eq!(
+            history_cell(Some(&empty)),
+            "not judged: --check-limit left 0 txns"
+        );
         assert_eq!(
             consistency_cell(Some(&broken)),
             "FAILED: 3 violations of 7 conditions"
