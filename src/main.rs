@@ -23,13 +23,16 @@ fn main() -> ExitCode {
     let mut out = Output::new(std::io::stdout());
     let done = match list_points() {
         Some(points) => run_points(&points, &mut out),
-        None => match Cli::parse().command {
-            Command::List => out.write(&list_text()).map(|()| ExitCode::SUCCESS),
-            Command::Run(args) => run(&args, &mut out),
-            Command::Sweep(args) => sweep_command(&args, &mut out).map(ExitCode::from),
-            Command::Merge(args) => merge_command(&args, &mut out).map(ExitCode::from),
-            Command::Report(args) => report_command(&args, &mut out).map(ExitCode::from),
-            Command::Plot(args) => plot_command(&args, &mut out).map(ExitCode::from),
+        None => match Cli::try_parse() {
+            Err(e) => clap_exit(e, &mut out),
+            Ok(cli) => match cli.command {
+                Command::List => out.write(&list_text()).map(|()| ExitCode::SUCCESS),
+                Command::Run(args) => run(&args, &mut out),
+                Command::Sweep(args) => sweep_command(&args, &mut out).map(ExitCode::from),
+                Command::Merge(args) => merge_command(&args, &mut out).map(ExitCode::from),
+                Command::Report(args) => report_command(&args, &mut out).map(ExitCode::from),
+                Command::Plot(args) => plot_command(&args, &mut out).map(ExitCode::from),
+            },
         },
     };
     match done.and_then(|code| out.flush().map(|()| code)) {
@@ -56,7 +59,7 @@ fn run_points(points: &[ListPoint], out: &mut Output<impl Write>) -> Result<Exit
                 command: Command::Run(args),
             }) => args,
             Ok(_) => unreachable!("expand_lists only expands `txbench run`"),
-            Err(e) => e.exit(),
+            Err(e) => return clap_exit(e, out),
         };
         match args.validate() {
             Ok(cfg) => {
@@ -197,6 +200,17 @@ fn execute(
         ));
         return Ok(ExitCode::FAILURE);
     }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// What clap answers instead of a command: `--help` and `--version` text goes to stdout through
+/// [`Output`] (so a failed write, `> /dev/full`, exits 1 as any other output error does), and
+/// a usage error to stderr with clap's status (2).
+fn clap_exit(e: clap::Error, out: &mut Output<impl Write>) -> Result<ExitCode, OutputError> {
+    if e.use_stderr() {
+        e.exit();
+    }
+    out.write(&e.render().to_string())?;
     Ok(ExitCode::SUCCESS)
 }
 

@@ -20,6 +20,7 @@ mod presets;
 mod tpcc;
 mod unused;
 mod validate;
+pub mod whole;
 
 pub use cli::{
     Cli, Command, ExecutorArg, KeyDistArg, LockWaitArg, MoccLockArg, MoccTemperatureArg,

@@ -70,6 +70,17 @@ pub fn parse_protocols(list: &str) -> Result<Vec<ProtocolKind>, ConfigError> {
     if list.trim().eq_ignore_ascii_case("all") {
         return Ok(ProtocolKind::ALL.to_vec());
     }
+    if list.split(',').count() > 1
+        && list
+            .split(',')
+            .any(|n| n.trim().eq_ignore_ascii_case("all"))
+    {
+        return Err(out_of_range(
+            "protocol",
+            list,
+            "`all` alone (every protocol), or a comma list of protocol names without it",
+        ));
+    }
     let mut out = Vec::new();
     for name in list.split(',') {
         let p: ProtocolKind = name.parse()?;
