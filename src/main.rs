@@ -108,7 +108,15 @@ fn execute(
     };
     let format = cfg.format;
     let mut reports = Vec::new();
+    txbench::interrupt::install();
+    let planned: usize = points
+        .iter()
+        .map(|(_, c)| c.protocols.len() * c.repeat)
+        .sum();
     for (i, (point, cfg)) in points.iter().enumerate() {
+        if txbench::interrupt::interrupted() {
+            break;
+        }
         let label = point_label(point);
         if !point.is_empty() {
             note(format_args!("point {}/{}: {label}", i + 1, points.len()));
@@ -140,6 +148,13 @@ fn execute(
                 return Ok(ExitCode::from(2));
             }
         }
+    }
+    let interrupted = txbench::interrupt::interrupted();
+    if interrupted && reports.is_empty() {
+        note(format_args!(
+            "interrupted before any run finished: nothing to show"
+        ));
+        return Ok(ExitCode::from(txbench::interrupt::EXIT_INTERRUPTED));
     }
     match format {
         Format::Json => {}
@@ -176,6 +191,12 @@ fn execute(
             }
         }
     }
+    if interrupted {
+        note(format_args!(
+            "interrupted: {} of {planned} runs finished; the output shows those",
+            reports.len()
+        ));
+    }
     let broken = reports
         .iter()
         .filter(|r| {
@@ -199,6 +220,9 @@ fn execute(
             "error: {aborting} deterministic protocol run(s) aborted for concurrency control"
         ));
         return Ok(ExitCode::FAILURE);
+    }
+    if interrupted {
+        return Ok(ExitCode::from(txbench::interrupt::EXIT_INTERRUPTED));
     }
     Ok(ExitCode::SUCCESS)
 }

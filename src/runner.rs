@@ -40,7 +40,8 @@ use std::time::Duration;
 /// Runs every protocol of `cfg`, `cfg.repeat` rounds of all protocols in order (interleaving the
 /// protocols keeps slow drifts of a shared machine from favouring one), calling `on_report` after
 /// each run. Stops at the first run whose tables cannot be allocated (configuration validation
-/// estimates memory first, so this is the backstop).
+/// estimates memory first, so this is the backstop), and, after Ctrl-C
+/// ([`interrupt`](crate::interrupt)), before the next run, returning the runs finished.
 pub fn run_all(
     cfg: &RunConfig,
     on_report: impl FnMut(&RunReport),
@@ -62,6 +63,10 @@ fn run_rounds<W: Workload>(
     let mut reports = Vec::with_capacity(cfg.protocols.len() * cfg.repeat);
     for round in 0..cfg.repeat {
         for &kind in &cfg.protocols {
+            // Ctrl-C: the runs finished so far are the result.
+            if crate::interrupt::interrupted() {
+                return Ok(reports);
+            }
             let mut report = run_protocol(kind, cfg, workload, &machine)?;
             report.round = round;
             on_report(&report);

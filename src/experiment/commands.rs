@@ -186,6 +186,7 @@ pub fn sweep_command(args: &SweepArgs, out: &mut Output<impl Write>) -> Result<u
         },
         results.display()
     ));
+    crate::interrupt::install();
     match run_sweep(&sweep, &results) {
         Ok(outcome) => {
             for w in &outcome.warnings {
@@ -196,6 +197,33 @@ pub fn sweep_command(args: &SweepArgs, out: &mut Output<impl Write>) -> Result<u
                 outcome.runs,
                 results.display()
             ));
+            if outcome.interrupted {
+                let mut again = vec![
+                    "txbench".to_string(),
+                    "sweep".into(),
+                    file.clone(),
+                    "--resume".into(),
+                ];
+                if args.results.is_some() {
+                    again.extend(["--results".into(), results.display().to_string()]);
+                }
+                if let Some(n) = args.point {
+                    again.extend(["--point".into(), n.to_string()]);
+                }
+                for a in &args.set {
+                    again.extend(["--set".into(), a.clone()]);
+                }
+                let again: Vec<String> = again.iter().map(|w| shell_quote(w)).collect();
+                note(format_args!(
+                    "interrupted: {} of {todo} runs kept in {} ({} still to do); `{}` \
+                     continues",
+                    outcome.runs,
+                    results.display(),
+                    todo - outcome.runs,
+                    again.join(" ")
+                ));
+                return Ok(crate::interrupt::EXIT_INTERRUPTED);
+            }
             if outcome.failed_checks > 0 {
                 note(format_args!(
                     "error: {} runs of serializable protocols failed the check",

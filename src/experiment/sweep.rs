@@ -58,6 +58,8 @@ pub struct SweepOutcome {
     pub failed_checks: usize,
     /// Warnings the runs gave, with their point.
     pub warnings: Vec<String>,
+    /// Ctrl-C stopped the sweep before its last run ([`interrupt`](crate::interrupt)).
+    pub interrupted: bool,
 }
 
 /// Why a sweep stopped early.
@@ -102,6 +104,10 @@ pub fn run_sweep(plan: &SweepPlan<'_>, results: &Path) -> Result<SweepOutcome, S
             .expect("the template is valid"),
     );
     for &(p, rep) in &runs {
+        if crate::interrupt::interrupted() {
+            outcome.interrupted = true;
+            break;
+        }
         let (point, cfg) = &plan.points[p];
         bar.set_message(format!(
             "point {}/{} rep {}/{}: {}",
@@ -118,6 +124,12 @@ pub fn run_sweep(plan: &SweepPlan<'_>, results: &Path) -> Result<SweepOutcome, S
         let (reports, measured_by) = match point.binary() {
             None => {
                 let reports = run_all(cfg, |_| {}).map_err(|e| run_err(e.to_string()))?;
+                // Ctrl-C during the point: a point cut short (some of its protocols or rounds
+                // not run) is not recorded; `--resume` runs it again whole.
+                if reports.len() < cfg.protocols.len() * cfg.repeat {
+                    outcome.interrupted = true;
+                    break;
+                }
                 let reports = reports
                     .into_iter()
                     .map(|mut r| {
@@ -128,7 +140,15 @@ pub fn run_sweep(plan: &SweepPlan<'_>, results: &Path) -> Result<SweepOutcome, S
                 (reports, build.clone())
             }
             Some(binary) => {
-                let child = run_point(binary, point).map_err(run_err)?;
+                // The child gets the Ctrl-C too (same process group) and stops early: its
+                // point is not recorded.
+                let child = match run_point(binary, point) {
+                    Err(_) if crate::interrupt::interrupted() => {
+                        outcome.interrupted = true;
+                        break;
+                    }
+                    other => other.map_err(run_err)?,
+                };
                 let reports = child
                     .reports
                     .into_iter()
