@@ -13,7 +13,8 @@ use txbench::experiment::commands::{merge_command, plot_command, report_command,
 use txbench::metrics::output::{Output, OutputError};
 use txbench::metrics::report::render_version_table;
 use txbench::metrics::report::{
-    describe_run, medians, point_label, render_table, render_type_table, write_csv,
+    describe_run, leaders, medians, point_label, render_protocol_stats, render_table_with,
+    render_type_table, short_number, write_csv,
 };
 use txbench::protocol::ProtocolKind;
 use txbench::runner::run_all;
@@ -53,6 +54,7 @@ fn list_points() -> Option<Vec<ListPoint>> {
 /// (exit 2 naming the flag and value, as for one run), then runs them in order.
 fn run_points(points: &[ListPoint], out: &mut Output<impl Write>) -> Result<ExitCode, OutputError> {
     let mut configs = Vec::with_capacity(points.len());
+    let mut wide = false;
     for p in points {
         let args = match Cli::try_parse_from(&p.argv) {
             Ok(Cli {
@@ -63,6 +65,7 @@ fn run_points(points: &[ListPoint], out: &mut Output<impl Write>) -> Result<Exit
         };
         match args.validate() {
             Ok(cfg) => {
+                wide |= args.wide;
                 if configs.is_empty() {
                     for w in args.ineffective_flags(&cfg) {
                         note(format_args!("warning: {w}"));
@@ -76,7 +79,7 @@ fn run_points(points: &[ListPoint], out: &mut Output<impl Write>) -> Result<Exit
             }
         }
     }
-    execute(&configs, out)
+    execute(&configs, wide, out)
 }
 
 /// `txbench run`: validate, run every protocol, print the reports. Exit status 2 for invalid
@@ -94,13 +97,14 @@ fn run(args: &RunArgs, out: &mut Output<impl Write>) -> Result<ExitCode, OutputE
     for w in args.ineffective_flags(&cfg) {
         note(format_args!("warning: {w}"));
     }
-    execute(&[(Vec::new(), cfg)], out)
+    execute(&[(Vec::new(), cfg)], args.wide, out)
 }
 
 /// Runs validated configurations in order, each tagged with its sweep point (empty for a plain
 /// run), and prints the reports; see [`run`] for the exit status.
 fn execute(
     points: &[(Vec<(String, String)>, RunConfig)],
+    wide: bool,
     out: &mut Output<impl Write>,
 ) -> Result<ExitCode, OutputError> {
     let Some((_, cfg)) = points.first() else {
@@ -172,12 +176,18 @@ fn execute(
                 out.line(&format!("medians of {} runs per protocol", cfg.repeat))?;
             }
             let medians = medians(&reports);
-            out.line(&render_table(&medians))?;
+            out.line(&render_table_with(&medians, wide))?;
             if let Some(types) = render_type_table(&medians) {
                 out.line(&format!("per transaction type:\n{types}"))?;
             }
             if let Some(versions) = render_version_table(&medians) {
                 out.line(&format!("version memory:\n{versions}"))?;
+            }
+            if let Some(stats) = render_protocol_stats(&medians) {
+                out.line(&format!("protocol statistics:\n{stats}"))?;
+            }
+            if let Some(line) = leaders(&medians) {
+                out.line(&line)?;
             }
         }
     }
@@ -185,9 +195,14 @@ fn execute(
         for w in &r.warnings {
             note(format_args!("warning: {}: {w}", r.protocol));
         }
-        if format != Format::Json {
+        // The table shows them (rounded); CSV has no column for them.
+        if format == Format::Csv {
             for (name, value) in &r.protocol_stats {
-                note(format_args!("{}: {name} {value}", r.protocol));
+                note(format_args!(
+                    "{}: {name} {}",
+                    r.protocol,
+                    short_number(*value)
+                ));
             }
         }
     }

@@ -104,7 +104,7 @@ impl Case {
         self.never = Some(s);
         self
     }
-    fn to_full(mut self) -> Self {
+    fn stdout_to_dev_full(mut self) -> Self {
         self.stdout_full = true;
         self
     }
@@ -349,8 +349,8 @@ fn every_bad_invocation_ends_promptly_with_its_status_and_message() {
         case(&["run", "--records", "1.5"], 2, "allowed 1 <= records"),
         run_case(&["--ops", "1e1"], 0, "silo:"),
         case(&["plot", &run_json, "-o", &plots], 1, "Is a directory").never("IoError("),
-        case(&["--help"], 1, "writing the output failed").to_full(),
-        case(&["--version"], 1, "writing the output failed").to_full(),
+        case(&["--help"], 1, "writing the output failed").stdout_to_dev_full(),
+        case(&["--version"], 1, "writing the output failed").stdout_to_dev_full(),
         case(&["run", "-p", "all,silo"], 2, "`all` alone"),
         run_case(
             &["--ds-opportunistic"],

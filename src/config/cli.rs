@@ -190,6 +190,10 @@ pub struct RunArgs {
     /// Output format.
     #[arg(long, value_enum, default_value_t = Format::Table)]
     pub format: Format,
+    /// Table: every column, also those that carry no information in this run (the default
+    /// table leaves them out to fit 100 columns).
+    #[arg(long)]
+    pub wide: bool,
     /// NoWait or Wait when an optimistic protocol finds a write lock busy at commit (Silo, TicToc).
     #[arg(long, value_enum, default_value_t = LockWaitArg::NoWait)]
     pub lock_wait: LockWaitArg,

@@ -31,6 +31,15 @@ fn shell_quote(s: &str) -> String {
     }
 }
 
+/// `n thing` or `n things`.
+fn plural(n: usize, thing: &str) -> String {
+    if n == 1 {
+        format!("1 {thing}")
+    } else {
+        format!("{n} {thing}s")
+    }
+}
+
 /// The largest experiment file read: a hand-written grid is a few kilobytes.
 const MAX_EXPERIMENT_BYTES: u64 = 4 << 20;
 
@@ -175,10 +184,10 @@ pub fn sweep_command(args: &SweepArgs, out: &mut Output<impl Write>) -> Result<u
     let todo = sweep.runs().len();
     let total = selected.len() * exp.repetitions;
     note(format_args!(
-        "{}: {} points x {} repetitions; {todo} runs to do{} -> {}",
+        "{}: {} x {}; {todo} runs to do{} -> {}",
         exp.name,
-        selected.len(),
-        exp.repetitions,
+        plural(selected.len(), "point"),
+        plural(exp.repetitions, "repetition"),
         if todo < total {
             format!(" ({} already in the results file)", total - todo)
         } else {
