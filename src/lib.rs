@@ -12,6 +12,7 @@ pub mod exec;
 pub mod experiment;
 pub mod ids;
 pub mod index;
+pub mod interrupt;
 pub mod metrics;
 pub mod park;
 pub mod protocol;

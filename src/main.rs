@@ -14,7 +14,8 @@ use txbench::experiment::commands::{merge_command, plot_command, report_command,
 use txbench::metrics::output::{Output, OutputError};
 use txbench::metrics::report::render_version_table;
 use txbench::metrics::report::{
-    describe_run, medians, point_label, render_table, render_type_table, write_csv,
+    describe_run, leaders, medians, point_label, render_protocol_stats, render_table_with,
+    render_type_table, short_number, write_csv,
 };
 use txbench::protocol::ProtocolKind;
 use txbench::runner::run_all;
@@ -24,15 +25,18 @@ fn main() -> ExitCode {
     let mut out = Output::new(std::io::stdout());
     let done = match list_points() {
         Some(points) => run_points(&points, &mut out),
-        None => match Cli::parse().command {
-            Command::List => out.write(&list_text()).map(|()| ExitCode::SUCCESS),
-            Command::Run(args) => run(&args, &mut out),
-            Command::Sweep(args) => sweep_command(&args, &mut out).map(ExitCode::from),
-            Command::Merge(args) => merge_command(&args, &mut out).map(ExitCode::from),
-            Command::Report(args) => report_command(&args, &mut out).map(ExitCode::from),
-            Command::Plot(args) => plot_command(&args, &mut out).map(ExitCode::from),
-            Command::Serve(mut args) => serve_command(&mut args, &mut out).map(ExitCode::from),
-            Command::Ping(args) => ping_command(&args, &mut out).map(ExitCode::from),
+        None => match Cli::try_parse() {
+            Err(e) => clap_exit(e, &mut out),
+            Ok(cli) => match cli.command {
+                Command::List => out.write(&list_text()).map(|()| ExitCode::SUCCESS),
+                Command::Run(args) => run(&args, &mut out),
+                Command::Sweep(args) => sweep_command(&args, &mut out).map(ExitCode::from),
+                Command::Merge(args) => merge_command(&args, &mut out).map(ExitCode::from),
+                Command::Report(args) => report_command(&args, &mut out).map(ExitCode::from),
+                Command::Plot(args) => plot_command(&args, &mut out).map(ExitCode::from),
+                Command::Serve(mut args) => serve_command(&mut args, &mut out).map(ExitCode::from),
+                Command::Ping(args) => ping_command(&args, &mut out).map(ExitCode::from),
+            },
         },
     };
     match done.and_then(|code| out.flush().map(|()| code)) {
@@ -53,16 +57,18 @@ fn list_points() -> Option<Vec<ListPoint>> {
 /// (exit 2 naming the flag and value, as for one run), then runs them in order.
 fn run_points(points: &[ListPoint], out: &mut Output<impl Write>) -> Result<ExitCode, OutputError> {
     let mut configs = Vec::with_capacity(points.len());
+    let mut wide = false;
     for p in points {
         let args = match Cli::try_parse_from(&p.argv) {
             Ok(Cli {
                 command: Command::Run(args),
             }) => args,
             Ok(_) => unreachable!("expand_lists only expands `txbench run`"),
-            Err(e) => e.exit(),
+            Err(e) => return clap_exit(e, out),
         };
         match args.validate() {
             Ok(cfg) => {
+                wide |= args.wide;
                 if configs.is_empty() {
                     for w in args.ineffective_flags(&cfg) {
                         note(format_args!("warning: {w}"));
@@ -76,7 +82,7 @@ fn run_points(points: &[ListPoint], out: &mut Output<impl Write>) -> Result<Exit
             }
         }
     }
-    execute(&configs, out)
+    execute(&configs, wide, out)
 }
 
 /// `txbench run`: validate, run every protocol, print the reports. Exit status 2 for invalid
@@ -94,13 +100,14 @@ fn run(args: &RunArgs, out: &mut Output<impl Write>) -> Result<ExitCode, OutputE
     for w in args.ineffective_flags(&cfg) {
         note(format_args!("warning: {w}"));
     }
-    execute(&[(Vec::new(), cfg)], out)
+    execute(&[(Vec::new(), cfg)], args.wide, out)
 }
 
 /// Runs validated configurations in order, each tagged with its sweep point (empty for a plain
 /// run), and prints the reports; see [`run`] for the exit status.
 fn execute(
     points: &[(Vec<(String, String)>, RunConfig)],
+    wide: bool,
     out: &mut Output<impl Write>,
 ) -> Result<ExitCode, OutputError> {
     let Some((_, cfg)) = points.first() else {
@@ -108,7 +115,15 @@ fn execute(
     };
     let format = cfg.format;
     let mut reports = Vec::new();
+    txbench::interrupt::install();
+    let planned: usize = points
+        .iter()
+        .map(|(_, c)| c.protocols.len() * c.repeat)
+        .sum();
     for (i, (point, cfg)) in points.iter().enumerate() {
+        if txbench::interrupt::interrupted() {
+            break;
+        }
         let label = point_label(point);
         if !point.is_empty() {
             note(format_args!("point {}/{}: {label}", i + 1, points.len()));
@@ -122,8 +137,11 @@ fn execute(
                 }
             } else {
                 note(format_args!(
-                    "{}: {:.0} txn/s, abort ratio {:.3}, p99.9 {:.1} us",
-                    r.protocol, r.throughput_tps, r.abort_ratio, r.latency_us.p999
+                    "{}: {:.0} txn/s, abort ratio {:.3}, p99.9 {} us",
+                    r.protocol,
+                    r.throughput_tps,
+                    r.abort_ratio,
+                    r.latency_cell(r.latency_us.p999)
                 ));
             }
         });
@@ -137,6 +155,13 @@ fn execute(
                 return Ok(ExitCode::from(2));
             }
         }
+    }
+    let interrupted = txbench::interrupt::interrupted();
+    if interrupted && reports.is_empty() {
+        note(format_args!(
+            "interrupted before any run finished: nothing to show"
+        ));
+        return Ok(ExitCode::from(txbench::interrupt::EXIT_INTERRUPTED));
     }
     match format {
         Format::Json => {}
@@ -154,12 +179,18 @@ fn execute(
                 out.line(&format!("medians of {} runs per protocol", cfg.repeat))?;
             }
             let medians = medians(&reports);
-            out.line(&render_table(&medians))?;
+            out.line(&render_table_with(&medians, wide))?;
             if let Some(types) = render_type_table(&medians) {
                 out.line(&format!("per transaction type:\n{types}"))?;
             }
             if let Some(versions) = render_version_table(&medians) {
                 out.line(&format!("version memory:\n{versions}"))?;
+            }
+            if let Some(stats) = render_protocol_stats(&medians) {
+                out.line(&format!("protocol statistics:\n{stats}"))?;
+            }
+            if let Some(line) = leaders(&medians) {
+                out.line(&line)?;
             }
         }
     }
@@ -167,11 +198,22 @@ fn execute(
         for w in &r.warnings {
             note(format_args!("warning: {}: {w}", r.protocol));
         }
-        if format != Format::Json {
+        // The table shows them (rounded); CSV has no column for them.
+        if format == Format::Csv {
             for (name, value) in &r.protocol_stats {
-                note(format_args!("{}: {name} {value}", r.protocol));
+                note(format_args!(
+                    "{}: {name} {}",
+                    r.protocol,
+                    short_number(*value)
+                ));
             }
         }
+    }
+    if interrupted {
+        note(format_args!(
+            "interrupted: {} of {planned} runs finished; the output shows those",
+            reports.len()
+        ));
     }
     let broken = reports
         .iter()
@@ -197,6 +239,20 @@ fn execute(
         ));
         return Ok(ExitCode::FAILURE);
     }
+    if interrupted {
+        return Ok(ExitCode::from(txbench::interrupt::EXIT_INTERRUPTED));
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// What clap answers instead of a command: `--help` and `--version` text goes to stdout through
+/// [`Output`] (so a failed write, `> /dev/full`, exits 1 as any other output error does), and
+/// a usage error to stderr with clap's status (2).
+fn clap_exit(e: clap::Error, out: &mut Output<impl Write>) -> Result<ExitCode, OutputError> {
+    if e.use_stderr() {
+        e.exit();
+    }
+    out.write(&e.render().to_string())?;
     Ok(ExitCode::SUCCESS)
 }
 

@@ -40,7 +40,8 @@ use std::time::Duration;
 /// Runs every protocol of `cfg`, `cfg.repeat` rounds of all protocols in order (interleaving the
 /// protocols keeps slow drifts of a shared machine from favouring one), calling `on_report` after
 /// each run. Stops at the first run whose tables cannot be allocated (configuration validation
-/// estimates memory first, so this is the backstop).
+/// estimates memory first, so this is the backstop), and, after Ctrl-C
+/// ([`interrupt`](crate::interrupt)), before the next run, returning the runs finished.
 pub fn run_all(
     cfg: &RunConfig,
     on_report: impl FnMut(&RunReport),
@@ -62,6 +63,10 @@ fn run_rounds<W: Workload>(
     let mut reports = Vec::with_capacity(cfg.protocols.len() * cfg.repeat);
     for round in 0..cfg.repeat {
         for &kind in &cfg.protocols {
+            // Ctrl-C: the runs finished so far are the result.
+            if crate::interrupt::interrupted() {
+                return Ok(reports);
+            }
             let mut report = run_protocol(kind, cfg, workload, &machine)?;
             report.round = round;
             on_report(&report);
@@ -231,6 +236,7 @@ pub fn run_named<P: Protocol, W: Workload>(
     if cfg.check {
         db.stamp_loaded_rows();
     }
+    workload.run_starts(cfg.exec.warmup + cfg.exec.duration);
     let (outcome, version_samples) = sample_versions_while(&protocol, cfg, || match cfg.executor {
         Executor::Thread => {
             run_threads_open_loop(&protocol, &db, workload, &cfg.exec, cfg.open_loop)
@@ -278,6 +284,9 @@ pub fn run_named<P: Protocol, W: Workload>(
         .into_iter()
         .map(|(name, value)| (name.to_string(), value))
         .collect();
+    if let Some(w) = open_loop_warning(&report) {
+        report.warnings.push(w);
+    }
     if let Some(bug) = report.deterministic_abort_bug() {
         report.warnings.push(bug);
     }
@@ -289,6 +298,31 @@ pub fn run_named<P: Protocol, W: Workload>(
         ));
     }
     Ok(report)
+}
+
+/// What an open-loop run's numbers do not say by themselves: an offered rate that expects (almost)
+/// no arrivals in the measured period measured nothing; one the system could not keep up with
+/// (achieved below 90% of offered, over enough arrivals to tell) saturated it, and its latencies
+/// then grow with the run's length (the queue of arrivals grows), so they describe the run, not
+/// the protocol at that load.
+fn open_loop_warning(r: &RunReport) -> Option<String> {
+    let offered = r.offered_tps?;
+    let expected = offered * r.measured_s;
+    if expected < 10.0 {
+        return Some(format!(
+            "--rate {offered} offers about {expected:.3} transactions over the {:.2} s measured: \
+             too few to measure ({} committed); raise --rate or --duration",
+            r.measured_s, r.commits
+        ));
+    }
+    (r.throughput_tps < 0.9 * offered).then(|| {
+        format!(
+            "saturated: {offered:.0} txn/s offered, {:.0} achieved ({:.1}%); arrivals queued \
+             faster than they ran, so the latencies include a queue that grew all run",
+            r.throughput_tps,
+            100.0 * r.throughput_tps / offered
+        )
+    })
 }
 
 /// Runs `run` (the executor) and, for a multi-version protocol (one that reports

@@ -784,11 +784,17 @@ fn csv_and_table_show_what_was_checked() {
         assert!(out.status.success());
         String::from_utf8(out.stdout).unwrap()
     };
+    // The default table leaves out the columns of what was not checked; the line above it says.
     let unchecked = table(&[]);
-    assert!(unchecked.contains("history check"), "{unchecked}");
-    assert_eq!(unchecked.matches("not checked").count(), 2, "{unchecked}");
+    assert!(unchecked.contains("history not checked"), "{unchecked}");
+    assert!(!unchecked.contains("history check"), "{unchecked}");
+    let wide = table(&["--wide"]);
+    assert!(wide.contains("history check"), "{wide}");
+    assert_eq!(wide.matches("not checked").count(), 3, "{wide}");
     // YCSB has no consistency conditions: checked history, unchecked consistency.
     let checked = table(&["--check"]);
+    assert!(checked.contains("ok: "), "{checked}");
+    let checked = table(&["--check", "--wide"]);
     assert!(checked.contains("ok ("), "{checked}");
     assert_eq!(checked.matches("not checked").count(), 1, "{checked}");
 }
@@ -843,4 +849,122 @@ fn comma_lists_run_every_combination_and_name_the_point() {
         );
         assert!(out.stdout.is_empty());
     }
+}
+
+/// The default table fits a 100-column terminal, names the executor, says "1 thread", ends with
+/// the leaders, and shows the protocols' own statistics rounded; `--wide` shows every column;
+/// CSV has one column per parameter.
+#[test]
+fn the_default_table_fits_100_columns_and_names_executor_and_leaders() {
+    let run = |extra: &[&str]| {
+        let mut args = vec![
+            "run",
+            "-p",
+            "nocc,silo,tictoc,decentsched",
+            "--records",
+            "1000",
+            "-t",
+            "1",
+            "--executor",
+            "coro",
+            "--queue",
+            "2",
+            "-d",
+            "0.1",
+            "--warmup",
+            "0",
+            "--check",
+        ];
+        args.extend_from_slice(extra);
+        let out = txbench(&args);
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8(out.stdout).unwrap()
+    };
+    let text = run(&[]);
+    let widest = text
+        .lines()
+        .filter(|l| l.starts_with(['│', '┌', '╞', '└']))
+        .map(|l| l.chars().count())
+        .max()
+        .unwrap();
+    assert!(widest <= 100, "{widest} columns:\n{text}");
+    assert!(
+        text.contains("1 thread x 2 coroutines (coro executor, queue 2)"),
+        "{text}"
+    );
+    assert!(text.contains("throughput leader "), "{text}");
+    assert!(text.contains("p99.9 leader "), "{text}");
+    let stats = text
+        .lines()
+        .find(|l| l.starts_with("decentsched: "))
+        .unwrap_or_else(|| panic!("no statistics line:\n{text}"));
+    // Three significant digits, not a float's seventeen.
+    for word in stats.split([',', ' ']).filter(|w| w.parse::<f64>().is_ok()) {
+        let digits: String = word.chars().filter(char::is_ascii_digit).collect();
+        let significant = digits.trim_start_matches('0').len();
+        assert!(!word.contains('.') || significant <= 3, "{word} in {stats}");
+    }
+    let wide = run(&["--wide"]);
+    for column in ["p50 us", "max us", "p99.9 vs nocc", "history check"] {
+        assert!(!text.contains(column), "{column} in the default table");
+        assert!(wide.contains(column), "{column} missing with --wide");
+    }
+    let csv_text = run(&["--format", "csv"]);
+    let mut rows = csv::Reader::from_reader(csv_text.as_bytes());
+    let header = rows.headers().unwrap().clone();
+    let at = |name: &str| header.iter().position(|h| h == name).unwrap();
+    let row = rows.records().next().unwrap().unwrap();
+    assert_eq!(&row[at("config.records")], "1000");
+    assert_eq!(&row[at("config.threads")], "1");
+}
+
+/// `txbench run --format json` lines carry the build, and `report` and `plot` read them as one
+/// anonymous experiment.
+#[test]
+fn run_json_carries_the_build_and_plots() {
+    let out = txbench(&[
+        "run",
+        "-p",
+        "silo,tictoc",
+        "--records",
+        "1000",
+        "-t",
+        "1",
+        "-d",
+        "0.1",
+        "--warmup",
+        "0",
+        "--format",
+        "json",
+    ]);
+    assert!(out.status.success());
+    let text = String::from_utf8(out.stdout).unwrap();
+    let first: serde_json::Value = serde_json::from_str(text.lines().next().unwrap()).unwrap();
+    assert_eq!(first["txbench"]["version"], env!("CARGO_PKG_VERSION"));
+    assert!(first["txbench"]["commit"].is_string());
+    let dir = std::env::temp_dir().join(format!("txbench-run-json-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("r.jsonl");
+    std::fs::write(&file, &text).unwrap();
+    let plot = txbench(&[
+        "plot",
+        file.to_str().unwrap(),
+        "-o",
+        dir.to_str().unwrap(),
+        "--formats",
+        "svg",
+    ]);
+    assert!(
+        plot.status.success(),
+        "{}",
+        String::from_utf8_lossy(&plot.stderr)
+    );
+    let written = String::from_utf8(plot.stdout).unwrap();
+    assert!(written.lines().count() >= 3, "{written}");
+    assert!(written.lines().all(|f| std::path::Path::new(f).exists()));
+    let _ = std::fs::remove_dir_all(&dir);
 }

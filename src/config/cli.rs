@@ -1,6 +1,7 @@
 //! The command line as clap sees it: subcommands and every flag of `txbench run`, unvalidated.
 
 use super::Format;
+use super::whole::Whole;
 use crate::workload::tpcc::{StockLevelIsolation, WarehouseBinding};
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
@@ -101,16 +102,16 @@ pub struct RunArgs {
     #[arg(long)]
     pub preset: Option<String>,
     /// Number of records (cardinality).
-    #[arg(long)]
+    #[arg(long, value_parser = Whole::<u64>::new(), allow_negative_numbers = true)]
     pub records: Option<u64>,
     /// Payload bytes per record.
-    #[arg(long)]
+    #[arg(long, value_parser = Whole::<usize>::new(), allow_negative_numbers = true)]
     pub payload: Option<usize>,
     /// Operations per transaction (per short transaction with bimodal sizes).
-    #[arg(long)]
+    #[arg(long, value_parser = Whole::<usize>::new(), allow_negative_numbers = true)]
     pub ops: Option<usize>,
     /// Operations per long transaction (bimodal sizes).
-    #[arg(long)]
+    #[arg(long, value_parser = Whole::<usize>::new(), allow_negative_numbers = true)]
     pub long_ops: Option<usize>,
     /// Share of long transactions, 0..1 (0 = one size only).
     #[arg(long, allow_negative_numbers = true)]
@@ -119,16 +120,16 @@ pub struct RunArgs {
     #[arg(long, allow_negative_numbers = true)]
     pub read_ratio: Option<f64>,
     /// Exactly this many writes per transaction, at random positions (overrides --read-ratio).
-    #[arg(long)]
+    #[arg(long, value_parser = Whole::<usize>::new(), allow_negative_numbers = true)]
     pub writes: Option<usize>,
     /// long-scan: records in the small hot table.
-    #[arg(long)]
+    #[arg(long, value_parser = Whole::<u64>::new(), allow_negative_numbers = true)]
     pub hot_records: Option<u64>,
     /// long-scan: consecutive records each transaction scans.
-    #[arg(long)]
+    #[arg(long, value_parser = Whole::<u64>::new(), allow_negative_numbers = true)]
     pub scan_length: Option<u64>,
     /// tpcc: warehouses W, 1..=1024 (default 1).
-    #[arg(long)]
+    #[arg(long, value_parser = Whole::<u64>::new(), allow_negative_numbers = true)]
     pub warehouses: Option<u64>,
     /// tpcc: transaction mix, `full`, `np` or `new_order=50,payment=40,...` summing to 100
     /// (default full).
@@ -144,7 +145,7 @@ pub struct RunArgs {
     /// tpcc: order ids each district can address beyond its 3000 loaded orders, a cap that
     /// costs no memory until used (tables grow as rows are inserted); default: enough for
     /// 500,000 New-Orders per second over --duration + --warmup, at least 2000.
-    #[arg(long)]
+    #[arg(long, value_parser = Whole::<u64>::new(), allow_negative_numbers = true)]
     pub tpcc_spare_orders: Option<u64>,
     /// Writes are read-modify-writes.
     #[arg(long, conflicts_with = "blind")]
@@ -163,7 +164,7 @@ pub struct RunArgs {
     #[arg(long, value_enum)]
     pub index: Option<IndexArg>,
     /// Worker threads (default: the number of cores).
-    #[arg(long, short = 't')]
+    #[arg(long, short = 't', value_parser = Whole::<usize>::new(), allow_negative_numbers = true)]
     pub threads: Option<usize>,
     /// Measured seconds per protocol.
     #[arg(
@@ -177,10 +178,10 @@ pub struct RunArgs {
     #[arg(long, default_value_t = 0.5, allow_negative_numbers = true)]
     pub warmup: f64,
     /// Runs per protocol (round-robin over protocols); the table shows medians.
-    #[arg(long, default_value_t = 1)]
+    #[arg(long, default_value_t = 1, value_parser = Whole::<usize>::new(), allow_negative_numbers = true)]
     pub repeat: usize,
     /// Seed: the same seed gives each worker the same transaction stream.
-    #[arg(long, default_value_t = 1)]
+    #[arg(long, default_value_t = 1, value_parser = Whole::<u64>::new(), allow_negative_numbers = true)]
     pub seed: u64,
     /// Record the history and run the serializability checker after each run.
     #[arg(long)]
@@ -188,11 +189,15 @@ pub struct RunArgs {
     /// With --check: the most operations the history records, all workers together; past it
     /// recording stops with a warning (default: 8M operations, or what a quarter of the
     /// available memory holds if less).
-    #[arg(long)]
+    #[arg(long, value_parser = Whole::<u64>::new(), allow_negative_numbers = true)]
     pub check_limit: Option<u64>,
     /// Output format.
     #[arg(long, value_enum, default_value_t = Format::Table)]
     pub format: Format,
+    /// Table: every column, also those that carry no information in this run (the default
+    /// table leaves them out to fit 100 columns).
+    #[arg(long)]
+    pub wide: bool,
     /// NoWait or Wait when an optimistic protocol finds a write lock busy at commit (Silo, TicToc).
     #[arg(long, value_enum, default_value_t = LockWaitArg::NoWait)]
     pub lock_wait: LockWaitArg,
@@ -200,7 +205,7 @@ pub struct RunArgs {
     #[arg(long)]
     pub backoff: bool,
     /// ReadPhaseExtension: artificial delay at the end of the read phase, in ns (all protocols).
-    #[arg(long, default_value_t = 0)]
+    #[arg(long, default_value_t = 0, value_parser = Whole::<u64>::new(), allow_negative_numbers = true)]
     pub read_phase_extension: u64,
     /// TicToc NoWaitTT: on a busy lock in validation, release all locks, pause and retry.
     #[arg(long)]
@@ -212,10 +217,10 @@ pub struct RunArgs {
     #[arg(long)]
     pub tictoc_timestamp_history: bool,
     /// Silo epoch length in milliseconds.
-    #[arg(long, default_value_t = 40)]
+    #[arg(long, default_value_t = 40, value_parser = Whole::<u64>::new(), allow_negative_numbers = true)]
     pub silo_epoch_ms: u64,
     /// MOCC temperature threshold H (read-lock records at or above it), 1..=63.
-    #[arg(long, default_value_t = 10)]
+    #[arg(long, default_value_t = 10, value_parser = Whole::<u32>::new(), allow_negative_numbers = true)]
     pub mocc_threshold: u32,
     /// MOCC temperature granularity.
     #[arg(long, value_enum, default_value_t = MoccTemperatureArg::Page)]
@@ -227,7 +232,7 @@ pub struct RunArgs {
     #[arg(long)]
     pub plor_dwa: bool,
     /// PLOR: aborts after which a read-only transaction takes read locks (0 = always).
-    #[arg(long, default_value_t = 3, allow_negative_numbers = true)]
+    #[arg(long, default_value_t = 3, allow_negative_numbers = true, value_parser = Whole::<u32>::new())]
     pub plor_ro_threshold: u32,
     /// PLOR commit priority: arrival timestamp, or deadline A + SF x R (PLOR-RT).
     #[arg(long, value_enum, default_value_t = PlorPriorityArg::Arrival)]
@@ -242,7 +247,7 @@ pub struct RunArgs {
     // Version memory of the multi-version protocols (si).
     /// RapidGC: interval between recomputations of the version-reclamation watermark, in
     /// microseconds (0: at every transaction start).
-    #[arg(long, default_value_t = 10)]
+    #[arg(long, default_value_t = 10, value_parser = Whole::<u64>::new(), allow_negative_numbers = true)]
     pub gc_interval_us: u64,
     /// AssertiveVersionReuse off: versions come from one shared, locked free list instead of
     /// per-worker caches reserved ahead.
@@ -250,16 +255,16 @@ pub struct RunArgs {
     pub no_version_reuse: bool,
     /// Most memory older versions may take, in MiB; past it the run stops with a message
     /// (default 1024, or what the memory left beside the tables holds when that is less).
-    #[arg(long)]
+    #[arg(long, value_parser = Whole::<u64>::new(), allow_negative_numbers = true)]
     pub version_memory_mb: Option<u64>,
     /// DecentSched: shared queues objects are hashed onto, 1..=16777216.
-    #[arg(long, default_value_t = 16_384)]
+    #[arg(long, default_value_t = 16_384, value_parser = Whole::<usize>::new(), allow_negative_numbers = true)]
     pub ds_queues: usize,
     /// DecentSched: transactions a worker may run per epoch, 1..=1048576.
-    #[arg(long, default_value_t = 1024)]
+    #[arg(long, default_value_t = 1024, value_parser = Whole::<usize>::new(), allow_negative_numbers = true)]
     pub ds_epoch_txns: usize,
     /// DecentSched: longest epoch in microseconds, 1..=10000000.
-    #[arg(long, default_value_t = 1000)]
+    #[arg(long, default_value_t = 1000, value_parser = Whole::<u64>::new(), allow_negative_numbers = true)]
     pub ds_epoch_us: u64,
     /// DecentSched: opportunistic execution: a transaction runs while it waits for its turn and
     /// re-executes in place when what it read changed (re-executions are reported, not aborts).
@@ -276,7 +281,7 @@ pub struct RunArgs {
     pub executor: ExecutorArg,
     /// --executor coro: transactions in flight per thread, Q >= 1 (default 1). Every in-flight
     /// transaction is a protocol worker: threads x Q must fit the protocols' worker limits.
-    #[arg(long)]
+    #[arg(long, value_parser = Whole::<usize>::new(), allow_negative_numbers = true)]
     pub queue: Option<usize>,
     /// YCSB key distribution: zipf (skew --theta; the default) or normal (SGPM: --key-mean,
     /// --key-sd).
@@ -322,19 +327,19 @@ pub struct RunArgs {
     /// Most memory the tables may take, in MiB, loaded rows included; a run whose inserts need
     /// more stops early with its results so far and a warning (default: the memory validation
     /// found free for the tables before the run).
-    #[arg(long)]
+    #[arg(long, value_parser = Whole::<u64>::new(), allow_negative_numbers = true)]
     pub table_memory_mb: Option<u64>,
     // ---- CCBench's long-transaction workload (issue 9) ----
     /// YCSB: worker 0 pauses this many microseconds at the end of each read phase, before
     /// commit, while the other workers run unchanged (CCBench figure 14), 0..=10000000.
-    #[arg(long)]
+    #[arg(long, value_parser = Whole::<u64>::new(), allow_negative_numbers = true)]
     pub long_txn_delay_us: Option<u64>,
     // ---- live versions over time (issue 9) ----
     /// Multi-version protocols: sample live versions and version memory every this many
     /// milliseconds while the run goes on (the report's `version_samples`; `txbench plot` draws
     /// them over time), 1..=60000, at most 100000 samples over warm-up and duration (default
     /// 100, or what keeps a longer run within 100000 samples).
-    #[arg(long)]
+    #[arg(long, value_parser = Whole::<u64>::new(), allow_negative_numbers = true)]
     pub sample_ms: Option<u64>,
 }
 

@@ -1,5 +1,6 @@
 //! The flags of the experiment subcommands: `sweep`, `report`, `plot`, `merge`.
 
+use super::whole::Whole;
 use clap::Args;
 use std::path::PathBuf;
 
@@ -15,7 +16,7 @@ pub struct SweepArgs {
     #[arg(long)]
     pub resume: bool,
     /// Run only point N (1-based, as --emit-jobs numbers them).
-    #[arg(long)]
+    #[arg(long, value_parser = Whole::<usize>::new(), allow_negative_numbers = true)]
     pub point: Option<usize>,
     /// Print one self-contained command per point (for GNU parallel or a Slurm job array)
     /// instead of running.

@@ -21,6 +21,7 @@ mod serve_cli;
 mod tpcc;
 mod unused;
 mod validate;
+pub mod whole;
 
 pub use cli::{
     Cli, Command, ExecutorArg, KeyDistArg, LockWaitArg, MoccLockArg, MoccTemperatureArg,

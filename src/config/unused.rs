@@ -48,6 +48,7 @@ impl RunArgs {
             ("ds-queues", self.ds_queues != 16_384, &[DecentSched]),
             ("ds-epoch-txns", self.ds_epoch_txns != 1024, &[DecentSched]),
             ("ds-epoch-us", self.ds_epoch_us != 1000, &[DecentSched]),
+            ("ds-opportunistic", self.ds_opportunistic, &[DecentSched]),
             (
                 "gc-interval-us",
                 self.gc_interval_us != 10,
@@ -116,6 +117,16 @@ impl RunArgs {
         }
         if self.long_ops.is_some() && self.long_share.is_none_or(|s| s == 0.0) {
             out.push("--long-ops has no effect without --long-share above 0".into());
+        }
+        if let (crate::workload::WorkloadConfig::Ycsb(y), Some(long)) =
+            (&cfg.workload, self.long_ops)
+            && long < y.ops
+            && y.long_share > 0.0
+        {
+            out.push(format!(
+                "--long-ops {long} is below --ops {}: the \"long\" transactions are the short ones",
+                y.ops
+            ));
         }
         out
     }
@@ -187,5 +198,16 @@ mod tests {
         assert!(w[0].contains("--read-ratio"), "{w:?}");
         let w = warnings(&["-p", "plor", "--plor-slack", "2"]);
         assert!(w[0].contains("--plor-priority deadline"), "{w:?}");
+        let w = warnings(&["-p", "silo", "--ds-opportunistic"]);
+        assert!(
+            w.len() == 1 && w[0].contains("--ds-opportunistic") && w[0].contains("decentsched"),
+            "{w:?}"
+        );
+        let w = warnings(&["--ops", "16", "--long-ops", "2", "--long-share", "0.5"]);
+        assert!(
+            w.len() == 1 && w[0].contains("--long-ops 2 is below --ops 16"),
+            "{w:?}"
+        );
+        assert!(warnings(&["--ops", "2", "--long-ops", "16", "--long-share", "0.5"]).is_empty());
     }
 }

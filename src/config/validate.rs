@@ -70,6 +70,17 @@ pub fn parse_protocols(list: &str) -> Result<Vec<ProtocolKind>, ConfigError> {
     if list.trim().eq_ignore_ascii_case("all") {
         return Ok(ProtocolKind::ALL.to_vec());
     }
+    if list.split(',').count() > 1
+        && list
+            .split(',')
+            .any(|n| n.trim().eq_ignore_ascii_case("all"))
+    {
+        return Err(out_of_range(
+            "protocol",
+            list,
+            "`all` alone (every protocol), or a comma list of protocol names without it",
+        ));
+    }
     let mut out = Vec::new();
     for name in list.split(',') {
         let p: ProtocolKind = name.parse()?;
@@ -80,13 +91,19 @@ pub fn parse_protocols(list: &str) -> Result<Vec<ProtocolKind>, ConfigError> {
     Ok(out)
 }
 
+/// The shortest measured period: the coordinator polls every 10 ms, and workers still starting
+/// or finishing a transaction weigh more than the period itself below it.
+const MIN_DURATION_S: f64 = 0.01;
+
 fn seconds(param: &'static str, s: f64, allow_zero: bool) -> Result<Duration, ConfigError> {
-    let ok = s.is_finite() && s <= 86_400.0 && if allow_zero { s >= 0.0 } else { s > 0.0 };
+    let least = if allow_zero { 0.0 } else { MIN_DURATION_S };
+    let ok = s.is_finite() && s <= 86_400.0 && s >= least;
     if !ok {
         let allowed = if allow_zero {
             "0 <= seconds <= 86400"
         } else {
-            "0 < seconds <= 86400"
+            "0.01 <= seconds <= 86400 (a shorter period measures the clock and the start of \
+             the workers, not the protocol)"
         };
         return Err(out_of_range(param, s, allowed));
     }
@@ -482,11 +499,25 @@ impl RunArgs {
             return Ok(u64::try_from(data + growth).unwrap_or(u64::MAX));
         };
         let most = room >> 20;
-        if mb == 0 || u128::from(mb) > most {
+        // The cap counts the loaded tables too: below them the run would stop at its first
+        // insert, its measured period cut to nothing. One MiB more leaves room to grow.
+        let least = data.div_ceil(1 << 20) + 1;
+        if u128::from(mb) < least {
             return Err(out_of_range(
                 "table-memory-mb",
                 mb,
-                format!("1 <= MiB <= {most} (the memory free for the tables)"),
+                format!(
+                    "{least} <= MiB <= {most} (the loaded tables take {} MiB; the cap counts \
+                     them)",
+                    data.div_ceil(1 << 20)
+                ),
+            ));
+        }
+        if u128::from(mb) > most {
+            return Err(out_of_range(
+                "table-memory-mb",
+                mb,
+                format!("{least} <= MiB <= {most} (the memory free for the tables)"),
             ));
         }
         Ok(mb << 20)
@@ -821,11 +852,17 @@ impl RunArgs {
             .key_sd
             .or(from_preset.map(|(_, sd)| sd))
             .unwrap_or((records / 20.0).max(most_ops as f64));
-        if !(key_sd.is_finite() && key_sd >= most_ops as f64 && key_sd <= 1e15) {
+        // A key off the table is drawn again; an sd beyond the table's size would take many
+        // draws a key (at sd = records, a mean at the table's edge keeps a third of them).
+        if !(key_sd.is_finite() && key_sd >= most_ops as f64 && key_sd <= records) {
             return Err(out_of_range(
                 "key-sd",
                 key_sd,
-                format!("{most_ops} (operations per transaction) <= sd <= 1e15"),
+                format!(
+                    "{most_ops} (operations per transaction) <= sd <= {} (records; a wider \
+                     normal is nearly uniform: use --key-dist zipf --theta 0)",
+                    y.records
+                ),
             ));
         }
         Ok(KeyDist::Normal { key_mean, key_sd })
@@ -1534,6 +1571,24 @@ mod tests {
                 "16 (operations per transaction) <= sd",
             ),
             (&["--key-dist", "normal", "--key-sd", "inf"], "--key-sd"),
+            // Wider than the table: nearly every draw would land off it and be drawn again.
+            (
+                &[
+                    "--key-dist",
+                    "normal",
+                    "--records",
+                    "1000",
+                    "--key-sd",
+                    "1e15",
+                ],
+                "<= sd <= 1000 (records",
+            ),
+            (&["-d", "1e-9"], "0.01 <= seconds <= 86400"),
+            (&["-d", "0.009"], "0.01 <= seconds <= 86400"),
+            (
+                &["--workload", "tpcc", "--table-memory-mb", "1"],
+                "the loaded tables take",
+            ),
             (
                 &["--workload", "long-scan", "--key-dist", "normal"],
                 "--key-dist does not apply",

@@ -31,13 +31,25 @@ fn shell_quote(s: &str) -> String {
     }
 }
 
+/// `n thing` or `n things`.
+fn plural(n: usize, thing: &str) -> String {
+    if n == 1 {
+        format!("1 {thing}")
+    } else {
+        format!("{n} {thing}s")
+    }
+}
+
+/// The largest experiment file read: a hand-written grid is a few kilobytes.
+const MAX_EXPERIMENT_BYTES: u64 = 4 << 20;
+
 /// `txbench sweep FILE`.
 pub fn sweep_command(args: &SweepArgs, out: &mut Output<impl Write>) -> Result<u8, OutputError> {
     let file = args.file.display().to_string();
-    let text = match std::fs::read_to_string(&args.file) {
+    let text = match super::results::read_small_text(&args.file, MAX_EXPERIMENT_BYTES) {
         Ok(t) => t,
         Err(e) => {
-            note(format_args!("error: cannot read {file}: {e}"));
+            note(format_args!("error: cannot read the experiment file {e}"));
             return Ok(2);
         }
     };
@@ -75,7 +87,7 @@ pub fn sweep_command(args: &SweepArgs, out: &mut Output<impl Write>) -> Result<u
             return Ok(2);
         }
         Some(n) => vec![planned[n - 1].clone()],
-        None => planned,
+        None => planned.clone(),
     };
     if args.dry_run || args.emit_jobs {
         let dir = args
@@ -143,6 +155,13 @@ pub fn sweep_command(args: &SweepArgs, out: &mut Output<impl Write>) -> Result<u
             results.display()
         ));
     }
+    if let Err(message) = same_experiment(&existing.rows, &exp.name, &planned) {
+        note(format_args!(
+            "error: {}: {message}; pass --results to write elsewhere",
+            results.display()
+        ));
+        return Ok(2);
+    }
     let already = done(&existing.rows, &exp.name);
     if !args.resume && !already.is_empty() {
         note(format_args!(
@@ -165,10 +184,10 @@ pub fn sweep_command(args: &SweepArgs, out: &mut Output<impl Write>) -> Result<u
     let todo = sweep.runs().len();
     let total = selected.len() * exp.repetitions;
     note(format_args!(
-        "{}: {} points x {} repetitions; {todo} runs to do{} -> {}",
+        "{}: {} x {}; {todo} runs to do{} -> {}",
         exp.name,
-        selected.len(),
-        exp.repetitions,
+        plural(selected.len(), "point"),
+        plural(exp.repetitions, "repetition"),
         if todo < total {
             format!(" ({} already in the results file)", total - todo)
         } else {
@@ -176,6 +195,7 @@ pub fn sweep_command(args: &SweepArgs, out: &mut Output<impl Write>) -> Result<u
         },
         results.display()
     ));
+    crate::interrupt::install();
     match run_sweep(&sweep, &results) {
         Ok(outcome) => {
             for w in &outcome.warnings {
@@ -186,6 +206,33 @@ pub fn sweep_command(args: &SweepArgs, out: &mut Output<impl Write>) -> Result<u
                 outcome.runs,
                 results.display()
             ));
+            if outcome.interrupted {
+                let mut again = vec![
+                    "txbench".to_string(),
+                    "sweep".into(),
+                    file.clone(),
+                    "--resume".into(),
+                ];
+                if args.results.is_some() {
+                    again.extend(["--results".into(), results.display().to_string()]);
+                }
+                if let Some(n) = args.point {
+                    again.extend(["--point".into(), n.to_string()]);
+                }
+                for a in &args.set {
+                    again.extend(["--set".into(), a.clone()]);
+                }
+                let again: Vec<String> = again.iter().map(|w| shell_quote(w)).collect();
+                note(format_args!(
+                    "interrupted: {} of {todo} runs kept in {} ({} still to do); `{}` \
+                     continues",
+                    outcome.runs,
+                    results.display(),
+                    todo - outcome.runs,
+                    again.join(" ")
+                ));
+                return Ok(crate::interrupt::EXIT_INTERRUPTED);
+            }
             if outcome.failed_checks > 0 {
                 note(format_args!(
                     "error: {} runs of serializable protocols failed the check",
@@ -200,6 +247,57 @@ pub fn sweep_command(args: &SweepArgs, out: &mut Output<impl Write>) -> Result<u
             Ok(1)
         }
     }
+}
+
+/// Checks that the rows already in a results file measured this experiment with these settings,
+/// so that resuming or appending never mixes runs of different settings: every row must be of
+/// `experiment`, at one of its points, with the flags that point now has. The message names the
+/// first row that differs and the setting.
+fn same_experiment(
+    rows: &[ResultRow],
+    experiment: &str,
+    planned: &[(Point, crate::config::RunConfig)],
+) -> Result<(), String> {
+    let points: HashMap<String, std::collections::BTreeMap<String, String>> = planned
+        .iter()
+        .map(|(p, _)| (p.key(), p.args_map()))
+        .collect();
+    for (i, row) in rows.iter().enumerate() {
+        let n = i + 1;
+        if row.experiment != experiment {
+            return Err(format!(
+                "row {n} is of experiment '{}', not '{experiment}' (a results file holds one \
+                 experiment)",
+                row.experiment
+            ));
+        }
+        let Some(args) = points.get(&row.point_key()) else {
+            return Err(format!(
+                "row {n} measured point '{}', which this experiment does not have (its axes \
+                 changed since)",
+                row.point_key()
+            ));
+        };
+        let keys: std::collections::BTreeSet<&String> =
+            args.keys().chain(row.args.keys()).collect();
+        for k in keys {
+            let (old, new) = (row.args.get(k), args.get(k));
+            if old != new {
+                let show = |v: Option<&String>| {
+                    v.map_or_else(|| "unset".to_string(), |v| format!("{k}={v}"))
+                };
+                return Err(format!(
+                    "row {n} (point '{}', repetition {}) was measured with {}, and this sweep \
+                     has {}",
+                    row.point_key(),
+                    row.repetition + 1,
+                    show(old),
+                    show(new)
+                ));
+            }
+        }
+    }
+    Ok(())
 }
 
 /// The build of every executable the points name (`binary`), each probed once before anything

@@ -250,6 +250,30 @@ pub fn parse_experiment(
                         let k = Spanned::new(key.span(), k.clone());
                         settings.push(setting(&section, &k, v, line)?);
                     }
+                    // A table under an axis named for a flag must set that flag: without
+                    // it the value would run at the base setting under a label that says
+                    // otherwise (`protocol = [{ label = "a" }]` would run every protocol).
+                    let is_flag = flags.iter().any(|(f, _)| *f == name);
+                    if is_flag && !settings.iter().any(|s| s.key == name) {
+                        return Err(err(
+                            Some(line),
+                            format!(
+                                "axes.{}: the value {} does not set {}: a table under the {} \
+                                 axis needs `{} = ...` (or name the axis for what it varies)",
+                                key.get_ref(),
+                                label.as_deref().map_or_else(
+                                    || format!(
+                                        "{{ {} }}",
+                                        t.keys().cloned().collect::<Vec<_>>().join(", ")
+                                    ),
+                                    |l| format!("'{l}'")
+                                ),
+                                key.get_ref(),
+                                key.get_ref(),
+                                key.get_ref()
+                            ),
+                        ));
+                    }
                     let label = label.unwrap_or_else(|| {
                         settings
                             .iter()
@@ -287,6 +311,14 @@ pub fn parse_experiment(
             ));
         }
         axes.push(Axis { name, values, line });
+    }
+    if base.is_empty() && axes.is_empty() {
+        return Err(err(
+            None,
+            "the experiment sets nothing ([base] and [axes] are empty or missing): it would run \
+             every protocol at the defaults, which `txbench run` does; give at least one setting"
+                .into(),
+        ));
     }
     Ok(Experiment {
         results: raw

@@ -130,9 +130,32 @@ fn effective_axes(exp: &Experiment, file: &str) -> Result<Vec<Axis>, FileError> 
     Ok(axes)
 }
 
+/// The most points a sweep's grid may have: each is parsed and validated before any run, and
+/// even at a tenth of a second a run, more would take days.
+pub const MAX_POINTS: usize = 10_000;
+
 /// Every point of `exp`, first axis slowest.
 pub fn points(exp: &Experiment, file: &str) -> Result<Vec<Point>, FileError> {
     let axes = effective_axes(exp, file)?;
+    let count = axes
+        .iter()
+        .try_fold(1usize, |n, a| n.checked_mul(a.values.len()));
+    if count.is_none_or(|n| n > MAX_POINTS) {
+        let sizes: Vec<String> = axes
+            .iter()
+            .map(|a| format!("{} {}", a.values.len(), a.name))
+            .collect();
+        return Err(FileError {
+            file: file.to_string(),
+            line: None,
+            message: format!(
+                "the grid has {} points ({}): allowed at most {MAX_POINTS} points a sweep; \
+                 split it into several experiment files",
+                count.map_or_else(|| "more than 2^64".to_string(), |n| n.to_string()),
+                sizes.join(" x ")
+            ),
+        });
+    }
     let mut combos: Vec<Vec<(&Axis, &AxisValue)>> = vec![Vec::new()];
     for axis in &axes {
         combos = combos

@@ -545,6 +545,9 @@ pub(super) fn draw(
     if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
         std::fs::create_dir_all(dir).map_err(|e| fail(&e))?;
     }
+    // Created here first, so that a file that cannot be written is reported as the system
+    // words it (the drawing backend's errors are debug dumps).
+    std::fs::File::create(path).map_err(|e| fail(&e))?;
     let svg = path.extension().is_some_and(|e| e == "svg");
     // As `draw_on` splits it: the caption (and in a bitmap the y title) above the body.
     let body_height = SIZE.1 - if svg { 48 } else { 72 };

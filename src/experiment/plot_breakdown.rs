@@ -171,6 +171,9 @@ fn draw_phases(path: &Path, caption: &str, bars: &[PhaseBar]) -> Result<(), Plot
     if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
         std::fs::create_dir_all(dir).map_err(|e| fail(&e))?;
     }
+    // Created here first, so that a file that cannot be written is reported as the system
+    // words it (the drawing backend's errors are debug dumps).
+    std::fs::File::create(path).map_err(|e| fail(&e))?;
     let height = SIZE.1.max(160 + 26 * bars.len() as u32);
     if path.extension().is_some_and(|e| e == "svg") {
         let root = SVGBackend::new(path, (SIZE.0, height)).into_drawing_area();

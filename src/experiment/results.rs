@@ -10,7 +10,7 @@
 
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, HashSet};
-use std::io::{BufRead, Write};
+use std::io::{BufRead, Read, Write};
 use std::path::Path;
 
 /// The path [`ResultRow::metric`] answers with the concurrency-control abort ratio, a value
@@ -111,6 +111,11 @@ impl ResultRow {
     }
 }
 
+/// The longest line a results file may hold. A row is a few kilobytes (tens with per-type and
+/// version-sample tables); a longer line is not a row, and reading it whole would take memory
+/// without bound (`/dev/zero` is one endless line).
+pub const MAX_ROW_BYTES: usize = 16 << 20;
+
 /// A results file that cannot be read.
 #[derive(Debug, thiserror::Error)]
 pub enum ResultsError {
@@ -121,6 +126,25 @@ pub enum ResultsError {
         path: String,
         /// Why.
         source: std::io::Error,
+    },
+    /// The path names a device, FIFO, directory or socket: not a file txbench wrote.
+    #[error("{path}: not a regular file ({kind}); txbench reads only plain files")]
+    NotAFile {
+        /// The path.
+        path: String,
+        /// What it is.
+        kind: &'static str,
+    },
+    /// A line longer than [`MAX_ROW_BYTES`].
+    #[error(
+        "{path} line {line}: longer than {} MiB, not a txbench results row",
+        MAX_ROW_BYTES >> 20
+    )]
+    LineTooLong {
+        /// The file.
+        path: String,
+        /// 1-based line.
+        line: usize,
     },
     /// A line that is not a results row.
     #[error("{path} line {line}: not a txbench results row: {message}")]
@@ -134,6 +158,67 @@ pub enum ResultsError {
     },
 }
 
+/// What a path that is not a regular file is, in words.
+fn file_kind(t: std::fs::FileType) -> &'static str {
+    use std::os::unix::fs::FileTypeExt;
+    if t.is_dir() {
+        "a directory"
+    } else if t.is_fifo() {
+        "a FIFO"
+    } else if t.is_char_device() {
+        "a character device"
+    } else if t.is_block_device() {
+        "a block device"
+    } else if t.is_socket() {
+        "a socket"
+    } else {
+        "not a plain file"
+    }
+}
+
+/// Opens `path` for reading when it is a regular file (symbolic links followed): a device or a
+/// FIFO could feed bytes forever or block forever, so it is refused before anything is read.
+/// The check is made on the opened file, so the path cannot change between check and read; a
+/// FIFO is opened without blocking for a writer.
+pub fn open_regular(path: &Path) -> Result<std::fs::File, ResultsError> {
+    use std::os::unix::fs::OpenOptionsExt;
+    let io = |source| ResultsError::Io {
+        path: path.display().to_string(),
+        source,
+    };
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK)
+        .open(path)
+        .map_err(io)?;
+    let kind = file.metadata().map_err(io)?.file_type();
+    if !kind.is_file() {
+        return Err(ResultsError::NotAFile {
+            path: path.display().to_string(),
+            kind: file_kind(kind),
+        });
+    }
+    Ok(file)
+}
+
+/// Reads a whole small text file (an experiment file) of at most `limit` bytes, refusing what is
+/// not a regular file as [`open_regular`] does; the error is a message naming the path.
+pub fn read_small_text(path: &Path, limit: u64) -> Result<String, String> {
+    let file = open_regular(path).map_err(|e| e.to_string())?;
+    let mut text = String::new();
+    file.take(limit + 1)
+        .read_to_string(&mut text)
+        .map_err(|e| format!("{}: {e}", path.display()))?;
+    if text.len() as u64 > limit {
+        return Err(format!(
+            "{}: larger than {} KiB, not an experiment file",
+            path.display(),
+            limit >> 10
+        ));
+    }
+    Ok(text)
+}
+
 /// What reading a results file found.
 #[derive(Debug, Default)]
 pub struct ReadRows {
@@ -143,7 +228,8 @@ pub struct ReadRows {
     pub truncated_line: Option<usize>,
 }
 
-/// Reads every row of `path`. A last line without its newline that does not parse is what an
+/// Reads every row of `path`, a regular file ([`open_regular`]), line by line, no line longer
+/// than [`MAX_ROW_BYTES`]. A last line without its newline that does not parse is what an
 /// interrupted write leaves: it is skipped and reported in [`ReadRows::truncated_line`]; any other
 /// bad line is an error naming it.
 pub fn read_rows(path: &Path) -> Result<ReadRows, ResultsError> {
@@ -151,33 +237,101 @@ pub fn read_rows(path: &Path) -> Result<ReadRows, ResultsError> {
         path: path.display().to_string(),
         source,
     };
-    let file = std::fs::File::open(path).map_err(io)?;
+    let file = open_regular(path)?;
     let mut reader = std::io::BufReader::new(file);
     let mut out = ReadRows::default();
-    let mut line = String::new();
+    let mut line = Vec::new();
     let mut number = 0;
     loop {
         line.clear();
-        if reader.read_line(&mut line).map_err(io)? == 0 {
+        let read = (&mut reader)
+            .take(MAX_ROW_BYTES as u64 + 1)
+            .read_until(b'\n', &mut line)
+            .map_err(io)?;
+        if read == 0 {
             break;
         }
         number += 1;
-        if line.trim().is_empty() {
+        if line.len() > MAX_ROW_BYTES {
+            return Err(ResultsError::LineTooLong {
+                path: path.display().to_string(),
+                line: number,
+            });
+        }
+        if line.trim_ascii().is_empty() {
             continue;
         }
-        match serde_json::from_str::<ResultRow>(&line) {
+        match parse_row(&line) {
             Ok(row) => out.rows.push(row),
-            Err(_) if !line.ends_with('\n') => out.truncated_line = Some(number),
-            Err(e) => {
+            Err(_) if line.last() != Some(&b'\n') => out.truncated_line = Some(number),
+            Err(message) => {
                 return Err(ResultsError::Row {
                     path: path.display().to_string(),
                     line: number,
-                    message: e.to_string(),
+                    message,
                 });
             }
         }
     }
     Ok(out)
+}
+
+/// The experiment name given to the lines of `txbench run --format json`, read as results rows.
+pub const RUN_EXPERIMENT: &str = "run";
+
+/// One line of a results file: a sweep's row, or a `txbench run --format json` report, which
+/// becomes a row of the anonymous experiment [`RUN_EXPERIMENT`] (its point from the report's
+/// `point`, its round as the repetition, its build from `txbench` when it has one).
+fn parse_row(line: &[u8]) -> Result<ResultRow, String> {
+    let value: serde_json::Value = serde_json::from_slice(line).map_err(|e| e.to_string())?;
+    let is_report = value.get("experiment").is_none()
+        && value.get("protocol").is_some_and(|p| p.is_string())
+        && value.get("throughput_tps").is_some();
+    if !is_report {
+        return serde_json::from_value(value).map_err(|e| e.to_string());
+    }
+    let point: Vec<(String, String)> = value
+        .get("point")
+        .cloned()
+        .and_then(|p| serde_json::from_value(p).ok())
+        .unwrap_or_default();
+    let repetition = value
+        .get("round")
+        .and_then(|r| r.as_u64())
+        .and_then(|r| usize::try_from(r).ok())
+        .unwrap_or(0);
+    let txbench = value
+        .get("txbench")
+        .cloned()
+        .and_then(|b| serde_json::from_value(b).ok())
+        .unwrap_or_else(|| BuildInfo {
+            version: "unknown".into(),
+            commit: "unknown".into(),
+        });
+    // The run's settings: the report's configuration, its scalar fields.
+    let args = value
+        .get("config")
+        .and_then(|c| c.as_object())
+        .into_iter()
+        .flatten()
+        .filter_map(|(k, v)| match v {
+            serde_json::Value::String(s) => Some((k.clone(), s.clone())),
+            serde_json::Value::Number(_) | serde_json::Value::Bool(_) => {
+                Some((k.clone(), v.to_string()))
+            }
+            _ => None,
+        })
+        .collect();
+    Ok(ResultRow {
+        experiment: RUN_EXPERIMENT.to_string(),
+        point,
+        repetition,
+        args,
+        txbench,
+        time: String::new(),
+        machine: value.get("machine").cloned().unwrap_or_default(),
+        report: value,
+    })
 }
 
 /// The (point, repetition) pairs of `experiment` that `rows` already hold.
@@ -195,10 +349,14 @@ pub fn open_for_append(path: &Path) -> std::io::Result<std::fs::File> {
     if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
         std::fs::create_dir_all(dir)?;
     }
-    let complete = std::fs::read(path).ok().and_then(|b| {
-        let end = b.iter().rposition(|&c| c == b'\n').map_or(0, |i| i + 1);
-        (end < b.len()).then_some(end as u64)
-    });
+    let complete = match open_regular(path) {
+        Ok(file) => complete_length(file)?,
+        Err(ResultsError::Io { source, .. }) if source.kind() == std::io::ErrorKind::NotFound => {
+            None
+        }
+        Err(ResultsError::Io { source, .. }) => return Err(source),
+        Err(e) => return Err(std::io::Error::other(e.to_string())),
+    };
     if let Some(len) = complete {
         std::fs::OpenOptions::new()
             .write(true)
@@ -209,6 +367,27 @@ pub fn open_for_append(path: &Path) -> std::io::Result<std::fs::File> {
         .create(true)
         .append(true)
         .open(path)
+}
+
+/// The length of `file` up to its last newline when it ends in the middle of a line (`None`
+/// when it ends with a newline or is empty); reads backwards from the end a block at a time.
+fn complete_length(mut file: std::fs::File) -> std::io::Result<Option<u64>> {
+    use std::io::{Seek, SeekFrom};
+    let len = file.metadata()?.len();
+    let mut end = len;
+    let mut block = vec![0u8; 64 << 10];
+    while end > 0 {
+        let start = end.saturating_sub(block.len() as u64);
+        let chunk = &mut block[..(end - start) as usize];
+        file.seek(SeekFrom::Start(start))?;
+        file.read_exact(chunk)?;
+        if let Some(i) = chunk.iter().rposition(|&c| c == b'\n') {
+            let complete = start + i as u64 + 1;
+            return Ok((complete < len).then_some(complete));
+        }
+        end = start;
+    }
+    Ok((len > 0).then_some(0))
 }
 
 /// Appends one row as one line with one write, and flushes it to the file.

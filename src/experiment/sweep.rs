@@ -1,7 +1,7 @@
 //! Running a planned grid: every (point, repetition) run in order, each appended to the results
-//! file as it finishes, with a progress bar on stderr (runs done, the current point, ETA; hidden
-//! when stderr is not a terminal). A point that names a `binary` runs in a child process of it
-//! ([`child`](super::child)); the others run here.
+//! file as it finishes, with a progress bar on stderr (runs done, the current point, ETA) on a
+//! terminal, and otherwise a progress line every few seconds. A point that names a `binary` runs
+//! in a child process of it ([`child`](super::child)); the others run here.
 
 use super::child::run_point;
 use super::grid::Point;
@@ -11,7 +11,11 @@ use crate::metrics::machine::MachineInfo;
 use crate::runner::run_all;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use std::collections::{HashMap, HashSet};
+use std::io::{IsTerminal, Write};
 use std::path::Path;
+
+/// How often a sweep whose stderr is not a terminal writes a progress line (at most once a run).
+const LOG_EVERY: std::time::Duration = std::time::Duration::from_secs(5);
 
 /// What to run of a planned grid.
 pub struct SweepPlan<'a> {
@@ -58,6 +62,8 @@ pub struct SweepOutcome {
     pub failed_checks: usize,
     /// Warnings the runs gave, with their point.
     pub warnings: Vec<String>,
+    /// Ctrl-C stopped the sweep before its last run ([`interrupt`](crate::interrupt)).
+    pub interrupted: bool,
 }
 
 /// Why a sweep stopped early.
@@ -97,11 +103,20 @@ pub fn run_sweep(plan: &SweepPlan<'_>, results: &Path) -> Result<SweepOutcome, S
     let machine_json = serde_json::to_value(&machine).expect("machine serialises");
     let build = BuildInfo::current();
     let bar = ProgressBar::with_draw_target(Some(runs.len() as u64), ProgressDrawTarget::stderr());
+    // Where stderr is not a terminal (a log file, a batch job), the bar is hidden: a line every
+    // few seconds says how far the sweep is instead, so a logged sweep is never silent for long.
+    let logged = !std::io::stderr().is_terminal();
+    let started = std::time::Instant::now();
+    let mut last_line = started;
     bar.set_style(
         ProgressStyle::with_template("{bar:24} {pos}/{len} runs, ETA {eta}  {wide_msg}")
             .expect("the template is valid"),
     );
     for &(p, rep) in &runs {
+        if crate::interrupt::interrupted() {
+            outcome.interrupted = true;
+            break;
+        }
         let (point, cfg) = &plan.points[p];
         bar.set_message(format!(
             "point {}/{} rep {}/{}: {}",
@@ -118,17 +133,31 @@ pub fn run_sweep(plan: &SweepPlan<'_>, results: &Path) -> Result<SweepOutcome, S
         let (reports, measured_by) = match point.binary() {
             None => {
                 let reports = run_all(cfg, |_| {}).map_err(|e| run_err(e.to_string()))?;
+                // Ctrl-C during the point: a point cut short (some of its protocols or rounds
+                // not run) is not recorded; `--resume` runs it again whole.
+                if reports.len() < cfg.protocols.len() * cfg.repeat {
+                    outcome.interrupted = true;
+                    break;
+                }
                 let reports = reports
                     .into_iter()
                     .map(|mut r| {
                         r.point = point.axes.clone();
-                        serde_json::to_value(&r).expect("report serialises")
+                        r.to_json_value()
                     })
                     .collect::<Vec<_>>();
                 (reports, build.clone())
             }
             Some(binary) => {
-                let child = run_point(binary, point).map_err(run_err)?;
+                // The child gets the Ctrl-C too (same process group) and stops early: its
+                // point is not recorded.
+                let child = match run_point(binary, point) {
+                    Err(_) if crate::interrupt::interrupted() => {
+                        outcome.interrupted = true;
+                        break;
+                    }
+                    other => other.map_err(run_err)?,
+                };
                 let reports = child
                     .reports
                     .into_iter()
@@ -176,6 +205,20 @@ pub fn run_sweep(plan: &SweepPlan<'_>, results: &Path) -> Result<SweepOutcome, S
         }
         outcome.runs += 1;
         bar.inc(1);
+        if logged && (last_line.elapsed() >= LOG_EVERY || outcome.runs == runs.len()) {
+            last_line = std::time::Instant::now();
+            let done = outcome.runs;
+            let elapsed = started.elapsed().as_secs_f64();
+            let left = elapsed / done as f64 * (runs.len() - done) as f64;
+            let _ = writeln!(
+                std::io::stderr(),
+                "sweep: {done}/{} runs done ({}, repetition {}), {elapsed:.0} s so far, about \
+                 {left:.0} s left",
+                runs.len(),
+                point.key(),
+                rep + 1
+            );
+        }
     }
     bar.finish_and_clear();
     Ok(outcome)

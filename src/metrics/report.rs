@@ -387,9 +387,39 @@ impl RunReport {
         })
     }
 
-    /// One JSON object on one line.
+    /// The report as a JSON object: [`Self::to_json_line`] parsed.
+    pub fn to_json_value(&self) -> serde_json::Value {
+        serde_json::from_str(&self.to_json_line()).expect("a report line is JSON")
+    }
+
+    /// One JSON object on one line, fields in the struct's order, with the txbench build that
+    /// measured it last (`txbench`: `version`, `commit`, as a sweep's rows carry); the latency
+    /// percentiles of a run that committed nothing are `null` (an empty histogram has none).
     pub fn to_json_line(&self) -> String {
-        serde_json::to_string(self).expect("report serialises")
+        let mut line = serde_json::to_string(self).expect("report serialises");
+        if self.commits == 0 {
+            // Every summary of an empty histogram (the run's and its types') is all zeros.
+            let zeros = serde_json::to_string(&LatencySummary::default()).expect("serialises");
+            let nulls = zeros.replace("0.0", "null");
+            line = line.replace(
+                &format!("\"latency_us\":{zeros}"),
+                &format!("\"latency_us\":{nulls}"),
+            );
+        }
+        let build = serde_json::to_string(&crate::experiment::results::BuildInfo::current())
+            .expect("build info serialises");
+        line.pop();
+        line.push_str(&format!(",\"txbench\":{build}}}"));
+        line
+    }
+
+    /// A latency percentile for a table: `-` when the run committed nothing.
+    pub fn latency_cell(&self, us: f64) -> String {
+        if self.commits == 0 {
+            "-".to_string()
+        } else {
+            format!("{us:.1}")
+        }
     }
 }
 
@@ -428,43 +458,92 @@ pub const CSV_COLUMNS: &[&str] = &[
 /// without consistency conditions (only TPC-C has them); `check_passed` is the verdict.
 pub fn write_csv(out: impl Write, reports: &[RunReport]) -> csv::Result<()> {
     let mut w = csv::Writer::from_writer(out);
-    w.write_record(CSV_COLUMNS)?;
-    for r in reports {
+    // After the fixed columns, one per parameter of the run (the `config` object's leaves, as
+    // dotted paths: `theta`, `options.mocc.threshold`), so that a spreadsheet filters by any.
+    let params: Vec<BTreeMap<String, String>> =
+        reports.iter().map(|r| config_leaves(&r.config)).collect();
+    let mut names: Vec<&String> = params.iter().flat_map(|p| p.keys()).collect();
+    names.sort();
+    names.dedup();
+    let header = CSV_COLUMNS
+        .iter()
+        .map(|c| c.to_string())
+        .chain(names.iter().map(|n| format!("config.{n}")));
+    w.write_record(header)?;
+    for (r, own) in reports.iter().zip(&params) {
         let l = &r.latency_us;
         let check = |f: fn(&CheckReport) -> Option<String>| {
             r.check.as_ref().and_then(f).unwrap_or_default()
         };
-        w.write_record([
-            r.protocol.clone(),
-            r.protocol_serializable.to_string(),
-            r.workload.clone(),
-            r.threads.to_string(),
-            r.round.to_string(),
-            r.commits.to_string(),
-            r.aborts.to_string(),
-            format!("{:.1}", r.throughput_tps),
-            format!("{:.6}", r.abort_ratio),
-            format!("{:.2}", l.p50),
-            format!("{:.2}", l.p90),
-            format!("{:.2}", l.p99),
-            format!("{:.2}", l.p999),
-            format!("{:.2}", l.max),
-            check(|c| Some(c.transactions.to_string())),
-            check(|c| Some(c.cycles.to_string())),
-            check(|c| Some(c.anomalies.to_string())),
-            check(|c| c.conditions_checked.map(|n| n.to_string())),
-            check(|c| c.consistency_violations.map(|n| n.to_string())),
-            check(|c| Some(c.is_serializable().to_string())),
-            r.config.to_string(),
-            point_label(&r.point),
-            r.executor.to_string(),
-            r.queue.to_string(),
-            r.reexecutions.map(|n| n.to_string()).unwrap_or_default(),
-            r.offered_tps.map(|t| format!("{t:.1}")).unwrap_or_default(),
-        ])?;
+        w.write_record(
+            [
+                r.protocol.clone(),
+                r.protocol_serializable.to_string(),
+                r.workload.clone(),
+                r.threads.to_string(),
+                r.round.to_string(),
+                r.commits.to_string(),
+                r.aborts.to_string(),
+                format!("{:.1}", r.throughput_tps),
+                format!("{:.6}", r.abort_ratio),
+                format!("{:.2}", l.p50),
+                format!("{:.2}", l.p90),
+                format!("{:.2}", l.p99),
+                format!("{:.2}", l.p999),
+                format!("{:.2}", l.max),
+                check(|c| Some(c.transactions.to_string())),
+                check(|c| Some(c.cycles.to_string())),
+                check(|c| Some(c.anomalies.to_string())),
+                check(|c| c.conditions_checked.map(|n| n.to_string())),
+                check(|c| c.consistency_violations.map(|n| n.to_string())),
+                check(|c| Some(c.is_serializable().to_string())),
+                r.config.to_string(),
+                point_label(&r.point),
+                r.executor.to_string(),
+                r.queue.to_string(),
+                r.reexecutions.map(|n| n.to_string()).unwrap_or_default(),
+                r.offered_tps.map(|t| format!("{t:.1}")).unwrap_or_default(),
+            ]
+            .into_iter()
+            .chain(
+                names
+                    .iter()
+                    .map(|n| own.get(*n).cloned().unwrap_or_default()),
+            )
+            .collect::<Vec<String>>(),
+        )?;
     }
     w.flush()?;
     Ok(())
+}
+
+/// The scalar leaves of a run's `config` object by dotted path (`options.mocc.threshold`), each
+/// as text (strings without quotes); `null` leaves are left out.
+fn config_leaves(config: &serde_json::Value) -> BTreeMap<String, String> {
+    fn walk(prefix: &str, v: &serde_json::Value, out: &mut BTreeMap<String, String>) {
+        match v {
+            serde_json::Value::Object(m) => {
+                for (k, v) in m {
+                    let path = if prefix.is_empty() {
+                        k.clone()
+                    } else {
+                        format!("{prefix}.{k}")
+                    };
+                    walk(&path, v, out);
+                }
+            }
+            serde_json::Value::Null => {}
+            serde_json::Value::String(s) => {
+                out.insert(prefix.to_string(), s.clone());
+            }
+            other => {
+                out.insert(prefix.to_string(), other.to_string());
+            }
+        }
+    }
+    let mut out = BTreeMap::new();
+    walk("", config, &mut out);
+    out
 }
 
 /// A sweep point as `flag=value` pairs separated by spaces (empty outside a sweep).
@@ -521,9 +600,15 @@ pub fn render_type_table(reports: &[RunReport]) -> Option<String> {
     if reports.iter().all(|r| r.types.len() < 2) {
         return None;
     }
+    // A comma-list sweep's rows name their point, as the main table's do.
+    let swept = reports.iter().any(|r| !r.point.is_empty());
     let mut t = Table::new();
     t.load_preset(presets::UTF8_FULL_CONDENSED);
-    t.set_header(vec![
+    let mut header = Vec::new();
+    if swept {
+        header.push("point");
+    }
+    header.extend([
         "protocol",
         "type",
         "txn/s",
@@ -533,10 +618,15 @@ pub fn render_type_table(reports: &[RunReport]) -> Option<String> {
         "p99.9 us",
         "max attempts",
     ]);
+    t.set_header(header);
     let right = |s: String| Cell::new(s).set_alignment(CellAlignment::Right);
     for r in reports {
         for ty in r.types.iter().filter(|ty| ty.commits + ty.aborts > 0) {
-            t.add_row(vec![
+            let mut row = Vec::new();
+            if swept {
+                row.push(Cell::new(point_label(&r.point)));
+            }
+            row.extend([
                 Cell::new(&r.protocol),
                 Cell::new(&ty.name),
                 right(format!("{:.0}", ty.throughput_tps)),
@@ -546,15 +636,26 @@ pub fn render_type_table(reports: &[RunReport]) -> Option<String> {
                 right(format!("{:.1}", ty.latency_us.p999)),
                 right(ty.attempts.max.to_string()),
             ]);
+            t.add_row(row);
         }
     }
     Some(t.to_string())
 }
 
 /// A comparison table; throughput and p99.9 also as ratios to the `nocc` row when present; the
-/// last two columns give the history check and the workload's consistency check, or `not
-/// checked`. With repeated runs, pass [`medians`] of the reports.
+/// history check and the workload's consistency check, or `not checked`. Every column, as
+/// [`render_table_with`] with `wide`. With repeated runs, pass [`medians`] of the reports.
 pub fn render_table(reports: &[RunReport]) -> String {
+    render_table_with(reports, true)
+}
+
+/// The comparison table. Without `wide`, the columns that carry no information in this run are
+/// left out, so that the table fits a 100-column terminal: the ratios to `nocc` when no NoCC
+/// run shares a point with another protocol (and the p99.9 ratio always), the maximum
+/// latency, the check columns of what was not checked (the line above the table says so),
+/// the top abort reason when nothing aborted; and a protocol that is not serializable is
+/// marked `*` (explained below the table) rather than named so.
+pub fn render_table_with(reports: &[RunReport], wide: bool) -> String {
     let axes: Vec<&str> = reports
         .iter()
         .flat_map(|r| r.point.iter().map(|(k, _)| k.as_str()))
@@ -564,43 +665,82 @@ pub fn render_table(reports: &[RunReport]) -> String {
             }
             v
         });
+    let ceiling_of = |r: &RunReport| {
+        reports
+            .iter()
+            .find(|c| c.protocol == "nocc" && c.point == r.point)
+    };
+    let compared = reports
+        .iter()
+        .any(|r| r.protocol != "nocc" && ceiling_of(r).is_some());
+    let show_vs = wide || compared;
+    let show_p999_vs = wide;
+    let show_max = wide;
+    let show_top = wide || reports.iter().any(|r| r.aborts > 0);
+    let checked = reports.iter().any(|r| r.check.is_some());
+    // Compact: one `check` column for both checks.
+    let show_history = wide;
+    let show_consistency = wide;
+    let show_check = !wide && checked;
+    let show_p50 = wide;
     let mut t = Table::new();
     t.load_preset(presets::UTF8_FULL_CONDENSED);
     let mut header: Vec<&str> = axes.clone();
     // Open-loop runs show what was offered next to what was achieved.
-    let open_loop = reports.iter().any(|r| r.offered_tps.is_some());
+    // Compact: only when it differs between rows (the line above the table names one rate).
+    let open_loop = reports.iter().any(|r| r.offered_tps.is_some())
+        && (wide
+            || reports
+                .iter()
+                .any(|r| r.offered_tps != reports[0].offered_tps));
     header.push("protocol");
     if open_loop {
         header.push("offered txn/s");
     }
-    header.extend([
-        "txn/s",
-        "vs nocc",
-        "abort %",
-        "p50 us",
-        "p99 us",
-        "p99.9 us",
-        "p99.9 vs nocc",
-        "max us",
-        "top abort reason",
-        "history check",
-        "consistency check",
-    ]);
-    // Deterministic protocols' re-executions (opportunistic execution), when the table has one.
-    let reexecutions = reports.iter().any(|r| r.reexecutions.is_some());
+    header.push("txn/s");
+    if show_vs {
+        header.push("vs nocc");
+    }
+    header.push("abort %");
+    if show_p50 {
+        header.push("p50 us");
+    }
+    header.extend(["p99 us", "p99.9 us"]);
+    if show_p999_vs {
+        header.push("p99.9 vs nocc");
+    }
+    if show_max {
+        header.push("max us");
+    }
+    if show_top {
+        header.push("top abort reason");
+    }
+    if show_history {
+        header.push("history check");
+    }
+    if show_consistency {
+        header.push("consistency check");
+    }
+    if show_check {
+        header.push("check");
+    }
+    // Deterministic protocols' re-executions (opportunistic execution), when the table has one
+    // (compact: when one re-executed).
+    let reexecutions = reports
+        .iter()
+        .any(|r| r.reexecutions.is_some_and(|n| wide || n > 0));
     if reexecutions {
         header.push("re-executions");
     }
     t.set_header(header);
+    let right = |s: String| Cell::new(s).set_alignment(CellAlignment::Right);
     for r in reports {
         // The ratios compare with the `nocc` run of the same sweep point.
-        let ceiling = reports
-            .iter()
-            .find(|c| c.protocol == "nocc" && c.point == r.point);
-        let name = if r.protocol_serializable {
-            r.protocol.clone()
-        } else {
-            format!("{} (not serializable)", r.protocol)
+        let ceiling = ceiling_of(r);
+        let name = match (r.protocol_serializable, wide) {
+            (true, _) => r.protocol.clone(),
+            (false, true) => format!("{} (not serializable)", r.protocol),
+            (false, false) => format!("{}*", r.protocol),
         };
         let vs = |a: f64, b: Option<f64>| match b {
             Some(b) if b > 0.0 => format!("{:.2}x", a / b),
@@ -620,38 +760,144 @@ pub fn render_table(reports: &[RunReport]) -> String {
                     .iter()
                     .find(|(k, _)| k == a)
                     .map(|(_, v)| v.as_str());
-                Cell::new(v.unwrap_or("-")).set_alignment(CellAlignment::Right)
+                right(v.unwrap_or("-").to_string())
             })
             .collect();
         row.push(Cell::new(name));
         if open_loop {
-            let offered = r.offered_tps.map_or("-".into(), |t| format!("{t:.0}"));
-            row.push(Cell::new(offered).set_alignment(CellAlignment::Right));
+            row.push(right(
+                r.offered_tps.map_or("-".into(), |t| format!("{t:.0}")),
+            ));
+        }
+        row.push(right(format!("{:.0}", r.throughput_tps)));
+        if show_vs {
+            row.push(right(vs(
+                r.throughput_tps,
+                ceiling.map(|c| c.throughput_tps),
+            )));
+        }
+        row.push(right(abort_percent(r.abort_ratio)));
+        if show_p50 {
+            row.push(right(r.latency_cell(r.latency_us.p50)));
         }
         row.extend([
-            Cell::new(format!("{:.0}", r.throughput_tps)).set_alignment(CellAlignment::Right),
-            Cell::new(vs(r.throughput_tps, ceiling.map(|c| c.throughput_tps)))
-                .set_alignment(CellAlignment::Right),
-            Cell::new(abort_percent(r.abort_ratio)).set_alignment(CellAlignment::Right),
-            Cell::new(format!("{:.1}", r.latency_us.p50)).set_alignment(CellAlignment::Right),
-            Cell::new(format!("{:.1}", r.latency_us.p99)).set_alignment(CellAlignment::Right),
-            Cell::new(format!("{:.1}", r.latency_us.p999)).set_alignment(CellAlignment::Right),
-            Cell::new(vs(r.latency_us.p999, ceiling.map(|c| c.latency_us.p999)))
-                .set_alignment(CellAlignment::Right),
-            Cell::new(format!("{:.1}", r.latency_us.max)).set_alignment(CellAlignment::Right),
-            Cell::new(top),
-            Cell::new(history_cell(r.check.as_ref())),
-            Cell::new(consistency_cell(r.check.as_ref())),
+            right(r.latency_cell(r.latency_us.p99)),
+            right(r.latency_cell(r.latency_us.p999)),
         ]);
+        if show_p999_vs {
+            let p999 = ceiling.filter(|c| c.commits > 0).map(|c| c.latency_us.p999);
+            let own = if r.commits > 0 {
+                vs(r.latency_us.p999, p999)
+            } else {
+                "-".into()
+            };
+            row.push(right(own));
+        }
+        if show_max {
+            row.push(right(r.latency_cell(r.latency_us.max)));
+        }
+        if show_top {
+            row.push(Cell::new(top));
+        }
+        if show_history {
+            row.push(Cell::new(history_cell(r.check.as_ref())));
+        }
+        if show_consistency {
+            row.push(Cell::new(consistency_cell(r.check.as_ref())));
+        }
+        if show_check {
+            row.push(Cell::new(check_cell(r.check.as_ref())));
+        }
         if reexecutions {
             let n = r
                 .reexecutions
                 .map_or_else(|| "-".to_string(), |n| n.to_string());
-            row.push(Cell::new(n).set_alignment(CellAlignment::Right));
+            row.push(right(n));
         }
         t.add_row(row);
     }
-    t.to_string()
+    let mut text = t.to_string();
+    if !wide && reports.iter().any(|r| !r.protocol_serializable) {
+        text.push_str("\n* not serializable");
+    }
+    text
+}
+
+/// The line under the table: per sweep point, the serializable protocol with the highest
+/// throughput and the one with the lowest p99.9 latency among those that committed; `None`
+/// when no point has two such protocols to compare.
+pub fn leaders(reports: &[RunReport]) -> Option<String> {
+    let mut points: Vec<&[(String, String)]> = Vec::new();
+    for r in reports {
+        if !points.contains(&r.point.as_slice()) {
+            points.push(&r.point);
+        }
+    }
+    let lines: Vec<String> = points
+        .iter()
+        .filter_map(|p| {
+            let runs: Vec<&RunReport> = reports
+                .iter()
+                .filter(|r| r.point.as_slice() == *p && r.protocol_serializable && r.commits > 0)
+                .collect();
+            if runs.len() < 2 {
+                return None;
+            }
+            let fastest = runs
+                .iter()
+                .max_by(|a, b| a.throughput_tps.total_cmp(&b.throughput_tps))?;
+            let tail = runs
+                .iter()
+                .min_by(|a, b| a.latency_us.p999.total_cmp(&b.latency_us.p999))?;
+            let at = if p.is_empty() {
+                String::new()
+            } else {
+                format!("{}: ", point_label(p))
+            };
+            Some(format!(
+                "{at}throughput leader {} ({:.0} txn/s); p99.9 leader {} ({:.1} us)",
+                fastest.protocol, fastest.throughput_tps, tail.protocol, tail.latency_us.p999
+            ))
+        })
+        .collect();
+    (!lines.is_empty()).then(|| lines.join("\n"))
+}
+
+/// The protocols' own statistics (`protocol_stats`) as lines `protocol: name value, ...`, the
+/// values rounded to what they can tell (three significant digits, whole numbers as such);
+/// `None` when no run has any.
+pub fn render_protocol_stats(reports: &[RunReport]) -> Option<String> {
+    let lines: Vec<String> = reports
+        .iter()
+        .filter(|r| !r.protocol_stats.is_empty())
+        .map(|r| {
+            let at = if r.point.is_empty() {
+                String::new()
+            } else {
+                format!(" ({})", point_label(&r.point))
+            };
+            let stats: Vec<String> = r
+                .protocol_stats
+                .iter()
+                .map(|(k, v)| format!("{k} {}", short_number(*v)))
+                .collect();
+            format!("{}{at}: {}", r.protocol, stats.join(", "))
+        })
+        .collect();
+    (!lines.is_empty()).then(|| lines.join("\n"))
+}
+
+/// `v` with three significant digits (`1.50`, `0.0123`, `152`), a whole number without decimals.
+pub fn short_number(v: f64) -> String {
+    if !v.is_finite() {
+        return v.to_string();
+    }
+    if v == v.trunc() && v.abs() < 1e15 {
+        return format!("{v:.0}");
+    }
+    let magnitude = v.abs().log10().floor() as i32;
+    let decimals = (2 - magnitude).clamp(0, 12) as usize;
+    format!("{v:.decimals$}")
 }
 
 /// Version memory of the multi-version protocols' runs (`None` when no run kept versions): live
@@ -686,13 +932,55 @@ pub fn render_version_table(reports: &[RunReport]) -> Option<String> {
 }
 
 /// The table's history check cell: `not checked` without `--check`; `ok (N txns)` when the
-/// history has neither a cycle nor an anomaly; the counts otherwise.
+/// history has neither a cycle nor an anomaly (`ok, truncated` when `--check-limit` stopped
+/// recording early, `not judged` when no transaction was recorded); the counts otherwise.
 fn history_cell(check: Option<&CheckReport>) -> String {
     match check {
         None => NOT_CHECKED.to_string(),
+        Some(c) if c.cycles == 0 && c.anomalies == 0 && c.transactions == 0 => {
+            if c.workers_truncated > 0 {
+                "not judged: --check-limit left 0 txns".to_string()
+            } else {
+                "not judged: 0 txns".to_string()
+            }
+        }
+        Some(c) if c.cycles == 0 && c.anomalies == 0 && c.workers_truncated > 0 => {
+            format!("ok, truncated ({} txns)", c.transactions)
+        }
         Some(c) if c.cycles == 0 && c.anomalies == 0 => format!("ok ({} txns)", c.transactions),
         Some(c) => format!("FAILED: {} cycles, {} anomalies", c.cycles, c.anomalies),
     }
+}
+
+/// The compact table's one check cell: `ok: N txns` (`, M conditions` when the workload has
+/// consistency conditions), `ok, truncated: ...` when `--check-limit` cut the history, what
+/// failed otherwise, `not checked` for a run without `--check`.
+fn check_cell(check: Option<&CheckReport>) -> String {
+    let Some(c) = check else {
+        return NOT_CHECKED.to_string();
+    };
+    let history_ok = c.cycles == 0 && c.anomalies == 0;
+    let consistency_ok = c.consistency_violations.unwrap_or(0) == 0;
+    if history_ok && consistency_ok && c.transactions > 0 {
+        let conditions = c
+            .conditions_checked
+            .map(|n| format!(", {n} conditions"))
+            .unwrap_or_default();
+        let truncated = if c.workers_truncated > 0 {
+            ", truncated"
+        } else {
+            ""
+        };
+        return format!("ok{truncated}: {} txns{conditions}", c.transactions);
+    }
+    let mut parts = Vec::new();
+    if !history_ok || c.transactions == 0 {
+        parts.push(history_cell(Some(c)));
+    }
+    if !consistency_ok {
+        parts.push(consistency_cell(Some(c)));
+    }
+    parts.join("; ")
 }
 
 /// The table's consistency check cell: `not checked` without `--check` and for a workload that
@@ -747,18 +1035,34 @@ pub fn describe_run(cfg: &RunConfig) -> String {
             )
         })
         .unwrap_or_default();
+    let threads = match cfg.executor {
+        crate::config::Executor::Thread => format!(
+            "{} thread{} (thread executor)",
+            cfg.exec.threads,
+            if cfg.exec.threads == 1 { "" } else { "s" }
+        ),
+        crate::config::Executor::Coro { queue } => format!(
+            "{} thread{} x {queue} coroutines (coro executor, queue {queue})",
+            cfg.exec.threads,
+            if cfg.exec.threads == 1 { "" } else { "s" }
+        ),
+    };
+    let checked = if cfg.check {
+        ", checked"
+    } else {
+        ", history not checked (--check)"
+    };
     format!(
-        "{}{preset}: {params}; {} threads, {} s measured after {} s warm-up{}{open_loop}",
+        "{}{preset}: {params}; {threads}, {} s measured after {} s warm-up{}{open_loop}",
         match cfg.workload {
             crate::workload::WorkloadConfig::Ycsb(_) => "ycsb",
             crate::workload::WorkloadConfig::LongScan(_) => "long-scan",
             crate::workload::WorkloadConfig::Tpcc(_) => "tpcc",
             crate::workload::WorkloadConfig::WriteSkew(_) => "write-skew",
         },
-        cfg.exec.threads,
         cfg.exec.duration.as_secs_f64(),
         cfg.exec.warmup.as_secs_f64(),
-        if cfg.check { ", checked" } else { "" }
+        checked
     )
 }
 
@@ -798,6 +1102,20 @@ mod tests {
         assert_eq!(consistency_cell(Some(&tpcc)), "ok (7 conditions)");
         let broken = checked(2, Some((7, 3)));
         assert_eq!(history_cell(Some(&broken)), "FAILED: 2 cycles, 0 anomalies");
+        // A history cut short by --check-limit is never a bare `ok`.
+        let cut = CheckReport {
+            workers_truncated: 1,
+            ..checked(0, None)
+        };
+        assert_eq!(history_cell(Some(&cut)), "ok, truncated (10 txns)");
+        let empty = CheckReport {
+            transactions: 0,
+            ..cut
+        };
+        assert_eq!(
+            history_cell(Some(&empty)),
+            "not judged: --check-limit left 0 txns"
+        );
         assert_eq!(
             consistency_cell(Some(&broken)),
             "FAILED: 3 violations of 7 conditions"

@@ -161,6 +161,12 @@ pub trait Workload: Sync {
         None
     }
 
+    /// Told just before the workers start that the run (warm-up and measured period) lasts
+    /// `length`: a workload that pauses inside its transactions (YCSB's
+    /// `--long-txn-delay-us`) ends every pause by then, so that no pause, not even one of a
+    /// retry after the stop, runs past the run's end. Nothing by default.
+    fn run_starts(&self, _length: std::time::Duration) {}
+
     /// Warnings about the run just finished (e.g. capacity the workload ran out of), for the
     /// user; none by default.
     fn after_run(&self) -> Vec<String> {

@@ -140,6 +140,9 @@ pub struct Ycsb {
     index: KeyIndex,
     /// Set with `KeyDist::Normal`: keys come from here instead of `zipf`.
     normal: Option<NormalKeys>,
+    /// When the current run ends ([`Workload::run_starts`]): the long transaction's pause stops
+    /// there. Read only by a transaction that pauses, once per pause.
+    pauses_end: std::sync::Mutex<Option<std::time::Instant>>,
 }
 
 /// What one YCSB operation does.
@@ -189,6 +192,7 @@ impl Ycsb {
             zipf,
             normal,
             index,
+            pauses_end: std::sync::Mutex::new(None),
         }
     }
 
@@ -331,6 +335,11 @@ impl Workload for Ycsb {
         }
     }
 
+    fn run_starts(&self, length: std::time::Duration) {
+        let end = std::time::Instant::now() + length;
+        *self.pauses_end.lock().unwrap_or_else(|e| e.into_inner()) = Some(end);
+    }
+
     fn txn_types(&self) -> &'static [&'static str] {
         if self.config.long_share > 0.0 || self.config.long_txn_delay_us > 0 {
             TYPES
@@ -370,13 +379,14 @@ impl Workload for Ycsb {
         tx: &'a mut Txn<'db, P>,
         req: &'a YcsbRequest,
     ) -> impl Future<Output = Result<(), Abort>> + 'a {
-        run_ycsb(self.config.rmw, &self.index, tx, req)
+        run_ycsb(self.config.rmw, &self.index, &self.pauses_end, tx, req)
     }
 }
 
 async fn run_ycsb<P: Protocol>(
     rmw: bool,
     index: &KeyIndex,
+    pauses_end: &std::sync::Mutex<Option<std::time::Instant>>,
     tx: &mut Txn<'_, P>,
     req: &YcsbRequest,
 ) -> Result<(), Abort> {
@@ -408,7 +418,15 @@ async fn run_ycsb<P: Protocol>(
         // the core to the other workers, which a spin would not on a machine with more workers
         // than cores; under the coroutine executor it also holds up the thread's other
         // coroutines, as CCBench's delayed worker thread does.
-        std::thread::sleep(std::time::Duration::from_micros(req.delay_us));
+        // The pause ends with the run at the latest: a long transaction aborted at the stop
+        // and retried must not sleep again (the executor finishes what it started).
+        let mut pause = std::time::Duration::from_micros(req.delay_us);
+        if let Some(end) = *pauses_end.lock().unwrap_or_else(|e| e.into_inner()) {
+            pause = pause.min(end.saturating_duration_since(std::time::Instant::now()));
+        }
+        if !pause.is_zero() {
+            std::thread::sleep(pause);
+        }
     }
     Ok(())
 }

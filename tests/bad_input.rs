@@ -1,0 +1,436 @@
+//! Every invocation issue 22 found handled badly, run against the built binary: each must end
+//! with its exit status and message, within a generous time bound (it catches hangs and runs
+//! that sleep past their stop, not slowness: CI machines are loaded), without reading without
+//! bound (`/dev/zero`, FIFOs) and without printing a number it did not measure.
+//!
+//! `TXBENCH_BIN=path/to/txbench cargo test --test bad_input` runs the table against another
+//! build (an older one, to see which cases it fails).
+
+use std::io::{BufRead, BufReader, Read};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, ExitStatus, Stdio};
+use std::time::{Duration, Instant};
+
+fn binary() -> PathBuf {
+    std::env::var_os("TXBENCH_BIN")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(env!("CARGO_BIN_EXE_txbench")))
+}
+
+/// The most any case may take: no case does real work for more than a second or two, so only a
+/// hang, an endless read or a sleep past the stop reaches it.
+const LIMIT: Duration = Duration::from_secs(30);
+
+/// How one invocation ended.
+struct Ended {
+    status: Option<ExitStatus>,
+    stdout: String,
+    stderr: String,
+    timed_out: bool,
+}
+
+/// Waits for `child` until `limit`, killing it past that; polls with a sleep, so the wait
+/// yields the CPU.
+fn finish(mut child: Child, limit: Duration) -> Ended {
+    let mut out_pipe = child.stdout.take();
+    let mut err_pipe = child.stderr.take();
+    let out = std::thread::spawn(move || {
+        let mut s = String::new();
+        if let Some(p) = out_pipe.as_mut() {
+            let _ = p.read_to_string(&mut s);
+        }
+        s
+    });
+    let err = std::thread::spawn(move || {
+        let mut s = String::new();
+        if let Some(p) = err_pipe.as_mut() {
+            let _ = p.read_to_string(&mut s);
+        }
+        s
+    });
+    let started = Instant::now();
+    let (status, timed_out) = loop {
+        if let Some(s) = child.try_wait().expect("wait for txbench") {
+            break (Some(s), false);
+        }
+        if started.elapsed() > limit {
+            let _ = child.kill();
+            let _ = child.wait();
+            break (None, true);
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    Ended {
+        status,
+        stdout: out.join().unwrap_or_default(),
+        stderr: err.join().unwrap_or_default(),
+        timed_out,
+    }
+}
+
+/// One bad invocation and what it must do.
+struct Case {
+    args: Vec<String>,
+    /// stdout goes to `/dev/full` (a write error) instead of a pipe.
+    stdout_full: bool,
+    code: i32,
+    /// Must appear in stderr.
+    message: &'static str,
+    /// Must appear in stdout.
+    stdout_has: Option<&'static str>,
+    /// Must appear in neither.
+    never: Option<&'static str>,
+    limit: Duration,
+}
+
+fn case(args: &[&str], code: i32, message: &'static str) -> Case {
+    Case {
+        args: args.iter().map(|a| a.to_string()).collect(),
+        stdout_full: false,
+        code,
+        message,
+        stdout_has: None,
+        never: None,
+        limit: LIMIT,
+    }
+}
+
+impl Case {
+    fn stdout_has(mut self, s: &'static str) -> Self {
+        self.stdout_has = Some(s);
+        self
+    }
+    fn never(mut self, s: &'static str) -> Self {
+        self.never = Some(s);
+        self
+    }
+    fn stdout_to_dev_full(mut self) -> Self {
+        self.stdout_full = true;
+        self
+    }
+    fn within(mut self, limit: Duration) -> Self {
+        self.limit = limit;
+        self
+    }
+
+    /// Runs the case; the failure in words, if any.
+    fn check(&self) -> Option<String> {
+        let mut cmd = Command::new(binary());
+        cmd.args(&self.args)
+            .stdin(Stdio::null())
+            .stderr(Stdio::piped());
+        if self.stdout_full {
+            cmd.stdout(std::fs::File::create("/dev/full").expect("/dev/full"));
+        } else {
+            cmd.stdout(Stdio::piped());
+        }
+        let e = finish(cmd.spawn().expect("start txbench"), self.limit);
+        let shown = format!(
+            "txbench {}\n--- stdout\n{}\n--- stderr\n{}",
+            self.args.join(" "),
+            tail(&e.stdout),
+            tail(&e.stderr)
+        );
+        if e.timed_out {
+            return Some(format!("still running after {:?}: {shown}", self.limit));
+        }
+        let code = e.status.and_then(|s| s.code());
+        if code != Some(self.code) {
+            return Some(format!("exit {code:?}, expected {}: {shown}", self.code));
+        }
+        if !e.stderr.contains(self.message) {
+            return Some(format!("stderr lacks '{}': {shown}", self.message));
+        }
+        if let Some(s) = self.stdout_has.filter(|s| !e.stdout.contains(s)) {
+            return Some(format!("stdout lacks '{s}': {shown}"));
+        }
+        if let Some(s) = self
+            .never
+            .filter(|s| e.stdout.contains(s) || e.stderr.contains(s))
+        {
+            return Some(format!("says '{s}': {shown}"));
+        }
+        None
+    }
+}
+
+fn tail(s: &str) -> &str {
+    let start = s.len().saturating_sub(1500);
+    let start = (start..s.len())
+        .find(|&i| s.is_char_boundary(i))
+        .unwrap_or(s.len());
+    &s[start..]
+}
+
+/// A scratch directory of this test process.
+fn scratch(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("txbench-bad-input-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).expect("scratch dir");
+    dir
+}
+
+fn write(path: &Path, text: &str) -> String {
+    std::fs::write(path, text).expect("write fixture");
+    path.display().to_string()
+}
+
+/// A small experiment: two points of one protocol, a tenth of a second each.
+fn experiment(dir: &Path, name: &str) -> String {
+    write(
+        &dir.join(format!("{name}.toml")),
+        &format!(
+            "name = \"{name}\"\nresults = \"{}\"\n[base]\nprotocol = \"silo\"\nrecords = 1000\n\
+             duration = 0.1\nwarmup = 0\nthreads = 1\n[axes]\nops = [4, 8]\n",
+            dir.join(format!("{name}.jsonl")).display()
+        ),
+    )
+}
+
+#[test]
+fn every_bad_invocation_ends_promptly_with_its_status_and_message() {
+    let dir = scratch("table");
+    let exp = experiment(&dir, "e");
+    let other = experiment(&dir, "o");
+    let e_results = dir.join("e.jsonl").display().to_string();
+    // Fixtures: a measured results file of `e`, a run's JSON lines, a FIFO, a file whose one
+    // line is longer than a row may be, experiment files that set nothing or mislabel.
+    for (args, what) in [
+        (vec!["sweep", exp.as_str()], "the fixture sweep"),
+        (
+            vec![
+                "run",
+                "-p",
+                "silo",
+                "-d",
+                "0.05",
+                "--warmup",
+                "0",
+                "--records",
+                "1000",
+                "--format",
+                "json",
+            ],
+            "the fixture run",
+        ),
+    ] {
+        let out = Command::new(binary()).args(&args).output().expect("run");
+        assert!(out.status.success(), "{what}: {out:?}");
+        if args[0] == "run" {
+            std::fs::write(dir.join("run.jsonl"), &out.stdout).expect("run.jsonl");
+        }
+    }
+    let run_json = dir.join("run.jsonl").display().to_string();
+    let fifo = dir.join("fifo");
+    let made = Command::new("mkfifo").arg(&fifo).status().expect("mkfifo");
+    assert!(made.success());
+    let fifo = fifo.display().to_string();
+    let long_line = dir.join("long.jsonl");
+    std::fs::write(&long_line, vec![b'x'; 17 << 20]).expect("long line");
+    let long_line = long_line.display().to_string();
+    let empty = write(&dir.join("empty.toml"), "name = \"empty\"\n");
+    let label = write(
+        &dir.join("label.toml"),
+        "name = \"label\"\n[axes]\nprotocol = [{ label = \"a\" }, \"silo\"]\n",
+    );
+    let big = write(
+        &dir.join("big.toml"),
+        &format!(
+            "name = \"big\"\n[axes]\nseed = [{}]\npayload = [{}]\n",
+            (0..1000)
+                .map(|i| i.to_string())
+                .collect::<Vec<_>>()
+                .join(","),
+            (1..=1000)
+                .map(|i| i.to_string())
+                .collect::<Vec<_>>()
+                .join(",")
+        ),
+    );
+    // A plot whose first file cannot be written: a directory stands where it goes.
+    let plots = dir.join("plots");
+    std::fs::create_dir_all(plots.join("run-throughput-vs-experiment.png")).expect("plots");
+    let plots = plots.display().to_string();
+    let short = [
+        "-p",
+        "silo",
+        "-d",
+        "0.1",
+        "--warmup",
+        "0",
+        "--records",
+        "1000",
+    ];
+    let run = |extra: &[&str]| -> Vec<String> {
+        let mut v = vec!["run".to_string()];
+        v.extend(short.iter().map(|s| s.to_string()));
+        v.extend(extra.iter().map(|s| s.to_string()));
+        v
+    };
+    let run_case = |extra: &[&str], code: i32, message: &'static str| Case {
+        args: run(extra),
+        ..case(&[], code, message)
+    };
+
+    let cases = vec![
+        // Unbounded reads: devices, FIFOs, endless lines.
+        case(&["report", "/dev/zero"], 2, "not a regular file"),
+        case(&["plot", "/dev/zero"], 2, "not a regular file"),
+        case(&["merge", "/dev/zero"], 2, "not a regular file"),
+        case(&["report", &fifo], 2, "a FIFO"),
+        case(&["merge", &fifo, &run_json], 2, "a FIFO"),
+        case(&["report", &long_line], 2, "longer than 16 MiB"),
+        case(
+            &["sweep", &exp, "--results", "/dev/full"],
+            2,
+            "not a regular file",
+        ),
+        case(&["sweep", "/dev/zero"], 2, "not a regular file"),
+        // Hangs and overruns.
+        case(
+            &[
+                "run",
+                "--key-dist",
+                "normal",
+                "--key-sd",
+                "1e15",
+                "--records",
+                "1000",
+                "-d",
+                "0.2",
+            ],
+            2,
+            "--key-sd",
+        ),
+        // A pause of 10 s in a 0.1 s run ends with the run: before, each pause (and a retry's
+        // pause after the stop) slept its whole 10 s.
+        Case {
+            args: run(&["-t", "2", "--long-txn-delay-us", "10000000"]),
+            ..case(&[], 0, "silo:")
+        }
+        .within(Duration::from_secs(9)),
+        case(&["sweep", &big, "--dry-run"], 2, "at most 10000 points"),
+        case(&["sweep", &big, "--emit-jobs"], 2, "at most 10000 points"),
+        // Wrong numbers with exit 0.
+        case(&["run", "-d", "1e-9"], 2, "0.01 <= seconds"),
+        case(
+            &["run", "-w", "tpcc", "--table-memory-mb", "1"],
+            2,
+            "the loaded tables take",
+        ),
+        run_case(
+            &["--check", "--check-limit", "1"],
+            0,
+            "--check-limit 1 reached",
+        )
+        .stdout_has("not judged")
+        .never("ok (0 txns)"),
+        run_case(&["--rate", "0.001"], 0, "too few to measure").never("p99.9 0.0 us"),
+        run_case(&["--rate", "1e9"], 0, "saturated"),
+        // Lost or mixed data.
+        case(
+            &["sweep", &exp, "--resume", "--set", "duration=0.3"],
+            2,
+            "measured with duration=0.1, and this sweep has duration=0.3",
+        ),
+        case(
+            &["sweep", &other, "--results", &e_results],
+            2,
+            "is of experiment 'e', not 'o'",
+        ),
+        case(&["sweep", &empty], 2, "sets nothing"),
+        case(
+            &["sweep", &label, "--dry-run"],
+            2,
+            "line 3: axes.protocol: the value 'a' does not set protocol",
+        ),
+        // Messages.
+        case(&["run", "-t", "-1"], 2, "allowed 1 <= threads <= 1024"),
+        case(&["run", "--records", "1.5"], 2, "allowed 1 <= records"),
+        run_case(&["--ops", "1e1"], 0, "silo:"),
+        case(&["plot", &run_json, "-o", &plots], 1, "Is a directory").never("IoError("),
+        case(&["--help"], 1, "writing the output failed").stdout_to_dev_full(),
+        case(&["--version"], 1, "writing the output failed").stdout_to_dev_full(),
+        case(&["run", "-p", "all,silo"], 2, "`all` alone"),
+        run_case(
+            &["--ds-opportunistic"],
+            0,
+            "--ds-opportunistic has no effect",
+        ),
+        run_case(
+            &["--ops", "16", "--long-ops", "2", "--long-share", "0.5"],
+            0,
+            "--long-ops 2 is below --ops 16",
+        ),
+        // Output: run's JSON lines read as one anonymous experiment.
+        case(&["report", &run_json], 0, "").stdout_has("## run"),
+    ];
+    let failures: Vec<String> = cases.iter().filter_map(Case::check).collect();
+    let _ = std::fs::remove_dir_all(&dir);
+    assert!(
+        failures.is_empty(),
+        "{} of {} cases failed:\n\n{}",
+        failures.len(),
+        cases.len(),
+        failures.join("\n\n")
+    );
+}
+
+/// Ctrl-C during `run -p A,B,C`: the runs that finished are printed and the run says it was
+/// interrupted (exit 130). The signal is sent once the first protocol's line is out, so the
+/// test judges by progress, not by time.
+#[test]
+fn ctrl_c_keeps_the_finished_runs() {
+    let mut child = Command::new(binary())
+        .args([
+            "run",
+            "-p",
+            "silo,tictoc,nocc",
+            "-d",
+            "1",
+            "--warmup",
+            "0",
+            "--records",
+            "1000",
+            "-t",
+            "1",
+        ])
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("start txbench");
+    let mut err = BufReader::new(child.stderr.take().expect("stderr"));
+    let mut seen = String::new();
+    let mut line = String::new();
+    while err.read_line(&mut line).expect("stderr") > 0 {
+        seen.push_str(&line);
+        if line.starts_with("silo:") {
+            break;
+        }
+        line.clear();
+    }
+    assert!(seen.contains("silo:"), "no first run: {seen}");
+    // SAFETY: kill(2) on our own child's pid, which it still is (not yet waited for).
+    let sent = unsafe { libc::kill(child.id() as libc::pid_t, libc::SIGINT) };
+    assert_eq!(sent, 0);
+    let rest = std::thread::spawn(move || {
+        let mut s = String::new();
+        let _ = err.read_to_string(&mut s);
+        s
+    });
+    let e = finish(child, LIMIT);
+    let all_err = format!("{seen}{}", rest.join().unwrap_or_default());
+    assert!(!e.timed_out, "hung: {all_err}");
+    assert_eq!(e.status.and_then(|s| s.code()), Some(130), "{all_err}");
+    assert!(all_err.contains("interrupted: "), "{all_err}");
+    assert!(
+        e.stdout.contains("silo"),
+        "the finished run is shown: {}",
+        e.stdout
+    );
+    assert!(
+        !all_err.contains("nocc:"),
+        "the last run did not start: {all_err}"
+    );
+}
