@@ -160,9 +160,9 @@ pub(super) struct Leaf {
     rids: [AtomicU64; LEAF_CAPACITY],
 }
 
-impl Leaf {
+impl super::arena::Slot for Leaf {
     /// An unused leaf slot (version 0, empty, range `[0, +inf)`); arenas are filled with these.
-    pub(super) fn vacant() -> Leaf {
+    fn vacant() -> Leaf {
         Leaf {
             version: AtomicU64::new(0),
             low: AtomicU64::new(0),
@@ -173,7 +173,9 @@ impl Leaf {
             rids: std::array::from_fn(|_| AtomicU64::new(0)),
         }
     }
+}
 
+impl Leaf {
     // ----- readers -----
 
     /// The current version once no writer holds the leaf. Acquire: pairs with the Release of
@@ -327,6 +329,7 @@ impl Leaf {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::index::ordered::arena::Slot;
 
     #[test]
     fn version_word_bits() {

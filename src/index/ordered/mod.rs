@@ -110,6 +110,7 @@
 
 mod arena;
 mod cursor;
+mod directory;
 mod leaf;
 #[cfg(test)]
 mod tests;
@@ -120,15 +121,23 @@ pub use leaf::{LEAF_CAPACITY, VersionWord};
 use super::Index;
 pub use super::hash::Duplicate;
 use crate::ids::RecordId;
-use arena::LeafArena;
+use arena::{Arena, SlotId};
+use directory::Directory;
 use leaf::{Backoff, Bounds, Leaf, NO_LEAF};
-use std::collections::BTreeMap;
 use std::ops::RangeInclusive;
-use std::sync::{PoisonError, RwLock};
 
 /// A leaf's stable id (its slot in the index's arena); valid for the index's whole life.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct LeafId(pub u32);
+
+impl SlotId for LeafId {
+    fn from_index(index: u32) -> LeafId {
+        LeafId(index)
+    }
+    fn index(self) -> u32 {
+        self.0
+    }
+}
 
 /// Leaf 0 owns `[0, +inf)` in an empty index and keeps `low == 0` forever.
 const HEAD: LeafId = LeafId(0);
@@ -260,11 +269,10 @@ pub const ESTIMATED_BYTES_PER_ENTRY: usize =
 
 /// The concurrent ordered index. See the module documentation for the algorithm.
 pub struct OrderedIndex {
-    leaves: LeafArena,
-    /// `low -> leaf id` for every live leaf but possibly the newest few (see module docs).
-    /// Read-locked for one `BTreeMap` predecessor search per lookup; write-locked by splits (add
-    /// an entry) and merges (remove one).
-    directory: RwLock<BTreeMap<u64, u32>>,
+    leaves: Arena<Leaf, LeafId>,
+    /// `low -> leaf id` for every live leaf but possibly the newest few (see module docs): read
+    /// optimistically by lookups, written by splits (add an entry) and merges (remove one).
+    directory: Directory,
 }
 
 impl Default for OrderedIndex {
@@ -276,25 +284,19 @@ impl Default for OrderedIndex {
 impl OrderedIndex {
     /// An empty index: one leaf owning every key.
     pub fn new() -> OrderedIndex {
-        let leaves = LeafArena::new();
+        let leaves = Arena::<Leaf, LeafId>::new();
         let head = leaves.alloc();
         debug_assert_eq!(head, HEAD);
         leaves.get(head).init_version(VersionWord::FRESH);
-        let directory = RwLock::new(BTreeMap::from([(0u64, head.0)]));
+        let directory = Directory::new(head);
         OrderedIndex { leaves, directory }
     }
 
-    /// A leaf whose `low <= key` (the directory's best guess for `key`'s leaf).
+    /// A leaf whose `low <= key`, or one that was merged away (the directory's best guess for
+    /// `key`'s leaf; see `find_leaf_from`).
     #[inline]
     fn start_leaf(&self, key: u64) -> LeafId {
-        let directory = self
-            .directory
-            .read()
-            .unwrap_or_else(PoisonError::into_inner);
-        directory
-            .range(..=key)
-            .next_back()
-            .map_or(HEAD, |(_, &id)| LeafId(id))
+        self.directory.lookup(key)
     }
 
     /// The leaf owning `key` now, its version and bounds (read under that version).
@@ -421,13 +423,7 @@ impl OrderedIndex {
         let after = leaf.unlock_changed(before);
         // After the unlock, readers reach `right` through `leaf.next`; the directory entry only
         // shortens their path. `mid` is a fresh low fence (fences are distinct), so it is new.
-        let fresh = self
-            .directory
-            .write()
-            .unwrap_or_else(PoisonError::into_inner)
-            .insert(mid, right_id.0)
-            .is_none();
-        debug_assert!(fresh, "low fence {mid} entered twice");
+        self.directory.insert(mid, right_id);
         Ok(LeafUpdate {
             leaf: id,
             before,
@@ -491,10 +487,9 @@ impl OrderedIndex {
     ///
     /// Deadlock freedom: the caller holds `id` (the right leaf) and this only *tries* to lock P
     /// (the left one) once, never waiting on a leaf; it reads P with `current_version` and gives
-    /// up on a locked or dead leaf instead of spinning. It then takes the directory write lock
-    /// while holding both leaves; directory lock holders never wait on a leaf (lookups drop the
-    /// read guard before touching leaves, splits take the write lock after unlocking), so no
-    /// cycle can form.
+    /// up on a locked or dead leaf instead of spinning. It then takes the directory's writer
+    /// mutex while holding both leaves; its holders never wait on a leaf (lookups never take
+    /// it, splits take it after unlocking their leaf), so no cycle can form.
     fn try_merge_left(&self, id: LeafId, bounds: Bounds) -> Option<LeafChange> {
         let key = bounds.low - 1;
         let mut pid = self.start_leaf(key);
@@ -522,14 +517,14 @@ impl OrderedIndex {
             }
             break (p, v);
         };
-        let mut directory = self
-            .directory
-            .write()
-            .unwrap_or_else(PoisonError::into_inner);
         // A split publishes its new leaf before entering it in the directory; a leaf whose entry
-        // is not there yet stays (the late entry would name a dead leaf forever).
-        if directory.get(&bounds.low) != Some(&id.0) {
-            drop(directory);
+        // is not there yet stays (the late entry would name a dead leaf forever). Otherwise the
+        // entry is removed here, before anyone can see `id` dead: the directory's node unlocks
+        // (Release) come before the caller's `unlock_dead` (Release), so a reader that sees the
+        // dead bit (Acquire) and restarts from the directory reads nodes at least that new, which
+        // no longer name `id`. Meanwhile both leaves are locked: a lookup that still reaches
+        // `id` or P waits on them.
+        if !self.directory.remove(bounds.low, id) {
             p.unlock_unchanged(p_before);
             return None;
         }
@@ -541,11 +536,6 @@ impl OrderedIndex {
             high: bounds.high,
             next: bounds.next,
         });
-        directory.remove(&bounds.low);
-        // The entry is gone before anyone can see `id` dead: the caller's `unlock_dead` (Release)
-        // comes after this guard's release, so a reader that sees the dead bit (Acquire) and
-        // restarts from the directory does not find `id` there again.
-        drop(directory);
         // Release (inside `unlock_changed`): publishes P's new fences with its bumped version.
         let p_after = p.unlock_changed(p_before);
         Some(LeafChange {
@@ -799,6 +789,7 @@ impl OrderedIndex {
     #[cfg(test)]
     fn check_structure(&self) -> Vec<u64> {
         let mut keys = Vec::new();
+        let mut directory = self.directory.check().into_iter();
         let mut id = HEAD;
         let mut expected_low = 0u64;
         let mut reached = 0;
@@ -822,9 +813,16 @@ impl OrderedIndex {
                 assert!(keys.last().is_none_or(|&p| p < k), "sorted, distinct");
                 keys.push(k);
             }
-            let directory = self.directory.read().unwrap();
-            assert_eq!(directory.get(&b.low), Some(&id.0));
-            drop(directory);
+            assert_eq!(
+                directory.next(),
+                Some((b.low, id)),
+                "one entry per leaf, in order"
+            );
+            assert_eq!(
+                self.directory.lookup(b.low),
+                id,
+                "a lookup of a low finds its leaf"
+            );
             if b.is_last() {
                 break;
             }
@@ -843,7 +841,7 @@ impl OrderedIndex {
             "every live leaf is linked"
         );
         assert_eq!(reached, self.live_leaf_count());
-        assert_eq!(self.directory.read().unwrap().len(), reached as usize);
+        assert_eq!(directory.next(), None, "no entry for a dead leaf");
         keys
     }
 }
