@@ -290,7 +290,8 @@ impl Leaf {
         dead
     }
 
-    /// Unlocks without a change: readers that saw `before` stay valid. Release: as above.
+    /// Unlocks without a change: readers that saw `before` stay valid. Release: pairs with the
+    /// Acquire loads of readers and lockers, as `unlock_changed`.
     #[inline]
     pub(super) fn unlock_unchanged(&self, before: VersionWord) {
         self.version.store(before.0, Ordering::Release);
@@ -319,7 +320,8 @@ impl Leaf {
     }
 
     /// Sets the version of a fresh (unpublished) leaf. Relaxed: published by the Release unlock
-    /// of the leaf it was split from (or by the directory insert).
+    /// of the leaf it was split from, which makes it reachable (`next`) before any directory node
+    /// names it.
     #[inline]
     pub(super) fn init_version(&self, v: VersionWord) {
         self.version.store(v.0, Ordering::Relaxed);

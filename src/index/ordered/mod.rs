@@ -11,15 +11,29 @@
 //! Both happen under L's lock, before R is reachable, so the leaves always partition the key
 //! space. Then `mid -> R` is entered in the directory.
 //!
-//! The directory is a `BTreeMap` from `low` to leaf id under an `RwLock`: a lookup read-locks it
-//! for one predecessor search ("the leaf with the greatest `low <= key`"), a split write-locks it
-//! to add one entry, a merge to remove one. It only speeds up the search; correctness rests on the leaves: any leaf with
+//! The directory ([`directory::Directory`]) maps each live leaf's `low` to the leaf: a lookup is
+//! one predecessor search ("the leaf with the greatest `low <= key`"), a split adds an entry, a
+//! merge removes one. It is a B+-tree of inner nodes of up to 64 entries, kept in an arena like
+//! the leaves (never freed, never moved), read by optimistic lock coupling (Leis et al., "The ART
+//! of practical synchronization", DaMoN 2016): a lookup reads each node's version word, searches
+//! it, re-checks the version, and checks the parent's version again after reading the child's,
+//! restarting from the root when a check fails. So a lookup writes no shared memory at all.
+//! Writers (splits and merges, a few per 64 index writes) are serialized by one mutex that
+//! lookups never take, lock every node they change, and unlock them all, versions bumped, once
+//! the change is complete; a node unlinked because it emptied is unlocked with its OBSOLETE bit
+//! and stays readable. Node 0 is the root for good (it grows in place), and an inner entry's key
+//! is always its child's first key, so every search finds an entry `<= key` at every level. The
+//! directory module's docs give its invariants and the argument.
+//!
+//! The directory only speeds up the search; correctness rests on the leaves: any leaf with
 //! `low <= key` is a valid starting point, because the reader moves right (`next`) while
-//! `key >= high`. So a directory entry that lags behind a split (it is added after R is published)
-//! costs a right-move, never a wrong result. Each live leaf's `low` is fixed at creation, and an
-//! entry is removed only when its leaf is merged away (below), before that leaf is marked dead. (`scc::TreeIndex` was tried first: its range
-//! iterator positions itself by walking leaves backwards, which made predecessor searches linear
-//! in the directory's size.)
+//! `key >= high`. So a directory entry that lags behind a split (it is added after R is
+//! published) costs a right-move, never a wrong result. Each live leaf's `low` is fixed at
+//! creation, and an entry is removed only when its leaf is merged away (below), before that leaf
+//! is marked dead. (`scc::TreeIndex` was tried first: its range iterator positions itself by
+//! walking leaves backwards, which made predecessor searches linear in the directory's size, and
+//! it has no version per node to validate against; a `BTreeMap` under an `RwLock` came next,
+//! whose read lock made every lookup write the lock's shared reader count.)
 //!
 //! Appends are split 64/1 instead of 32/33: when the new key is greater than every key in a full
 //! leaf, L keeps all its entries and R starts with the new key, so ascending inserts (TPC-C's order
@@ -36,12 +50,11 @@
 //!    up unless `P.next == L` and `P.high == L.low`;
 //! 2. *try* to lock P, once (never wait: the right leaf L is held, and waiting for the left one
 //!    would invert the left-before-right order); give up if that fails;
-//! 3. write-lock the directory and check that it names L (a split enters its new leaf after
+//! 3. remove L's directory entry if the directory names L (a split enters its new leaf after
 //!    publishing it; a merge must not race ahead of that entry, or the entry would later name a
-//!    dead leaf); give up otherwise;
-//! 4. set `P.high, P.next = L.high, L.next`, remove L's entry, release the directory, unlock P
-//!    with a bumped version, and unlock L with a bumped version and the DEAD bit
-//!    ([`VersionWord`]): L is dead for good.
+//!    dead leaf), under the directory's writer mutex; give up otherwise;
+//! 4. set `P.high, P.next = L.high, L.next`, unlock P with a bumped version, and unlock L with a
+//!    bumped version and the DEAD bit ([`VersionWord`]): L is dead for good.
 //!
 //! Giving up leaves L an ordinary empty leaf; correctness never depends on unlinking. A dead
 //! leaf's memory stays (its [`LeafId`] remains valid, its `next` still leads right); a reader
@@ -53,15 +66,25 @@
 //! # Concurrency
 //!
 //! Writers (insert, remove) lock one leaf through its version word ([`VersionWord`]) and bump the
-//! version on unlock. Readers (get, scans, validate) never write a leaf: they read it optimistically
-//! (seqlock: version, fields, version) and retry the leaf when it changed. The only shared write
-//! on the read path is the directory's read lock, taken once per lookup (scans follow `next`
-//! between leaves without it). All
-//! fields are atomics, so racing reads are stale, never undefined. No `unsafe` in this module.
+//! version on unlock. Readers (get, scans, walks, validate) never write a leaf or a directory
+//! node: they read both optimistically (seqlock: version, fields, version) and retry when a
+//! version changed. There is no shared write on the read path: no lock, no reference count, no
+//! epoch (nothing is freed, so nothing needs protecting from reclamation). A reader does wait
+//! while a writer holds a leaf or directory node it needs (the version's lock bit; it spins, then
+//! yields), and restarts after a change it raced with. All fields are atomics, so racing reads
+//! are stale, never undefined. No `unsafe` in this module.
+//!
+//! Memory orderings, everywhere in the module: a writer sets the lock bit and then issues a
+//! Release fence before its field stores, and unlocks with a Release store of the new version;
+//! a reader loads the version with Acquire (pairs with that unlock: the fields it then reads are
+//! at least as new), reads the fields Relaxed, and validates with an Acquire fence and a reload
+//! (pairs with the writer's post-lock Release fence: a field store it saw implies it sees the
+//! lock bit). Each use site names its pair.
 //!
 //! # Invariants
 //!
-//! 1. Leaves are never freed or moved while the index lives: a [`LeafId`] stays valid, and so does
+//! 1. Leaves and directory nodes are never freed or moved while the index lives (a directory
+//!    node emptied by merges is unlinked and retired, and stays): a [`LeafId`] stays valid, and so does
 //!    every [`LeafVersion`] (validation of a stale one simply fails). A leaf emptied by a delete
 //!    is unlinked (merged into its left neighbour and marked dead) when its neighbour can be
 //!    locked at once; otherwise it stays, empty. Under-full leaves are not merged. A dead leaf
@@ -257,8 +280,9 @@ impl Sink for Option<(u64, RecordId)> {
 
 /// Bytes an index holds per entry ever inserted, for memory estimates made before a run: half-full
 /// leaves (a middle split leaves two), in an arena whose doubling segments may leave half their
-/// slots unused (factor 2), plus up to 64 bytes of directory entry per leaf. Emptied leaves are
-/// never freed, so entries count as inserted, not as present.
+/// slots unused (factor 2), plus up to 64 bytes of directory per leaf (an 832-byte node per 32 to
+/// 64 leaves, in the same kind of arena). Emptied leaves and retired directory nodes are never
+/// freed, so entries count as inserted, not as present.
 ///
 /// An estimate for the workloads txbench runs, not a bound for every insert order: ascending
 /// inserts within a range (TPC-C's order ids) leave full leaves behind and cost about half this,
@@ -313,6 +337,10 @@ impl OrderedIndex {
     fn find_leaf_from(&self, mut id: LeafId, key: u64) -> (LeafId, &Leaf, VersionWord, Bounds) {
         loop {
             let leaf = self.leaves.get(id);
+            // Acquire (inside): pairs with the leaf's last Release unlock, so the bounds read
+            // next are at least that new; `unchanged_since` (Acquire fence) confirms they are
+            // version `v`'s, and so is the `next` id followed (its leaf was filled before the
+            // unlock that published it).
             let v = leaf.stable_version();
             if v.is_dead() {
                 id = self.start_leaf(key);
@@ -347,6 +375,8 @@ impl OrderedIndex {
     pub fn get(&self, key: u64) -> Option<RecordId> {
         loop {
             let (_, leaf, v, _) = self.find_leaf(key);
+            // Relaxed entry loads after `find_leaf`'s Acquire version load, validated below
+            // (Acquire fence inside `unchanged_since`, pairing with writers' post-lock fence).
             let len = leaf.len();
             let i = leaf.lower_bound(key, len);
             let found = (i < len && leaf.key(i) == key).then(|| RecordId(leaf.rid(i)));
