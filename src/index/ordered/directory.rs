@@ -206,19 +206,24 @@ impl Node {
     }
 
     /// The slot of the greatest key `<= key` among the first `len`, or `None` when every key is
-    /// greater. A plain binary search: terminates on torn values too.
+    /// greater. A binary search whose steps select instead of branching (the comparison's outcome
+    /// is a coin toss for random keys, and a lookup makes one search per level); it terminates
+    /// on torn values too, since the window shrinks whatever is read.
     #[inline]
     fn predecessor(&self, key: u64, len: usize) -> Option<usize> {
-        let (mut lo, mut hi) = (0, len);
-        while lo < hi {
-            let mid = (lo + hi) / 2;
-            if self.key(mid) <= key {
-                lo = mid + 1;
-            } else {
-                hi = mid;
-            }
+        if len == 0 {
+            return None;
         }
-        lo.checked_sub(1)
+        // Slots below `base` hold keys <= `key` (when base > 0, so does `base`); slots from
+        // `base + size` on hold greater keys.
+        let (mut base, mut size) = (0, len);
+        while size > 1 {
+            let half = size / 2;
+            let mid = base + half;
+            base = if self.key(mid) <= key { mid } else { base };
+            size -= half;
+        }
+        (self.key(base) <= key).then_some(base)
     }
 
     // ----- the directory writer (holding the writer mutex) only -----

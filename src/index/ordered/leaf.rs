@@ -236,20 +236,23 @@ impl Leaf {
         self.rids[i].load(Ordering::Relaxed)
     }
 
-    /// First slot in `0..len` whose key is `>= key` (or `len`). Terminates on torn data too
-    /// (plain binary search over whatever values it reads).
+    /// First slot in `0..len` whose key is `>= key` (or `len`). A binary search whose steps
+    /// select instead of branching (a point lookup's comparisons are coin tosses); terminates on
+    /// torn data too, since the window shrinks whatever is read.
     #[inline]
     pub(super) fn lower_bound(&self, key: u64, len: usize) -> usize {
-        let (mut lo, mut hi) = (0, len);
-        while lo < hi {
-            let mid = (lo + hi) / 2;
-            if self.key(mid) < key {
-                lo = mid + 1;
-            } else {
-                hi = mid;
-            }
+        if len == 0 {
+            return 0;
         }
-        lo
+        // Slots below `base` hold keys < `key`; the answer is in `base..=base + size`.
+        let (mut base, mut size) = (0, len);
+        while size > 1 {
+            let half = size / 2;
+            let mid = base + half;
+            base = if self.key(mid) < key { mid } else { base };
+            size -= half;
+        }
+        base + usize::from(self.key(base) < key)
     }
 
     // ----- writers (lock holder only) -----
