@@ -160,9 +160,9 @@ pub(super) struct Leaf {
     rids: [AtomicU64; LEAF_CAPACITY],
 }
 
-impl Leaf {
+impl super::arena::Slot for Leaf {
     /// An unused leaf slot (version 0, empty, range `[0, +inf)`); arenas are filled with these.
-    pub(super) fn vacant() -> Leaf {
+    fn vacant() -> Leaf {
         Leaf {
             version: AtomicU64::new(0),
             low: AtomicU64::new(0),
@@ -173,7 +173,9 @@ impl Leaf {
             rids: std::array::from_fn(|_| AtomicU64::new(0)),
         }
     }
+}
 
+impl Leaf {
     // ----- readers -----
 
     /// The current version once no writer holds the leaf. Acquire: pairs with the Release of
@@ -234,20 +236,23 @@ impl Leaf {
         self.rids[i].load(Ordering::Relaxed)
     }
 
-    /// First slot in `0..len` whose key is `>= key` (or `len`). Terminates on torn data too
-    /// (plain binary search over whatever values it reads).
+    /// First slot in `0..len` whose key is `>= key` (or `len`). A binary search whose steps
+    /// select instead of branching (a point lookup's comparisons are coin tosses); terminates on
+    /// torn data too, since the window shrinks whatever is read.
     #[inline]
     pub(super) fn lower_bound(&self, key: u64, len: usize) -> usize {
-        let (mut lo, mut hi) = (0, len);
-        while lo < hi {
-            let mid = (lo + hi) / 2;
-            if self.key(mid) < key {
-                lo = mid + 1;
-            } else {
-                hi = mid;
-            }
+        if len == 0 {
+            return 0;
         }
-        lo
+        // Slots below `base` hold keys < `key`; the answer is in `base..=base + size`.
+        let (mut base, mut size) = (0, len);
+        while size > 1 {
+            let half = size / 2;
+            let mid = base + half;
+            base = if self.key(mid) < key { mid } else { base };
+            size -= half;
+        }
+        base + usize::from(self.key(base) < key)
     }
 
     // ----- writers (lock holder only) -----
@@ -288,7 +293,8 @@ impl Leaf {
         dead
     }
 
-    /// Unlocks without a change: readers that saw `before` stay valid. Release: as above.
+    /// Unlocks without a change: readers that saw `before` stay valid. Release: pairs with the
+    /// Acquire loads of readers and lockers, as `unlock_changed`.
     #[inline]
     pub(super) fn unlock_unchanged(&self, before: VersionWord) {
         self.version.store(before.0, Ordering::Release);
@@ -317,7 +323,8 @@ impl Leaf {
     }
 
     /// Sets the version of a fresh (unpublished) leaf. Relaxed: published by the Release unlock
-    /// of the leaf it was split from (or by the directory insert).
+    /// of the leaf it was split from, which makes it reachable (`next`) before any directory node
+    /// names it.
     #[inline]
     pub(super) fn init_version(&self, v: VersionWord) {
         self.version.store(v.0, Ordering::Relaxed);
@@ -327,6 +334,7 @@ impl Leaf {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::index::ordered::arena::Slot;
 
     #[test]
     fn version_word_bits() {

@@ -11,15 +11,29 @@
 //! Both happen under L's lock, before R is reachable, so the leaves always partition the key
 //! space. Then `mid -> R` is entered in the directory.
 //!
-//! The directory is a `BTreeMap` from `low` to leaf id under an `RwLock`: a lookup read-locks it
-//! for one predecessor search ("the leaf with the greatest `low <= key`"), a split write-locks it
-//! to add one entry, a merge to remove one. It only speeds up the search; correctness rests on the leaves: any leaf with
+//! The directory ([`directory::Directory`]) maps each live leaf's `low` to the leaf: a lookup is
+//! one predecessor search ("the leaf with the greatest `low <= key`"), a split adds an entry, a
+//! merge removes one. It is a B+-tree of inner nodes of up to 64 entries, kept in an arena like
+//! the leaves (never freed, never moved), read by optimistic lock coupling (Leis et al., "The ART
+//! of practical synchronization", DaMoN 2016): a lookup reads each node's version word, searches
+//! it, re-checks the version, and checks the parent's version again after reading the child's,
+//! restarting from the root when a check fails. So a lookup writes no shared memory at all.
+//! Writers (splits and merges, a few per 64 index writes) are serialized by one mutex that
+//! lookups never take, lock every node they change, and unlock them all, versions bumped, once
+//! the change is complete; a node unlinked because it emptied is unlocked with its OBSOLETE bit
+//! and stays readable. Node 0 is the root for good (it grows in place), and an inner entry's key
+//! is always its child's first key, so every search finds an entry `<= key` at every level. The
+//! directory module's docs give its invariants and the argument.
+//!
+//! The directory only speeds up the search; correctness rests on the leaves: any leaf with
 //! `low <= key` is a valid starting point, because the reader moves right (`next`) while
-//! `key >= high`. So a directory entry that lags behind a split (it is added after R is published)
-//! costs a right-move, never a wrong result. Each live leaf's `low` is fixed at creation, and an
-//! entry is removed only when its leaf is merged away (below), before that leaf is marked dead. (`scc::TreeIndex` was tried first: its range
-//! iterator positions itself by walking leaves backwards, which made predecessor searches linear
-//! in the directory's size.)
+//! `key >= high`. So a directory entry that lags behind a split (it is added after R is
+//! published) costs a right-move, never a wrong result. Each live leaf's `low` is fixed at
+//! creation, and an entry is removed only when its leaf is merged away (below), before that leaf
+//! is marked dead. (`scc::TreeIndex` was tried first: its range iterator positions itself by
+//! walking leaves backwards, which made predecessor searches linear in the directory's size, and
+//! it has no version per node to validate against; a `BTreeMap` under an `RwLock` came next,
+//! whose read lock made every lookup write the lock's shared reader count.)
 //!
 //! Appends are split 64/1 instead of 32/33: when the new key is greater than every key in a full
 //! leaf, L keeps all its entries and R starts with the new key, so ascending inserts (TPC-C's order
@@ -36,12 +50,11 @@
 //!    up unless `P.next == L` and `P.high == L.low`;
 //! 2. *try* to lock P, once (never wait: the right leaf L is held, and waiting for the left one
 //!    would invert the left-before-right order); give up if that fails;
-//! 3. write-lock the directory and check that it names L (a split enters its new leaf after
+//! 3. remove L's directory entry if the directory names L (a split enters its new leaf after
 //!    publishing it; a merge must not race ahead of that entry, or the entry would later name a
-//!    dead leaf); give up otherwise;
-//! 4. set `P.high, P.next = L.high, L.next`, remove L's entry, release the directory, unlock P
-//!    with a bumped version, and unlock L with a bumped version and the DEAD bit
-//!    ([`VersionWord`]): L is dead for good.
+//!    dead leaf), under the directory's writer mutex; give up otherwise;
+//! 4. set `P.high, P.next = L.high, L.next`, unlock P with a bumped version, and unlock L with a
+//!    bumped version and the DEAD bit ([`VersionWord`]): L is dead for good.
 //!
 //! Giving up leaves L an ordinary empty leaf; correctness never depends on unlinking. A dead
 //! leaf's memory stays (its [`LeafId`] remains valid, its `next` still leads right); a reader
@@ -53,15 +66,25 @@
 //! # Concurrency
 //!
 //! Writers (insert, remove) lock one leaf through its version word ([`VersionWord`]) and bump the
-//! version on unlock. Readers (get, scans, validate) never write a leaf: they read it optimistically
-//! (seqlock: version, fields, version) and retry the leaf when it changed. The only shared write
-//! on the read path is the directory's read lock, taken once per lookup (scans follow `next`
-//! between leaves without it). All
-//! fields are atomics, so racing reads are stale, never undefined. No `unsafe` in this module.
+//! version on unlock. Readers (get, scans, walks, validate) never write a leaf or a directory
+//! node: they read both optimistically (seqlock: version, fields, version) and retry when a
+//! version changed. There is no shared write on the read path: no lock, no reference count, no
+//! epoch (nothing is freed, so nothing needs protecting from reclamation). A reader does wait
+//! while a writer holds a leaf or directory node it needs (the version's lock bit; it spins, then
+//! yields), and restarts after a change it raced with. All fields are atomics, so racing reads
+//! are stale, never undefined. No `unsafe` in this module.
+//!
+//! Memory orderings, everywhere in the module: a writer sets the lock bit and then issues a
+//! Release fence before its field stores, and unlocks with a Release store of the new version;
+//! a reader loads the version with Acquire (pairs with that unlock: the fields it then reads are
+//! at least as new), reads the fields Relaxed, and validates with an Acquire fence and a reload
+//! (pairs with the writer's post-lock Release fence: a field store it saw implies it sees the
+//! lock bit). Each use site names its pair.
 //!
 //! # Invariants
 //!
-//! 1. Leaves are never freed or moved while the index lives: a [`LeafId`] stays valid, and so does
+//! 1. Leaves and directory nodes are never freed or moved while the index lives (a directory
+//!    node emptied by merges is unlinked and retired, and stays): a [`LeafId`] stays valid, and so does
 //!    every [`LeafVersion`] (validation of a stale one simply fails). A leaf emptied by a delete
 //!    is unlinked (merged into its left neighbour and marked dead) when its neighbour can be
 //!    locked at once; otherwise it stays, empty. Under-full leaves are not merged. A dead leaf
@@ -110,6 +133,7 @@
 
 mod arena;
 mod cursor;
+mod directory;
 mod leaf;
 #[cfg(test)]
 mod tests;
@@ -120,15 +144,23 @@ pub use leaf::{LEAF_CAPACITY, VersionWord};
 use super::Index;
 pub use super::hash::Duplicate;
 use crate::ids::RecordId;
-use arena::LeafArena;
+use arena::{Arena, SlotId};
+use directory::Directory;
 use leaf::{Backoff, Bounds, Leaf, NO_LEAF};
-use std::collections::BTreeMap;
 use std::ops::RangeInclusive;
-use std::sync::{PoisonError, RwLock};
 
 /// A leaf's stable id (its slot in the index's arena); valid for the index's whole life.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct LeafId(pub u32);
+
+impl SlotId for LeafId {
+    fn from_index(index: u32) -> LeafId {
+        LeafId(index)
+    }
+    fn index(self) -> u32 {
+        self.0
+    }
+}
 
 /// Leaf 0 owns `[0, +inf)` in an empty index and keeps `low == 0` forever.
 const HEAD: LeafId = LeafId(0);
@@ -248,8 +280,9 @@ impl Sink for Option<(u64, RecordId)> {
 
 /// Bytes an index holds per entry ever inserted, for memory estimates made before a run: half-full
 /// leaves (a middle split leaves two), in an arena whose doubling segments may leave half their
-/// slots unused (factor 2), plus up to 64 bytes of directory entry per leaf. Emptied leaves are
-/// never freed, so entries count as inserted, not as present.
+/// slots unused (factor 2), plus up to 64 bytes of directory per leaf (an 832-byte node per 32 to
+/// 64 leaves, in the same kind of arena). Emptied leaves and retired directory nodes are never
+/// freed, so entries count as inserted, not as present.
 ///
 /// An estimate for the workloads txbench runs, not a bound for every insert order: ascending
 /// inserts within a range (TPC-C's order ids) leave full leaves behind and cost about half this,
@@ -260,11 +293,10 @@ pub const ESTIMATED_BYTES_PER_ENTRY: usize =
 
 /// The concurrent ordered index. See the module documentation for the algorithm.
 pub struct OrderedIndex {
-    leaves: LeafArena,
-    /// `low -> leaf id` for every live leaf but possibly the newest few (see module docs).
-    /// Read-locked for one `BTreeMap` predecessor search per lookup; write-locked by splits (add
-    /// an entry) and merges (remove one).
-    directory: RwLock<BTreeMap<u64, u32>>,
+    leaves: Arena<Leaf, LeafId>,
+    /// `low -> leaf id` for every live leaf but possibly the newest few (see module docs): read
+    /// optimistically by lookups, written by splits (add an entry) and merges (remove one).
+    directory: Directory,
 }
 
 impl Default for OrderedIndex {
@@ -276,25 +308,19 @@ impl Default for OrderedIndex {
 impl OrderedIndex {
     /// An empty index: one leaf owning every key.
     pub fn new() -> OrderedIndex {
-        let leaves = LeafArena::new();
+        let leaves = Arena::<Leaf, LeafId>::new();
         let head = leaves.alloc();
         debug_assert_eq!(head, HEAD);
         leaves.get(head).init_version(VersionWord::FRESH);
-        let directory = RwLock::new(BTreeMap::from([(0u64, head.0)]));
+        let directory = Directory::new(head);
         OrderedIndex { leaves, directory }
     }
 
-    /// A leaf whose `low <= key` (the directory's best guess for `key`'s leaf).
+    /// A leaf whose `low <= key`, or one that was merged away (the directory's best guess for
+    /// `key`'s leaf; see `find_leaf_from`).
     #[inline]
     fn start_leaf(&self, key: u64) -> LeafId {
-        let directory = self
-            .directory
-            .read()
-            .unwrap_or_else(PoisonError::into_inner);
-        directory
-            .range(..=key)
-            .next_back()
-            .map_or(HEAD, |(_, &id)| LeafId(id))
+        self.directory.lookup(key)
     }
 
     /// The leaf owning `key` now, its version and bounds (read under that version).
@@ -311,6 +337,10 @@ impl OrderedIndex {
     fn find_leaf_from(&self, mut id: LeafId, key: u64) -> (LeafId, &Leaf, VersionWord, Bounds) {
         loop {
             let leaf = self.leaves.get(id);
+            // Acquire (inside): pairs with the leaf's last Release unlock, so the bounds read
+            // next are at least that new; `unchanged_since` (Acquire fence) confirms they are
+            // version `v`'s, and so is the `next` id followed (its leaf was filled before the
+            // unlock that published it).
             let v = leaf.stable_version();
             if v.is_dead() {
                 id = self.start_leaf(key);
@@ -345,6 +375,8 @@ impl OrderedIndex {
     pub fn get(&self, key: u64) -> Option<RecordId> {
         loop {
             let (_, leaf, v, _) = self.find_leaf(key);
+            // Relaxed entry loads after `find_leaf`'s Acquire version load, validated below
+            // (Acquire fence inside `unchanged_since`, pairing with writers' post-lock fence).
             let len = leaf.len();
             let i = leaf.lower_bound(key, len);
             let found = (i < len && leaf.key(i) == key).then(|| RecordId(leaf.rid(i)));
@@ -421,13 +453,7 @@ impl OrderedIndex {
         let after = leaf.unlock_changed(before);
         // After the unlock, readers reach `right` through `leaf.next`; the directory entry only
         // shortens their path. `mid` is a fresh low fence (fences are distinct), so it is new.
-        let fresh = self
-            .directory
-            .write()
-            .unwrap_or_else(PoisonError::into_inner)
-            .insert(mid, right_id.0)
-            .is_none();
-        debug_assert!(fresh, "low fence {mid} entered twice");
+        self.directory.insert(mid, right_id);
         Ok(LeafUpdate {
             leaf: id,
             before,
@@ -491,10 +517,9 @@ impl OrderedIndex {
     ///
     /// Deadlock freedom: the caller holds `id` (the right leaf) and this only *tries* to lock P
     /// (the left one) once, never waiting on a leaf; it reads P with `current_version` and gives
-    /// up on a locked or dead leaf instead of spinning. It then takes the directory write lock
-    /// while holding both leaves; directory lock holders never wait on a leaf (lookups drop the
-    /// read guard before touching leaves, splits take the write lock after unlocking), so no
-    /// cycle can form.
+    /// up on a locked or dead leaf instead of spinning. It then takes the directory's writer
+    /// mutex while holding both leaves; its holders never wait on a leaf (lookups never take
+    /// it, splits take it after unlocking their leaf), so no cycle can form.
     fn try_merge_left(&self, id: LeafId, bounds: Bounds) -> Option<LeafChange> {
         let key = bounds.low - 1;
         let mut pid = self.start_leaf(key);
@@ -522,14 +547,14 @@ impl OrderedIndex {
             }
             break (p, v);
         };
-        let mut directory = self
-            .directory
-            .write()
-            .unwrap_or_else(PoisonError::into_inner);
         // A split publishes its new leaf before entering it in the directory; a leaf whose entry
-        // is not there yet stays (the late entry would name a dead leaf forever).
-        if directory.get(&bounds.low) != Some(&id.0) {
-            drop(directory);
+        // is not there yet stays (the late entry would name a dead leaf forever). Otherwise the
+        // entry is removed here, before anyone can see `id` dead: the directory's node unlocks
+        // (Release) come before the caller's `unlock_dead` (Release), so a reader that sees the
+        // dead bit (Acquire) and restarts from the directory reads nodes at least that new, which
+        // no longer name `id`. Meanwhile both leaves are locked: a lookup that still reaches
+        // `id` or P waits on them.
+        if !self.directory.remove(bounds.low, id) {
             p.unlock_unchanged(p_before);
             return None;
         }
@@ -541,11 +566,6 @@ impl OrderedIndex {
             high: bounds.high,
             next: bounds.next,
         });
-        directory.remove(&bounds.low);
-        // The entry is gone before anyone can see `id` dead: the caller's `unlock_dead` (Release)
-        // comes after this guard's release, so a reader that sees the dead bit (Acquire) and
-        // restarts from the directory does not find `id` there again.
-        drop(directory);
         // Release (inside `unlock_changed`): publishes P's new fences with its bumped version.
         let p_after = p.unlock_changed(p_before);
         Some(LeafChange {
@@ -799,6 +819,7 @@ impl OrderedIndex {
     #[cfg(test)]
     fn check_structure(&self) -> Vec<u64> {
         let mut keys = Vec::new();
+        let mut directory = self.directory.check().into_iter();
         let mut id = HEAD;
         let mut expected_low = 0u64;
         let mut reached = 0;
@@ -822,9 +843,16 @@ impl OrderedIndex {
                 assert!(keys.last().is_none_or(|&p| p < k), "sorted, distinct");
                 keys.push(k);
             }
-            let directory = self.directory.read().unwrap();
-            assert_eq!(directory.get(&b.low), Some(&id.0));
-            drop(directory);
+            assert_eq!(
+                directory.next(),
+                Some((b.low, id)),
+                "one entry per leaf, in order"
+            );
+            assert_eq!(
+                self.directory.lookup(b.low),
+                id,
+                "a lookup of a low finds its leaf"
+            );
             if b.is_last() {
                 break;
             }
@@ -843,7 +871,7 @@ impl OrderedIndex {
             "every live leaf is linked"
         );
         assert_eq!(reached, self.live_leaf_count());
-        assert_eq!(self.directory.read().unwrap().len(), reached as usize);
+        assert_eq!(directory.next(), None, "no entry for a dead leaf");
         keys
     }
 }

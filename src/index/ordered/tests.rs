@@ -709,6 +709,121 @@ fn writers_and_scanners(stable_below: u64, insert_chance: fn(u64) -> f64) -> Ord
     ix
 }
 
+/// The directory under load: 3 writers insert fresh keys (each its own residue mod 4, in a
+/// scrambled order, so leaves split in the middle and at the end, directory nodes split and the
+/// root grows) while 3 readers look keys up and 2 scan and walk. Each writer publishes how many
+/// of its keys it has inserted; a reader must find every key published before its lookup with
+/// its record, never a key of residue 0 (never inserted), and a scan or walk must return every
+/// key published before it started that lies in its range, sorted and distinct. Judged by those
+/// answers and the final structure; readers run until the writers have made all their inserts.
+#[test]
+fn lookups_and_scans_while_inserts_split_the_directory() {
+    const PER_WRITER: u64 = 12_000;
+    const STEP: u64 = 7_919; // coprime with PER_WRITER: `i * STEP % PER_WRITER` is a permutation
+    fn key(w: u64, i: u64) -> u64 {
+        (i * STEP % PER_WRITER) * 4 + w
+    }
+    let ix = OrderedIndex::new();
+    let published: [AtomicU64; 3] = std::array::from_fn(|_| AtomicU64::new(0));
+    let stop = AtomicBool::new(false);
+    std::thread::scope(|s| {
+        let published = &published;
+        let (ix, stop) = (&ix, &stop);
+        let lookups: Vec<_> = (0..3u64)
+            .map(|t| {
+                s.spawn(move || {
+                    let mut rng = FastRng::new(300 + t);
+                    let mut n = 0u64;
+                    while !stop.load(Ordering::Relaxed) {
+                        let w = 1 + rng.below(3);
+                        // Acquire: pairs with the writer's Release store after its insert, so
+                        // keys below `p` are in the index.
+                        let p = published[w as usize - 1].load(Ordering::Acquire);
+                        if p > 0 {
+                            let k = key(w, rng.below(p));
+                            assert_eq!(ix.get(k), Some(r(k + 1)), "published key {k}");
+                        }
+                        let absent = rng.below(PER_WRITER) * 4;
+                        assert_eq!(ix.get(absent), None, "never inserted: {absent}");
+                        n += 1;
+                    }
+                    n
+                })
+            })
+            .collect();
+        let scanners: Vec<_> = (0..2u64)
+            .map(|t| {
+                s.spawn(move || {
+                    let mut rng = FastRng::new(400 + t);
+                    let (mut out, mut obs) = (Vec::new(), Vec::new());
+                    let mut n = 0u64;
+                    while !stop.load(Ordering::Relaxed) {
+                        let before: Vec<u64> = published
+                            .iter()
+                            .map(|p| p.load(Ordering::Acquire))
+                            .collect();
+                        let lo = rng.below(PER_WRITER * 4);
+                        let hi = lo + rng.below(2_000);
+                        out.clear();
+                        obs.clear();
+                        ix.scan(lo..=hi, None, &mut out, &mut obs);
+                        let walked: Vec<(u64, RecordId)> =
+                            ix.walk_from(lo).take_while(|&(k, _)| k <= hi).collect();
+                        for got in [&out, &walked] {
+                            assert!(got.windows(2).all(|w| w[0].0 < w[1].0), "sorted, distinct");
+                            assert!(got.iter().all(|&(k, rid)| k % 4 != 0
+                                && (lo..=hi).contains(&k)
+                                && rid == r(k + 1)));
+                            for (w, &p) in (1..=3).zip(&before) {
+                                for i in 0..p {
+                                    let k = key(w, i);
+                                    if (lo..=hi).contains(&k) {
+                                        assert!(
+                                            got.binary_search_by_key(&k, |&(k, _)| k).is_ok(),
+                                            "a scan of {lo}..={hi} missed published key {k}"
+                                        );
+                                    }
+                                }
+                            }
+                        }
+                        n += 1;
+                    }
+                    n
+                })
+            })
+            .collect();
+        let writers: Vec<_> = (1..=3u64)
+            .map(|w| {
+                s.spawn(move || {
+                    for i in 0..PER_WRITER {
+                        let k = key(w, i);
+                        ix.insert(k, r(k + 1)).expect("fresh key");
+                        // Release: pairs with the readers' Acquire loads above.
+                        published[w as usize - 1].store(i + 1, Ordering::Release);
+                    }
+                })
+            })
+            .collect();
+        for h in writers {
+            h.join().unwrap();
+        }
+        stop.store(true, Ordering::Relaxed);
+        for h in lookups.into_iter().chain(scanners) {
+            assert!(h.join().unwrap() > 0, "every reader made progress");
+        }
+    });
+    let mut want: Vec<u64> = (1..=3)
+        .flat_map(|w| (0..PER_WRITER).map(move |i| key(w, i)))
+        .collect();
+    want.sort_unstable();
+    assert_eq!(ix.check_structure(), want);
+    assert!(
+        ix.directory.node_count() > 3,
+        "the directory split ({} nodes)",
+        ix.directory.node_count()
+    );
+}
+
 /// Throughput, single thread. Run with
 /// `cargo test --release --lib index::ordered::tests::throughput -- --ignored --nocapture`.
 #[test]
