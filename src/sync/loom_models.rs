@@ -29,6 +29,15 @@ use std::task::Poll;
 /// Preemptions per execution: every model's bug shows within two.
 const PREEMPTIONS: usize = 2;
 
+/// Puts a free node in `store`'s shared list (reuse off), so that the model's writer takes a node
+/// that exists before its thread starts: loom assumes an atomic is published properly when it is
+/// created, so only stores to an existing node show a weakened publication.
+fn free_node(store: &VersionStore<()>) {
+    let mut pool = store.pool(1);
+    let node = pool.take(16).expect("cap");
+    pool.put_back(node);
+}
+
 fn model(f: impl Fn() + Sync + Send + 'static) {
     let mut builder = loom::model::Builder::new();
     builder.preemption_bound = Some(PREEMPTIONS);
@@ -102,6 +111,7 @@ fn loom_version_chain_push_is_seen_initialised() {
             node.fill(1, payload(&src), &mut [0u8; 16]);
             chain.push(node, &mut pool);
         }
+        free_node(&store);
         let writer = {
             let (store, chain) = (store.clone(), chain.clone());
             thread::spawn(move || {
@@ -143,6 +153,7 @@ fn loom_version_chain_collector_bit_and_detach() {
                 chain.push(node, &mut pool);
             }
         }
+        free_node(&store);
         let writer = {
             let (store, chain) = (store.clone(), chain.clone());
             thread::spawn(move || {
