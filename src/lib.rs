@@ -19,6 +19,7 @@ pub mod protocol;
 pub mod random;
 pub mod runner;
 pub mod storage;
+mod sync;
 pub mod txn;
 pub mod workload;
 

@@ -152,7 +152,7 @@ fn execute(
             })),
             Err(e) => {
                 note(format_args!("error: {e}"));
-                return Ok(ExitCode::from(2));
+                return Ok(ExitCode::from(e.exit_code()));
             }
         }
     }

@@ -27,6 +27,7 @@ use crate::protocol::twopl::{
 };
 use crate::protocol::twopl_er::TwoPlEr;
 use crate::protocol::{MoccLockKind, Protocol, ProtocolKind};
+use crate::storage::versions::VersionMemoryExhausted;
 use crate::storage::{Database, TableAllocError};
 use crate::workload::Workload;
 use crate::workload::WorkloadConfig;
@@ -37,15 +38,40 @@ use crate::workload::ycsb::Ycsb;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
+/// Why a run produced no report. The library never ends the process: the `txbench` binary turns
+/// these into its exit status ([`RunError::exit_code`]).
+#[derive(Debug, thiserror::Error)]
+pub enum RunError {
+    /// The tables could not be allocated (configuration validation estimates memory first, so
+    /// this is the backstop).
+    #[error(transparent)]
+    Tables(#[from] TableAllocError),
+    /// A multi-version protocol's versions needed more memory than the cap; the run stopped
+    /// within a poll interval of reaching it.
+    #[error(transparent)]
+    VersionMemory(#[from] VersionMemoryExhausted),
+}
+
+impl RunError {
+    /// The exit status the binary ends with: 2 for tables that cannot be allocated (the
+    /// configuration asks for more than the machine has), 1 for a run that ran out of version
+    /// memory.
+    pub fn exit_code(&self) -> u8 {
+        match self {
+            RunError::Tables(_) => 2,
+            RunError::VersionMemory(_) => 1,
+        }
+    }
+}
+
 /// Runs every protocol of `cfg`, `cfg.repeat` rounds of all protocols in order (interleaving the
 /// protocols keeps slow drifts of a shared machine from favouring one), calling `on_report` after
-/// each run. Stops at the first run whose tables cannot be allocated (configuration validation
-/// estimates memory first, so this is the backstop), and, after Ctrl-C
+/// each run. Stops at the first run that fails ([`RunError`]), and, after Ctrl-C
 /// ([`interrupt`](crate::interrupt)), before the next run, returning the runs finished.
 pub fn run_all(
     cfg: &RunConfig,
     on_report: impl FnMut(&RunReport),
-) -> Result<Vec<RunReport>, TableAllocError> {
+) -> Result<Vec<RunReport>, RunError> {
     match &cfg.workload {
         WorkloadConfig::Ycsb(c) => run_rounds(cfg, &Ycsb::new(c.clone()), on_report),
         WorkloadConfig::LongScan(c) => run_rounds(cfg, &LongScan::new(c.clone()), on_report),
@@ -58,7 +84,7 @@ fn run_rounds<W: Workload>(
     cfg: &RunConfig,
     workload: &W,
     mut on_report: impl FnMut(&RunReport),
-) -> Result<Vec<RunReport>, TableAllocError> {
+) -> Result<Vec<RunReport>, RunError> {
     let machine = MachineInfo::detect();
     let mut reports = Vec::with_capacity(cfg.protocols.len() * cfg.repeat);
     for round in 0..cfg.repeat {
@@ -82,7 +108,7 @@ pub fn run_protocol<W: Workload>(
     cfg: &RunConfig,
     workload: &W,
     machine: &MachineInfo,
-) -> Result<RunReport, TableAllocError> {
+) -> Result<RunReport, RunError> {
     let opts = &cfg.options;
     match kind {
         ProtocolKind::Nocc => run_with(kind, Nocc, cfg, workload, machine),
@@ -168,7 +194,7 @@ pub fn run_with<P: Protocol, W: Workload>(
     cfg: &RunConfig,
     workload: &W,
     machine: &MachineInfo,
-) -> Result<RunReport, TableAllocError> {
+) -> Result<RunReport, RunError> {
     run_named(&ProtocolLabel::from(kind), protocol, cfg, workload, machine)
 }
 
@@ -183,14 +209,14 @@ pub fn run_custom<P: Protocol>(
     cfg: &RunConfig,
     make: impl Fn(&RunConfig) -> P,
     mut on_report: impl FnMut(&RunReport),
-) -> Result<Vec<RunReport>, TableAllocError> {
+) -> Result<Vec<RunReport>, RunError> {
     fn rounds<P: Protocol, W: Workload>(
         label: &ProtocolLabel,
         cfg: &RunConfig,
         workload: &W,
         make: impl Fn(&RunConfig) -> P,
         on_report: &mut impl FnMut(&RunReport),
-    ) -> Result<Vec<RunReport>, TableAllocError> {
+    ) -> Result<Vec<RunReport>, RunError> {
         let machine = MachineInfo::detect();
         let mut reports = Vec::with_capacity(cfg.repeat);
         for round in 0..cfg.repeat {
@@ -217,7 +243,7 @@ pub fn run_named<P: Protocol, W: Workload>(
     cfg: &RunConfig,
     workload: &W,
     machine: &MachineInfo,
-) -> Result<RunReport, TableAllocError> {
+) -> Result<RunReport, RunError> {
     if P::NEEDS_DECLARED_SET {
         if let Err(why) = workload.declares_access_sets() {
             panic!(
@@ -243,6 +269,9 @@ pub fn run_named<P: Protocol, W: Workload>(
         }
         Executor::Coro { queue } => run_coro(&protocol, &db, workload, &cfg.exec, queue),
     });
+    if let Some(e) = protocol.version_memory_exhausted() {
+        return Err(e.into());
+    }
     let check = cfg.check.then(|| {
         let mut progress = check_progress(&label.name);
         let mut report = check::check_with_progress(&outcome.histories, &mut progress);

@@ -301,7 +301,8 @@ fn deterministic_checked(common: &[&str]) -> Vec<serde_json::Value> {
             reasons.keys().all(|k| k == "user"),
             "{name} {common:?}: concurrency-control aborts {reasons:?}"
         );
-        assert!(r["reexecutions"].is_u64(), "{name}: no re-executions field");
+        let commits = r["commits"].as_u64().unwrap_or(0);
+        assert!(commits > 0, "{name} {common:?}: nothing committed");
         assert!(r.get("warnings").is_none(), "{name}: {}", r["warnings"]);
     }
     assert_eq!(reports.len(), 5);
@@ -361,6 +362,6 @@ fn early_release_one_thread_eight_coroutines() {
     assert_eq!(runs.len(), 3);
     for r in &runs {
         assert_eq!(r["aborts"], 0, "{r}");
-        assert!(r["signals"]["ag"].as_u64().is_some(), "{r}");
+        assert!(r["commits"].as_u64().unwrap_or(0) > 0, "{r}");
     }
 }

@@ -51,6 +51,8 @@ pub(super) const STOP: u8 = 2;
 /// `period`, and returns the measured period's length. A run whose tables cannot grow any more
 /// (`stop_early`, the database's [`TableMemory`](crate::storage::TableMemory) refusal) stops at
 /// once, within a poll interval, and its measured period ends there: its results so far stand.
+/// So does a run whose versions reached their cap (`Protocol::version_memory_exhausted`), which
+/// the runner then reports as an error.
 pub(super) fn coordinate(
     cfg: &ExecConfig,
     period: &AtomicU8,
@@ -159,7 +161,9 @@ pub fn run_threads_open_loop<P: Protocol, W: Workload>(
             })
             .collect();
 
-        let measured = coordinate(cfg, &period, &start, &|| db.table_memory().refused());
+        let measured = coordinate(cfg, &period, &start, &|| {
+            db.table_memory().refused() || protocol.version_memory_exhausted().is_some()
+        });
 
         let mut workers = Vec::with_capacity(cfg.threads);
         let mut histories = Vec::new();

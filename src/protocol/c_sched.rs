@@ -5,11 +5,14 @@
 //! and marks it submitted; the scheduler thread, looping over the slots, grants a submitted
 //! transaction when every key is free for it (per-key reader and writer counts), and releases
 //! the keys of a finished one. A writer that is refused raises its keys' writer-waiting flags, and
-//! readers later in the same pass over the slots are refused those keys, so a stream of readers
-//! cannot starve it. A transaction holds nothing while it waits (grants are all or nothing), and
-//! the flags are raised afresh every pass (see `schedule_loop`), so nothing can deadlock. The scheduler is the central bottleneck DecentSched removes; its thread is
-//! pinned to the core after the workers' (when cores can be listed) and reported with the run
-//! ([`Protocol::stats`]).
+//! readers later in the same pass over the slots are refused those keys. That narrows a writer's
+//! wait but does not bound it: the flags last one pass and the pass's first slot rotates, so
+//! readers scanned before the writer are still granted, and a steady stream of them can keep
+//! the writer's keys read-held pass after pass (readers can starve a writer; issue 21, item 9).
+//! A transaction holds nothing while it waits (grants are all or nothing), and the flags are
+//! raised afresh every pass (see `schedule_loop`), so nothing can deadlock. The scheduler is the
+//! central bottleneck DecentSched removes; its thread is pinned to the core after the workers'
+//! (when cores can be listed) and reported with the run ([`Protocol::stats`]).
 
 #[cfg(test)]
 use super::mutants::Mutant;

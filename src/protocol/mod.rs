@@ -310,6 +310,14 @@ pub trait Protocol: Send + Sync + Sized + 'static {
         None
     }
 
+    /// Multi-version protocols: the error that stopped the run when version memory reached its
+    /// cap ([`VersionPool::take_past_cap`](crate::storage::versions::VersionPool::take_past_cap));
+    /// the executors stop a run as soon as it is `Some`, and the runner returns it. `None` (the
+    /// default) for single-version protocols.
+    fn version_memory_exhausted(&self) -> Option<crate::storage::versions::VersionMemoryExhausted> {
+        None
+    }
+
     /// Multi-version protocols: the commit timestamp of the attempt that just committed, on the
     /// scale of [`oldest_snapshot`](Self::oldest_snapshot); `None` (the default) for protocols
     /// whose reads see the newest committed version. A delete's index entry then stays until no

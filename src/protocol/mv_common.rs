@@ -5,20 +5,14 @@
 //! word's orderings) stay in its file.
 
 use super::si::LOCK;
-use crate::storage::versions::{GcQueue, VersionChain, VersionMemoryExhausted, VersionPool};
+use crate::storage::versions::{GcQueue, VersionChain, VersionPool};
 use crate::storage::{Payload, Record};
 use std::sync::atomic::{AtomicU64, Ordering};
 
-/// Stops the run: version memory is exhausted (never an out-of-memory kill).
-#[cold]
-pub(crate) fn out_of_version_memory(e: VersionMemoryExhausted) -> ! {
-    eprintln!("txbench: error: {e}");
-    std::process::exit(1)
-}
-
 /// Saves `payload` (a record's inline version, which the caller is about to overwrite) with
-/// timestamp `ts` as the newest node of the record's `chain`: a node from `pool` (the run stops
-/// if version memory is exhausted), filled through `scratch`, its metadata handed to `init`
+/// timestamp `ts` as the newest node of the record's `chain`: a node from `pool` (past the cap
+/// the commit still gets its node, and the run stops: [`VersionPool::take_past_cap`]), filled
+/// through `scratch`, its metadata handed to `init`
 /// before the push publishes it. The caller holds the record exclusively
 /// ([`VersionChain::push`]).
 #[inline]
@@ -30,9 +24,7 @@ pub(crate) fn push_version<V: Default>(
     payload: Payload<'_>,
     init: impl FnOnce(&V),
 ) {
-    let mut node = pool
-        .take(payload.len())
-        .unwrap_or_else(|e| out_of_version_memory(e));
+    let mut node = pool.take_past_cap(payload.len());
     scratch.resize(payload.len(), 0);
     init(node.fill(ts, payload, scratch));
     chain.push(node, pool);

@@ -12,7 +12,7 @@
 //! them all. Callers pass the memory ordering and justify it where they use it, as the single-word
 //! code did: a set carries no data of its own.
 
-use std::sync::atomic::{AtomicU64, Ordering};
+use crate::sync::atomic::{AtomicU64, Ordering};
 
 /// Worker ids of the set bits of `map`, lowest first.
 #[inline]

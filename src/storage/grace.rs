@@ -38,8 +38,8 @@
 //! Cost: the pin's store and fence once per transaction (not per access), and only in
 //! databases with a retiring table (TPC-C's NEW-ORDER); nothing on the access path.
 
+use crate::sync::atomic::{AtomicU64, AtomicUsize, Ordering, fence};
 use crossbeam_utils::CachePadded;
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering, fence};
 
 /// A slot whose transaction holds nothing.
 const IDLE: u64 = 0;
@@ -68,16 +68,21 @@ impl Default for Grace {
 impl Grace {
     /// No slot claimed, epoch 1.
     pub fn new() -> Self {
+        Self::with_slots(MAX_SLOTS)
+    }
+
+    /// No slot claimed, epoch 1, room for `slots` handles (the loom model uses two).
+    pub(crate) fn with_slots(slots: usize) -> Self {
         Grace {
             epoch: CachePadded::new(AtomicU64::new(1)),
-            slots: (0..MAX_SLOTS)
+            slots: (0..slots)
                 .map(|_| CachePadded::new(AtomicU64::new(FREE)))
                 .collect(),
             claimed: AtomicUsize::new(0),
         }
     }
 
-    /// Claims a free slot for one transaction handle; panics when all [`MAX_SLOTS`] are taken
+    /// Claims a free slot for one transaction handle; panics when all slots are taken
     /// (more concurrent handles than any executor makes: a bug, not user input).
     pub fn claim(&self) -> PinSlot<'_> {
         for (i, slot) in self.slots.iter().enumerate() {
@@ -97,7 +102,10 @@ impl Grace {
                 };
             }
         }
-        panic!("more than {MAX_SLOTS} transaction handles on one database");
+        panic!(
+            "more than {} transaction handles on one database",
+            self.slots.len()
+        );
     }
 
     /// Advances the epoch for a chunk retired now and returns the epoch to tag it with: the

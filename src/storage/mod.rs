@@ -68,10 +68,10 @@ pub use indexes::{END_SENTINEL_KEY, IndexId, IndexSpec, TableIndex};
 pub use payload::Payload;
 pub use retire::RetirementStats;
 
+use crate::sync::atomic::AtomicU64;
 use chunks::{Chunks, RECORD_ALIGN};
 use grace::Grace;
 use retire::Retirement;
-use std::sync::atomic::AtomicU64;
 use std::sync::{Arc, OnceLock};
 
 pub use crate::ids::{RecordId, TableId};

@@ -1,8 +1,20 @@
 //! A record's payload: bytes stored in 64-bit atomic words (see the module docs of `storage` for
 //! why atomics). Copies go word by word with `Relaxed` ordering; the caller's protocol supplies the
-//! ordering around the copy (a TID word read with `Acquire` before, a fence and re-read after).
+//! ordering around the copy, as a seqlock on its record word:
+//!
+//! - writer: lock the word (CAS), `fence(Release)`, store the payload, store the unlocked word
+//!   with `Release`;
+//! - reader: load the word with `Acquire` (unlocked), copy the payload, `fence(Acquire)`, re-load
+//!   the word and accept the copy only if it is unchanged.
+//!
+//! If the copy read any word a writer stored, the writer's Release fence synchronises with the
+//! reader's Acquire fence, so the lock CAS happens before the re-load, which then cannot return
+//! the old unlocked word. Without the writer's fence nothing orders the payload stores after the
+//! lock (an `Acquire` CAS orders this thread's later accesses after it, but does not make them
+//! visible only after it), and a weakly ordered machine may hand a reader new bytes with the old
+//! word. The `loom` model `seqlock` (`storage::loom_models`) checks this cycle.
 
-use std::sync::atomic::{AtomicU64, Ordering};
+use crate::sync::atomic::{AtomicU64, Ordering};
 
 /// A view of one record's payload.
 #[derive(Clone, Copy)]
@@ -12,7 +24,7 @@ pub struct Payload<'a> {
 }
 
 impl<'a> Payload<'a> {
-    pub(super) fn new(words: &'a [AtomicU64], bytes: usize) -> Self {
+    pub(crate) fn new(words: &'a [AtomicU64], bytes: usize) -> Self {
         debug_assert_eq!(words.len(), bytes.div_ceil(8));
         Payload { words, bytes }
     }
@@ -61,7 +73,8 @@ impl<'a> Payload<'a> {
         let mut words = self.words.iter();
         for (chunk, word) in (&mut chunks).zip(&mut words) {
             let v = u64::from_le_bytes(chunk.try_into().expect("8-byte chunk"));
-            // Relaxed: the protocol publishes the new payload with a Release on its own word.
+            // Relaxed: the writer's Release fence after its lock orders these stores after the
+            // lock, and its unlocking Release store publishes them (module docs).
             word.store(v, Ordering::Relaxed);
         }
         let tail = chunks.remainder();
@@ -104,7 +117,7 @@ impl<'a> Payload<'a> {
     /// protects the record, as for `store`).
     #[inline]
     pub fn store_word(&self, i: usize, value: u64) {
-        // Relaxed: as in `store`, the protocol publishes it with its own word.
+        // Relaxed: as in `store` (module docs).
         self.words[i].store(value, Ordering::Relaxed);
     }
 }

@@ -28,7 +28,19 @@
 //! the kernel kills the process. With `AssertiveVersionReuse` (CCBench Table 1) a pool reserves
 //! [`RESERVE`] nodes at a time for its worker alone; without it, every worker takes and returns
 //! nodes one at a time through one shared, locked free list (the cost of a shared allocator).
-//! Nodes are freed when the store is dropped (after the run), never earlier.
+//!
+//! # Who owns a node
+//!
+//! Each node is its own allocation, owned by exactly one place at a time: a pool's free list (a
+//! pool hands its free nodes to the store when dropped), the store's shared free list, a
+//! [`VersionNode`] handle between take and push, or the chain that links it. The store frees the
+//! free nodes when it is dropped; a chain frees the nodes it links when it is dropped, that is,
+//! with the record metadata that embeds it (a table dropped or a retired chunk reset after its
+//! grace period). So a database can outlive the protocol that wrote its chains and be run
+//! again by another protocol instance: the chains still own live nodes (what freed them with the
+//! store before was a use-after-free reachable from safe code; `tests/version_ownership.rs`).
+//! No node is freed while a run can reach it: chains are dropped only with their records, and
+//! free nodes only with the store, after every worker of the run.
 //!
 //! # Reclamation: the watermark
 //!
@@ -57,15 +69,13 @@
 //! so a deferred collector may empty the whole chain only when it sees the record unlocked with
 //! an inline version at or below the watermark and no push came in since it took the bit.
 //!
-//! Nodes that still point at each other after the run (chains of records whose table outlives
-//! the store) are never walked again: the store frees every node it allocated when dropped.
-
 use super::Payload;
+use crate::sync::atomic::{AtomicI64, AtomicPtr, AtomicU64, AtomicUsize, Ordering, fence};
 use crossbeam_utils::CachePadded;
 use serde::Serialize;
+use std::marker::PhantomData;
 use std::ptr::NonNull;
-use std::sync::Mutex;
-use std::sync::atomic::{AtomicI64, AtomicPtr, AtomicU64, AtomicUsize, Ordering, fence};
+use std::sync::{Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
 /// Nodes a pool reserves at a time with `AssertiveVersionReuse` on.
@@ -109,15 +119,33 @@ impl<V> Version<V> {
     }
 }
 
-/// The head of a record's chain of older versions; lives in the protocol's record metadata.
+/// The head of a record's chain of older versions; lives in the protocol's record metadata and
+/// owns the nodes it links (module docs, "Who owns a node").
 pub struct VersionChain<V> {
     head: AtomicPtr<Version<V>>,
+    /// The chain owns its nodes: it is `Send` / `Sync` only when they are.
+    _nodes: PhantomData<Box<Version<V>>>,
 }
 
 impl<V> Default for VersionChain<V> {
     fn default() -> Self {
         VersionChain {
             head: AtomicPtr::new(std::ptr::null_mut()),
+            _nodes: PhantomData,
+        }
+    }
+}
+
+impl<V> Drop for VersionChain<V> {
+    fn drop(&mut self) {
+        // Relaxed (every load): `&mut self` proves no other thread uses the chain any more.
+        let mut p = untagged(self.head.load(Ordering::Relaxed));
+        while let Some(node) = NonNull::new(p) {
+            // SAFETY: a node linked from this chain was leaked from a `Box` in
+            // `VersionStore::allocate` and is owned by the chain (module docs); nothing else
+            // frees it, and nothing reads it after the chain is gone. Freed once, here.
+            let v = unsafe { Box::from_raw(node.as_ptr()) };
+            p = v.next.load(Ordering::Relaxed);
         }
     }
 }
@@ -139,7 +167,7 @@ impl<V> VersionChain<V> {
         // Acquire: pairs with the Release in `push`, so the node's fields are initialised.
         let mut p = untagged(self.head.load(Ordering::Acquire));
         while let Some(node) = NonNull::new(p) {
-            // SAFETY: nodes reachable from the head are live registry allocations; by the
+            // SAFETY: nodes reachable from the head are live allocations the chain owns; by the
             // caller's contract no collect frees a node this walk reaches (module docs): every
             // node passed has `ts > snapshot >= watermark`, so it is before the kept node `K`.
             let v = unsafe { node.as_ref() };
@@ -354,8 +382,9 @@ impl<V> VersionChain<V> {
     /// left, `Err(VersionCollected)` when a node was reclaimed while this walk used it (the walk
     /// cannot tell then what the chain held).
     ///
-    /// Safe without the watermark contract: nodes are never returned to the allocator during a
-    /// run and every field a walk reads is atomic (or immutable since allocation), so reading a
+    /// Safe without the watermark contract: no node is returned to the allocator during a run
+    /// (module docs, "Who owns a node") and every field a walk reads is atomic (or immutable
+    /// since allocation), so reading a
     /// reclaimed node reads well-defined but meaningless values, which the generation checks
     /// reject: each node is read between two loads of its generation (a seqlock), and each link
     /// followed is re-read after the node's generation was, while the node holding the link is
@@ -376,10 +405,12 @@ impl<V> VersionChain<V> {
             let Some(node) = NonNull::new(p) else {
                 return Ok(None);
             };
-            // SAFETY: `p` points into a node the store allocated and frees only when dropped
-            // (after the run); every field read below is atomic or immutable (see above).
+            // SAFETY: `p` points into a node a store allocated, freed only with its chain or its
+            // store, after the run (module docs); every field read below is atomic or immutable.
             let v = unsafe { node.as_ref() };
-            // Acquire: the seqlock reader side (pairs with the Release fence in `free_from`).
+            // Acquire: the seqlock reader side. Pairs with the Release bump in `free_from`: a
+            // reader that sees a node's new generation sees the unlink before it, so the link
+            // re-check below fails; and with the Release fence after the bump (the re-check).
             let generation = v.generation.load(Ordering::Acquire);
             if untagged(link.load(Ordering::Acquire)) != p
                 || owner.is_some_and(|(o, g)| o.generation.load(Ordering::Acquire) != g)
@@ -413,10 +444,15 @@ impl<V> VersionChain<V> {
             // SAFETY: the detached nodes are unreachable from the chain and owned by the caller.
             let v = unsafe { node.as_ref() };
             p = v.next.load(Ordering::Relaxed);
-            // Relaxed + Release fence: the seqlock writer side; the bump is ordered before every
-            // later write to the node (its reuse), so a validated reader that saw any of those
-            // writes sees the bump (`read_validated`).
-            v.generation.fetch_add(1, Ordering::Relaxed);
+            // Release bump: the unlink that detached the node (the swap of its predecessor's
+            // link or the head store, both earlier in this thread) is ordered before it, so a
+            // validated reader whose Acquire load sees the new generation re-reads the link
+            // without the node and gives up (`read_validated`). Without it the reader could take
+            // the new generation with the old link, then read the node's reuse as valid.
+            v.generation.fetch_add(1, Ordering::Release);
+            // Release fence: the seqlock writer side; the bump is ordered before every later
+            // write to the node (its reuse), so a validated reader that saw any of those writes
+            // sees the bump (`read_validated`).
             fence(Ordering::Release);
             pool.give(VersionNode(node));
             freed += 1;
@@ -491,17 +527,18 @@ pub struct VersionStats {
 /// Shared words, who writes them, who reads them: `bytes` and `allocated` are written by a
 /// worker that refills its pool (once per [`RESERVE`] nodes with reuse on), read by the report;
 /// `live[i]` is written by worker `i` only, read by the report and the cap's message;
-/// `registry` and `shared_free` are locked on refills (and on every take and give with reuse off).
+/// `shared_free` is locked on every take and give with reuse off, and when a pool is dropped.
 pub struct VersionStore<V> {
     cap: usize,
     reuse: bool,
     bytes: AtomicUsize,
     allocated: AtomicUsize,
     live: Box<[CachePadded<AtomicI64>]>,
-    /// Every node ever allocated, freed on drop.
-    registry: Mutex<Vec<NonNull<Version<V>>>>,
-    /// With reuse off: free nodes of every worker.
+    /// Free nodes the store owns: with reuse off, every worker's; with it on, those of dropped
+    /// pools. Freed when the store is dropped (module docs, "Who owns a node").
     shared_free: Mutex<Vec<NonNull<Version<V>>>>,
+    /// The first time a commit needed a node past the cap ([`VersionPool::take_past_cap`]).
+    exhausted: OnceLock<VersionMemoryExhausted>,
 }
 
 // SAFETY: the store owns its nodes (`V` values and atomics); they are shared between workers as
@@ -523,8 +560,8 @@ impl<V: Default> VersionStore<V> {
             live: (0..workers.max(1))
                 .map(|_| CachePadded::new(AtomicI64::new(0)))
                 .collect(),
-            registry: Mutex::new(Vec::new()),
             shared_free: Mutex::new(Vec::new()),
+            exhausted: OnceLock::new(),
         }
     }
 
@@ -544,10 +581,21 @@ impl<V: Default> VersionStore<V> {
         n: usize,
         into: &mut Vec<NonNull<Version<V>>>,
     ) -> Result<(), VersionMemoryExhausted> {
+        self.allocate_within(bytes, n, self.cap, into)
+    }
+
+    /// [`allocate`](Self::allocate) with the bound `cap` instead of the store's.
+    fn allocate_within(
+        &self,
+        bytes: usize,
+        n: usize,
+        cap: usize,
+        into: &mut Vec<NonNull<Version<V>>>,
+    ) -> Result<(), VersionMemoryExhausted> {
         let need = n * Version::<V>::node_bytes(bytes);
         // Relaxed: a counter; the cap is a bound, not a synchronisation point.
         let before = self.bytes.fetch_add(need, Ordering::Relaxed);
-        if before + need > self.cap {
+        if before + need > cap {
             self.bytes.fetch_sub(need, Ordering::Relaxed);
             return Err(VersionMemoryExhausted {
                 cap: self.cap,
@@ -555,7 +603,6 @@ impl<V: Default> VersionStore<V> {
             });
         }
         self.allocated.fetch_add(n, Ordering::Relaxed);
-        let mut registry = self.registry.lock().unwrap_or_else(|e| e.into_inner());
         for _ in 0..n {
             let node = Box::new(Version {
                 ts: AtomicU64::new(0),
@@ -565,11 +612,14 @@ impl<V: Default> VersionStore<V> {
                 words: (0..bytes.div_ceil(8)).map(|_| AtomicU64::new(0)).collect(),
                 bytes,
             });
-            let p = NonNull::from(Box::leak(node));
-            registry.push(p);
-            into.push(p);
+            into.push(NonNull::from(Box::leak(node)));
         }
         Ok(())
+    }
+
+    /// The error that stopped the run, once a commit needed a node past the cap.
+    pub fn exhausted(&self) -> Option<VersionMemoryExhausted> {
+        self.exhausted.get().cloned()
     }
 
     /// What the versions cost so far.
@@ -586,12 +636,34 @@ impl<V: Default> VersionStore<V> {
 
 impl<V> Drop for VersionStore<V> {
     fn drop(&mut self) {
-        let registry = self.registry.get_mut().unwrap_or_else(|e| e.into_inner());
-        for p in registry.drain(..) {
-            // SAFETY: every node was leaked from a Box in `allocate` and is freed once, here;
-            // `&mut self` proves no pool or chain walk is using the store (chains that still
-            // point at nodes are never walked after the run, see `Version` docs in the module).
+        let free = self
+            .shared_free
+            .get_mut()
+            .unwrap_or_else(|e| e.into_inner());
+        for p in free.drain(..) {
+            // SAFETY: every node was leaked from a Box in `allocate`; a free node is owned by
+            // the list that holds it (module docs), and every pool gave its own back when it was
+            // dropped (`&mut self` proves none is left). Nodes linked in chains are not here:
+            // their chains own them. Freed once, here.
             drop(unsafe { Box::from_raw(p.as_ptr()) });
+        }
+    }
+}
+
+impl<V> Drop for VersionPool<'_, V> {
+    fn drop(&mut self) {
+        if self.free.iter().all(|(_, list)| list.is_empty()) {
+            return;
+        }
+        // The nodes stay allocated until the store is dropped: a validated reader of another
+        // worker may still be reading one of them (`VersionChain::read_validated`).
+        let mut shared = self
+            .store
+            .shared_free
+            .lock()
+            .unwrap_or_else(|e| e.into_inner());
+        for (_, list) in self.free.drain(..) {
+            shared.extend(list);
         }
     }
 }
@@ -619,7 +691,7 @@ impl<V: Default> VersionPool<'_, V> {
                 .lock()
                 .unwrap_or_else(|e| e.into_inner());
             if let Some(i) = shared.iter().rposition(|n| {
-                // SAFETY: free nodes are live registry allocations nobody reads.
+                // SAFETY: free nodes are live allocations the shared list owns; nobody reads them.
                 unsafe { n.as_ref() }.bytes == bytes
             }) {
                 return Ok(VersionNode(shared.swap_remove(i)));
@@ -641,6 +713,30 @@ impl<V: Default> VersionPool<'_, V> {
                 .allocate(bytes, RESERVE, &mut self.free[class].1)?;
         }
         Ok(VersionNode(self.free[class].1.pop().expect("refilled")))
+    }
+
+    /// A node for a commit that is past its point of no return (its version must be saved): one
+    /// within the cap if there is one, else one allocated past it, and the store then records the
+    /// cap's error ([`VersionStore::exhausted`]), which stops the run within a poll interval
+    /// (the executors poll [`Protocol::version_memory_exhausted`](crate::Protocol)). The
+    /// overshoot is bounded by what the workers install until they stop.
+    #[inline]
+    pub fn take_past_cap(&mut self, bytes: usize) -> VersionNode<V> {
+        match self.take(bytes) {
+            Ok(node) => node,
+            Err(e) => self.overdraw(bytes, e),
+        }
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn overdraw(&mut self, bytes: usize, e: VersionMemoryExhausted) -> VersionNode<V> {
+        let _ = self.store.exhausted.set(e);
+        let mut one = Vec::with_capacity(1);
+        self.store
+            .allocate_within(bytes, 1, usize::MAX, &mut one)
+            .expect("no cap");
+        VersionNode(one[0])
     }
 
     /// Reserves [`RESERVE`] nodes for payloads of `bytes` ahead of the first write (with
@@ -668,7 +764,7 @@ impl<V> VersionPool<'_, V> {
     fn give(&mut self, node: VersionNode<V>) {
         // Relaxed: a statistic written by this worker only.
         self.store.live[self.id].fetch_sub(1, Ordering::Relaxed);
-        // SAFETY: the node is a live registry allocation now owned by the caller.
+        // SAFETY: the node is a live allocation now owned by the caller.
         let bytes = unsafe { node.0.as_ref() }.bytes;
         if !self.store.reuse {
             self.store
@@ -761,6 +857,8 @@ impl<T: Copy> GcQueue<T> {
 /// The smallest snapshot any active transaction holds, refreshed at most every interval
 /// (RapidGC; module docs, "Reclamation").
 ///
+/// The protocol's clock stays a `std` atomic under `--cfg loom` (no model uses the watermark).
+///
 /// Shared words, who writes them, who reads them: `active[i]` is written by worker `i` at begin
 /// and end, read by whoever refreshes; `cached` is written by the refreshing worker (any), read by
 /// every writer that collects.
@@ -797,7 +895,7 @@ impl Watermark {
     /// before the snapshot was read, so its watermark is at most the snapshot; a refresh that sees
     /// it uses a value at most the snapshot. Either way every active snapshot stays `>= wm`.
     #[inline]
-    pub fn enter(&self, id: usize, clock: &AtomicU64) -> u64 {
+    pub fn enter(&self, id: usize, clock: &std::sync::atomic::AtomicU64) -> u64 {
         // SeqCst (all three): the argument above needs one total order over the clock loads and
         // the slot's store and loads.
         let provisional = clock.load(Ordering::SeqCst);
@@ -809,7 +907,7 @@ impl Watermark {
     /// unique timestamp, as timestamp ordering needs): registers a clock value first, as
     /// [`enter`](Self::enter) does, so the same argument keeps every active timestamp `>= wm`.
     #[inline]
-    pub fn enter_unique(&self, id: usize, clock: &AtomicU64) -> u64 {
+    pub fn enter_unique(&self, id: usize, clock: &std::sync::atomic::AtomicU64) -> u64 {
         // SeqCst (all three): see `enter`.
         let provisional = clock.load(Ordering::SeqCst);
         self.active[id].store(provisional, Ordering::SeqCst);
@@ -878,7 +976,7 @@ impl Watermark {
     /// Recomputes the watermark if `last` (the caller's last refresh) is at least an interval
     /// ago; returns the time of the refresh to remember.
     #[inline]
-    pub fn maybe_refresh(&self, clock: &AtomicU64, last: Instant) -> Instant {
+    pub fn maybe_refresh(&self, clock: &std::sync::atomic::AtomicU64, last: Instant) -> Instant {
         if self.interval.is_zero() {
             self.refresh(clock);
             return last;
@@ -892,7 +990,7 @@ impl Watermark {
     }
 
     /// Recomputes the watermark now: the clock, then the minimum of the active slots.
-    pub fn refresh(&self, clock: &AtomicU64) {
+    pub fn refresh(&self, clock: &std::sync::atomic::AtomicU64) {
         // SeqCst: see `enter`.
         let mut wm = clock.load(Ordering::SeqCst);
         for slot in self.active.iter() {
@@ -1071,7 +1169,7 @@ mod tests {
 
     #[test]
     fn the_watermark_is_the_oldest_active_snapshot() {
-        let clock = AtomicU64::new(10);
+        let clock = std::sync::atomic::AtomicU64::new(10);
         let wm = Watermark::new(2, Duration::ZERO);
         let s0 = wm.enter(0, &clock);
         clock.store(20, Ordering::SeqCst);

@@ -122,7 +122,9 @@ pub fn run_coro<P: Protocol, W: Workload>(
             })
             .collect();
 
-        let measured = coordinate(cfg, &period, &start, &|| db.table_memory().refused());
+        let measured = coordinate(cfg, &period, &start, &|| {
+            db.table_memory().refused() || protocol.version_memory_exhausted().is_some()
+        });
 
         let mut workers = Vec::with_capacity(cfg.threads);
         let mut histories = Vec::new();

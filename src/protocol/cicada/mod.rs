@@ -72,7 +72,8 @@ use super::{
 };
 use crate::storage::Record;
 use crate::storage::versions::{
-    GcQueue, VersionChain, VersionPool, VersionStats, VersionStore, Watermark,
+    GcQueue, VersionChain, VersionMemoryExhausted, VersionPool, VersionStats, VersionStore,
+    Watermark,
 };
 use std::sync::atomic::{AtomicU64, Ordering, fence};
 use std::task::Poll;
@@ -179,7 +180,8 @@ impl Cicada {
             }
             // An empty chain: the record was never written, its loaded version is inline.
             rec.payload.load(out);
-            // Acquire fence: the copy completes before the re-check (a writer locks first).
+            // Acquire fence: pairs with the committer's Release fence after its lock CASes (step
+            // 7), so a copy that read an installed word re-reads a locked (or newer) word.
             fence(Ordering::Acquire);
             // Relaxed: ordered by the fence above.
             if meta.word.load(Ordering::Relaxed) == seen && seen & LOCK == 0 {
@@ -463,7 +465,9 @@ impl Protocol for Cicada {
                 return Poll::Ready(Err(Abort::TimestampOrder));
             }
         }
-        // Step 7.
+        // Step 7. Release fence, the seqlock writer's half: the lock CASes above are ordered
+        // before the installs' payload stores (pairs with the Acquire fence of the inline read).
+        fence(Ordering::Release);
         let watermark = self.watermark.current();
         for i in 0..w.writes.len() {
             self.install(w, i, watermark);
@@ -489,6 +493,10 @@ impl Protocol for Cicada {
 
     fn version_stats(&self) -> Option<VersionStats> {
         Some(self.versions.stats())
+    }
+
+    fn version_memory_exhausted(&self) -> Option<VersionMemoryExhausted> {
+        self.versions.exhausted()
     }
 
     fn snapshot_commit_stamp(&self, w: &CicadaWorker<'_>) -> Option<u64> {

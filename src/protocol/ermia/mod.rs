@@ -64,10 +64,11 @@ use super::{
 };
 use crate::storage::Record;
 use crate::storage::versions::{
-    GcQueue, VersionChain, VersionPool, VersionStats, VersionStore, Watermark,
+    GcQueue, VersionChain, VersionMemoryExhausted, VersionPool, VersionStats, VersionStore,
+    Watermark,
 };
 use crossbeam_utils::CachePadded;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, Ordering, fence};
 use std::task::Poll;
 use std::time::{Duration, Instant};
 use table::{Marker, Phase, Seen, TxnTable};
@@ -470,6 +471,9 @@ impl<const WORDS: usize> Protocol for ErmiaWith<WORDS> {
 
         // Committed: publish π, install, stamp what was read.
         self.table.committed(w.id, c, pi);
+        // Release fence, the seqlock writer's half: the lock CASes are ordered before the
+        // payload stores below (pairs with the Acquire fence in `si::snapshot_read`).
+        fence(Ordering::Release);
         let watermark = self.watermark.current();
         for i in 0..w.writes.len() {
             let (rec, old) = {
@@ -521,6 +525,10 @@ impl<const WORDS: usize> Protocol for ErmiaWith<WORDS> {
 
     fn version_stats(&self) -> Option<VersionStats> {
         Some(self.versions.stats())
+    }
+
+    fn version_memory_exhausted(&self) -> Option<VersionMemoryExhausted> {
+        self.versions.exhausted()
     }
 
     fn snapshot_commit_stamp(&self, w: &ErmiaWorker<'_, WORDS>) -> Option<u64> {

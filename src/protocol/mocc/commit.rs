@@ -45,7 +45,9 @@ impl<L: RecordLock> Mocc<L> {
 
         // Serialization point: the marks above are ordered before the epoch and read-set loads
         // below (as in Silo 4.2), so of two committers that read what the other writes, at least
-        // one sees the other's mark.
+        // one sees the other's mark. Also the seqlock writer's Release half: the marks are
+        // ordered before the payload stores of the installs (pairs with the Acquire fence in
+        // `read_consistent`).
         fence(Ordering::SeqCst);
         let epoch = self.epochs.epochs().global();
 

@@ -61,7 +61,8 @@ use super::{
 };
 use crate::storage::Record;
 use crate::storage::versions::{
-    GcQueue, VersionChain, VersionPool, VersionStats, VersionStore, Watermark,
+    GcQueue, VersionChain, VersionMemoryExhausted, VersionPool, VersionStats, VersionStore,
+    Watermark,
 };
 use crossbeam_utils::CachePadded;
 use std::sync::atomic::{AtomicU64, Ordering, fence};
@@ -232,7 +233,8 @@ impl Mvto {
                 meta.rts.fetch_max(ts, Ordering::SeqCst);
             }
             rec.payload.load(out);
-            // Acquire fence: the payload loads complete before the re-check.
+            // Acquire fence: pairs with the committer's Release fence after its lock CASes, so a
+            // copy that read an installed word re-reads a locked (or newer) word.
             fence(Ordering::Acquire);
             if meta.word.load(Ordering::SeqCst) == seen {
                 return Poll::Ready(Ok(()));
@@ -370,6 +372,9 @@ impl Protocol for Mvto {
                 return Poll::Ready(Err(Abort::TimestampOrder));
             }
         }
+        // Release fence, the seqlock writer's half: the lock CASes above are ordered before the
+        // payload stores below (pairs with the Acquire fence of `read`'s inline copy).
+        fence(Ordering::Release);
         let watermark = self.watermark.current();
         for i in 0..w.writes.len() {
             let (rec, old) = {
@@ -425,6 +430,10 @@ impl Protocol for Mvto {
 
     fn version_stats(&self) -> Option<VersionStats> {
         Some(self.versions.stats())
+    }
+
+    fn version_memory_exhausted(&self) -> Option<VersionMemoryExhausted> {
+        self.versions.exhausted()
     }
 
     fn snapshot_commit_stamp(&self, w: &MvtoWorker<'_>) -> Option<u64> {

@@ -31,7 +31,7 @@
 //! `SeqCst` total order, not on both bits sharing a word.
 
 use crate::protocol::worker_set::{AtomicWorkerSet, WorkerSet};
-use std::sync::atomic::{AtomicU64, Ordering};
+use crate::sync::atomic::{AtomicU64, Ordering};
 
 /// Words of the reader and waiter lists of the wide locker: 17 x 64 - 1 = 1087 workers, past the
 /// 1024 a run may have.
@@ -237,6 +237,7 @@ impl<const WORDS: usize> PlorLock<WORDS> {
     }
 }
 
+#[cfg(not(loom))]
 const _: () = assert!(std::mem::size_of::<PlorLock>() == 48);
 const _: () = assert!(PlorLock::<NARROW_WORDS>::CAPACITY == 127);
 

@@ -63,6 +63,8 @@ mod commit;
 pub mod context;
 pub mod locker;
 mod read;
+#[cfg(all(test, loom))]
+pub(crate) use read::optimistic_copy;
 mod write_lock;
 
 #[cfg(test)]

@@ -6,8 +6,9 @@ use super::context::{ContextTable, CtxWord};
 use super::locker::PlorLock;
 use super::write_lock::Requester;
 use crate::protocol::{Abort, OpResult};
+use crate::storage::Payload;
 use crate::storage::Record;
-use std::sync::atomic::{Ordering, fence};
+use crate::sync::atomic::{Ordering, fence};
 use std::task::Poll;
 
 /// How a read-set entry was read.
@@ -68,13 +69,24 @@ pub fn optimistic_read<const WORDS: usize>(
     rec: &Record<'_, PlorLock<WORDS>>,
     out: &mut [u8],
 ) -> Poll<u64> {
-    let lock = rec.meta();
+    optimistic_copy(rec.meta(), rec.payload, out)
+}
+
+/// [`optimistic_read`] on a lock and a payload (the `loom` model `plor_optimistic_read` runs it
+/// against a committer's phase 3).
+#[inline]
+pub(crate) fn optimistic_copy<const WORDS: usize>(
+    lock: &PlorLock<WORDS>,
+    payload: Payload<'_>,
+    out: &mut [u8],
+) -> Poll<u64> {
     for _ in 0..OPTIMISTIC_RETRIES {
         let before = lock.version();
         if lock.is_exclusive() {
             return Poll::Pending;
         }
-        rec.payload.load(out);
+        payload.load(out);
+        // Acquire fence: pairs with the committer's Release fence of phase 3 (see above).
         fence(Ordering::Acquire);
         if !lock.is_exclusive() && lock.version() == before {
             return Poll::Ready(before);

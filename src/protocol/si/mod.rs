@@ -46,7 +46,8 @@ use super::{
 };
 use crate::storage::Record;
 use crate::storage::versions::{
-    GcQueue, VersionChain, VersionPool, VersionStats, VersionStore, Watermark,
+    GcQueue, VersionChain, VersionMemoryExhausted, VersionPool, VersionStats, VersionStore,
+    Watermark,
 };
 use crossbeam_utils::CachePadded;
 use std::sync::atomic::{AtomicU64, Ordering, fence};
@@ -74,8 +75,11 @@ impl SiMeta {
         self.word.load(Ordering::Acquire)
     }
 
-    /// Locks the record expecting it unlocked at `seen`. `Acquire` on success: the payload
-    /// stores of our install cannot move before the lock, and follow the previous holder's.
+    /// Locks the record expecting it unlocked at `seen`. `Acquire` on success pairs with the
+    /// previous holder's `Release` unlock, so our install follows theirs. It does not keep our
+    /// payload stores after the lock for a seqlock reader (an acquire orders later loads and
+    /// stores after it in this thread only): the commit's `fence(Release)` after the locks does
+    /// (`snapshot_read`).
     #[inline]
     fn try_lock(&self, seen: u64) -> bool {
         self.word
@@ -195,8 +199,10 @@ pub(crate) unsafe fn snapshot_read<V, M>(
             return Poll::Pending;
         }
         rec.payload.load(out);
-        // Acquire fence: the payload loads complete before the re-check, so an unchanged word
-        // proves no install overlapped the copy (a committer locks before installing).
+        // Acquire fence: pairs with the committer's Release fence between its lock CAS and its
+        // payload stores (SI's, MVTO's, ERMIA's commit): if the copy read any installed word,
+        // the re-load below sees the lock or a later word, so an unchanged word proves no
+        // install overlapped the copy.
         fence(Ordering::Acquire);
         // Relaxed: ordered by the fence above.
         if word.load(Ordering::Relaxed) == seen {
@@ -305,6 +311,10 @@ impl Protocol for Si {
         // SeqCst: one total order of commit timestamps and snapshots (`Watermark::enter`); the
         // RMW also releases our locks' acquisition to readers whose snapshot includes `c`.
         let c = self.clock.fetch_add(1, Ordering::SeqCst) + 1;
+        // Release fence, the seqlock writer's half: every lock CAS above is ordered before the
+        // payload stores below, so a reader whose copy sees any of them and then fences Acquire
+        // re-reads a locked (or newer) word and retries (pairs with `snapshot_read`'s fence).
+        fence(Ordering::Release);
         let watermark = self.watermark.current();
         for i in 0..w.writes.len() {
             let (rec, old) = {
@@ -344,6 +354,10 @@ impl Protocol for Si {
 
     fn version_stats(&self) -> Option<VersionStats> {
         Some(self.versions.stats())
+    }
+
+    fn version_memory_exhausted(&self) -> Option<VersionMemoryExhausted> {
+        self.versions.exhausted()
     }
 
     fn snapshot_commit_stamp(&self, w: &SiWorker<'_>) -> Option<u64> {

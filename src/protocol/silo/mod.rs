@@ -186,7 +186,9 @@ impl Protocol for Silo {
         }
 
         // Serialization point: the lock CASes above are ordered before the epoch and read-set
-        // loads below (SeqCst fence; Silo 4.2 requires this between phases 1 and 2).
+        // loads below (SeqCst fence; Silo 4.2 requires this between phases 1 and 2). Being
+        // also a Release fence, it is the seqlock writer's half: the lock CASes are ordered
+        // before phase 3's payload stores (pairs with `TidCell::read_consistent`'s fence).
         fence(Ordering::SeqCst);
         let epoch = self.epochs.epochs().global();
 

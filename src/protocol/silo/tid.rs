@@ -13,7 +13,7 @@
 //!   as integers over the bits above the status bits, so a later epoch is always a larger TID.
 
 use crate::storage::Payload;
-use std::sync::atomic::{AtomicU64, Ordering, fence};
+use crate::sync::atomic::{AtomicU64, Ordering, fence};
 
 const LOCK: u64 = 1;
 const ABSENT: u64 = 1 << 1;
@@ -125,8 +125,10 @@ impl TidCell {
                 return None;
             }
             payload.load(out);
-            // Acquire fence: the payload loads above complete before the re-check below, so an
-            // unchanged word proves no install overlapped the copy.
+            // Acquire fence: pairs with the committer's fence between its lock CAS and its
+            // payload stores (Silo's and MOCC's serialization-point `SeqCst` fence, which is
+            // also a Release fence): if the copy read an installed word, the re-load below sees
+            // the lock or a later word, so an unchanged word proves no install overlapped it.
             fence(Ordering::Acquire);
             if before == self.load() {
                 return Some(before);

@@ -25,7 +25,7 @@
 
 use super::LockMode;
 use crate::protocol::worker_set::{AtomicWorkerSet, WorkerSet};
-use std::sync::atomic::{AtomicU64, Ordering};
+use crate::sync::atomic::{AtomicU64, Ordering};
 
 /// The holders that stopped an acquisition.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
