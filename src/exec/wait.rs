@@ -36,7 +36,11 @@ const SPIN_PAUSES: u32 = 64;
 /// How long a waiter with a core of its own spins before it parks.
 pub const SPIN_FOR: Duration = Duration::from_micros(50);
 /// How long a waiter that shares its core waits (spinning briefly, then yielding) before it parks.
-pub const PARK_AFTER_SHARED: Duration = Duration::from_micros(10);
+/// On a quiet 2-core machine with 4 workers (YCSB-A, 100k records), 50 us against 10 us: WOUND_WAIT
+/// 305k against 89k txn/s, PLOR 320k against 125k, C-Sched 142-160k against 101-105k, with about
+/// one park per thousand commits instead of 600-900 (docs/RESULTS.md, "Waiting"); 200 and 1000 us
+/// gained nothing more. A yield hands the core to the run's other worker on it, often the holder.
+pub const PARK_AFTER_SHARED: Duration = Duration::from_micros(50);
 /// Yields a waiter that shares its core makes before it may park, however fast they return.
 const SHARED_YIELDS: u32 = 2;
 
