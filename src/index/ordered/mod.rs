@@ -11,7 +11,7 @@
 //! Both happen under L's lock, before R is reachable, so the leaves always partition the key
 //! space. Then `mid -> R` is entered in the directory.
 //!
-//! The directory ([`directory::Directory`]) maps each live leaf's `low` to the leaf: a lookup is
+//! The directory (`directory::Directory`) maps each live leaf's `low` to the leaf: a lookup is
 //! one predecessor search ("the leaf with the greatest `low <= key`"), a split adds an entry, a
 //! merge removes one. It is a B+-tree of inner nodes of up to 64 entries, kept in an arena like
 //! the leaves (never freed, never moved), read by optimistic lock coupling (Leis et al., "The ART
