@@ -258,6 +258,7 @@ fn run(proto: Proto, mutant: Mutant, load: Load, threads: usize, seed: u64) -> C
         check: true,
         repeat: 1,
         format: Format::Table,
+        progress: crate::metrics::progress::ProgressMode::Never,
         executor: crate::config::Executor::Thread,
         open_loop: None,
         table_memory_bytes: u64::MAX,
