@@ -6,7 +6,9 @@ use crate::check;
 use crate::config::Executor;
 use crate::config::RunConfig;
 use crate::exec::{run_coro, run_threads_open_loop};
+use crate::metrics::cpu_load::{CpuSnapshot, OtherLoad};
 use crate::metrics::machine::MachineInfo;
+use crate::metrics::progress::{LOG_EVERY, Phase};
 use crate::metrics::report::{ProtocolLabel, RunReport};
 use crate::metrics::version_series::{self, VersionSample};
 use crate::protocol::c_sched::CSched;
@@ -253,9 +255,11 @@ pub fn run_named<P: Protocol, W: Workload>(
         }
     }
     let (tables, indexes) = (workload.tables(), workload.indexes());
+    let loading = Phase::start(cfg.progress, &label.name, "loading the tables", LOG_EVERY);
     let db: Database<P::RecordMeta> =
         Database::try_build_growable(&tables, &indexes, cfg.check, &workload.growable_tables())?;
     workload.load(&db);
+    drop(loading);
     // Growth from here on counts against the cap (loading was sized by validation).
     db.table_memory()
         .set_cap(usize::try_from(cfg.table_memory_bytes).unwrap_or(usize::MAX));
@@ -263,22 +267,38 @@ pub fn run_named<P: Protocol, W: Workload>(
         db.stamp_loaded_rows();
     }
     workload.run_starts(cfg.exec.warmup + cfg.exec.duration);
+    let running = Phase::start(
+        cfg.progress,
+        &label.name,
+        &format!(
+            "running ({} s warm-up + {} s measured)",
+            cfg.exec.warmup.as_secs_f64(),
+            cfg.exec.duration.as_secs_f64()
+        ),
+        LOG_EVERY,
+    );
+    let cpu_before = CpuSnapshot::take();
     let (outcome, version_samples) = sample_versions_while(&protocol, cfg, || match cfg.executor {
         Executor::Thread => {
             run_threads_open_loop(&protocol, &db, workload, &cfg.exec, cfg.open_loop)
         }
         Executor::Coro { queue } => run_coro(&protocol, &db, workload, &cfg.exec, queue),
     });
+    drop(running);
+    let others = cpu_before
+        .zip(CpuSnapshot::take())
+        .and_then(|(before, after)| before.others_until(&after));
     if let Some(e) = protocol.version_memory_exhausted() {
         return Err(e.into());
     }
     let check = cfg.check.then(|| {
-        let mut progress = check_progress(&label.name);
-        let mut report = check::check_with_progress(&outcome.histories, &mut progress);
+        let checking = Phase::start(cfg.progress, &label.name, "checking", LOG_EVERY);
+        let mut report =
+            check::check_with_progress(&outcome.histories, &mut |step| checking.set_detail(step));
+        checking.set_detail("consistency conditions");
         if let Some(consistency) = workload.check_consistency(&db) {
             report.add_consistency(consistency);
         }
-        progress("");
         report
     });
     let versions = protocol.version_stats();
@@ -313,6 +333,15 @@ pub fn run_named<P: Protocol, W: Workload>(
         .into_iter()
         .map(|(name, value)| (name.to_string(), value))
         .collect();
+    report.other_processes_cores = others.map(|o| o.cores);
+    if let Some(load) = others.filter(OtherLoad::busy) {
+        report.warnings.push(format!(
+            "the machine was busy: other processes kept {:.2} of its {} cores busy on average \
+             while the workers ran (/proc/stat); this run's numbers are low and noisy. Compare \
+             protocols measured in one run (their rounds interleave), or rerun on an idle machine",
+            load.cores, machine.cores
+        ));
+    }
     if let Some(w) = open_loop_warning(&report) {
         report.warnings.push(w);
     }
@@ -387,30 +416,4 @@ fn sample_versions_while<P: Protocol, T>(
         let samples = sampler.join().expect("the version sampler panicked");
         (outcome, samples)
     })
-}
-
-/// Shows the checker's phases on one self-overwriting stderr line when stderr is a terminal
-/// (nothing otherwise); an empty phase clears the line.
-fn check_progress(name: &str) -> impl FnMut(&str) {
-    use std::io::{IsTerminal, Write};
-    let shown = std::io::stderr().is_terminal();
-    let started = std::time::Instant::now();
-    move |phase: &str| {
-        if !shown {
-            return;
-        }
-        let mut err = std::io::stderr().lock();
-        // Progress is best effort: a failed write to stderr must not end the run.
-        let _ = if phase.is_empty() {
-            write!(err, "\r\x1b[2K")
-        } else {
-            write!(
-                err,
-                "\r\x1b[2Kchecking {}: {phase} ({:.1} s)",
-                name,
-                started.elapsed().as_secs_f64()
-            )
-        };
-        let _ = err.flush();
-    }
 }

@@ -2,6 +2,7 @@
 
 use super::Format;
 use super::whole::Whole;
+use crate::metrics::progress::ProgressMode;
 use crate::workload::tpcc::{StockLevelIsolation, WarehouseBinding};
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
@@ -32,6 +33,9 @@ pub enum Command {
     Merge(super::experiment_cli::MergeArgs),
     /// Print a results file as Markdown tables: medians with min-max across repetitions.
     Report(super::experiment_cli::ReportArgs),
+    /// Compare two results files (two builds or machines): per point and protocol, the ratio of
+    /// medians with its range, changes beyond the runs' own min-max spread flagged.
+    Compare(super::experiment_cli::CompareArgs),
     /// Draw a results file's figures (PNG and SVG): each metric against a swept parameter, and
     /// p99.9 latency against throughput.
     Plot(super::experiment_cli::PlotArgs),
@@ -198,6 +202,10 @@ pub struct RunArgs {
     /// table leaves them out to fit 100 columns).
     #[arg(long)]
     pub wide: bool,
+    /// Show loading, running and checking on stderr: a spinner on a terminal, otherwise a line
+    /// every 5 s while a phase lasts (always: also when each phase starts).
+    #[arg(long, value_enum, default_value_t = ProgressMode::Auto)]
+    pub progress: ProgressMode,
     /// NoWait or Wait when an optimistic protocol finds a write lock busy at commit (Silo, TicToc).
     #[arg(long, value_enum, default_value_t = LockWaitArg::NoWait)]
     pub lock_wait: LockWaitArg,

@@ -28,7 +28,7 @@ pub use cli::{
     PlorPriorityArg, RunArgs,
 };
 pub use exec::{ArrivalProcess, ExecConfig, Executor, OpenLoop};
-pub use experiment_cli::{MergeArgs, PlotArgs, ReportArgs, SweepArgs};
+pub use experiment_cli::{CompareArgs, MergeArgs, PlotArgs, ReportArgs, SweepArgs};
 pub use presets::{PRESETS, WORKLOADS, preset};
 pub use serve_cli::{PingArgs, ServeArgs, ServeConfig, ServeConfigError};
 pub use validate::parse_protocols;
@@ -172,6 +172,9 @@ pub struct RunConfig {
     /// Most bytes the tables may hold (`--table-memory-mb`, or what validation found free for
     /// them); a run that needs more stops early (`storage::TableMemory`).
     pub table_memory_bytes: u64,
+    /// What the runner shows on stderr while it loads, runs and checks (`--progress`); not a
+    /// parameter of the measurement.
+    pub progress: crate::metrics::progress::ProgressMode,
 }
 
 /// Largest thread count accepted.

@@ -334,6 +334,7 @@ impl RunArgs {
             executor,
             open_loop,
             table_memory_bytes,
+            progress: self.progress,
         })
     }
 

@@ -316,6 +316,7 @@ fn run(proto: Proto, mutant: Mutant, load: Load, threads: usize, seed: u64) -> C
         repeat: 1,
         format: Format::Table,
         executor,
+        progress: crate::metrics::progress::ProgressMode::Never,
         open_loop: None,
         table_memory_bytes: u64::MAX,
     };
