@@ -12,6 +12,7 @@ use crate::check::CheckReport;
 use crate::config::{Format, RunConfig};
 use crate::exec::ExecConfig;
 use crate::metrics::machine::MachineInfo;
+use crate::protocol::aria::Aria;
 use crate::protocol::c_sched::CSched;
 use crate::protocol::calvin::Calvin;
 use crate::protocol::cicada::Cicada;
@@ -66,6 +67,9 @@ enum Proto {
     DecentSchedOpportunistic,
     Cicada,
     TwoPlEr,
+    Aria,
+    /// Aria with deterministic reordering (`--aria-reordering`).
+    AriaReordering,
 }
 
 /// The workload that provokes a mutant's bug (YCSB, theta 0.99, 16-byte rows).
@@ -177,6 +181,10 @@ const CASES: &[Case] = &[
     (Proto::Cicada, Mutant::CicadaSkipReadTimestamp, Load::HotRmwSlowCommit),
     (Proto::TwoPlEr, Mutant::TwoPlErReadsUnlocked, Load::HotRmw),
     (Proto::TwoPlEr, Mutant::TwoPlErReleaseBeforeInstall, Load::HotRmw),
+    (Proto::Aria, Mutant::AriaSkipReadAfterWrite, Load::HotRmw),
+    (Proto::Aria, Mutant::AriaReservationKeepsFirst, Load::HotRmw),
+    (Proto::AriaReordering, Mutant::AriaReorderingWithoutReadReservations, Load::HotRmw),
+    (Proto::AriaReordering, Mutant::AriaReservationKeepsFirst, Load::HotRmw),
 ];
 
 /// Mutants whose bug is open only for a sub-microsecond window: between a lock's release and the
@@ -231,7 +239,9 @@ fn run(proto: Proto, mutant: Mutant, load: Load, threads: usize, seed: u64) -> C
         Proto::DecentSchedOpportunistic => ProtocolKind::DecentSched,
         Proto::Cicada => ProtocolKind::Cicada,
         Proto::TwoPlEr => ProtocolKind::TwoPlEr,
+        Proto::Aria | Proto::AriaReordering => ProtocolKind::Aria,
     };
+    options.aria.reordering = proto == Proto::AriaReordering;
     options.decentsched.opportunistic = proto == Proto::DecentSchedOpportunistic;
     if matches!(proto, Proto::MoccRw | Proto::MoccMql) {
         options.mocc.threshold = MOCC_THRESHOLD;
@@ -330,6 +340,10 @@ fn run(proto: Proto, mutant: Mutant, load: Load, threads: usize, seed: u64) -> C
         }
         Proto::TwoPlEr => {
             let p = TwoPlEr::new().with_mutant(mutant);
+            run_with(kind, p, &cfg, &workload, &machine)
+        }
+        Proto::Aria | Proto::AriaReordering => {
+            let p = Aria::new(&o.batch, o.aria).with_mutant(mutant);
             run_with(kind, p, &cfg, &workload, &machine)
         }
     }
@@ -499,4 +513,14 @@ fn cicada_mutants_are_caught() {
 #[test]
 fn twopl_er_mutants_are_caught() {
     check_protocol(Proto::TwoPlEr);
+}
+
+#[test]
+fn aria_mutants_are_caught() {
+    check_protocol(Proto::Aria);
+}
+
+#[test]
+fn aria_reordering_mutants_are_caught() {
+    check_protocol(Proto::AriaReordering);
 }
