@@ -55,7 +55,7 @@ impl BatchTicket {
     }
 
     /// The member's place in its batch, lower first: its transaction's age in batches (older
-    /// first, capped at [`AGE_CAP`]), then its worker id. Unique within a batch (one member
+    /// first, capped at 16383 batches), then its worker id. Unique within a batch (one member
     /// per worker), and the same whatever order the members joined in.
     pub fn rank(&self) -> u32 {
         debug_assert!(self.batch != 0, "ranked within a batch");
