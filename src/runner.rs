@@ -11,6 +11,7 @@ use crate::metrics::machine::MachineInfo;
 use crate::metrics::progress::{LOG_EVERY, Phase};
 use crate::metrics::report::{ProtocolLabel, RunReport};
 use crate::metrics::version_series::{self, VersionSample};
+use crate::protocol::aria::Aria;
 use crate::protocol::c_sched::CSched;
 use crate::protocol::calvin::Calvin;
 use crate::protocol::cicada::Cicada;
@@ -178,6 +179,13 @@ pub fn run_protocol<W: Workload>(
         ProtocolKind::Calvin => run_with(kind, Calvin::new(), cfg, workload, machine),
         ProtocolKind::Cicada => run_with(kind, Cicada::new(opts), cfg, workload, machine),
         ProtocolKind::TwoPlEr => run_with(kind, TwoPlEr::new(), cfg, workload, machine),
+        ProtocolKind::Aria => run_with(
+            kind,
+            Aria::new(&opts.batch, opts.aria),
+            cfg,
+            workload,
+            machine,
+        ),
     }
 }
 

@@ -72,6 +72,7 @@ use common::{checked_db, checked_exec};
 use txbench::check::history::{OpKind, WorkerHistory};
 use txbench::check::{CheckReport, check};
 use txbench::exec::{ExecConfig, run_coro, run_threads};
+use txbench::protocol::aria::Aria;
 use txbench::protocol::c_sched::CSched;
 use txbench::protocol::calvin::Calvin;
 use txbench::protocol::cicada::Cicada;
@@ -259,6 +260,15 @@ const PROTOCOLS: &[ProtocolRow] = &[
         ],
         run: |s, e| s.observe(Si::new(&opts(e)), e),
     },
+    serializable("aria", |s, e| {
+        let o = opts(e);
+        s.observe(Aria::new(&o.batch, o.aria), e)
+    }),
+    serializable("aria_reordering", |s, e| {
+        let mut o = opts(e);
+        o.aria.reordering = true;
+        s.observe(Aria::new(&o.batch, o.aria), e)
+    }),
     serializable("decentsched_opportunistic", |s, e| {
         let mut o = opts(e);
         o.decentsched.opportunistic = true;

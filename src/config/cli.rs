@@ -278,6 +278,18 @@ pub struct RunArgs {
     /// re-executes in place when what it read changed (re-executions are reported, not aborts).
     #[arg(long)]
     pub ds_opportunistic: bool,
+    /// Batch protocols (aria): most transactions per batch, 1..=1024. A batch holds at most one
+    /// transaction per worker in flight (threads, or threads x --queue).
+    #[arg(long, default_value_t = 1024, value_parser = Whole::<usize>::new(), allow_negative_numbers = true)]
+    pub batch_size: usize,
+    /// Batch protocols (aria): a batch closes this many microseconds after its first
+    /// transaction joined, full or not, 0..=10000000.
+    #[arg(long, default_value_t = 100, value_parser = Whole::<u64>::new(), allow_negative_numbers = true)]
+    pub batch_timeout_us: u64,
+    /// Aria: deterministic reordering: a read-after-write conflict aborts only together with a
+    /// write-after-read conflict.
+    #[arg(long)]
+    pub aria_reordering: bool,
     /// AggressiveGC (mvto): installs free all but the newest older version, even ones readers
     /// still need (those readers abort and retry at a new timestamp).
     #[arg(long)]

@@ -155,6 +155,15 @@ pub(crate) enum Mutant {
     /// 2PL with early release: a write releases its lock at once but is buffered and installed
     /// at commit (early release combined with deferred install).
     TwoPlErReleaseBeforeInstall,
+    /// Aria: commit never checks read-after-write conflicts (only write-after-write), so a
+    /// member commits reads a lower-ranked member of its batch overwrote.
+    AriaSkipReadAfterWrite,
+    /// Aria: a reservation keeps its first comer instead of the lowest rank, so two writers of a
+    /// record can each see only their own reservation and both install.
+    AriaReservationKeepsFirst,
+    /// Aria with deterministic reordering: reads are not reserved, so no write-after-read
+    /// conflict is ever seen and every read-after-write conflict commits.
+    AriaReorderingWithoutReadReservations,
 }
 
 mod audit;

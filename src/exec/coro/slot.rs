@@ -12,8 +12,9 @@
 //!
 //! What happens after an abort is the protocol's signal ([`Protocol::signal`]): RR reruns in
 //! place after one switch; ML and SF hand the transaction to the global queue (tail or front) and
-//! take its front, so that another transaction, perhaps this one, runs in the slot; NB (batches)
-//! acts as ML while no protocol runs in batches. A transaction that moves starts over on its new
+//! take its front, so that another transaction, perhaps this one, runs in the slot; NB (a batch
+//! protocol's conflict: Aria) reruns it in this slot as a retry, which the protocol's batch layer
+//! places in a later batch with its age kept (`protocol::batch`). A transaction that moves starts over on its new
 //! slot as a first attempt of that worker (`retry: false`): protocols keep per-worker state across
 //! retries (WOUND_WAIT's timestamp) that belongs to the old slot. During stop no transaction moves,
 //! so that every slot finishes the transaction in hand, as the thread executor's workers do.
@@ -154,7 +155,7 @@ impl<R> Job<R> {
 }
 
 /// Runs the slot's job until it commits or aborts for good (`None`), or until its protocol's
-/// signal says it must leave the slot (`Some(ML | SF | NB)`: the caller moves it).
+/// signal says it must leave the slot (`Some(ML | SF)`: the caller moves it).
 async fn run_job<P: Protocol, W: Workload>(
     env: &SlotEnv<'_, W>,
     tx: &mut Txn<'_, P>,
@@ -269,7 +270,9 @@ async fn run_job<P: Protocol, W: Workload>(
                 // Acquire: pairs with the coordinator's Release.
                 let stopping = env.period.load(Ordering::Acquire) == STOP;
                 match signal {
-                    Signal::Ml | Signal::Sf | Signal::Nb if !stopping => return Some(signal),
+                    Signal::Ml | Signal::Sf if !stopping => return Some(signal),
+                    // NB: the next batch is where this slot's retry goes anyway (its batch is
+                    // over for it); staying keeps the worker, hence its age in batches.
                     _ => retry_here = true,
                 }
                 if why == Abort::Reexecute {

@@ -42,6 +42,12 @@ pub enum ServeError {
         "protocol {0} is not served interactively yet: it schedules from declared access sets, which sessions do not yet send"
     )]
     Declared(ProtocolKind),
+    /// The protocol runs in batches, which wait for every member: a session's member would hold
+    /// its whole batch while its client thinks, or for the session timeout when it went away.
+    #[error(
+        "protocol {0} is not served interactively: it runs transactions in batches, and a batch waits for every member, so one idle client would stall all of them"
+    )]
+    Batched(ProtocolKind),
 }
 
 /// Serves `run`'s workload under its (single) protocol on `listener` until `stop` or the
@@ -114,6 +120,7 @@ impl Launch<'_> {
             | ProtocolKind::DecentSched
             | ProtocolKind::CSched
             | ProtocolKind::Calvin => Err(ServeError::Declared(kind)),
+            ProtocolKind::Aria => Err(ServeError::Batched(kind)),
         }
     }
 

@@ -825,6 +825,8 @@ mod tests {
             "timestamp_order",
             "version_collected",
             "reexecute",
+            "batch_write_after_write",
+            "batch_read_after_write",
         ];
         for (code, name) in documented.iter().enumerate() {
             let mut out = Vec::new();

@@ -12,6 +12,7 @@ use crate::check::CheckReport;
 use crate::config::{Format, RunConfig};
 use crate::exec::ExecConfig;
 use crate::metrics::machine::MachineInfo;
+use crate::protocol::aria::Aria;
 use crate::protocol::c_sched::CSched;
 use crate::protocol::calvin::Calvin;
 use crate::protocol::cicada::Cicada;
@@ -70,6 +71,9 @@ enum Proto {
     /// Snapshot isolation, on loads whose transactions write everything they read (where SI is
     /// serializable, so the checker's verdict applies).
     Si,
+    Aria,
+    /// Aria with deterministic reordering (`--aria-reordering`).
+    AriaReordering,
 }
 
 /// The workload that provokes a mutant's bug (YCSB, theta 0.99, 16-byte rows).
@@ -213,6 +217,10 @@ const CASES: &[Case] = &[
     (Proto::TwoPlEr, Mutant::TwoPlErReadsUnlocked, Load::HotRmw),
     (Proto::TwoPlEr, Mutant::TwoPlErReleaseBeforeInstall, Load::HotRmw),
     (Proto::TwoPlEr, Mutant::TwoPlErLocksAtFirstUse, Load::HotRmw),
+    (Proto::Aria, Mutant::AriaSkipReadAfterWrite, Load::HotRmw),
+    (Proto::Aria, Mutant::AriaReservationKeepsFirst, Load::HotRmw),
+    (Proto::AriaReordering, Mutant::AriaReorderingWithoutReadReservations, Load::HotRmw),
+    (Proto::AriaReordering, Mutant::AriaReservationKeepsFirst, Load::HotRmw),
 ];
 
 /// Mutants whose bug is open only for a sub-microsecond window: between a lock's release and the
@@ -282,7 +290,9 @@ fn run(proto: Proto, mutant: Mutant, load: Load, threads: usize, seed: u64) -> C
         Proto::Cicada => ProtocolKind::Cicada,
         Proto::TwoPlEr => ProtocolKind::TwoPlEr,
         Proto::Si => ProtocolKind::Si,
+        Proto::Aria | Proto::AriaReordering => ProtocolKind::Aria,
     };
+    options.aria.reordering = proto == Proto::AriaReordering;
     let (executor, threads) = load.executor(threads);
     let workers = match executor {
         crate::config::Executor::Coro { queue } => threads * queue,
@@ -392,6 +402,10 @@ fn run(proto: Proto, mutant: Mutant, load: Load, threads: usize, seed: u64) -> C
         }
         Proto::Si => {
             let p = Si::new(o).with_mutant(mutant);
+            run_with(kind, p, &cfg, &workload, &machine)
+        }
+        Proto::Aria | Proto::AriaReordering => {
+            let p = Aria::new(&o.batch, o.aria).with_mutant(mutant);
             run_with(kind, p, &cfg, &workload, &machine)
         }
     }
@@ -636,4 +650,14 @@ fn decentsched_unconfirmed_user_aborts_are_caught() {
         "mutant caught: DecentSchedUserAbortUnconfirmed after {runs} run(s): {}",
         findings(&r)
     );
+}
+
+#[test]
+fn aria_mutants_are_caught() {
+    check_protocol(Proto::Aria);
+}
+
+#[test]
+fn aria_reordering_mutants_are_caught() {
+    check_protocol(Proto::AriaReordering);
 }
