@@ -14,6 +14,7 @@
 mod cli;
 mod exec;
 mod experiment_cli;
+mod interactive;
 pub mod lists;
 pub mod memory;
 mod presets;
@@ -29,6 +30,7 @@ pub use cli::{
 };
 pub use exec::{ArrivalProcess, ExecConfig, Executor, OpenLoop};
 pub use experiment_cli::{MergeArgs, PlotArgs, ReportArgs, SweepArgs};
+pub use interactive::Interactive;
 pub use presets::{PRESETS, WORKLOADS, preset};
 pub use serve_cli::{PingArgs, ServeArgs, ServeConfig, ServeConfigError};
 pub use validate::parse_protocols;
@@ -172,6 +174,9 @@ pub struct RunConfig {
     /// Most bytes the tables may hold (`--table-memory-mb`, or what validation found free for
     /// them); a run that needs more stops early (`storage::TableMemory`).
     pub table_memory_bytes: u64,
+    /// Interactive transactions (`--interactive`, `--connect`): clients send each operation
+    /// to a server; `None` runs the programs in process.
+    pub interactive: Option<Interactive>,
 }
 
 /// Largest thread count accepted.

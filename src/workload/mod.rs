@@ -12,10 +12,10 @@ pub mod tpcc;
 pub mod write_skew;
 pub mod ycsb;
 
-use crate::protocol::{Abort, AccessSet, Protocol};
+use crate::protocol::{Abort, AccessSet};
 use crate::random::FastRng;
 use crate::storage::{Database, IndexSpec, TableSpec};
-use crate::txn::Txn;
+use crate::txn::TxnOps;
 use serde::Serialize;
 use std::future::Future;
 
@@ -196,9 +196,9 @@ pub trait Workload: Sync {
     }
 
     /// Runs `req` as one transaction attempt (the executor commits or aborts afterwards).
-    fn run<'a, 'db, P: Protocol>(
+    fn run<'a, Tx: TxnOps>(
         &'a self,
-        tx: &'a mut Txn<'db, P>,
+        tx: &'a mut Tx,
         req: &'a Self::Request,
     ) -> impl Future<Output = Result<(), Abort>> + 'a;
 }
