@@ -1,7 +1,8 @@
 //! Workloads: what tables exist, how they are loaded, and which transactions run against them.
 //!
 //! A workload generates each worker's next request locally (no shared generator, no pre-generated
-//! query list) and runs it as an `async` program over the [`Txn`] handle, which is all it ever sees
+//! query list) and runs it as an `async` program over a [`TxnOps`] handle (the local
+//! [`Txn`](crate::txn::Txn), or a remote session's), which is all it ever sees
 //! of the engine: it cannot reach into storage or protocol metadata (unlike DBx1000's YCSB, which
 //! writes shared rows directly for every protocol).
 

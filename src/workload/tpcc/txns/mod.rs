@@ -1,5 +1,5 @@
 //! The five TPC-C transactions (clauses 2.4 to 2.8), one file each, as `async` programs over
-//! [`Txn`]. They compute what the spec has them read and write; the terminal output the spec
+//! [`TxnOps`]. They compute what the spec has them read and write; the terminal output the spec
 //! describes (screens of results) is not produced.
 //!
 //! Rows are decoded from the payload, changed and encoded back inside one read-modify-write

@@ -16,7 +16,7 @@ use crate::workload::tpcc::workload::Tpcc;
 /// Enters an order of `ol_cnt` lines for customer `(w, d, c)`: takes the district's next order
 /// id, inserts ORDER, NEW-ORDER and the ORDER-LINEs, and updates each line's STOCK row.
 ///
-/// The new rows are blind writes into their slots rather than [`Txn::insert`]s: the slots
+/// The new rows are blind writes into their slots rather than [`TxnOps::insert`]s: the slots
 /// belong to the order id taken from D_NEXT_O_ID by this transaction's read-modify-write of the
 /// district row, so no other transaction that can commit fills them, and checking them would
 /// add nothing the district row does not already order. (It also keeps a protocol without
