@@ -19,7 +19,9 @@
 //! is always the shared one (park after about 50 us): an interactive holder keeps its locks
 //! across network round trips, where spinning would take the CPU from the very sessions that
 //! must run to release them. A wait ends when the operation completes or the server stops (the
-//! transaction is then aborted).
+//! transaction is then aborted). A transaction wounded (wound-wait) while its session waits for
+//! its client learns it at its next request, so it holds its locks until then: one round trip
+//! at best, which is PLOR's point about wound-wait under interactive transactions.
 //!
 //! # Faults
 //!
