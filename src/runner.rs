@@ -4,7 +4,9 @@
 
 use crate::check;
 use crate::config::Executor;
-use crate::config::RunConfig;
+use crate::config::{Interactive, RunConfig};
+use crate::exec::interactive::clients::{ClientsError, ClientsOutcome, run_clients};
+use crate::exec::interactive::loopback::run_loopback;
 use crate::exec::{run_coro, run_threads_open_loop};
 use crate::metrics::cpu_load::{CpuSnapshot, OtherLoad};
 use crate::metrics::machine::MachineInfo;
@@ -53,16 +55,21 @@ pub enum RunError {
     /// within a poll interval of reaching it.
     #[error(transparent)]
     VersionMemory(#[from] VersionMemoryExhausted),
+    /// An interactive run's clients could not reach the server, lost it, or found it serving
+    /// other tables.
+    #[error(transparent)]
+    Interactive(#[from] ClientsError),
 }
 
 impl RunError {
     /// The exit status the binary ends with: 2 for tables that cannot be allocated (the
-    /// configuration asks for more than the machine has), 1 for a run that ran out of version
-    /// memory.
+    /// configuration asks for more than the machine has) or a server serving other tables than
+    /// the configured workload's, 1 for a run that ran out of version memory or lost its
+    /// server.
     pub fn exit_code(&self) -> u8 {
         match self {
-            RunError::Tables(_) => 2,
-            RunError::VersionMemory(_) => 1,
+            RunError::Tables(_) | RunError::Interactive(ClientsError::Tables { .. }) => 2,
+            RunError::VersionMemory(_) | RunError::Interactive(_) => 1,
         }
     }
 }
@@ -112,6 +119,10 @@ pub fn run_protocol<W: Workload>(
     workload: &W,
     machine: &MachineInfo,
 ) -> Result<RunReport, RunError> {
+    if let Some(Interactive::Connect { addr, token }) = &cfg.interactive {
+        // The protocol runs on the server; `kind` only names it in the report.
+        return run_connected(kind, addr, token.as_deref(), cfg, workload, machine);
+    }
     let opts = &cfg.options;
     match kind {
         ProtocolKind::Nocc => run_with(kind, Nocc, cfg, workload, machine),
@@ -286,16 +297,32 @@ pub fn run_named<P: Protocol, W: Workload>(
         LOG_EVERY,
     );
     let cpu_before = CpuSnapshot::take();
-    let (outcome, version_samples) = sample_versions_while(&protocol, cfg, || match cfg.executor {
-        Executor::Thread => {
-            run_threads_open_loop(&protocol, &db, workload, &cfg.exec, cfg.open_loop)
-        }
-        Executor::Coro { queue } => run_coro(&protocol, &db, workload, &cfg.exec, queue),
-    });
+    let mut interactive = None;
+    let (outcome, version_samples) =
+        sample_versions_while(&protocol, cfg, || match (&cfg.interactive, cfg.executor) {
+            (Some(Interactive::Loopback { rtt_us }), _) => {
+                let rtt = Duration::from_micros(*rtt_us);
+                run_loopback(&protocol, &db, workload, &cfg.exec, rtt).map(|o| {
+                    interactive = Some(InteractiveStats::new(&o.clients));
+                    o.clients.exec
+                })
+            }
+            (_, Executor::Thread) => Ok(run_threads_open_loop(
+                &protocol,
+                &db,
+                workload,
+                &cfg.exec,
+                cfg.open_loop,
+            )),
+            (_, Executor::Coro { queue }) => {
+                Ok(run_coro(&protocol, &db, workload, &cfg.exec, queue))
+            }
+        });
     drop(running);
     let others = cpu_before
         .zip(CpuSnapshot::take())
         .and_then(|(before, after)| before.others_until(&after));
+    let outcome = outcome?;
     if let Some(e) = protocol.version_memory_exhausted() {
         return Err(e.into());
     }
@@ -349,6 +376,9 @@ pub fn run_named<P: Protocol, W: Workload>(
              protocols measured in one run (their rounds interleave), or rerun on an idle machine",
             load.cores, machine.cores
         ));
+    }
+    if let Some(stats) = &interactive {
+        stats.add_to(&mut report);
     }
     if let Some(w) = open_loop_warning(&report) {
         report.warnings.push(w);
@@ -424,4 +454,78 @@ fn sample_versions_while<P: Protocol, T>(
         let samples = sampler.join().expect("the version sampler panicked");
         (outcome, samples)
     })
+}
+
+/// Runs `workload`'s clients against the server at `addr` (`--connect`): the protocol is the
+/// server's (`kind` names it in the report), and there is no history to check here.
+fn run_connected<W: Workload>(
+    kind: ProtocolKind,
+    addr: &str,
+    token: Option<&str>,
+    cfg: &RunConfig,
+    workload: &W,
+    machine: &MachineInfo,
+) -> Result<RunReport, RunError> {
+    let declare = kind.needs_declared_set();
+    let outcome = run_clients(addr, token, workload, &cfg.exec, declare)?;
+    let mut report = RunReport::build_named(
+        &ProtocolLabel::from(kind),
+        cfg,
+        workload,
+        &outcome.exec.workers,
+        outcome.exec.measured,
+        None,
+        machine,
+    );
+    InteractiveStats::new(&outcome).add_to(&mut report);
+    Ok(report)
+}
+
+/// What an interactive run adds to its report, in `protocol_stats` under `interactive.`
+/// (docs/METRICS.md): the bare round trip, the operations' round trips, and the split of the
+/// committed transactions' time into network and queueing versus server-side work.
+struct InteractiveStats {
+    values: [(&'static str, f64); 8],
+}
+
+impl InteractiveStats {
+    fn new(o: &ClientsOutcome) -> InteractiveStats {
+        let us = |ns: f64| ns / 1e3;
+        let per_txn = |v: u64| {
+            if o.commits == 0 {
+                0.0
+            } else {
+                v as f64 / o.commits as f64
+            }
+        };
+        let ping = o.ping_ns as f64;
+        let op_p50 = o.op_ns.value_at_quantile(0.5) as f64;
+        InteractiveStats {
+            values: [
+                ("interactive.ping_us", us(ping)),
+                ("interactive.op_p50_us", us(op_p50)),
+                (
+                    "interactive.op_p99_us",
+                    us(o.op_ns.value_at_quantile(0.99) as f64),
+                ),
+                (
+                    "interactive.op_over_ping",
+                    if ping > 0.0 { op_p50 / ping } else { 0.0 },
+                ),
+                ("interactive.round_trips_per_txn", per_txn(o.round_trips)),
+                ("interactive.network_us_per_txn", us(per_txn(o.network_ns))),
+                (
+                    "interactive.server_us_per_txn",
+                    us(per_txn(o.txn_ns.saturating_sub(o.network_ns))),
+                ),
+                ("interactive.ops_measured", o.op_ns.len() as f64),
+            ],
+        }
+    }
+
+    fn add_to(&self, report: &mut RunReport) {
+        for (name, value) in self.values {
+            report.protocol_stats.insert(name.to_string(), value);
+        }
+    }
 }

@@ -167,8 +167,9 @@ pub struct RunArgs {
     /// `ordered`).
     #[arg(long, value_enum)]
     pub index: Option<IndexArg>,
-    /// Worker threads (default: the number of cores).
-    #[arg(long, short = 't', value_parser = Whole::<usize>::new(), allow_negative_numbers = true)]
+    /// Worker threads (default: the number of cores); with --interactive or --connect, the
+    /// clients (--clients is the same flag).
+    #[arg(long, short = 't', visible_alias = "clients", value_parser = Whole::<usize>::new(), allow_negative_numbers = true)]
     pub threads: Option<usize>,
     /// Measured seconds per protocol.
     #[arg(
@@ -361,6 +362,24 @@ pub struct RunArgs {
     /// 100, or what keeps a longer run within 100000 samples).
     #[arg(long, value_parser = Whole::<u64>::new(), allow_negative_numbers = true)]
     pub sample_ms: Option<u64>,
+    // ---- interactive transactions (issue 24) ----
+    /// Interactive transactions: a server and --threads clients in this process, over
+    /// loopback; each client sends every operation to the server and waits for its reply
+    /// (docs/PROTOCOL.md), so transactions hold their locks across round trips.
+    #[arg(long)]
+    pub interactive: bool,
+    /// Drive a running `txbench serve` at HOST:PORT with --clients clients; the workload flags
+    /// must be the server's, -p names the server's protocol in the report.
+    #[arg(long, value_name = "HOST:PORT")]
+    pub connect: Option<String>,
+    /// An added delay per round trip, in microseconds, on the server's reply path (`serve`,
+    /// `run --interactive`), 0..=1000000: sweeps network latency on one machine.
+    #[arg(long, value_parser = Whole::<u64>::new(), allow_negative_numbers = true)]
+    pub rtt_us: Option<u64>,
+    /// The server's secret: `serve` requires it of every client (and needs it to listen
+    /// beyond loopback); `run --connect` presents it.
+    #[arg(long)]
+    pub token: Option<String>,
 }
 
 /// `--arrival`.

@@ -14,6 +14,7 @@
 mod cli;
 mod exec;
 mod experiment_cli;
+mod interactive;
 pub mod lists;
 pub mod memory;
 mod presets;
@@ -29,6 +30,7 @@ pub use cli::{
 };
 pub use exec::{ArrivalProcess, ExecConfig, Executor, OpenLoop};
 pub use experiment_cli::{CompareArgs, MergeArgs, PlotArgs, ReportArgs, SweepArgs};
+pub use interactive::Interactive;
 pub use presets::{PRESETS, WORKLOADS, preset};
 pub use serve_cli::{PingArgs, ServeArgs, ServeConfig, ServeConfigError};
 pub use validate::parse_protocols;
@@ -175,6 +177,9 @@ pub struct RunConfig {
     /// What the runner shows on stderr while it loads, runs and checks (`--progress`); not a
     /// parameter of the measurement.
     pub progress: crate::metrics::progress::ProgressMode,
+    /// Interactive transactions (`--interactive`, `--connect`): clients send each operation
+    /// to a server; `None` runs the programs in process.
+    pub interactive: Option<Interactive>,
 }
 
 /// Largest thread count accepted.

@@ -20,8 +20,11 @@
 //! read-committed reads are not recorded (they are not dependencies the checker judges).
 
 mod index_ops;
+mod ops;
 pub mod progress;
 mod remote;
+
+pub use ops::TxnOps;
 
 use crate::check::history::{HistOp, Version, WorkerHistory, history_key, split_history_key};
 use crate::protocol::declared::merge_declared;

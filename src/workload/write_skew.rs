@@ -21,10 +21,10 @@
 
 use super::Workload;
 use super::tpcc::ConsistencyReport;
-use crate::protocol::{Abort, AccessSet, Protocol};
+use crate::protocol::{Abort, AccessSet};
 use crate::random::FastRng;
 use crate::storage::{Database, RecordId, TableId, TableSpec};
-use crate::txn::Txn;
+use crate::txn::TxnOps;
 use serde::Serialize;
 use std::future::Future;
 
@@ -182,16 +182,16 @@ impl Workload for WriteSkew {
         Some(report)
     }
 
-    fn run<'a, 'db, P: Protocol>(
+    fn run<'a, Tx: TxnOps>(
         &'a self,
-        tx: &'a mut Txn<'db, P>,
+        tx: &'a mut Tx,
         req: &'a WriteSkewRequest,
     ) -> impl Future<Output = Result<(), Abort>> + 'a {
         run_pair(tx, *req)
     }
 }
 
-async fn run_pair<P: Protocol>(tx: &mut Txn<'_, P>, req: WriteSkewRequest) -> Result<(), Abort> {
+async fn run_pair<Tx: TxnOps>(tx: &mut Tx, req: WriteSkewRequest) -> Result<(), Abort> {
     let records = [RecordId(2 * req.pair), RecordId(2 * req.pair + 1)];
     let x = count(tx.read(PAIRS, records[0]).await?);
     let y = count(tx.read(PAIRS, records[1]).await?);
