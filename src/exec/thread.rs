@@ -292,6 +292,9 @@ impl<P: Protocol, W: Workload> Worker<'_, '_, P, W> {
                     let tx = &mut self.tx;
                     let poll = std::future::poll_fn(|_| tx.poll_confirm_user_abort());
                     let (confirmed, wait) = drive(pin!(poll), self.policy, &mut waits);
+                    if confirmed.is_ok() {
+                        self.tx.user_abort_stands();
+                    }
                     (confirmed.and(Err(Abort::User)), wait)
                 }
                 other => (other, 0),

@@ -84,15 +84,10 @@ impl WorkloadConfig {
     /// work.
     pub fn cannot_declare(&self) -> Option<String> {
         match self {
-            WorkloadConfig::Ycsb(_) | WorkloadConfig::LongScan(_) => None,
+            WorkloadConfig::Ycsb(_)
+            | WorkloadConfig::LongScan(_)
+            | WorkloadConfig::WriteSkew(_) => None,
             WorkloadConfig::Tpcc(c) => c.cannot_declare(),
-            // A pair transaction records what it saw in its worker's observer row, which the
-            // request alone does not name.
-            WorkloadConfig::WriteSkew(_) => Some(
-                "the write-skew workload does not declare its transactions' access sets (each \
-                 writes its worker's observer row); --workload ycsb or tpcc --mix np declare"
-                    .to_string(),
-            ),
         }
     }
 

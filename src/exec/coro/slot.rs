@@ -193,6 +193,9 @@ async fn run_job<P: Protocol, W: Workload>(
             Err(Abort::User) if P::NEEDS_DECLARED_SET => {
                 let poll = std::future::poll_fn(|_| tx.poll_confirm_user_abort());
                 let (confirmed, wait) = timed(env, poll).await;
+                if confirmed.is_ok() {
+                    tx.user_abort_stands();
+                }
                 (confirmed.and(Err(Abort::User)), wait)
             }
             other => (other, 0),
