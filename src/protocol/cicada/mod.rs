@@ -19,11 +19,6 @@
 //!   2. *SortWriteSetByContention*: order the write set by the records' newest write timestamps,
 //!      most recent first, so the records most likely to fail fail before others are locked
 //!      (off: record order).
-//!
-//!   A worker whose last five transactions committed omits steps 1 and 2 (the Cicada paper: they cost
-//!   without contention and pay only with it; CCBench's `CONTINUING_COMMIT_THRESHOLD`, 5) and
-//!   locks in the order the program wrote; its next abort turns them back on. CCBench counts
-//!   the consecutive commits per record, not per worker (see "Deviations").
 //!   3. Lock the write set (Cicada's pending versions; a busy record aborts, `LockConflict`, so
 //!      the order cannot deadlock). A record whose newest version is newer than `ts` aborts
 //!      (`TimestampOrder`).
@@ -38,6 +33,11 @@
 //!      (`rts <= ts`, `TimestampOrder`).
 //!   7. Install: the old inline version goes into the chain, the new one inline, the chain is
 //!      collected below the watermark (RapidGC), the record unlocked with `ts`.
+//!
+//! A worker whose last five transactions committed omits steps 1 and 2 (the Cicada paper: they
+//! cost without contention and pay only with it; CCBench's `CONTINUING_COMMIT_THRESHOLD`, 5) and
+//! locks in the order the program wrote; its next abort turns them back on. CCBench counts the
+//! consecutive commits per record, not per worker (docs/ARCHITECTURE.md, "Deviations").
 //!
 //! Why a read and a concurrent older writer cannot miss each other: the reader raises `rts`
 //! (step 4) and then loads the record word (step 5); the writer locks (step 3, changing the word)
