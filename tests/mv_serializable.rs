@@ -118,6 +118,9 @@ fn cicada_is_serializable_on_rmw_and_blind_ycsb() {
     }
 }
 
+/// A named change to the default options.
+type OptionVariant = (&'static str, fn(&mut ProtocolOptions));
+
 /// The read-phase options off and on (issue 27): ERMIA with the early exclusion check and the
 /// read-set pruning each off, and with readers skipping in-flight versions; SI with readers
 /// skipping them (still no lost update, nothing worse than write skew). 8 workers on 2 cores.
@@ -128,7 +131,7 @@ fn the_fidelity_options_keep_ermia_serializable_and_si_snapshot_isolated() {
             rmw,
             ..contended_ycsb()
         };
-        let variants: [(&str, fn(&mut ProtocolOptions)); 3] = [
+        let variants: [OptionVariant; 3] = [
             ("no early check", |o| o.ermia.early_exclusion = false),
             ("no pruning", |o| o.ermia.prune_overwritten_reads = false),
             ("skip in flight", |o| o.mv.skip_in_flight = true),
