@@ -80,15 +80,20 @@ fn si_loses_no_update_and_shows_nothing_worse_than_write_skew() {
 }
 
 /// AggressiveGC reclaims versions under their readers: MVTO must stay serializable (the readers
-/// detect it and abort), with 8 workers on 2 cores.
+/// detect it and abort), with 8 workers on 2 cores; the non-contiguous variant (the default,
+/// which removes versions from between kept ones) and the contiguous one.
 #[test]
 fn mvto_with_aggressive_gc_is_serializable() {
-    let mut o = opts(8);
-    o.mv.aggressive_gc = true;
-    let r = run_checked(Mvto::new(&o), contended_ycsb(), &checked_exec(8, 300));
-    assert!(r.committed > 100, "{} commits", r.committed);
-    assert_eq!(r.lost_update_keys, 0);
-    assert!(r.report.is_serializable(), "{:?}", r.report);
+    for contiguous in [false, true] {
+        let mut o = opts(8);
+        o.mv.aggressive_gc = true;
+        o.mv.aggressive_contiguous = contiguous;
+        let r = run_checked(Mvto::new(&o), contended_ycsb(), &checked_exec(8, 300));
+        let what = format!("contiguous {contiguous}");
+        assert!(r.committed > 100, "{what}: {} commits", r.committed);
+        assert_eq!(r.lost_update_keys, 0, "{what}");
+        assert!(r.report.is_serializable(), "{what}: {:?}", r.report);
+    }
 }
 
 /// Cicada with its default optimisations and with BestEffortInlining off (reads then walk the
@@ -110,5 +115,49 @@ fn cicada_is_serializable_on_rmw_and_blind_ycsb() {
             assert_eq!(r.lost_update_keys, 0, "{what}: lost updates");
             assert!(r.report.is_serializable(), "{what}: {:?}", r.report);
         }
+    }
+}
+
+/// A named change to the default options.
+type OptionVariant = (&'static str, fn(&mut ProtocolOptions));
+
+/// The read-phase options off and on (issue 27): ERMIA with the early exclusion check and the
+/// read-set pruning each off, and with readers skipping in-flight versions; SI with readers
+/// skipping them (still no lost update, nothing worse than write skew). 8 workers on 2 cores.
+#[test]
+fn the_fidelity_options_keep_ermia_serializable_and_si_snapshot_isolated() {
+    for rmw in [true, false] {
+        let ycsb = txbench::workload::ycsb::YcsbConfig {
+            rmw,
+            ..contended_ycsb()
+        };
+        let variants: [OptionVariant; 3] = [
+            ("no early check", |o| o.ermia.early_exclusion = false),
+            ("no pruning", |o| o.ermia.prune_overwritten_reads = false),
+            ("skip in flight", |o| o.mv.skip_in_flight = true),
+        ];
+        for (name, set) in variants {
+            let mut o = opts(8);
+            set(&mut o);
+            let r = run_checked(Ermia::new(&o).unwrap(), ycsb.clone(), &checked_exec(8, 300));
+            let what = format!("ermia {name} rmw {rmw}");
+            assert!(r.committed > 100, "{what}: {} commits", r.committed);
+            assert_eq!(r.lost_update_keys, 0, "{what}: lost updates");
+            assert!(r.report.is_serializable(), "{what}: {:?}", r.report);
+        }
+        let mut o = opts(8);
+        o.mv.skip_in_flight = true;
+        let r = run_checked(Si::new(&o), ycsb, &checked_exec(8, 300));
+        assert!(r.committed > 100);
+        assert_eq!(
+            r.lost_update_keys, 0,
+            "si skip in flight: first committer wins"
+        );
+        assert_eq!(r.report.anomalies, 0, "si skip in flight: {:?}", r.report);
+        assert!(
+            r.report.cycle_kinds.keys().all(|k| k == "G2-item"),
+            "si skip in flight: {:?}",
+            r.report
+        );
     }
 }

@@ -295,6 +295,11 @@ pub struct RunArgs {
     /// still need (those readers abort and retry at a new timestamp).
     #[arg(long)]
     pub aggressive_gc: bool,
+    /// With --aggressive-gc: keep the newest older versions contiguous (kVSR-like; under
+    /// starvation protection every version above the protected snapshot) instead of the newest
+    /// and the protected snapshot's own version only (CCBench 7.3's non-contiguous proposal).
+    #[arg(long)]
+    pub aggressive_gc_contiguous: bool,
     // ---- execution model (issue 11) ----
     /// Execution model: thread (one transaction in flight per thread) or coro (SGPM coroutines:
     /// up to --queue transactions in flight per thread, switching on conflict or completion).
@@ -340,9 +345,33 @@ pub struct RunArgs {
     /// Cicada SortWriteSetByContention off: lock the write set in record order.
     #[arg(long)]
     pub cicada_no_sort: bool,
+    /// Cicada's adaptive omission off: precheck and sort run at every commit (on: a worker
+    /// whose last 5 transactions committed skips both, CCBench's CONTINUING_COMMIT_THRESHOLD).
+    #[arg(long)]
+    pub cicada_no_adaptive_skip: bool,
     /// Cicada AdaptiveBackoff off (on for Cicada by default; --backoff turns it on for all).
     #[arg(long)]
     pub cicada_no_backoff: bool,
+    /// Cicada as CCBench's default build compiles it (INLINE_VERSION_OPT=0: no inline version,
+    /// every version a chain node, i.e. --cicada-no-inlining; its write set sorted by key, not
+    /// by contention, i.e. --cicada-no-sort); the other switches as given. CCBench's
+    /// WRITE_LATEST_ONLY=0 (blind writes between older versions) is not built: writes always
+    /// create the newest version.
+    #[arg(long)]
+    pub cicada_ccbench_build: bool,
+    /// SI and ERMIA readers skip a version still being committed when its committer's
+    /// timestamp is certainly above their snapshot, as CCBench's readers do (off: they wait
+    /// for the committer whenever its version may be visible to them).
+    #[arg(long)]
+    pub skip_in_flight: bool,
+    /// ERMIA: no early exclusion check (on: every read and write checks SSN's exclusion window
+    /// with what it knows so far and aborts at once, CCBench's verify_exclusion_or_abort).
+    #[arg(long)]
+    pub ermia_no_early_check: bool,
+    /// ERMIA: keep a read when the same transaction overwrites the record (on: the read is
+    /// dropped from the read set, as CCBench's ssn_twrite does).
+    #[arg(long)]
+    pub ermia_no_read_pruning: bool,
 
     // Tables that grow (issue 13).
     /// Most memory the tables may take, in MiB, loaded rows included; a run whose inserts need

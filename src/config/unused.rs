@@ -69,6 +69,11 @@ impl RunArgs {
             ),
             ("aggressive-gc", self.aggressive_gc, &[Mvto]),
             (
+                "aggressive-gc-contiguous",
+                self.aggressive_gc_contiguous,
+                &[Mvto],
+            ),
+            (
                 "sample-ms",
                 self.sample_ms.is_some(),
                 &[Si, Ermia, Mvto, ProtocolKind::Cicada],
@@ -94,9 +99,26 @@ impl RunArgs {
                 &[ProtocolKind::Cicada],
             ),
             (
+                "cicada-no-adaptive-skip",
+                self.cicada_no_adaptive_skip,
+                &[ProtocolKind::Cicada],
+            ),
+            (
                 "cicada-no-backoff",
                 self.cicada_no_backoff,
                 &[ProtocolKind::Cicada],
+            ),
+            (
+                "cicada-ccbench-build",
+                self.cicada_ccbench_build,
+                &[ProtocolKind::Cicada],
+            ),
+            ("skip-in-flight", self.skip_in_flight, &[Si, Ermia]),
+            ("ermia-no-early-check", self.ermia_no_early_check, &[Ermia]),
+            (
+                "ermia-no-read-pruning",
+                self.ermia_no_read_pruning,
+                &[Ermia],
             ),
         ];
         let mut out = Vec::new();

@@ -12,6 +12,7 @@ use crate::protocol::MvOptions;
 use crate::protocol::ermia::MAX_ERMIA_WORKERS;
 use crate::protocol::plor::MAX_PLOR_WORKERS;
 use crate::protocol::twopl::MAX_WAITING_2PL_THREADS;
+use crate::protocol::txn_table::MAX_TABLE_WORKERS;
 use crate::protocol::{
     LockWait, MoccLockKind, MoccOptions, MoccTemperature, PlorOptions, PlorPriority, ProtocolKind,
     ProtocolOptions, TicTocOptions,
@@ -300,6 +301,17 @@ impl RunArgs {
         }
         if workers > MAX_ERMIA_WORKERS && protocols.contains(&ProtocolKind::Ermia) {
             return Err(worker_limit(executor, threads, MAX_ERMIA_WORKERS, "ermia"));
+        }
+        if workers > MAX_TABLE_WORKERS
+            && self.skip_in_flight
+            && protocols.contains(&ProtocolKind::Si)
+        {
+            return Err(worker_limit(
+                executor,
+                threads,
+                MAX_TABLE_WORKERS,
+                "si --skip-in-flight",
+            ));
         }
         if self.read_phase_extension > 1_000_000_000 {
             return Err(out_of_range(
@@ -741,7 +753,9 @@ impl RunArgs {
                 version_memory_bytes: usize::try_from(version_memory_mb << 20)
                     .unwrap_or(usize::MAX),
                 aggressive_gc: self.aggressive_gc,
+                aggressive_contiguous: self.aggressive_gc_contiguous,
                 version_sample_ms: self.sample_ms(duration + warmup)?,
+                skip_in_flight: self.skip_in_flight,
             },
             decentsched: crate::protocol::decentsched::DecentSchedOptions {
                 queues: self.ds_queues,
@@ -758,10 +772,15 @@ impl RunArgs {
             },
             cicada: crate::protocol::CicadaOptions {
                 early_abort: !self.cicada_no_early_abort,
-                inlining: !self.cicada_no_inlining,
+                inlining: !self.cicada_no_inlining && !self.cicada_ccbench_build,
                 precheck: !self.cicada_no_precheck,
-                sort_by_contention: !self.cicada_no_sort,
+                sort_by_contention: !self.cicada_no_sort && !self.cicada_ccbench_build,
+                adaptive_skip: !self.cicada_no_adaptive_skip,
                 backoff: !self.cicada_no_backoff,
+            },
+            ermia: crate::protocol::ErmiaOptions {
+                early_exclusion: !self.ermia_no_early_check,
+                prune_overwritten_reads: !self.ermia_no_read_pruning,
             },
         })
     }

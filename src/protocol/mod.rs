@@ -56,15 +56,16 @@ pub mod silo;
 pub mod tictoc;
 pub mod twopl;
 pub mod twopl_er;
+pub(crate) mod txn_table;
 pub mod wake;
 pub mod worker_set;
 
 pub use abort::Abort;
 pub use access::{InstallLog, ReadSet, WriteEntry, WriteSet};
 pub use declared::{AccessMode, AccessSet, DeclaredRecord};
-pub use options::CicadaOptions;
 pub use options::DEFAULT_VERSION_SAMPLE_MS;
 pub use options::MvOptions;
+pub use options::{CICADA_CONTINUING_COMMITS, CicadaOptions, ErmiaOptions};
 pub use options::{
     LockWait, MoccLockKind, MoccOptions, MoccTemperature, PlorOptions, PlorPriority, ProtocolKind,
     ProtocolOptions, TicTocOptions, UnknownProtocol,

@@ -78,3 +78,26 @@ pub(crate) fn collect_queued<'db, M, V: Default>(
         );
     }
 }
+
+/// Raises a record's read timestamp `rts` to `ts` if it is below, and only then: Cicada's read
+/// timestamp update (Lim et al. 2017; CCBench's `readTimestampUpdateInValidation`) and
+/// MVTO's read registration. A record many transactions read is mostly already at or past the
+/// reader's timestamp; loading first keeps its cache line shared among readers, where an
+/// unconditional `fetch_max` takes it exclusively on every read.
+///
+/// Orderings: the load and the `fetch_max` are both `SeqCst`, so the caller's half of the
+/// reader/writer argument (raise `rts`, then load the record word; the writer locks, then loads
+/// `rts`) still holds when the raise is skipped. The skip happens only when the load returns a
+/// value `v >= ts`, written by some `SeqCst` RMW `X` that precedes the load in the single total
+/// order. A writer whose `rts` load follows `X` in that order sees `v >= ts` or more (`rts`
+/// only grows) and fails the check exactly as if this reader had raised it; a writer whose `rts`
+/// load precedes `X` locked before `X`, so before this reader's load of `rts` and of the word
+/// after it, and the reader sees the lock. A failed or skipped raise is thus never weaker than
+/// a successful one.
+#[inline]
+pub(crate) fn raise_read_timestamp(rts: &AtomicU64, ts: u64) {
+    // SeqCst (both): the argument above.
+    if rts.load(Ordering::SeqCst) < ts {
+        rts.fetch_max(ts, Ordering::SeqCst);
+    }
+}

@@ -329,6 +329,8 @@ pub struct ProtocolOptions {
     pub decentsched: DecentSchedOptions,
     /// Cicada's optimizations.
     pub cicada: CicadaOptions,
+    /// ERMIA's (SSN's) read-phase checks.
+    pub ermia: ErmiaOptions,
     /// How the batch protocols (Aria) form batches.
     pub batch: BatchOptions,
     /// Aria's options.
@@ -347,6 +349,7 @@ impl Default for ProtocolOptions {
             mv: MvOptions::default(),
             decentsched: DecentSchedOptions::default(),
             cicada: CicadaOptions::default(),
+            ermia: ErmiaOptions::default(),
             batch: BatchOptions::default(),
             aria: AriaOptions::default(),
         }
@@ -368,12 +371,22 @@ pub struct MvOptions {
     pub version_reuse: bool,
     /// Bytes version nodes may take; past it the run stops with a message.
     pub version_memory_bytes: usize,
-    /// AggressiveGC (CCBench 7.3; MVTO): every install frees all but the newest older version,
-    /// even ones active readers still need; such a reader aborts (`version_collected`).
+    /// AggressiveGC (CCBench 7.3; MVTO): every install frees the older versions but the newest
+    /// (and, under starvation protection, the protected snapshot's), even ones active readers
+    /// still need; such a reader aborts (`version_collected`).
     pub aggressive_gc: bool,
+    /// AggressiveGC's contiguous variant (kVSR-like): keep the newest older versions in one run
+    /// (under starvation protection, every version above the protected snapshot) instead of the
+    /// newest and the protected snapshot's own, non-contiguous (CCBench 7.3's proposal).
+    pub aggressive_contiguous: bool,
     /// How often the runner samples live versions and version memory while a multi-version
     /// protocol runs (`--sample-ms`; `metrics::version_series`), in milliseconds.
     pub version_sample_ms: u64,
+    /// Readers skip in-flight versions (SI, ERMIA; CCBench's readers): a reader that finds a
+    /// record held by a committer whose commit timestamp is certainly above its snapshot reads
+    /// the committed version instead of waiting for the holder (off: it waits whenever the
+    /// holder's inline version is visible to it).
+    pub skip_in_flight: bool,
 }
 
 impl Default for MvOptions {
@@ -383,10 +396,17 @@ impl Default for MvOptions {
             version_reuse: true,
             version_memory_bytes: 1 << 30,
             aggressive_gc: false,
+            aggressive_contiguous: false,
             version_sample_ms: DEFAULT_VERSION_SAMPLE_MS,
+            skip_in_flight: false,
         }
     }
 }
+
+/// Consecutive commits after which a Cicada worker omits the precheck and the sort
+/// ([`CicadaOptions::adaptive_skip`]): 5, as in the Cicada paper and CCBench's
+/// `CONTINUING_COMMIT_THRESHOLD`.
+pub const CICADA_CONTINUING_COMMITS: u32 = 5;
 
 /// Cicada's optimizations as switches (CCBench Table 1 and section 2), all on by default as in
 /// the Cicada paper. RapidGC, the sixth, is the shared `MvOptions::gc_interval_us` (Cicada's
@@ -404,6 +424,10 @@ pub struct CicadaOptions {
     pub precheck: bool,
     /// SortWriteSetByContention: validate the most recently written records first.
     pub sort_by_contention: bool,
+    /// Adaptive omission of PrecheckVersionConsistency and SortWriteSetByContention: a worker
+    /// whose last [`CICADA_CONTINUING_COMMITS`] transactions committed skips both (the Cicada paper:
+    /// they add overhead without contention; CCBench's `CONTINUING_COMMIT_THRESHOLD`).
+    pub adaptive_skip: bool,
     /// AdaptiveBackoff: the executor's backoff (`--backoff`) runs under Cicada by default.
     pub backoff: bool,
 }
@@ -415,7 +439,32 @@ impl Default for CicadaOptions {
             inlining: true,
             precheck: true,
             sort_by_contention: true,
+            adaptive_skip: true,
             backoff: true,
+        }
+    }
+}
+
+/// SSN's work during the read phase (CCBench's `ssn_tread` / `ssn_twrite`), both on by default
+/// as CCBench runs ERMIA.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct ErmiaOptions {
+    /// Early exclusion check (CCBench's `verify_exclusion_or_abort`): every read and write
+    /// updates the transaction's running `π` and `η` with what it already knows (the overwriter
+    /// stamps of a version read, the pstamp of a record written) and aborts as soon as
+    /// `π <= η`, instead of running on to a commit that must fail.
+    pub early_exclusion: bool,
+    /// Read-set pruning: a write to a record the transaction read drops the read (its entry
+    /// and its reader bit; the write's own checks cover it), so overwriters of that record no
+    /// longer count it.
+    pub prune_overwritten_reads: bool,
+}
+
+impl Default for ErmiaOptions {
+    fn default() -> Self {
+        ErmiaOptions {
+            early_exclusion: true,
+            prune_overwritten_reads: true,
         }
     }
 }

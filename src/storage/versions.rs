@@ -26,8 +26,14 @@
 //! allocator by [`VersionStore`], which counts every byte against a cap: past the cap the run stops
 //! with [`VersionMemoryExhausted`]'s message (see [`VersionPool::take`]) instead of growing until
 //! the kernel kills the process. With `AssertiveVersionReuse` (CCBench Table 1) a pool reserves
-//! [`RESERVE`] nodes at a time for its worker alone; without it, every worker takes and returns
-//! nodes one at a time through one shared, locked free list (the cost of a shared allocator).
+//! [`RESERVE`] nodes at a time for its worker alone and keeps what collection frees; without it
+//! (CCBench's baseline), every node is taken from the process's general allocator when needed
+//! and given back to it when collected, as CCBench's `new Version` / `delete` do (CCBench links
+//! mimalloc; txbench uses Rust's global allocator, the system's malloc), so the on/off
+//! comparison measures what reuse saves over a general allocator. A store whose readers may
+//! read a node after its collection (AggressiveGC's validated reads, [`VersionStore::type_stable`])
+//! never gives nodes back during a run: without reuse its nodes go through one shared, locked
+//! free list instead.
 //!
 //! # Who owns a node
 //!
@@ -377,6 +383,84 @@ impl<V> VersionChain<V> {
         self.free_from(detached, pool)
     }
 
+    /// AggressiveGC keeping non-contiguous versions (CCBench 7.3): keeps the newest `keep` nodes
+    /// and the node visible at `snapshot` (the newest with `ts <= snapshot`), and frees every
+    /// other node, those between the two groups included, whether or not an active reader still
+    /// needs them. Readers must use [`read_validated_until`](Self::read_validated_until) with
+    /// the nodes' replacement timestamps: a reader whose version was removed from between two
+    /// kept ones would otherwise take the older kept one for it. The caller holds the record
+    /// exclusively. Returns 0 when a deferred collector holds the chain.
+    pub fn collect_keeping(
+        &self,
+        keep: usize,
+        snapshot: u64,
+        pool: &mut VersionPool<'_, V>,
+    ) -> usize {
+        let Some(head) = self.begin_collecting() else {
+            return 0;
+        };
+        // The last of the newest `keep` nodes (None: keep none of them), and the first node
+        // visible at `snapshot` (K). Relaxed (every link load): links change only under the
+        // collector bit, which we hold.
+        let mut last_kept: Option<NonNull<Version<V>>> = None;
+        let mut p = NonNull::new(head);
+        for _ in 0..keep {
+            let Some(n) = p else { break };
+            // SAFETY: a live node of this chain; only the collector-bit holder frees nodes.
+            let v = unsafe { n.as_ref() };
+            if v.ts() <= snapshot {
+                break;
+            }
+            last_kept = Some(n);
+            p = NonNull::new(v.next.load(Ordering::Relaxed));
+        }
+        let gap_start = p;
+        let mut gap_end: Option<NonNull<Version<V>>> = None;
+        while let Some(n) = p {
+            // SAFETY: as above.
+            let v = unsafe { n.as_ref() };
+            if v.ts() <= snapshot {
+                break;
+            }
+            gap_end = Some(n);
+            p = NonNull::new(v.next.load(Ordering::Relaxed));
+        }
+        let k = p.map_or(std::ptr::null_mut(), NonNull::as_ptr);
+        // Unlink the gap (the nodes after the kept newest ones and before K): the link into it
+        // now points at K. Relaxed: validated readers re-check each link after reading the
+        // generation of the node it led to (`read_validated_until`), and `free_from`'s Release
+        // bump orders this unlink before the node's reuse.
+        let gap = match gap_end {
+            None => std::ptr::null_mut(),
+            Some(end) => {
+                let start = gap_start.expect("a gap has a first node").as_ptr();
+                match last_kept {
+                    // SAFETY: as above.
+                    Some(n) => unsafe { n.as_ref() }.next.store(k, Ordering::Relaxed),
+                    // The gap starts at the head: keep the collector bit we hold.
+                    None => self
+                        .head
+                        .store(k.map_addr(|a| a | COLLECTING), Ordering::Relaxed),
+                }
+                // SAFETY: as above; the gap is unreachable from the chain now and ours.
+                unsafe { end.as_ref() }
+                    .next
+                    .store(std::ptr::null_mut(), Ordering::Relaxed);
+                start
+            }
+        };
+        // Below K: K itself stays.
+        let below = match p {
+            // SAFETY: as above. Relaxed: as for the gap.
+            Some(n) => unsafe { n.as_ref() }
+                .next
+                .swap(std::ptr::null_mut(), Ordering::Relaxed),
+            None => std::ptr::null_mut(),
+        };
+        self.end_collecting();
+        self.free_from(gap, pool) + self.free_from(below, pool)
+    }
+
     /// Copies into `out` the newest version with `ts <= snapshot` and returns its timestamp, on a
     /// chain that AggressiveGC collects under its readers: `Ok(None)` when no such version is
     /// left, `Err(VersionCollected)` when a node was reclaimed while this walk used it (the walk
@@ -393,6 +477,22 @@ impl<V> VersionChain<V> {
         &self,
         snapshot: u64,
         out: &mut [u8],
+    ) -> Result<Option<u64>, VersionCollected> {
+        self.read_validated_until(snapshot, out, |_| u64::MAX)
+    }
+
+    /// [`read_validated`](Self::read_validated) on a chain whose collection may also remove
+    /// nodes between kept ones ([`collect_keeping`](Self::collect_keeping)): `replaced_at` gives
+    /// from a node's metadata the timestamp of the version that replaced it (its writer's
+    /// commit), and a node found at or below `snapshot` counts only if `snapshot` is below that,
+    /// i.e. if no version the snapshot should see was removed above it; otherwise the walk
+    /// answers `Err(VersionCollected)`. `replaced_at` reads atomics only (it runs inside the
+    /// node's seqlock window).
+    pub fn read_validated_until(
+        &self,
+        snapshot: u64,
+        out: &mut [u8],
+        replaced_at: impl Fn(&V) -> u64,
     ) -> Result<Option<u64>, VersionCollected> {
         /// Longest walk before giving up (a walk through reclaimed nodes could otherwise loop).
         const MAX_HOPS: usize = 1 << 16;
@@ -420,8 +520,10 @@ impl<V> VersionChain<V> {
             let ts = v.ts();
             let next = v.next.load(Ordering::Acquire);
             let found = ts <= snapshot;
+            let mut current = true;
             if found {
                 v.payload().load(out);
+                current = snapshot < replaced_at(&v.meta);
             }
             // Acquire fence, then the re-check: the reads above saw no reuse of the node.
             fence(Ordering::Acquire);
@@ -429,7 +531,12 @@ impl<V> VersionChain<V> {
                 return Err(VersionCollected);
             }
             if found {
-                return Ok(Some(ts));
+                // A version between this one and the snapshot was collected.
+                return if current {
+                    Ok(Some(ts))
+                } else {
+                    Err(VersionCollected)
+                };
             }
             link = &v.next;
             owner = Some((v, generation));
@@ -527,15 +634,18 @@ pub struct VersionStats {
 /// Shared words, who writes them, who reads them: `bytes` and `allocated` are written by a
 /// worker that refills its pool (once per [`RESERVE`] nodes with reuse on), read by the report;
 /// `live[i]` is written by worker `i` only, read by the report and the cap's message;
-/// `shared_free` is locked on every take and give with reuse off, and when a pool is dropped.
+/// `shared_free` is locked on every take and give with reuse off in a type-stable store, and
+/// when a pool is dropped.
 pub struct VersionStore<V> {
     cap: usize,
     reuse: bool,
+    /// Nodes are never given back to the allocator during a run ([`Self::type_stable`]).
+    type_stable: bool,
     bytes: AtomicUsize,
     allocated: AtomicUsize,
     live: Box<[CachePadded<AtomicI64>]>,
-    /// Free nodes the store owns: with reuse off, every worker's; with it on, those of dropped
-    /// pools. Freed when the store is dropped (module docs, "Who owns a node").
+    /// Free nodes the store owns: with reuse off in a type-stable store, every worker's; with it
+    /// on, those of dropped pools. Freed when the store is dropped (module docs, "Who owns a node").
     shared_free: Mutex<Vec<NonNull<Version<V>>>>,
     /// The first time a commit needed a node past the cap ([`VersionPool::take_past_cap`]).
     exhausted: OnceLock<VersionMemoryExhausted>,
@@ -555,6 +665,7 @@ impl<V: Default> VersionStore<V> {
         VersionStore {
             cap,
             reuse,
+            type_stable: false,
             bytes: AtomicUsize::new(0),
             allocated: AtomicUsize::new(0),
             live: (0..workers.max(1))
@@ -563,6 +674,15 @@ impl<V: Default> VersionStore<V> {
             shared_free: Mutex::new(Vec::new()),
             exhausted: OnceLock::new(),
         }
+    }
+
+    /// The same store, but its nodes stay version nodes until the store is dropped (type-stable
+    /// memory): what a store needs whose readers may still read a node after it was collected
+    /// (AggressiveGC's [`VersionChain::read_validated`]). With reuse off, collected nodes then go
+    /// to one shared, locked free list instead of back to the allocator.
+    pub fn type_stable(mut self) -> Self {
+        self.type_stable = true;
+        self
     }
 
     /// The pool of worker `id`.
@@ -684,6 +804,12 @@ impl<V: Default> VersionPool<'_, V> {
     /// A free node for a payload of `bytes`, or the cap's error.
     #[inline]
     pub fn take(&mut self, bytes: usize) -> Result<VersionNode<V>, VersionMemoryExhausted> {
+        if !self.store.reuse && !self.store.type_stable {
+            // CCBench's baseline: one node from the general allocator (`give` frees it).
+            let mut one = Vec::with_capacity(1);
+            self.store.allocate(bytes, 1, &mut one)?;
+            return Ok(VersionNode(one[0]));
+        }
         if !self.store.reuse {
             let mut shared = self
                 .store
@@ -766,6 +892,17 @@ impl<V> VersionPool<'_, V> {
         self.store.live[self.id].fetch_sub(1, Ordering::Relaxed);
         // SAFETY: the node is a live allocation now owned by the caller.
         let bytes = unsafe { node.0.as_ref() }.bytes;
+        if !self.store.reuse && !self.store.type_stable {
+            // Relaxed: counters; the cap counts the bytes held now.
+            self.store
+                .bytes
+                .fetch_sub(Version::<V>::node_bytes(bytes), Ordering::Relaxed);
+            // SAFETY: every node was leaked from a Box in `allocate`; this one is owned by the
+            // caller (collected: no chain links it) and, the store not being type-stable, no
+            // reader can reach it (the watermark argument, module docs); freed once, here.
+            drop(unsafe { Box::from_raw(node.0.as_ptr()) });
+            return;
+        }
         if !self.store.reuse {
             self.store
                 .shared_free
@@ -1141,10 +1278,23 @@ mod tests {
         let err = pool.take(8).err().expect("past the cap");
         assert_eq!(err.live, 3);
         assert!(err.to_string().contains("--version-memory-mb"), "{err}");
-        // Without reuse, a freed node serves the next take without allocating.
+        // Without reuse, collected nodes go back to the allocator: the cap has room again, and
+        // the next take allocates anew.
+        assert_eq!(chain.collect(4, 4, &mut pool), 3);
+        assert_eq!(store.stats().version_bytes, 0);
+        assert!(pool.take(8).is_ok());
+        assert_eq!(store.stats().allocated_versions, 4);
+        assert_eq!(store.stats().version_bytes, node);
+        // A type-stable store (AggressiveGC) keeps them: a freed node serves the next take.
+        let stable: VersionStore<()> = VersionStore::new(1, 3 * node, false).type_stable();
+        let mut pool = stable.pool(0);
+        let chain = VersionChain::default();
+        for ts in 1..=3 {
+            push(&chain, &mut pool, ts, ts);
+        }
         assert_eq!(chain.collect(4, 4, &mut pool), 3);
         assert!(pool.take(8).is_ok());
-        assert_eq!(store.stats().allocated_versions, 3);
+        assert_eq!(stable.stats().allocated_versions, 3);
         // With reuse, a pool reserves a whole batch: a cap below it fails at once.
         let small: VersionStore<()> = VersionStore::new(1, node, true);
         assert!(small.pool(0).reserve(8).is_err());
@@ -1164,6 +1314,49 @@ mod tests {
         assert_eq!(chain.collect_aggressively(1, &mut pool), 2);
         assert_eq!(chain.read_validated(6, &mut out), Ok(None), "ts 5 is gone");
         assert_eq!(chain.read_validated(9, &mut out), Ok(Some(9)));
+        assert_eq!(store.stats().live_versions, 1);
+    }
+
+    #[test]
+    fn non_contiguous_collection_keeps_the_newest_and_the_visible_version() {
+        // Each node's metadata is the timestamp of the version that replaced it.
+        let store: VersionStore<AtomicU64> = VersionStore::new(1, 1 << 20, true).type_stable();
+        let mut pool = store.pool(0);
+        let chain: VersionChain<AtomicU64> = VersionChain::default();
+        let versions = [1u64, 3, 5, 7, 9];
+        for (i, &ts) in versions.iter().enumerate() {
+            let src = [AtomicU64::new(ts * 10)];
+            let mut node = pool.take(8).unwrap();
+            let replaced = versions.get(i + 1).copied().unwrap_or(11);
+            node.fill(ts, payload_of(&src), &mut [0u8; 8])
+                .store(replaced, Ordering::Relaxed);
+            chain.push(node, &mut pool);
+        }
+        let mut out = [0u8; 8];
+        let until = |m: &AtomicU64| m.load(Ordering::Relaxed);
+        assert_eq!(chain.read_validated_until(6, &mut out, until), Ok(Some(5)));
+        // Keep the newest (9) and the one visible at 4 (3); 7 and 5 go from between, 1 below.
+        assert_eq!(chain.collect_keeping(1, 4, &mut pool), 3);
+        assert_eq!(store.stats().live_versions, 2);
+        assert_eq!(chain.read_validated_until(9, &mut out, until), Ok(Some(9)));
+        assert_eq!(u64::from_le_bytes(out), 90);
+        assert_eq!(chain.read_validated_until(4, &mut out, until), Ok(Some(3)));
+        assert_eq!(u64::from_le_bytes(out), 30);
+        // A snapshot that needed 5 or 7 finds them gone, not 3 in their place.
+        assert_eq!(
+            chain.read_validated_until(6, &mut out, until),
+            Err(VersionCollected)
+        );
+        assert_eq!(
+            chain.read_validated_until(8, &mut out, until),
+            Err(VersionCollected)
+        );
+        // Without the replacement timestamps the walk would take 3 for them.
+        assert_eq!(chain.read_validated(6, &mut out), Ok(Some(3)));
+        assert_eq!(chain.read_validated_until(0, &mut out, until), Ok(None));
+        // Keeping none of the newest: only the visible one stays.
+        assert_eq!(chain.collect_keeping(0, 3, &mut pool), 1);
+        assert_eq!(chain.read_validated_until(3, &mut out, until), Ok(Some(3)));
         assert_eq!(store.stats().live_versions, 1);
     }
 

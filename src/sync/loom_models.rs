@@ -102,7 +102,8 @@ fn loom_seqlock_write_read_cycle() {
 #[test]
 fn loom_version_chain_push_is_seen_initialised() {
     model(|| {
-        let store: Arc<VersionStore<()>> = Arc::new(VersionStore::new(2, 1 << 20, false));
+        let store: Arc<VersionStore<()>> =
+            Arc::new(VersionStore::new(2, 1 << 20, false).type_stable());
         let chain: Arc<VersionChain<()>> = Arc::new(VersionChain::default());
         let src = words(10);
         {
@@ -142,7 +143,8 @@ fn loom_version_chain_push_is_seen_initialised() {
 #[test]
 fn loom_version_chain_collector_bit_and_detach() {
     model(|| {
-        let store: Arc<VersionStore<()>> = Arc::new(VersionStore::new(2, 1 << 20, false));
+        let store: Arc<VersionStore<()>> =
+            Arc::new(VersionStore::new(2, 1 << 20, false).type_stable());
         let chain: Arc<VersionChain<()>> = Arc::new(VersionChain::default());
         {
             let mut pool = store.pool(0);
@@ -185,7 +187,8 @@ fn loom_version_chain_collector_bit_and_detach() {
 #[test]
 fn loom_aggressive_gc_validated_read() {
     model(|| {
-        let store: Arc<VersionStore<()>> = Arc::new(VersionStore::new(2, 1 << 20, false));
+        let store: Arc<VersionStore<()>> =
+            Arc::new(VersionStore::new(2, 1 << 20, false).type_stable());
         let chain: Arc<VersionChain<()>> = Arc::new(VersionChain::default());
         {
             let mut pool = store.pool(0);

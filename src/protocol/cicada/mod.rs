@@ -22,7 +22,9 @@
 //!   3. Lock the write set (Cicada's pending versions; a busy record aborts, `LockConflict`, so
 //!      the order cannot deadlock). A record whose newest version is newer than `ts` aborts
 //!      (`TimestampOrder`).
-//!   4. Raise every read record's read timestamp `rts` to `ts`.
+//!   4. Raise every read record's read timestamp `rts` to `ts`, writing only where it is below
+//!      (load, compare, `fetch_max`: the paper's and CCBench's conditional update, so readers
+//!      of a hot record keep its cache line shared; `mv_common::raise_read_timestamp`).
 //!   5. Validate every read: the version visible at `ts` must still be the one read. This is
 //!      CCBench's fix: the original validation only checked timestamps and let a read of a
 //!      version that a newer but still older-than-`ts` version had replaced commit. A read
@@ -31,6 +33,11 @@
 //!      (`rts <= ts`, `TimestampOrder`).
 //!   7. Install: the old inline version goes into the chain, the new one inline, the chain is
 //!      collected below the watermark (RapidGC), the record unlocked with `ts`.
+//!
+//! A worker whose last five transactions committed omits steps 1 and 2 (the Cicada paper: they
+//! cost without contention and pay only with it; CCBench's `CONTINUING_COMMIT_THRESHOLD`, 5) and
+//! locks in the order the program wrote; its next abort turns them back on. CCBench counts the
+//! consecutive commits per record, not per worker (docs/ARCHITECTURE.md, "Deviations").
 //!
 //! Why a read and a concurrent older writer cannot miss each other: the reader raises `rts`
 //! (step 4) and then loads the record word (step 5); the writer locks (step 3, changing the word)
@@ -44,7 +51,8 @@
 //! read aborts at the write), BestEffortInlining (the newest version lives in the record; off:
 //! every version, the newest too, is a chain node that reads walk, so each write also fills a
 //! node and each read follows a pointer), PrecheckVersionConsistency (step 1),
-//! SortWriteSetByContention (step 2), RapidGC (the shared `--gc-interval-us`, Cicada's 10 us by
+//! SortWriteSetByContention (step 2), their adaptive omission (`--cicada-no-adaptive-skip`),
+//! RapidGC (the shared `--gc-interval-us`, Cicada's 10 us by
 //! default) and AdaptiveBackoff (the executor's backoff, on for Cicada unless turned off).
 //!
 //! **Deviations.** Cicada lets a blind write insert a version between two older ones; here a
@@ -64,11 +72,11 @@ pub use clock::{TimeSource, WORKER_BITS, WorkerClock};
 
 #[cfg(test)]
 use super::mutants::Mutant;
-use super::mv_common::{collect_queued, push_version};
+use super::mv_common::{collect_queued, push_version, raise_read_timestamp};
 use super::si::{LOCK, snapshot_read};
 use super::{
-    Abort, AttemptStart, CicadaOptions, InstallLog, OpResult, Protocol, ProtocolOptions, ReadSet,
-    WriteKind, WriteSet,
+    Abort, AttemptStart, CICADA_CONTINUING_COMMITS, CicadaOptions, InstallLog, OpResult, Protocol,
+    ProtocolOptions, ReadSet, WriteKind, WriteSet,
 };
 use crate::storage::Record;
 use crate::storage::versions::{
@@ -140,6 +148,9 @@ pub struct CicadaWorker<'db> {
     writes: WriteSet<'db, CicadaMeta, u64>,
     /// Commit progress: steps 1-2 done.
     prepared: bool,
+    /// Transactions committed in a row by this worker (reset by an abort): at
+    /// [`CICADA_CONTINUING_COMMITS`] the adaptive skip omits steps 1 and 2.
+    continuing_commits: u32,
     /// Commit progress: the first `locked` writes are locked.
     locked: usize,
     pool: VersionPool<'db, ()>,
@@ -232,8 +243,13 @@ impl Cicada {
         w.locked = 0;
     }
 
-    /// Steps 1 and 2 of the commit (module docs).
+    /// Steps 1 and 2 of the commit (module docs), omitted by the adaptive skip.
     fn prepare(&self, w: &mut CicadaWorker<'_>) -> Result<(), Abort> {
+        if self.opts.adaptive_skip && w.continuing_commits >= CICADA_CONTINUING_COMMITS {
+            // Locking (step 3) never waits, so the write set's order only decides which record
+            // fails first; insertion order is as correct as any.
+            return Ok(());
+        }
         #[cfg(test)]
         let check_reads = self.mutant != Mutant::CicadaSkipReadValidation;
         #[cfg(not(test))]
@@ -328,6 +344,7 @@ impl Protocol for Cicada {
             reads: ReadSet::default(),
             writes: WriteSet::default(),
             prepared: false,
+            continuing_commits: 0,
             locked: 0,
             pool: self.versions.pool(id),
             scratch: Vec::new(),
@@ -441,8 +458,9 @@ impl Protocol for Cicada {
         let raise = true;
         if raise {
             for (rec, _) in w.reads.iter() {
-                // SeqCst: the argument in the module docs.
-                rec.meta().rts.fetch_max(w.ts, Ordering::SeqCst);
+                // Loads first and raises only when below `ts` (SeqCst both: the argument in the
+                // module docs, `raise_read_timestamp`).
+                raise_read_timestamp(&rec.meta().rts, w.ts);
             }
         }
         // Step 5.
@@ -473,6 +491,7 @@ impl Protocol for Cicada {
             self.install(w, i, watermark);
         }
         w.locked = 0;
+        w.continuing_commits = w.continuing_commits.saturating_add(1);
         w.clock.settle();
         self.watermark.leave(w.id);
         Poll::Ready(Ok(()))
@@ -483,6 +502,7 @@ impl Protocol for Cicada {
         w.reads.clear();
         w.writes.clear();
         w.prepared = false;
+        w.continuing_commits = 0;
         w.clock.boost();
         self.watermark.leave(w.id);
     }

@@ -204,3 +204,59 @@ fn backoff_follows_the_switch() {
     assert!(Cicada::new(&options(|_| {})).adaptive_backoff());
     assert!(!Cicada::new(&options(|o| o.backoff = false)).adaptive_backoff());
 }
+
+/// The adaptive skip: after five commits in a row a worker omits the precheck and the sort;
+/// an abort turns them back on.
+#[test]
+fn five_commits_in_a_row_skip_the_precheck_and_the_sort() {
+    // Returns what the precheck said about an older write to a record a younger transaction
+    // read, and which record the write set would lock first, after `commits` commits in a row.
+    let run = |c: &Cicada, commits: usize| {
+        let t = table();
+        let (x, y) = (t.get(RecordId(0)).unwrap(), t.get(RecordId(1)).unwrap());
+        let mut w = c.new_worker(0);
+        let mut young = c.new_worker(1);
+        for v in 0..commits {
+            c.begin(&mut w, AttemptStart::FIRST);
+            ready(write(c, &mut w, y, v as u64)).unwrap();
+            ready(c.commit(&mut w)).unwrap();
+        }
+        c.begin(&mut w, AttemptStart::FIRST);
+        c.begin(&mut young, AttemptStart::FIRST);
+        read(c, &mut young, x);
+        ready(c.commit(&mut young)).unwrap();
+        // y is the more recently written record (the sort puts it first); x was read by a
+        // younger transaction (the precheck fails the write).
+        ready(write(c, &mut w, x, 9)).unwrap();
+        ready(write(c, &mut w, y, 9)).unwrap();
+        let checked = c.prepare(&mut w);
+        let first = w.writes.entries()[0].rec.rid;
+        c.abort(&mut w, Abort::User);
+        // After the abort the next attempt sorts again: y (written last) before z.
+        let z = t.get(RecordId(2)).unwrap();
+        c.begin(&mut w, AttemptStart::FIRST);
+        ready(write(c, &mut w, z, 9)).unwrap();
+        ready(write(c, &mut w, y, 9)).unwrap();
+        c.prepare(&mut w).unwrap();
+        let first_after_abort = w.writes.entries()[0].rec.rid;
+        c.abort(&mut w, Abort::User);
+        (checked, first, first_after_abort)
+    };
+    let opts = |skip: bool| {
+        options(|o| {
+            o.early_abort = false;
+            o.adaptive_skip = skip;
+        })
+    };
+    // A failed precheck returns before the sort: the write set stays in program order.
+    let checked = (Err(Abort::TimestampOrder), RecordId(0), RecordId(1));
+    let c = Cicada::new(&opts(true));
+    assert_eq!(run(&c, CICADA_CONTINUING_COMMITS as usize - 1), checked);
+    assert_eq!(
+        run(&c, CICADA_CONTINUING_COMMITS as usize),
+        (Ok(()), RecordId(0), RecordId(1)),
+        "five commits in a row skip both steps, the abort brings them back"
+    );
+    let c = Cicada::new(&opts(false));
+    assert_eq!(run(&c, CICADA_CONTINUING_COMMITS as usize), checked);
+}

@@ -18,7 +18,8 @@
 //! # Parallel commit
 //!
 //! Committers do not serialise: each learns of the others through records and the transaction
-//! table (`table.rs`), and waits (`Pending`) only for a transaction with a smaller commit stamp
+//! table (`protocol::txn_table`), and waits (`Pending`) only for a transaction with a smaller
+//! commit stamp
 //! whose outcome it needs, so waits cannot form a cycle.
 //!
 //! - A reader `R` registers in the record's reader bitmap when it reads (cleared when it
@@ -49,18 +50,18 @@
 //! every word, each access `SeqCst` and so in the one total order; the overwriter's loads need not
 //! form a snapshot of the whole set, only each see its reader.
 
-mod table;
 #[cfg(test)]
 mod tests;
 
 #[cfg(test)]
 use super::mutants::Mutant;
 use super::mv_common::{collect_queued, push_version};
-use super::si::{LOCK, snapshot_read};
+use super::si::{LOCK, snapshot_read, snapshot_read_skipping};
+use super::txn_table::{Marker, Phase, Seen, TxnTable};
 use super::worker_set::AtomicWorkerSet;
 use super::{
-    Abort, AttemptStart, InstallLog, OpResult, Protocol, ProtocolOptions, ReadSet, WriteKind,
-    WriteSet,
+    Abort, AttemptStart, ErmiaOptions, InstallLog, OpResult, Protocol, ProtocolOptions, ReadSet,
+    WriteKind, WriteSet,
 };
 use crate::storage::Record;
 use crate::storage::versions::{
@@ -71,14 +72,15 @@ use crossbeam_utils::CachePadded;
 use std::sync::atomic::{AtomicU64, Ordering, fence};
 use std::task::Poll;
 use std::time::{Duration, Instant};
-use table::{Marker, Phase, Seen, TxnTable};
 
 /// Words of the wide reader registry ([`ErmiaWide`]).
 pub const WIDE_WORDS: usize = 16;
 /// Most workers [`Ermia`] runs with: its reader registry is one word per record.
 pub const NARROW_ERMIA_WORKERS: usize = 64;
-/// Most workers ERMIA runs with ([`ErmiaWide`]; the coroutine executor's limit too).
+/// Most workers ERMIA runs with ([`ErmiaWide`]; the coroutine executor's limit too; the
+/// transaction table's markers name as many).
 pub const MAX_ERMIA_WORKERS: usize = 64 * WIDE_WORDS;
+const _: () = assert!(MAX_ERMIA_WORKERS <= super::txn_table::MAX_TABLE_WORKERS);
 
 /// Whether `workers` need [`ErmiaWide`].
 pub fn needs_wide_readers(workers: usize) -> bool {
@@ -94,6 +96,10 @@ pub type ErmiaMeta = ErmiaMetaWith<1>;
 
 /// How many times a commit re-reads a record whose overwriter finished under it before yielding.
 const RETRIES: usize = 8;
+
+/// A read-set entry's state once the same transaction overwrote the record (read-set pruning):
+/// no version has this timestamp (the clock never reaches it).
+const PRUNED: u64 = u64::MAX;
 
 /// Per-record metadata, with a `WORDS`-word reader registry.
 #[derive(Default)]
@@ -127,6 +133,9 @@ pub struct ErmiaWith<const WORDS: usize> {
     table: TxnTable,
     watermark: Watermark,
     versions: VersionStore<Stamps>,
+    opts: ErmiaOptions,
+    /// Readers skip in-flight versions (`MvOptions::skip_in_flight`).
+    skip_in_flight: bool,
     #[cfg(test)]
     mutant: Mutant,
 }
@@ -159,6 +168,8 @@ impl<const WORDS: usize> ErmiaWith<WORDS> {
                 opts.mv.version_memory_bytes,
                 opts.mv.version_reuse,
             ),
+            opts: opts.ermia,
+            skip_in_flight: opts.mv.skip_in_flight,
             #[cfg(test)]
             mutant: Mutant::None,
         })
@@ -179,8 +190,13 @@ pub struct ErmiaWorker<'db, const WORDS: usize> {
     /// The serial of the current transaction (its markers name it).
     serial: u64,
     snapshot: u64,
-    /// Records read, with the timestamp of the version read.
+    /// Records read, with the timestamp of the version read (`PRUNED` once overwritten by
+    /// this transaction).
     reads: ReadSet<'db, ErmiaMetaWith<WORDS>, u64>,
+    /// The early exclusion check's running `π` (`u64::MAX` until a read version is known to be
+    /// overwritten) and `η`, from what the read phase saw (`ErmiaOptions::early_exclusion`).
+    early_pi: u64,
+    early_eta: u64,
     /// Buffered writes, with the record word seen when locked.
     writes: WriteSet<'db, ErmiaMetaWith<WORDS>, u64>,
     /// Commit progress: the first `locked` writes are locked and marked.
@@ -284,7 +300,8 @@ impl<const WORDS: usize> ErmiaWith<WORDS> {
     /// Clears this worker's reader bits and, when it committed with `stamp`, raises the pstamp of
     /// what it read first.
     fn leave_readers(&self, w: &ErmiaWorker<'_, WORDS>, stamp: Option<u64>) {
-        for (rec, _) in w.reads.iter() {
+        // A pruned read left the registry at the write; the install raises the pstamp.
+        for (rec, _) in w.reads.iter().filter(|(_, ts)| *ts != PRUNED) {
             let meta = rec.meta();
             if let Some(c) = stamp {
                 // SeqCst: before the bit's clearing, which overwriters load before the pstamp.
@@ -293,6 +310,37 @@ impl<const WORDS: usize> ErmiaWith<WORDS> {
             // SeqCst: see above.
             meta.readers.remove(w.id, Ordering::SeqCst);
         }
+    }
+
+    /// The early exclusion check after a read of the version with timestamp `ts` of `rec`
+    /// (`ErmiaOptions::early_exclusion`, CCBench's `verify_exclusion_or_abort`): the version's
+    /// writer precedes the transaction (`η`), and an overwriter that already installed (so
+    /// committed, with a stamp below the one this transaction will draw) bounds `π` with its
+    /// own. Both are values commit computes too (`π` only falls and `η` only rises from here),
+    /// so an early abort is one commit would have taken.
+    fn early_check_read(
+        &self,
+        w: &mut ErmiaWorker<'_, WORDS>,
+        rec: Record<'_, ErmiaMetaWith<WORDS>>,
+        ts: u64,
+    ) -> Result<(), Abort> {
+        w.early_eta = w.early_eta.max(ts);
+        let meta = rec.meta();
+        // Acquire: pairs with the installer's Release stores; a word naming another version
+        // means the push of the node for `ts`, and the stamps in it, are visible.
+        if meta.word.load(Ordering::Acquire) & !LOCK != ts {
+            // SAFETY: as in `overwriter_pi`: `w.snapshot` is registered with the watermark every
+            // collect uses, `ts` is the newest version at or below it (so collects keep it), and
+            // the inline version is newer.
+            if let Some(v) = unsafe { meta.chain.find_visible(ts) }.filter(|v| v.ts() == ts) {
+                // Relaxed: written before the node's publication, which the walk acquired.
+                w.early_pi = w.early_pi.min(v.meta.sstamp.load(Ordering::Relaxed));
+            }
+        }
+        if w.early_pi <= w.early_eta {
+            return Err(Abort::SsnExclusion);
+        }
+        Ok(())
     }
 
     /// Undoes what commit's first phase did to the first `w.locked` writes.
@@ -318,6 +366,8 @@ impl<const WORDS: usize> Protocol for ErmiaWith<WORDS> {
             serial: 0,
             snapshot: 0,
             reads: ReadSet::default(),
+            early_pi: u64::MAX,
+            early_eta: 0,
             writes: WriteSet::default(),
             locked: 0,
             stamp: 0,
@@ -331,6 +381,8 @@ impl<const WORDS: usize> Protocol for ErmiaWith<WORDS> {
     fn begin(&self, w: &mut ErmiaWorker<'_, WORDS>, _start: AttemptStart) {
         w.reads.clear();
         w.writes.clear();
+        w.early_pi = u64::MAX;
+        w.early_eta = 0;
         w.locked = 0;
         w.stamp = 0;
         w.serial = self.table.begin(w.id);
@@ -360,11 +412,27 @@ impl<const WORDS: usize> Protocol for ErmiaWith<WORDS> {
             // SeqCst: the Dekker argument in the module docs.
             meta.readers.insert(w.id, Ordering::SeqCst);
         }
-        // SAFETY: `w.snapshot` is registered with `self.watermark` (begin), which every collect
-        // of this chain uses.
-        match unsafe { snapshot_read(&meta.word, &meta.chain, rec, w.snapshot, out) } {
+        let snapshot = w.snapshot;
+        let read = if self.skip_in_flight {
+            // SeqCst: after the reader's snapshot load (`TxnTable::holder_commits_after`).
+            let after = || {
+                self.table
+                    .holder_commits_after(meta.sstamp.load(Ordering::SeqCst), snapshot)
+            };
+            // SAFETY: `w.snapshot` is registered with `self.watermark` (begin), which every
+            // collect of this chain uses.
+            unsafe { snapshot_read_skipping(&meta.word, &meta.chain, rec, snapshot, out, after) }
+        } else {
+            // SAFETY: `w.snapshot` is registered with `self.watermark` (begin), which every
+            // collect of this chain uses.
+            unsafe { snapshot_read(&meta.word, &meta.chain, rec, snapshot, out) }
+        };
+        match read {
             Poll::Ready(Ok(ts)) => {
                 w.reads.push(rec, ts);
+                if self.opts.early_exclusion {
+                    return Poll::Ready(self.early_check_read(w, rec, ts));
+                }
                 Poll::Ready(Ok(()))
             }
             Poll::Ready(Err(e)) => Poll::Ready(Err(e)),
@@ -399,6 +467,23 @@ impl<const WORDS: usize> Protocol for ErmiaWith<WORDS> {
         kind: WriteKind,
     ) -> OpResult {
         w.writes.put(rec, kind, data, 0);
+        if self.opts.prune_overwritten_reads
+            && let Some(read) = w.reads.find_mut(&rec)
+            && *read != PRUNED
+        {
+            *read = PRUNED;
+            // SeqCst: as every registry access (module docs); the write's own checks at commit
+            // (first committer wins, the readers' η) cover what the read protected.
+            rec.meta().readers.remove(w.id, Ordering::SeqCst);
+        }
+        if self.opts.early_exclusion {
+            // Acquire: a value to predict with; commit loads it again (SeqCst) to decide.
+            let pstamp = rec.meta().pstamp.load(Ordering::Acquire);
+            w.early_eta = w.early_eta.max(pstamp);
+            if w.early_pi <= w.early_eta {
+                return Poll::Ready(Err(Abort::SsnExclusion));
+            }
+        }
         Poll::Ready(Ok(()))
     }
 
@@ -438,7 +523,7 @@ impl<const WORDS: usize> Protocol for ErmiaWith<WORDS> {
 
         // The exclusion window test.
         let (mut pi, mut eta) = (c, 0u64);
-        for (rec, ts) in w.reads.iter() {
+        for (rec, ts) in w.reads.iter().filter(|(_, ts)| *ts != PRUNED) {
             eta = eta.max(*ts);
             #[cfg(test)]
             if self.mutant == Mutant::ErmiaIgnoreOverwriters {

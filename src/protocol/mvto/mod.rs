@@ -18,21 +18,28 @@
 //! Reads are never validated: `rts` makes every later writer respect them, so the execution is
 //! equivalent to running the committed transactions serially in timestamp order.
 //!
-//! **AggressiveGC** (`--aggressive-gc`, CCBench section 7.3's proposal): every install frees all
-//! but the newest older version of the record, whatever the watermark. A reader that needs a
-//! freed version finds it gone (`storage::versions::VersionChain::read_validated`, which detects
-//! a node reclaimed under the walk) and aborts with `version_collected`; its retry draws a new,
-//! newer timestamp, so it needs fewer old versions. Memory stays at about one older version per
-//! written record; the price is those aborts.
+//! **AggressiveGC** (`--aggressive-gc`, CCBench section 7.3's proposal): every install frees the
+//! record's older versions whatever the watermark, keeping only the newest older version and,
+//! while a starving transaction holds the protection (below), the version its snapshot sees:
+//! the kept versions need not be contiguous (7.3: "visible versions do not need to be
+//! contiguous"), the ones between them go too (`VersionChain::collect_keeping`). Each older
+//! version records when it was replaced, so a reader whose version was removed from between two
+//! kept ones is not handed the older one (`VersionChain::read_validated_until`, which also
+//! detects a node reclaimed under the walk): it aborts with `version_collected`, and its retry
+//! draws a new, newer timestamp, so it needs fewer old versions. Memory stays at about one or
+//! two older versions per written record; the price is those aborts.
+//! `--aggressive-gc-contiguous` keeps today's contiguous variant instead (kVSR-like, the scheme
+//! 7.3 contrasts with): the newest older version, or, under protection, every version above the
+//! protected snapshot.
 //!
 //! **Starvation priority under AggressiveGC** (wait-die style). A new timestamp alone does not
 //! save a long reader: whenever a record it reads is written twice during its run, its version
 //! is gone again, and it can abort forever (CCBench 7.3 names the risk). So a transaction keeps
 //! its first attempt's timestamp as its *priority* across retries, and one transaction at a time
 //! may hold the *protection*: the oldest-priority transaction that lost a read to collection.
-//! While a transaction holds it, every install collects only below the protected snapshot
-//! (`VersionChain::collect` with the protected timestamp as its watermark) instead of
-//! aggressively, so the protected attempt finds every version it needs and cannot abort with
+//! While a transaction holds it, every install keeps the version visible at the protected
+//! snapshot (contiguous variant: collects only below it, `VersionChain::collect` with the
+//! protected timestamp as its watermark), so the protected attempt finds every version it needs and cannot abort with
 //! `version_collected` again. Priority decides as in wait-die: a starving transaction older than
 //! the holder takes the protection over (the younger holder goes back to aggressive collection
 //! and retries as usual); a younger one does not get it and retries unprotected. The holder
@@ -54,7 +61,7 @@ mod tests;
 
 #[cfg(test)]
 use super::mutants::Mutant;
-use super::mv_common::{collect_queued, load_visible, push_version};
+use super::mv_common::{collect_queued, load_visible, push_version, raise_read_timestamp};
 use super::si::LOCK;
 use super::{
     Abort, AttemptStart, InstallLog, OpResult, Protocol, ProtocolOptions, WriteKind, WriteSet,
@@ -72,13 +79,18 @@ use std::time::{Duration, Instant};
 /// How many times a read retries a torn inline copy before yielding to the executor.
 const READ_RETRIES: usize = 8;
 
+/// What MVTO keeps on an older version: the commit timestamp of the version that replaced it
+/// (its end of visibility), which AggressiveGC's readers check
+/// (`VersionChain::read_validated_until`).
+type ReplacedAt = AtomicU64;
+
 /// Per-record metadata.
 #[derive(Default)]
 pub struct MvtoMeta {
     /// `LOCK | write timestamp of the inline version`.
     word: AtomicU64,
     /// Older versions.
-    chain: VersionChain<()>,
+    chain: VersionChain<ReplacedAt>,
     /// The largest timestamp of a transaction that read the inline version.
     rts: AtomicU64,
 }
@@ -88,9 +100,11 @@ pub struct Mvto {
     /// Transaction timestamps (a global counter: timestamp ordering needs unique, ordered ones).
     clock: CachePadded<AtomicU64>,
     watermark: Watermark,
-    versions: VersionStore<()>,
+    versions: VersionStore<ReplacedAt>,
     /// AggressiveGC (module docs).
     aggressive: bool,
+    /// AggressiveGC keeps contiguous versions (kVSR-like; module docs).
+    contiguous: bool,
     /// AggressiveGC's starvation protection (module docs): the priority (first timestamp) of
     /// the transaction holding it, 0 when none. Written by starving transactions (CAS), read by
     /// them.
@@ -111,12 +125,21 @@ impl Mvto {
         Mvto {
             clock: CachePadded::new(AtomicU64::new(0)),
             watermark: Watermark::new(opts.threads, Duration::from_micros(opts.mv.gc_interval_us)),
-            versions: VersionStore::new(
-                opts.threads,
-                opts.mv.version_memory_bytes,
-                opts.mv.version_reuse,
-            ),
+            versions: {
+                let store = VersionStore::new(
+                    opts.threads,
+                    opts.mv.version_memory_bytes,
+                    opts.mv.version_reuse,
+                );
+                // AggressiveGC's validated readers may read a node after its collection.
+                if opts.mv.aggressive_gc {
+                    store.type_stable()
+                } else {
+                    store
+                }
+            },
             aggressive: opts.mv.aggressive_gc,
+            contiguous: opts.mv.aggressive_contiguous,
             protected_priority: CachePadded::new(AtomicU64::new(0)),
             protected_snapshot: CachePadded::new(AtomicU64::new(u64::MAX)),
             #[cfg(test)]
@@ -141,7 +164,7 @@ pub struct MvtoWorker<'db> {
     writes: WriteSet<'db, MvtoMeta, u64>,
     /// Commit progress: the first `locked` writes are locked.
     locked: usize,
-    pool: VersionPool<'db, ()>,
+    pool: VersionPool<'db, ReplacedAt>,
     scratch: Vec<u8>,
     last_refresh: Instant,
     /// The transaction's priority: its first attempt's timestamp (AggressiveGC, module docs).
@@ -212,7 +235,10 @@ impl Mvto {
             // SeqCst: the argument in the module docs (and Acquire for the chain and payload).
             let seen = meta.word.load(Ordering::SeqCst);
             if seen & !LOCK > ts && self.aggressive {
-                return match meta.chain.read_validated(ts, out) {
+                // Relaxed: the replacement timestamp was written before the node's publication,
+                // which the walk acquired; the walk's generation checks reject a reused node.
+                let replaced_at = |r: &ReplacedAt| r.load(Ordering::Relaxed);
+                return match meta.chain.read_validated_until(ts, out, replaced_at) {
                     Ok(Some(_)) => Poll::Ready(Ok(())),
                     Ok(None) | Err(_) => Poll::Ready(Err(Abort::VersionCollected)),
                 };
@@ -229,8 +255,9 @@ impl Mvto {
             #[cfg(test)]
             let register = register && self.mutant != Mutant::MvtoSkipReadTimestamp;
             if register {
-                // SeqCst: the argument in the module docs.
-                meta.rts.fetch_max(ts, Ordering::SeqCst);
+                // Loads first and raises only when below `ts` (SeqCst both: the argument in the
+                // module docs, `raise_read_timestamp`).
+                raise_read_timestamp(&meta.rts, ts);
             }
             rec.payload.load(out);
             // Acquire fence: pairs with the committer's Release fence after its lock CASes, so a
@@ -382,13 +409,15 @@ impl Protocol for Mvto {
                 (e.rec, e.state)
             };
             let meta = rec.meta();
+            let ts = w.ts;
             push_version(
                 &meta.chain,
                 &mut w.pool,
                 &mut w.scratch,
                 old,
                 rec.payload,
-                |_| (),
+                // Relaxed: published by the push's Release.
+                |replaced_at| replaced_at.store(ts, Ordering::Relaxed),
             );
             // Release: the push before it is visible to a reader that sees the new timestamp.
             meta.word.store(LOCK | w.ts, Ordering::Release);
@@ -396,7 +425,11 @@ impl Protocol for Mvto {
             if self.aggressive {
                 // SeqCst: pairs with the holder's store at begin (module docs).
                 let protected = self.protected_snapshot.load(Ordering::SeqCst);
-                if protected < w.ts {
+                if !self.contiguous {
+                    // The newest older version and the one the protected snapshot sees.
+                    meta.chain
+                        .collect_keeping(AGGRESSIVE_KEEP, protected, &mut w.pool);
+                } else if protected < w.ts {
                     meta.chain.collect(w.ts, protected, &mut w.pool);
                 } else {
                     meta.chain

@@ -15,6 +15,14 @@
 //!   version into a chain node and push it, publish `LOCK | c`, install the new payload inline,
 //!   collect the chain below the watermark, and unlock with `c`.
 //!
+//! **Readers skip in-flight versions** (`--skip-in-flight`, CCBench's readers; off by default):
+//! a reader that finds the record held with a visible inline version does not wait when the
+//! holder's stamp is certainly above its snapshot (not drawn yet, or drawn larger): it reads
+//! the inline version the holder has not replaced yet. To tell, committers mark the records
+//! they hold with their `Marker` and say their stamp in a transaction table
+//! (`protocol::txn_table`, ERMIA's), which costs a store per written record and three per
+//! commit; with the option off none of it runs.
+//!
 //! Why a reader with snapshot `s >= c` sees every write of the transaction with timestamp `c`:
 //! the committer locked all its records before taking `c`, and the reader's clock load that
 //! returned `s >= c` synchronises with that `fetch_add`, so it finds each record locked (and
@@ -41,6 +49,7 @@ mod tests;
 #[cfg(test)]
 use super::mutants::Mutant;
 use super::mv_common::{collect_queued, load_visible, push_version};
+use super::txn_table::{Marker, TxnTable};
 use super::{
     Abort, AttemptStart, InstallLog, OpResult, Protocol, ProtocolOptions, WriteKind, WriteSet,
 };
@@ -65,6 +74,9 @@ const READ_RETRIES: usize = 8;
 pub struct SiMeta {
     word: AtomicU64,
     chain: VersionChain<()>,
+    /// With readers skipping in-flight versions only: the holder's `Marker` while a committer
+    /// holds the record and has not installed yet, else 0 (`TxnTable::holder_commits_after`).
+    holder: AtomicU64,
 }
 
 impl SiMeta {
@@ -102,6 +114,10 @@ pub struct Si {
     clock: CachePadded<AtomicU64>,
     watermark: Watermark,
     versions: VersionStore<()>,
+    /// Readers skip in-flight versions (`MvOptions::skip_in_flight`): committers then mark
+    /// what they hold and say their stamp in `table`.
+    skip_in_flight: bool,
+    table: TxnTable,
     #[cfg(test)]
     mutant: Mutant,
 }
@@ -117,6 +133,12 @@ impl Si {
                 opts.mv.version_memory_bytes,
                 opts.mv.version_reuse,
             ),
+            skip_in_flight: opts.mv.skip_in_flight,
+            table: TxnTable::new(if opts.mv.skip_in_flight {
+                opts.threads
+            } else {
+                1
+            }),
             #[cfg(test)]
             mutant: Mutant::None,
         }
@@ -170,6 +192,8 @@ pub struct SiWorker<'db> {
     last_refresh: Instant,
     /// Commit timestamp of the last attempt that committed writes.
     committed_at: u64,
+    /// The current transaction's serial in the table (readers skipping in-flight versions).
+    serial: u64,
     /// Records this worker installed, to collect once the watermark passes them (RapidGC).
     gc: GcQueue<&'db SiMeta>,
 }
@@ -177,6 +201,8 @@ pub struct SiWorker<'db> {
 impl SiWorker<'_> {
     fn unlock_held(&mut self) {
         for e in &self.writes.entries()[..self.locked] {
+            // SeqCst: the marker goes before the lock (skipping readers re-check the word).
+            e.rec.meta().holder.store(0, Ordering::SeqCst);
             e.rec.meta().store(e.state);
         }
         self.locked = 0;
@@ -188,9 +214,20 @@ impl Si {
     #[inline]
     fn read_at<'db>(&self, rec: Record<'db, SiMeta>, snapshot: u64, out: &mut [u8]) -> OpResult {
         let meta = rec.meta();
-        // SAFETY: this worker's snapshot is registered with `self.watermark` (begin), which every
-        // collect of this record's chain uses.
-        unsafe { snapshot_read(&meta.word, &meta.chain, rec, snapshot, out) }.map(|r| r.map(|_| ()))
+        let read = if self.skip_in_flight {
+            // SeqCst: after the reader's snapshot load (`TxnTable::holder_commits_after`).
+            let after = || {
+                self.table
+                    .holder_commits_after(meta.holder.load(Ordering::SeqCst), snapshot)
+            };
+            // SAFETY: this worker's snapshot is registered with `self.watermark` (begin), which
+            // every collect of this record's chain uses.
+            unsafe { snapshot_read_skipping(&meta.word, &meta.chain, rec, snapshot, out, after) }
+        } else {
+            // SAFETY: as above.
+            unsafe { snapshot_read(&meta.word, &meta.chain, rec, snapshot, out) }
+        };
+        read.map(|r| r.map(|_| ()))
     }
 }
 
@@ -211,6 +248,31 @@ pub(crate) unsafe fn snapshot_read<V, M>(
     snapshot: u64,
     out: &mut [u8],
 ) -> Poll<Result<u64, Abort>> {
+    // SAFETY: the caller's contract; a holder is never skipped.
+    unsafe { snapshot_read_skipping(word, chain, rec, snapshot, out, || false) }
+}
+
+/// [`snapshot_read`] for readers that skip in-flight versions (`MvOptions::skip_in_flight`):
+/// where the record is held by a committer whose inline version is visible at `snapshot`,
+/// `commits_after_snapshot` is asked whether that committer's commit timestamp is certainly
+/// above `snapshot` (not drawn yet, or drawn larger); if so the reader takes the inline version
+/// the holder has not replaced yet (the committed one the snapshot sees) instead of waiting.
+/// The copy is validated like any inline copy: a holder that starts installing changes the word
+/// first (`LOCK | c`), so an unchanged word proves the copy is the old version whole. The
+/// predicate runs after the word's first load (its loads are ordered after it).
+///
+/// # Safety
+///
+/// As [`snapshot_read`].
+#[inline]
+pub(crate) unsafe fn snapshot_read_skipping<V, M>(
+    word: &AtomicU64,
+    chain: &VersionChain<V>,
+    rec: Record<'_, M>,
+    snapshot: u64,
+    out: &mut [u8],
+    commits_after_snapshot: impl Fn() -> bool,
+) -> Poll<Result<u64, Abort>> {
     for _ in 0..READ_RETRIES {
         // Acquire: pairs with the committer's Release stores, so the chain push (and the payload
         // of an unlocked word) are visible.
@@ -219,7 +281,7 @@ pub(crate) unsafe fn snapshot_read<V, M>(
             // SAFETY: the caller's contract, and the inline version is newer than the snapshot.
             return Poll::Ready(Ok(unsafe { load_visible(chain, rec, snapshot, out) }));
         }
-        if seen & LOCK != 0 {
+        if seen & LOCK != 0 && !commits_after_snapshot() {
             // A committer may install a version this snapshot must see (module docs).
             return Poll::Pending;
         }
@@ -231,7 +293,7 @@ pub(crate) unsafe fn snapshot_read<V, M>(
         fence(Ordering::Acquire);
         // Relaxed: ordered by the fence above.
         if word.load(Ordering::Relaxed) == seen {
-            return Poll::Ready(Ok(seen));
+            return Poll::Ready(Ok(seen & !LOCK));
         }
     }
     Poll::Pending
@@ -251,6 +313,7 @@ impl Protocol for Si {
             scratch: Vec::new(),
             last_refresh: Instant::now(),
             committed_at: 0,
+            serial: 0,
             gc: GcQueue::default(),
         }
     }
@@ -258,6 +321,9 @@ impl Protocol for Si {
     fn begin(&self, w: &mut SiWorker<'_>, _start: AttemptStart) {
         w.writes.clear();
         w.locked = 0;
+        if self.skip_in_flight {
+            w.serial = self.table.begin(w.id);
+        }
         w.snapshot = self.watermark.enter(w.id, &self.clock);
         w.last_refresh = self.watermark.maybe_refresh(&self.clock, w.last_refresh);
         collect_queued(
@@ -332,10 +398,21 @@ impl Protocol for Si {
                 // First committer wins: someone committed this record after our snapshot.
                 return Poll::Ready(Err(Abort::WriteWriteConflict));
             }
+            if self.skip_in_flight {
+                // SeqCst: before drawing the stamp (`TxnTable::holder_commits_after`).
+                meta.holder
+                    .store(Marker::new(w.id, w.serial).0, Ordering::SeqCst);
+            }
+        }
+        if self.skip_in_flight {
+            self.table.committing(w.id, 0);
         }
         // SeqCst: one total order of commit timestamps and snapshots (`Watermark::enter`); the
         // RMW also releases our locks' acquisition to readers whose snapshot includes `c`.
         let c = self.clock.fetch_add(1, Ordering::SeqCst) + 1;
+        if self.skip_in_flight {
+            self.table.committing(w.id, c);
+        }
         // Release fence, the seqlock writer's half: every lock CAS above is ordered before the
         // payload stores below, so a reader whose copy sees any of them and then fences Acquire
         // re-reads a locked (or newer) word and retries (pairs with `snapshot_read`'s fence).
@@ -357,9 +434,16 @@ impl Protocol for Si {
             );
             meta.store(LOCK | c);
             w.writes.install(i);
+            if self.skip_in_flight {
+                // SeqCst: after the install (`TxnTable::holder_commits_after`).
+                meta.holder.store(0, Ordering::SeqCst);
+            }
             meta.chain.collect(c, watermark, &mut w.pool);
             meta.store(c);
             w.gc.defer(c, meta);
+        }
+        if self.skip_in_flight {
+            self.table.committed(w.id, c, 0);
         }
         w.locked = 0;
         w.committed_at = c;
@@ -369,6 +453,9 @@ impl Protocol for Si {
 
     fn abort(&self, w: &mut SiWorker<'_>, _why: Abort) {
         w.unlock_held();
+        if self.skip_in_flight {
+            self.table.aborted(w.id);
+        }
         w.writes.clear();
         self.watermark.leave(w.id);
     }

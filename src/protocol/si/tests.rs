@@ -194,3 +194,56 @@ fn versions_are_collected_and_reused() {
     assert!(stats.live_versions <= 2, "{stats:?}");
     assert_eq!(stats.allocated_versions, crate::storage::versions::RESERVE);
 }
+
+/// Readers skipping in-flight versions: a reader finds x held by a committer (worker 1, locked
+/// and marked by hand, as its commit does before drawing a stamp) and reads the committed
+/// version while the committer's stamp is certainly above its snapshot, and waits otherwise.
+#[test]
+fn a_skipping_reader_waits_only_for_a_holder_that_may_commit_into_its_snapshot() {
+    let mut opts = ProtocolOptions {
+        threads: 3,
+        ..Default::default()
+    };
+    opts.mv.gc_interval_us = 0;
+    opts.mv.skip_in_flight = true;
+    let si = Si::new(&opts);
+    let t = Table::new(TableSpec {
+        name: "t".into(),
+        records: 4,
+        payload_bytes: 8,
+    });
+    let (x, y) = (t.get(RecordId(0)).unwrap(), t.get(RecordId(1)).unwrap());
+    let mut other = si.new_worker(2);
+    commit_write(&si, &mut other, x, 7).unwrap();
+    commit_write(&si, &mut other, y, 1).unwrap();
+    let mut reader = si.new_worker(0);
+    si.begin(&mut reader, AttemptStart::FIRST);
+    let snapshot = reader.snapshot;
+    // The holder: locked x at its committed word, marked it, still active.
+    let serial = si.table.begin(1);
+    let meta = x.meta();
+    let word = meta.load();
+    assert!(meta.try_lock(word));
+    meta.holder
+        .store(Marker::new(1, serial).0, Ordering::SeqCst);
+    let mut out = [0u8; 8];
+    let mut read = || {
+        si.read_at(x, snapshot, &mut out)
+            .map(|r| r.map(|()| u64::from_le_bytes(out)))
+    };
+    assert_eq!(read(), Poll::Ready(Ok(7)), "active holder");
+    si.table.committing(1, 0);
+    assert!(read().is_pending(), "stamp not drawn yet");
+    si.table.committing(1, snapshot);
+    assert!(read().is_pending(), "stamp in the snapshot");
+    si.table.committing(1, snapshot + 1);
+    assert_eq!(read(), Poll::Ready(Ok(7)), "stamp above it");
+    // Without the option the reader waits for any holder.
+    let plain = Si::new(&ProtocolOptions {
+        threads: 3,
+        ..Default::default()
+    });
+    assert!(plain.read_at(x, snapshot, &mut [0u8; 8]).is_pending());
+    meta.holder.store(0, Ordering::SeqCst);
+    meta.store(word);
+}

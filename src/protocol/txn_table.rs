@@ -1,5 +1,7 @@
-//! ERMIA's transaction table: one entry per worker, through which committers learn each other's
-//! commit stamps and outcomes (SSN's parallel commit, Wang et al. 2017, section 4).
+//! The transaction table of the multi-version protocols whose committers draw a stamp from a
+//! shared clock (ERMIA, and SI when readers skip in-flight versions): one entry per worker,
+//! through which others learn a committer's stamp and outcome (SSN's parallel commit, Wang et
+//! al. 2017, section 4).
 //!
 //! An entry is the state of the worker's current transaction, and a serial that names that
 //! transaction: an in-flight overwriter marks the records it locked with a [`Marker`] (worker,
@@ -23,7 +25,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 /// Where a transaction is in its life.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) enum Phase {
+pub(crate) enum Phase {
     /// Reading and writing (or between transactions): no commit stamp yet.
     Active,
     /// Committing: stamp drawn (or about to be, when the stamp reads 0), outcome not decided.
@@ -36,7 +38,7 @@ pub(super) enum Phase {
 
 /// A transaction's state as one word (module docs).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) struct State(u64);
+pub(crate) struct State(u64);
 
 const PHASE_SHIFT: u32 = 62;
 const STAMP_MASK: u64 = (1 << PHASE_SHIFT) - 1;
@@ -53,7 +55,7 @@ impl State {
         State((p << PHASE_SHIFT) | stamp)
     }
 
-    pub(super) fn phase(self) -> Phase {
+    pub(crate) fn phase(self) -> Phase {
         match self.0 >> PHASE_SHIFT {
             0 => Phase::Active,
             1 => Phase::Committing,
@@ -63,7 +65,7 @@ impl State {
     }
 
     /// The commit stamp (0 when not drawn yet).
-    pub(super) fn stamp(self) -> u64 {
+    pub(crate) fn stamp(self) -> u64 {
         self.0 & STAMP_MASK
     }
 }
@@ -77,30 +79,32 @@ impl State {
 /// +---+--------------+------------------------------------------------+
 /// ```
 ///
-/// Ten worker bits name up to 1024 workers (`MAX_ERMIA_WORKERS`); 53 serial bits wrap after
+/// Ten worker bits name up to 1024 workers ([`MAX_TABLE_WORKERS`]); 53 serial bits wrap after
 /// 9 x 10^15 transactions of one worker, and a marker is only ever compared with its worker's
 /// current serial.
 ///
 /// A zero word means "not being overwritten".
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) struct Marker(pub(super) u64);
+pub(crate) struct Marker(pub(crate) u64);
 
 const MARK: u64 = 1 << 63;
+/// Most workers a [`Marker`] can name (ten worker bits).
+pub const MAX_TABLE_WORKERS: usize = 1 << 10;
 const WORKER_SHIFT: u32 = 53;
 const SERIAL_MASK: u64 = (1 << WORKER_SHIFT) - 1;
 
 impl Marker {
-    pub(super) fn new(worker: usize, serial: u64) -> Self {
-        debug_assert!(worker < super::MAX_ERMIA_WORKERS);
+    pub(crate) fn new(worker: usize, serial: u64) -> Self {
+        debug_assert!(worker < MAX_TABLE_WORKERS);
         Marker(MARK | ((worker as u64) << WORKER_SHIFT) | (serial & SERIAL_MASK))
     }
 
     /// The marker in a sstamp word, if it holds one.
-    pub(super) fn decode(word: u64) -> Option<Marker> {
+    pub(crate) fn decode(word: u64) -> Option<Marker> {
         (word & MARK != 0).then_some(Marker(word))
     }
 
-    pub(super) fn worker(self) -> usize {
+    pub(crate) fn worker(self) -> usize {
         ((self.0 & !MARK) >> WORKER_SHIFT) as usize
     }
 
@@ -119,13 +123,13 @@ struct Entry {
 }
 
 /// The table.
-pub(super) struct TxnTable {
+pub(crate) struct TxnTable {
     entries: Box<[CachePadded<Entry>]>,
 }
 
 /// What a marker's transaction looks like now.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) enum Seen {
+pub(crate) enum Seen {
     /// The marker's transaction has finished: look at the record again.
     Gone,
     /// Its state, and its π when committed.
@@ -133,7 +137,7 @@ pub(super) enum Seen {
 }
 
 impl TxnTable {
-    pub(super) fn new(workers: usize) -> Self {
+    pub(crate) fn new(workers: usize) -> Self {
         TxnTable {
             entries: (0..workers.max(1))
                 .map(|_| CachePadded::new(Entry::default()))
@@ -143,7 +147,7 @@ impl TxnTable {
 
     /// Worker `id` starts a transaction: a new serial first, then the state (observers that
     /// read the old serial before and after the state load never see the new state).
-    pub(super) fn begin(&self, id: usize) -> u64 {
+    pub(crate) fn begin(&self, id: usize) -> u64 {
         let e = &self.entries[id];
         // SeqCst (both): observers' serial-state-serial loads rely on one total order.
         let serial = e.serial.fetch_add(1, Ordering::SeqCst) + 1;
@@ -154,7 +158,7 @@ impl TxnTable {
 
     /// Worker `id` enters commit before drawing its stamp (stamp 0: observers wait), so an
     /// observer that sees it still active knows its stamp will be larger than the observer's.
-    pub(super) fn committing(&self, id: usize, stamp: u64) {
+    pub(crate) fn committing(&self, id: usize, stamp: u64) {
         // SeqCst: ordered against the commit clock's fetch_add and other committers' loads.
         self.entries[id]
             .state
@@ -162,7 +166,7 @@ impl TxnTable {
     }
 
     /// Worker `id` committed with `stamp` and π `pi`.
-    pub(super) fn committed(&self, id: usize, stamp: u64, pi: u64) {
+    pub(crate) fn committed(&self, id: usize, stamp: u64, pi: u64) {
         let e = &self.entries[id];
         // Relaxed: published by the state store below.
         e.pi.store(pi, Ordering::Relaxed);
@@ -172,7 +176,7 @@ impl TxnTable {
     }
 
     /// Worker `id` aborted.
-    pub(super) fn aborted(&self, id: usize) {
+    pub(crate) fn aborted(&self, id: usize) {
         // SeqCst: as the other state stores.
         self.entries[id]
             .state
@@ -180,7 +184,7 @@ impl TxnTable {
     }
 
     /// The state of the transaction `marker` names.
-    pub(super) fn seen(&self, marker: Marker) -> Seen {
+    pub(crate) fn seen(&self, marker: Marker) -> Seen {
         let e = &self.entries[marker.worker()];
         // SeqCst: see `begin`.
         let before = e.serial.load(Ordering::SeqCst) & SERIAL_MASK;
@@ -194,9 +198,36 @@ impl TxnTable {
         Seen::Now(state, pi)
     }
 
+    /// Whether the transaction whose marker a held record carries (`marker_word`, loaded `SeqCst`
+    /// after the reader's snapshot load; 0 when the holder has not marked it yet) will commit
+    /// with a stamp above `snapshot`, so a snapshot reader may skip its in-flight version
+    /// (`MvOptions::skip_in_flight`; `si::snapshot_read_skipping`).
+    ///
+    /// A holder locks the record, then stores its marker, then says `Committing` with stamp 0,
+    /// then draws its stamp from the clock, all but the lock `SeqCst`. So: no marker yet means
+    /// the stamp is drawn after the marker load, itself after the reader's snapshot load: larger.
+    /// A marker whose transaction is still `Active` (or `Aborted`) the same; a drawn stamp is
+    /// compared; `Committing` with no stamp yet is unknown (the reader waits), and so is a
+    /// marker whose transaction finished under it (the reader re-reads). A holder clears its
+    /// marker only after copying its new version in (and before unlocking), so a reader that
+    /// then finds the word unchanged copies the new version whole, with the stamp the word
+    /// names, which its snapshot sees.
+    pub(crate) fn holder_commits_after(&self, marker_word: u64, snapshot: u64) -> bool {
+        let Some(marker) = Marker::decode(marker_word) else {
+            return true;
+        };
+        match self.seen(marker) {
+            Seen::Gone => false,
+            Seen::Now(state, _) => match state.phase() {
+                Phase::Active | Phase::Aborted => true,
+                Phase::Committing | Phase::Committed => state.stamp() > snapshot,
+            },
+        }
+    }
+
     /// The state of worker `id`'s current transaction (reader bitmaps name workers, not
     /// transactions: module docs of `ermia`).
-    pub(super) fn state_of(&self, id: usize) -> State {
+    pub(crate) fn state_of(&self, id: usize) -> State {
         // SeqCst: ordered after the observer's own stamp draw and bitmap load.
         State(self.entries[id].state.load(Ordering::SeqCst))
     }
@@ -214,7 +245,7 @@ mod tests {
         assert_eq!(Marker::decode(m.0), Some(m));
         assert_eq!(m.worker(), 63);
         // The widest worker id, and a serial past the mask: the worker survives intact.
-        let m = Marker::new(super::super::MAX_ERMIA_WORKERS - 1, (1 << 60) | 9);
+        let m = Marker::new(MAX_TABLE_WORKERS - 1, (1 << 60) | 9);
         assert_eq!(m.worker(), 1023);
         assert_eq!(m.0 & SERIAL_MASK, 9);
         assert_eq!(Marker::decode(0), None);
