@@ -96,7 +96,7 @@ use txbench::random::FastRng;
 use txbench::storage::{
     Database, END_SENTINEL_KEY, IndexId, IndexSpec, Record, RecordId, TableId, TableSpec,
 };
-use txbench::txn::Txn;
+use txbench::txn::TxnOps;
 use txbench::workload::Workload;
 
 // ---------------------------------------------------------------------------------------------
@@ -820,9 +820,9 @@ impl Workload for Provoke {
         }
     }
 
-    fn run<'a, 'db, P: Protocol>(
+    fn run<'a, Tx: TxnOps>(
         &'a self,
-        tx: &'a mut Txn<'db, P>,
+        tx: &'a mut Tx,
         req: &'a Request,
     ) -> impl Future<Output = Result<(), Abort>> + 'a {
         program(self.scenario, tx, *req)
@@ -830,11 +830,7 @@ impl Workload for Provoke {
 }
 
 /// The transaction programs (module docs).
-async fn program<P: Protocol>(
-    scenario: Scenario,
-    tx: &mut Txn<'_, P>,
-    req: Request,
-) -> Result<(), Abort> {
+async fn program<Tx: TxnOps>(scenario: Scenario, tx: &mut Tx, req: Request) -> Result<(), Abort> {
     let mark = |row: &mut [u8]| row.fill(0x5a);
     let (x, y) = (RecordId(2 * req.target), RecordId(2 * req.target + 1));
     let key = RecordId(req.target);

@@ -312,6 +312,7 @@ impl RunArgs {
             return Err(out_of_range("repeat", self.repeat, "1 <= repeat <= 1000"));
         }
         let open_loop = self.open_loop(executor)?;
+        let interactive = self.interactive_mode(executor, open_loop.is_some(), &mut protocols)?;
         Ok(RunConfig {
             protocols,
             preset: self.preset.clone(),
@@ -333,7 +334,9 @@ impl RunArgs {
             format: self.format,
             executor,
             open_loop,
+            interactive,
             table_memory_bytes,
+            progress: self.progress,
         })
     }
 
