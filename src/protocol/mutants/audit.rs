@@ -10,10 +10,10 @@
 //! rollback decided on such a torn view is a cycle for the checker: the audit read `x` before
 //! the transfer and `y` after it.
 
-use crate::protocol::{Abort, AccessSet, Protocol};
+use crate::protocol::{Abort, AccessSet};
 use crate::random::FastRng;
 use crate::storage::{Database, RecordId, TableId, TableSpec};
-use crate::txn::Txn;
+use crate::txn::TxnOps;
 use crate::workload::Workload;
 use std::future::Future;
 
@@ -88,16 +88,16 @@ impl Workload for Audit {
         }
     }
 
-    fn run<'a, 'db, P: Protocol>(
+    fn run<'a, Tx: TxnOps>(
         &'a self,
-        tx: &'a mut Txn<'db, P>,
+        tx: &'a mut Tx,
         req: &'a AuditRequest,
     ) -> impl Future<Output = Result<(), Abort>> + 'a {
         run_pair(tx, *req)
     }
 }
 
-async fn run_pair<P: Protocol>(tx: &mut Txn<'_, P>, req: AuditRequest) -> Result<(), Abort> {
+async fn run_pair<Tx: TxnOps>(tx: &mut Tx, req: AuditRequest) -> Result<(), Abort> {
     let (x, y) = (RecordId(2 * req.pair), RecordId(2 * req.pair + 1));
     if req.audit {
         let seen_x = count(tx.read(TABLE, x).await?);
