@@ -9,7 +9,7 @@
 //! `Pending` to the program's (or commit's) completion; retries reuse the request and tell the
 //! protocol they retry.
 //!
-//! What happens after an abort is the protocol's signal ([`Protocol::signal`]): RR reruns in
+//! What happens after an abort is the protocol's signal ([`RunHooks::signal`](crate::protocol::parts::RunHooks::signal)): RR reruns in
 //! place after one switch; ML and SF hand the transaction to the global queue (tail or front) and
 //! take its front, so that another transaction, perhaps this one, runs in the slot; NB (batches)
 //! acts as ML while no protocol runs in batches. A transaction that moves starts over on its new
@@ -173,7 +173,7 @@ async fn run_job<P: Protocol, W: Workload>(
     // The first attempt starts before the declaration, as under the thread executor: declaring
     // (and sorting) the access set is the transaction's work, in its latency and execute phase.
     let mut attempt_start = Instant::now();
-    if P::NEEDS_DECLARED_SET {
+    if P::DECLARED_SET.is_some() {
         // Once per job on this slot (a moved job declares again on its new slot's worker): its
         // retries run the same request.
         let workload = env.workload;
@@ -187,7 +187,7 @@ async fn run_job<P: Protocol, W: Workload>(
         });
         // A deterministic protocol schedules the attempt from its declared set first, as under
         // the thread executor; its waits suspend the slot (AG) like any other.
-        let (scheduled, schedule_wait) = if P::NEEDS_DECLARED_SET {
+        let (scheduled, schedule_wait) = if P::DECLARED_SET.is_some() {
             timed(
                 env,
                 job.counted,
@@ -203,7 +203,7 @@ async fn run_job<P: Protocol, W: Workload>(
         };
         // A deterministic protocol confirms a user abort first, as under the thread executor.
         let (result, confirm_wait) = match result {
-            Err(Abort::User) if P::NEEDS_DECLARED_SET => {
+            Err(Abort::User) if P::DECLARED_SET.is_some() => {
                 let poll = std::future::poll_fn(|_| tx.poll_confirm_user_abort());
                 let (confirmed, wait) = timed(env, job.counted, poll).await;
                 (confirmed.and(Err(Abort::User)), wait)
@@ -249,7 +249,7 @@ async fn run_job<P: Protocol, W: Workload>(
                 tx.aborted(why);
                 env.attempt_ended();
                 let signal = if why.is_retried() {
-                    tx.protocol().signal(why)
+                    P::RUN_HOOKS.signal(tx.protocol(), why)
                 } else {
                     Signal::Nt
                 };
