@@ -8,8 +8,8 @@
 //! a type.
 
 use super::{
-    MoccLockKind, Protocol, ProtocolKind, ProtocolOptions, c_sched, calvin, cicada, decentsched,
-    ermia, mocc, mvto, nocc, ord_lock, plor, si, silo, tictoc, twopl, twopl_er,
+    MoccLockKind, Protocol, ProtocolKind, ProtocolOptions, aria, c_sched, calvin, cicada,
+    decentsched, ermia, mocc, mvto, nocc, ord_lock, plor, si, silo, tictoc, twopl, twopl_er,
 };
 use std::fmt::Display;
 
@@ -72,6 +72,7 @@ impl ProtocolKind {
             ProtocolKind::Calvin => v.visit(|_| calvin::Calvin::new()),
             ProtocolKind::Cicada => v.visit(cicada::Cicada::new),
             ProtocolKind::TwoPlEr => v.visit(|_| twopl_er::TwoPlEr::new()),
+            ProtocolKind::Aria => v.visit(|o| aria::Aria::new(&o.batch, o.aria)),
         }
     }
 

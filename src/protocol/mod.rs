@@ -33,6 +33,8 @@
 
 mod abort;
 mod access;
+pub mod aria;
+pub mod batch;
 mod by_kind;
 pub mod c_sched;
 pub mod calvin;

@@ -24,11 +24,18 @@ pub enum ServeError {
     /// The listening socket failed.
     #[error("listening socket: {0}")]
     Socket(#[from] std::io::Error),
-    /// The protocol cannot be served (yet).
+    /// The protocol cannot be served: its workers wait for one another (DecentSched's epoch
+    /// barrier), and a session's worker is idle whenever its client is.
     #[error(
-        "protocol {0} is not served interactively yet: it schedules from declared access sets, which sessions do not yet send"
+        "protocol {0} is not served interactively: its workers meet at an epoch barrier, which an idle session would hold up for everyone"
     )]
     Declared(ProtocolKind),
+    /// The protocol runs in batches, which wait for every member: a session's member would hold
+    /// its whole batch while its client thinks, or for the session timeout when it went away.
+    #[error(
+        "protocol {0} is not served interactively: it runs transactions in batches, and a batch waits for every member, so one idle client would stall all of them"
+    )]
+    Batched(ProtocolKind),
 }
 
 /// Serves `run`'s workload under its (single) protocol on `listener` until `stop` or the
@@ -40,9 +47,6 @@ pub fn serve_configured(
     stop: &AtomicBool,
 ) -> Result<ServeSummary, ServeError> {
     let kind = run.protocols[0];
-    if kind.needs_declared_set() {
-        return Err(ServeError::Declared(kind));
-    }
     let go = Launch {
         run,
         cfg,
@@ -67,6 +71,13 @@ struct Launch<'a> {
 impl Launch<'_> {
     /// Serves `w` under the protocol type [`ProtocolKind::visit`] names for `kind`.
     fn protocol<W: Workload>(self, kind: ProtocolKind, w: &W) -> Result<ServeSummary, ServeError> {
+        // DecentSched's epochs and Aria's batches wait for every worker of the run, which a
+        // session's idle client cannot promise.
+        match kind {
+            ProtocolKind::DecentSched => return Err(ServeError::Declared(kind)),
+            ProtocolKind::Aria => return Err(ServeError::Batched(kind)),
+            _ => {}
+        }
         let options = &self.run.options;
         kind.visit(options, Serve { go: self, w })
     }
