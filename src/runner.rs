@@ -13,25 +13,7 @@ use crate::metrics::machine::MachineInfo;
 use crate::metrics::progress::{LOG_EVERY, Phase};
 use crate::metrics::report::{ProtocolLabel, RunReport};
 use crate::metrics::version_series::{self, VersionSample};
-use crate::protocol::aria::Aria;
-use crate::protocol::c_sched::CSched;
-use crate::protocol::calvin::Calvin;
-use crate::protocol::cicada::Cicada;
-use crate::protocol::decentsched::DecentSched;
-use crate::protocol::ermia::{Ermia, ErmiaWide, needs_wide_readers};
-use crate::protocol::mocc::{Mocc, MqlLock, RwLock};
-use crate::protocol::mvto::Mvto;
-use crate::protocol::nocc::Nocc;
-use crate::protocol::ord_lock::OrdLock;
-use crate::protocol::plor::{Plor, PlorWide, needs_wide_locker};
-use crate::protocol::si::Si;
-use crate::protocol::silo::Silo;
-use crate::protocol::tictoc::TicToc;
-use crate::protocol::twopl::{
-    ConflictRule, NoWait, TwoPl, WaitDie, WaitDieWide, WoundWait, WoundWaitWide, needs_wide_locks,
-};
-use crate::protocol::twopl_er::TwoPlEr;
-use crate::protocol::{MoccLockKind, Protocol, ProtocolKind};
+use crate::protocol::{Protocol, ProtocolKind, ProtocolOptions, ProtocolVisitor, parts};
 use crate::storage::versions::VersionMemoryExhausted;
 use crate::storage::{Database, TableAllocError};
 use crate::workload::Workload;
@@ -112,7 +94,7 @@ fn run_rounds<W: Workload>(
     Ok(reports)
 }
 
-/// Runs `workload` once on protocol `kind`.
+/// Runs `workload` once on protocol `kind` (the type [`ProtocolKind::visit`] names for it).
 pub fn run_protocol<W: Workload>(
     kind: ProtocolKind,
     cfg: &RunConfig,
@@ -123,89 +105,27 @@ pub fn run_protocol<W: Workload>(
         // The protocol runs on the server; `kind` only names it in the report.
         return run_connected(kind, addr, token.as_deref(), cfg, workload, machine);
     }
-    let opts = &cfg.options;
-    match kind {
-        ProtocolKind::Nocc => run_with(kind, Nocc, cfg, workload, machine),
-        ProtocolKind::Silo => run_with(kind, Silo::new(opts), cfg, workload, machine),
-        ProtocolKind::TicToc => run_with(kind, TicToc::new(opts), cfg, workload, machine),
-        ProtocolKind::Mocc => match opts.mocc.lock {
-            MoccLockKind::Rw => run_with(kind, Mocc::<RwLock>::new(opts), cfg, workload, machine),
-            MoccLockKind::Mql => run_with(kind, Mocc::<MqlLock>::new(opts), cfg, workload, machine),
-        },
-        ProtocolKind::NoWait => run_with(kind, two_pl(NoWait::new(opts)), cfg, workload, machine),
-        // More workers than one-word lock bitmaps name (coroutines: threads x Q): wide locks.
-        ProtocolKind::WaitDie if needs_wide_locks(opts.threads) => {
-            run_with(kind, two_pl(WaitDieWide::new(opts)), cfg, workload, machine)
-        }
-        ProtocolKind::WaitDie => run_with(kind, two_pl(WaitDie::new(opts)), cfg, workload, machine),
-        ProtocolKind::WoundWait if needs_wide_locks(opts.threads) => run_with(
-            kind,
-            two_pl(WoundWaitWide::new(opts)),
-            cfg,
-            workload,
-            machine,
-        ),
-        ProtocolKind::WoundWait => {
-            run_with(kind, two_pl(WoundWait::new(opts)), cfg, workload, machine)
-        }
-        // More workers than the two-word locker names (coroutines: threads x Q): the wide one.
-        ProtocolKind::Plor if needs_wide_locker(opts.threads) => run_with(
-            kind,
-            PlorWide::new(opts)
-                .unwrap_or_else(|e| panic!("{e} (config validation should have rejected this)")),
-            cfg,
-            workload,
-            machine,
-        ),
-        ProtocolKind::Plor => run_with(
-            kind,
-            Plor::new(opts)
-                .unwrap_or_else(|e| panic!("{e} (config validation should have rejected this)")),
-            cfg,
-            workload,
-            machine,
-        ),
-        ProtocolKind::OrdLock => run_with(kind, OrdLock::new(), cfg, workload, machine),
-        ProtocolKind::Si => run_with(kind, Si::new(opts), cfg, workload, machine),
-        ProtocolKind::DecentSched => run_with(kind, DecentSched::new(opts), cfg, workload, machine),
-        ProtocolKind::Mvto => run_with(kind, Mvto::new(opts), cfg, workload, machine),
-        // More workers than one-word reader registries name (coroutines: threads x Q).
-        ProtocolKind::Ermia if needs_wide_readers(opts.threads) => run_with(
-            kind,
-            ErmiaWide::new(opts)
-                .unwrap_or_else(|e| panic!("{e} (config validation should have rejected this)")),
-            cfg,
-            workload,
-            machine,
-        ),
-        ProtocolKind::Ermia => run_with(
-            kind,
-            Ermia::new(opts)
-                .unwrap_or_else(|e| panic!("{e} (config validation should have rejected this)")),
-            cfg,
-            workload,
-            machine,
-        ),
-        ProtocolKind::CSched => run_with(kind, CSched::new(opts), cfg, workload, machine),
-        ProtocolKind::Calvin => run_with(kind, Calvin::new(), cfg, workload, machine),
-        ProtocolKind::Cicada => run_with(kind, Cicada::new(opts), cfg, workload, machine),
-        ProtocolKind::TwoPlEr => run_with(kind, TwoPlEr::new(), cfg, workload, machine),
-        ProtocolKind::Aria => run_with(
-            kind,
-            Aria::new(&opts.batch, opts.aria),
-            cfg,
-            workload,
-            machine,
-        ),
+    /// Builds the visited protocol and runs it.
+    struct RunOnce<'a, W> {
+        kind: ProtocolKind,
+        cfg: &'a RunConfig,
+        workload: &'a W,
+        machine: &'a MachineInfo,
     }
-}
-
-/// Unwraps a 2PL constructor. Config validation rejects thread counts the 2PL locks cannot name
-/// (`twopl::MAX_WAITING_2PL_THREADS`) before a run starts; reaching the panic is a validation bug.
-fn two_pl<R: ConflictRule>(
-    protocol: Result<TwoPl<R>, crate::protocol::twopl::TooManyWorkers>,
-) -> TwoPl<R> {
-    protocol.unwrap_or_else(|e| panic!("{e} (config validation should have rejected this)"))
+    impl<W: Workload> ProtocolVisitor for RunOnce<'_, W> {
+        type Output = Result<RunReport, RunError>;
+        fn visit<P: Protocol>(self, build: fn(&ProtocolOptions) -> P) -> Self::Output {
+            let protocol = build(&self.cfg.options);
+            run_with(self.kind, protocol, self.cfg, self.workload, self.machine)
+        }
+    }
+    let run = RunOnce {
+        kind,
+        cfg,
+        workload,
+        machine,
+    };
+    kind.visit(&cfg.options, run)
 }
 
 /// Runs `workload` on `protocol` with the executor and builds the report.
@@ -265,7 +185,7 @@ pub fn run_named<P: Protocol, W: Workload>(
     workload: &W,
     machine: &MachineInfo,
 ) -> Result<RunReport, RunError> {
-    if P::NEEDS_DECLARED_SET {
+    if P::DECLARED_SET.is_some() {
         if let Err(why) = workload.declares_access_sets() {
             panic!(
                 "{}: {why} (configuration validation should have rejected this)",
@@ -323,7 +243,7 @@ pub fn run_named<P: Protocol, W: Workload>(
         .zip(CpuSnapshot::take())
         .and_then(|(before, after)| before.others_until(&after));
     let outcome = outcome?;
-    if let Some(e) = protocol.version_memory_exhausted() {
+    if let Some(e) = parts::version_memory_exhausted(&protocol) {
         return Err(e.into());
     }
     let check = cfg.check.then(|| {
@@ -336,8 +256,8 @@ pub fn run_named<P: Protocol, W: Workload>(
         }
         report
     });
-    let versions = protocol.version_stats();
-    let protocol_stats = protocol.stats();
+    let versions = parts::version_stats(&protocol);
+    let protocol_stats = P::RUN_HOOKS.stats(&protocol);
     drop(protocol);
     let mut report = RunReport::build_named(
         label,
@@ -422,7 +342,7 @@ fn open_loop_warning(r: &RunReport) -> Option<String> {
 }
 
 /// Runs `run` (the executor) and, for a multi-version protocol (one that reports
-/// [`version_stats`](Protocol::version_stats)), samples its versions every `--sample-ms` on a
+/// [`Protocol::MULTI_VERSION`]), samples its versions every `--sample-ms` on a
 /// thread of its own meanwhile ([`version_series`]); the samples are empty for a single-version
 /// protocol. The sampler sleeps between samples and reads per-worker counts, so the workers do
 /// not pay for it.
@@ -431,7 +351,7 @@ fn sample_versions_while<P: Protocol, T>(
     cfg: &RunConfig,
     run: impl FnOnce() -> T,
 ) -> (T, Vec<VersionSample>) {
-    if protocol.version_stats().is_none() {
+    if P::MULTI_VERSION.is_none() {
         return (run(), Vec::new());
     }
     let every = Duration::from_millis(cfg.options.mv.version_sample_ms);
@@ -444,7 +364,7 @@ fn sample_versions_while<P: Protocol, T>(
                 every,
                 usize::try_from(expected).unwrap_or(usize::MAX),
                 &stop,
-                || protocol.version_stats().unwrap_or_default(),
+                || parts::version_stats(protocol).unwrap_or_default(),
             )
         });
         let outcome = run();

@@ -146,7 +146,10 @@ fn decentsched_opportunistic_is_serializable_and_abort_free() {
         .sum();
     assert!(check(&out.histories).is_serializable());
     drop(db);
-    let stats: std::collections::HashMap<_, _> = protocol.stats().into_iter().collect();
+    let stats: std::collections::HashMap<_, _> = DecentSched::RUN_HOOKS
+        .stats(&protocol)
+        .into_iter()
+        .collect();
     let speculated = stats["speculative_executions"];
     let committed = stats["speculations_committed"];
     assert!(

@@ -24,6 +24,7 @@ pub use crate::config::ExecConfig;
 use crate::config::OpenLoop;
 use crate::metrics::{Phase, WaitCounts, WorkerStats};
 use crate::park::ParkingLot;
+use crate::protocol::parts::version_memory_exhausted;
 use crate::protocol::{Abort, AttemptStart, Protocol};
 use crate::random::FastRng;
 use crate::storage::Database;
@@ -54,7 +55,7 @@ pub(super) const STOP: u8 = 2;
 /// `period`, and returns the measured period's length. A run whose tables cannot grow any more
 /// (`stop_early`, the database's [`TableMemory`](crate::storage::TableMemory) refusal) stops at
 /// once, within a poll interval, and its measured period ends there: its results so far stand.
-/// So does a run whose versions reached their cap (`Protocol::version_memory_exhausted`), which
+/// So does a run whose versions reached their cap (`MultiVersion::version_memory_exhausted`), which
 /// the runner then reports as an error.
 pub(super) fn coordinate(
     cfg: &ExecConfig,
@@ -124,11 +125,11 @@ pub fn run_threads_open_loop<P: Protocol, W: Workload>(
     // Written by the coordinator only; read by every worker once per transaction (Acquire pairs
     // with the coordinator's Release so a worker that sees STOP also sees everything before it).
     let period = CachePadded::new(AtomicU8::new(first_period(cfg)));
-    let backoff = (cfg.adaptive_backoff || protocol.adaptive_backoff())
+    let backoff = (cfg.adaptive_backoff || P::RUN_HOOKS.adaptive_backoff(protocol))
         .then(|| AdaptiveBackoff::new(cfg.threads));
     let start = Barrier::new(cfg.threads + 1);
     let cores = core_affinity::get_core_ids().unwrap_or_default();
-    let policy = WaitPolicy::for_threads(cfg.threads + P::HELPER_THREADS, cores.len());
+    let policy = WaitPolicy::for_threads(cfg.threads + P::RUN_HOOKS.helper_threads, cores.len());
 
     std::thread::scope(|s| {
         let handles: Vec<_> = (0..cfg.threads)
@@ -165,7 +166,7 @@ pub fn run_threads_open_loop<P: Protocol, W: Workload>(
             .collect();
 
         let measured = coordinate(cfg, &period, &start, &|| {
-            db.table_memory().refused() || protocol.version_memory_exhausted().is_some()
+            db.table_memory().refused() || version_memory_exhausted(protocol).is_some()
         });
 
         let mut workers = Vec::with_capacity(cfg.threads);
@@ -257,7 +258,7 @@ impl<P: Protocol, W: Workload> Worker<'_, '_, P, W> {
             read_only: self.workload.is_read_only(req),
         };
         let mut aborts_in_a_row: u32 = 0;
-        if P::NEEDS_DECLARED_SET {
+        if P::DECLARED_SET.is_some() {
             // Once per transaction: its retries run the same request.
             let workload = self.workload;
             self.tx.declare(|set| workload.declare(req, set));
@@ -267,7 +268,7 @@ impl<P: Protocol, W: Workload> Worker<'_, '_, P, W> {
             self.tx.begin(start);
             // A deterministic protocol schedules the attempt from its declared set first; its
             // waits count as waiting like any other.
-            let (scheduled, schedule_wait) = if P::NEEDS_DECLARED_SET {
+            let (scheduled, schedule_wait) = if P::DECLARED_SET.is_some() {
                 let tx = &mut self.tx;
                 drive(
                     pin!(std::future::poll_fn(|_| tx.poll_schedule())),
@@ -288,7 +289,7 @@ impl<P: Protocol, W: Workload> Worker<'_, '_, P, W> {
             // A deterministic protocol confirms a user abort first: its program may have
             // decided it on reads taken ahead of its turn (the abort stands, or it re-executes).
             let (result, confirm_wait) = match result {
-                Err(Abort::User) if P::NEEDS_DECLARED_SET => {
+                Err(Abort::User) if P::DECLARED_SET.is_some() => {
                     let tx = &mut self.tx;
                     let poll = std::future::poll_fn(|_| tx.poll_confirm_user_abort());
                     let (confirmed, wait) = drive(pin!(poll), self.policy, &mut waits);

@@ -112,7 +112,7 @@ pub struct RunReport {
     /// Waits during measure that parked a thread, and parks that ended by their timeout instead
     /// of a wake ([`WaitCounts`](super::WaitCounts)); both executors.
     pub waits: super::WaitCounts,
-    /// Statistics only this protocol has ([`Protocol::stats`](crate::protocol::Protocol::stats):
+    /// Statistics only this protocol has ([`RunHooks::stats`](crate::protocol::parts::RunHooks::stats):
     /// C-Sched's scheduler core and grants), by name; empty for most protocols.
     #[serde(skip_serializing_if = "BTreeMap::is_empty")]
     pub protocol_stats: BTreeMap<String, f64>,

@@ -12,15 +12,15 @@
 //! A transaction holds nothing while it waits (grants are all or nothing), and the flags are
 //! raised afresh every pass (see `schedule_loop`), so nothing can deadlock. The scheduler is the
 //! central bottleneck DecentSched removes; its thread is pinned to the core after the workers'
-//! (when cores can be listed) and reported with the run ([`Protocol::stats`]).
+//! (when cores can be listed) and reported with the run ([`RunHooks::stats`]).
 
+use super::in_place::{InPlaceWorker, in_place_operations};
 #[cfg(test)]
 use super::mutants::Mutant;
+use super::parts::{DeclaredSet, DeclaredSetPart, RunHooks, RunHooksPart};
 use super::{
-    AccessMode, AttemptStart, DeclaredRecord, InstallLog, OpResult, Protocol, ProtocolOptions,
-    WriteKind, WriteSet,
+    AccessMode, AttemptStart, DeclaredRecord, OpResult, Protocol, ProtocolOptions, WriteSet,
 };
-use crate::storage::Record;
 use crossbeam_utils::CachePadded;
 use std::collections::{HashMap, HashSet};
 use std::sync::atomic::{AtomicBool, AtomicU8, AtomicU64, Ordering};
@@ -273,8 +273,14 @@ pub struct CSchedWorker<'db> {
     writes: WriteSet<'db, (), ()>,
 }
 
-impl CSchedWorker<'_> {
-    fn finish(&mut self) {
+impl<'db> InPlaceWorker<'db, ()> for CSchedWorker<'db> {
+    #[inline]
+    fn writes(&mut self) -> &mut WriteSet<'db, (), ()> {
+        &mut self.writes
+    }
+
+    /// Tells the scheduler the transaction is done, so it may grant conflicting ones.
+    fn end_attempt(&mut self) {
         if self.stage != Stage::Idle {
             // Release: our installs happen before the scheduler's Acquire of DONE, and through
             // its next grant, before the next holder's reads.
@@ -288,8 +294,8 @@ impl Protocol for CSched {
     type RecordMeta = ();
     type Worker<'db> = CSchedWorker<'db>;
 
-    const NEEDS_DECLARED_SET: bool = true;
-    const HELPER_THREADS: usize = 1;
+    const DECLARED_SET: Option<DeclaredSetPart<Self>> = Some(DeclaredSetPart::from_impl());
+    const RUN_HOOKS: RunHooksPart<Self> = RunHooksPart::from_impl();
 
     fn new_worker<'db>(&'db self, id: usize) -> CSchedWorker<'db> {
         CSchedWorker {
@@ -303,6 +309,25 @@ impl Protocol for CSched {
         w.writes.clear();
     }
 
+    in_place_operations!(read, read_committed, write, commit, abort, install_log);
+}
+
+impl RunHooks for CSched {
+    const HELPER_THREADS: usize = 1;
+
+    fn stats(&self) -> Vec<(&'static str, f64)> {
+        vec![
+            ("scheduler_core", self.core.map_or(-1.0, |c| c as f64)),
+            // Relaxed: read after the workers were joined.
+            (
+                "scheduler_grants",
+                self.shared.grants.load(Ordering::Relaxed) as f64,
+            ),
+        ]
+    }
+}
+
+impl DeclaredSet for CSched {
     fn schedule<'db>(
         &self,
         w: &mut CSchedWorker<'db>,
@@ -336,68 +361,6 @@ impl Protocol for CSched {
                 Stage::Running => return Poll::Ready(Ok(())),
             }
         }
-    }
-
-    /// In place: the scheduler runs nothing conflicting meanwhile (own buffered writes first).
-    #[inline]
-    fn read<'db>(
-        &self,
-        w: &mut CSchedWorker<'db>,
-        rec: Record<'db, ()>,
-        out: &mut [u8],
-    ) -> OpResult {
-        w.writes.read_in_place(&rec, out);
-        Poll::Ready(Ok(()))
-    }
-
-    /// The same as `read`.
-    #[inline]
-    fn read_committed<'db>(
-        &self,
-        w: &mut CSchedWorker<'db>,
-        rec: Record<'db, ()>,
-        out: &mut [u8],
-    ) -> OpResult {
-        self.read(w, rec, out)
-    }
-
-    #[inline]
-    fn write<'db>(
-        &self,
-        w: &mut CSchedWorker<'db>,
-        rec: Record<'db, ()>,
-        data: &[u8],
-        kind: WriteKind,
-    ) -> OpResult {
-        w.writes.put(rec, kind, data, ());
-        Poll::Ready(Ok(()))
-    }
-
-    fn commit(&self, w: &mut CSchedWorker<'_>) -> OpResult {
-        w.writes.install_all();
-        w.writes.clear();
-        w.finish();
-        Poll::Ready(Ok(()))
-    }
-
-    fn abort(&self, w: &mut CSchedWorker<'_>, _why: super::Abort) {
-        w.writes.clear();
-        w.finish();
-    }
-
-    fn install_log<'w>(&self, w: &'w mut CSchedWorker<'_>) -> &'w mut InstallLog {
-        w.writes.install_log()
-    }
-
-    fn stats(&self) -> Vec<(&'static str, f64)> {
-        vec![
-            ("scheduler_core", self.core.map_or(-1.0, |c| c as f64)),
-            // Relaxed: read after the workers were joined.
-            (
-                "scheduler_grants",
-                self.shared.grants.load(Ordering::Relaxed) as f64,
-            ),
-        ]
     }
 }
 
@@ -455,8 +418,11 @@ mod tests {
         assert!(granted_within(&p, &mut ws[2], &rd, 5_000), "readers share");
         assert_eq!(p.commit(&mut ws[1]), Poll::Ready(Ok(())));
         assert_eq!(p.commit(&mut ws[2]), Poll::Ready(Ok(())));
+        // Through the constant the engine reads (a hook outside it would never run).
+        assert_eq!(CSched::RUN_HOOKS.helper_threads, 1, "the scheduler thread");
         assert!(
-            p.stats()
+            CSched::RUN_HOOKS
+                .stats(&p)
                 .iter()
                 .any(|&(n, v)| n == "scheduler_grants" && v == 3.0)
         );

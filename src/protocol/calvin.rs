@@ -11,11 +11,11 @@
 //! position among the record's writers and readers; a writer is granted once every earlier
 //! request has been released, a reader once every earlier writer has.
 
+use super::in_place::{InPlaceWorker, in_place_operations};
 #[cfg(test)]
 use super::mutants::Mutant;
-use super::{
-    AccessMode, AttemptStart, DeclaredRecord, InstallLog, OpResult, Protocol, WriteKind, WriteSet,
-};
+use super::parts::{DeclaredSet, DeclaredSetPart};
+use super::{AccessMode, AttemptStart, DeclaredRecord, OpResult, Protocol, WriteSet};
 use crate::storage::Record;
 use crossbeam_utils::CachePadded;
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
@@ -88,7 +88,7 @@ impl Calvin {
     /// (a reader), every earlier request released (a writer).
     #[inline]
     fn granted(&self, lock: &CalvinLock, mode: AccessMode, at: Position) -> bool {
-        // Acquire: pairs with the earlier holders' Release in `release_all`, so their installs
+        // Acquire: pairs with the earlier holders' Release in `end_attempt`, so their installs
         // are visible to us.
         let writers_done = reached(lock.writers_released.load(Ordering::Acquire), at.writers);
         let readers_done = || reached(lock.readers_released.load(Ordering::Acquire), at.readers);
@@ -141,8 +141,16 @@ impl CalvinWorker<'_> {
         }
         false
     }
+}
 
-    fn release_all(&mut self) {
+impl<'db> InPlaceWorker<'db, CalvinLock> for CalvinWorker<'db> {
+    #[inline]
+    fn writes(&mut self) -> &mut WriteSet<'db, CalvinLock, ()> {
+        &mut self.writes
+    }
+
+    /// Releases every lock requested (granted or not: a later request waits for each).
+    fn end_attempt(&mut self) {
         if self.stage == Stage::Requested || self.stage == Stage::Running {
             for &(rec, mode, _) in &self.locks {
                 let lock = rec.meta();
@@ -169,7 +177,7 @@ impl Protocol for Calvin {
     type RecordMeta = CalvinLock;
     type Worker<'db> = CalvinWorker<'db>;
 
-    const NEEDS_DECLARED_SET: bool = true;
+    const DECLARED_SET: Option<DeclaredSetPart<Self>> = Some(DeclaredSetPart::from_impl());
 
     fn new_worker<'db>(&'db self, _id: usize) -> CalvinWorker<'db> {
         CalvinWorker {
@@ -186,6 +194,10 @@ impl Protocol for Calvin {
         w.writes.clear();
     }
 
+    in_place_operations!(read, read_committed, write, commit, abort, install_log);
+}
+
+impl DeclaredSet for Calvin {
     fn schedule<'db>(
         &self,
         w: &mut CalvinWorker<'db>,
@@ -254,57 +266,6 @@ impl Protocol for Calvin {
                 Stage::Running => return Poll::Ready(Ok(())),
             }
         }
-    }
-
-    /// In place: the granted lock keeps writers out (own buffered writes first).
-    #[inline]
-    fn read<'db>(
-        &self,
-        w: &mut CalvinWorker<'db>,
-        rec: Record<'db, CalvinLock>,
-        out: &mut [u8],
-    ) -> OpResult {
-        w.writes.read_in_place(&rec, out);
-        Poll::Ready(Ok(()))
-    }
-
-    /// The same as `read`: the record is locked for the whole transaction anyway.
-    #[inline]
-    fn read_committed<'db>(
-        &self,
-        w: &mut CalvinWorker<'db>,
-        rec: Record<'db, CalvinLock>,
-        out: &mut [u8],
-    ) -> OpResult {
-        self.read(w, rec, out)
-    }
-
-    #[inline]
-    fn write<'db>(
-        &self,
-        w: &mut CalvinWorker<'db>,
-        rec: Record<'db, CalvinLock>,
-        data: &[u8],
-        kind: WriteKind,
-    ) -> OpResult {
-        w.writes.put(rec, kind, data, ());
-        Poll::Ready(Ok(()))
-    }
-
-    fn commit(&self, w: &mut CalvinWorker<'_>) -> OpResult {
-        w.writes.install_all();
-        w.writes.clear();
-        w.release_all();
-        Poll::Ready(Ok(()))
-    }
-
-    fn abort(&self, w: &mut CalvinWorker<'_>, _why: super::Abort) {
-        w.writes.clear();
-        w.release_all();
-    }
-
-    fn install_log<'w>(&self, w: &'w mut CalvinWorker<'_>) -> &'w mut InstallLog {
-        w.writes.install_log()
     }
 }
 

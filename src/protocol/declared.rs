@@ -6,7 +6,7 @@
 //! ([`Workload::declare`](crate::workload::Workload::declare)) into an [`AccessSet`]; the
 //! transaction handle resolves it to records ([`DeclaredRecord`]: one entry per record, in the
 //! global record order, a record both read and written declared once as written) and hands the
-//! resolved list to [`Protocol::schedule`](super::Protocol::schedule) before the program's first
+//! resolved list to [`DeclaredSet::schedule`](super::parts::DeclaredSet::schedule) before the program's first
 //! operation.
 //!
 //! # Covers

@@ -35,12 +35,14 @@ mod abort;
 mod access;
 pub mod aria;
 pub mod batch;
+mod by_kind;
 pub mod c_sched;
 pub mod calvin;
 pub mod cicada;
 pub mod decentsched;
 pub mod declared;
 pub mod ermia;
+pub(crate) mod in_place;
 pub mod mocc;
 #[cfg(test)]
 pub(crate) mod mutants;
@@ -49,6 +51,7 @@ pub mod mvto;
 pub mod nocc;
 mod options;
 pub mod ord_lock;
+pub mod parts;
 pub mod plor;
 pub mod si;
 pub mod signal;
@@ -62,6 +65,7 @@ pub mod worker_set;
 
 pub use abort::Abort;
 pub use access::{InstallLog, ReadSet, WriteEntry, WriteSet};
+pub use by_kind::ProtocolVisitor;
 pub use declared::{AccessMode, AccessSet, DeclaredRecord};
 pub use options::DEFAULT_VERSION_SAMPLE_MS;
 pub use options::MvOptions;
@@ -126,7 +130,9 @@ impl AttemptStart {
 
 /// A concurrency-control protocol: the contract between a protocol and the engine.
 ///
-/// This is everything a new protocol implements, inside txbench or in a crate of its own
+/// The core: eight required methods (`new_worker`, `begin`, `read`, `read_committed`, `write`,
+/// `commit`, `abort`, `install_log`) and one optional operation (`read_for_update`). This is
+/// everything a new single-version protocol implements, inside txbench or in a crate of its own
 /// (`examples/custom_protocol.rs` implements basic timestamp ordering outside `src/` and runs it
 /// with [`runner::run_custom`](crate::runner::run_custom), checked and reported like a built-in
 /// protocol). The engine owns storage, indexes, workloads, retries, timing and reports; the
@@ -139,9 +145,9 @@ impl AttemptStart {
 ///   time (`&mut`), for one transaction attempt at a time. Workers have dense ids `0..n`, where
 ///   `n` is threads, or threads x queue under the coroutine executor (every in-flight
 ///   transaction is a worker); a protocol that keeps per-worker slots sizes them at construction.
-/// - **Call order per attempt.** [`begin`](Protocol::begin), then, only for
-///   [`NEEDS_DECLARED_SET`](Protocol::NEEDS_DECLARED_SET) protocols, [`schedule`](Protocol::schedule)
-///   until it is ready, then any sequence of [`read`](Protocol::read),
+/// - **Call order per attempt.** [`begin`](Protocol::begin), then, only for protocols with the
+///   declared-set part, [`schedule`](parts::DeclaredSet::schedule) until it is ready, then any
+///   sequence of [`read`](Protocol::read),
 ///   [`read_committed`](Protocol::read_committed), [`read_for_update`](Protocol::read_for_update)
 ///   and [`write`](Protocol::write), then [`commit`](Protocol::commit). When an operation or
 ///   `commit` returns `Ready(Err(why))`, or the program itself fails, the engine calls
@@ -192,18 +198,20 @@ impl AttemptStart {
 ///   once warm (reuse the worker's sets, [`ReadSet`] and [`WriteSet`] do), no `dyn` calls, pad
 ///   shared words written by one worker and read by many.
 ///
-/// # The optional methods
+/// # The optional parts
 ///
 /// [`read_for_update`](Protocol::read_for_update) (default: `read`) lets locking protocols take
-/// the exclusive lock at the read of a read-modify-write. [`schedule`](Protocol::schedule) and
-/// [`NEEDS_DECLARED_SET`](Protocol::NEEDS_DECLARED_SET) are for deterministic protocols that
-/// order transactions from access sets declared up front. [`stats`](Protocol::stats) adds
-/// protocol-specific numbers to the report (`protocol_stats`).
-/// [`version_stats`](Protocol::version_stats), [`snapshot_commit_stamp`](Protocol::snapshot_commit_stamp)
-/// and [`oldest_snapshot`](Protocol::oldest_snapshot) are for multi-version protocols (version
-/// memory in the report; when a deleted index entry may go). [`signal`](Protocol::signal) tells
-/// the coroutine executor what to do with an aborted transaction (SGPM's signals; the default
-/// follows the abort reason).
+/// the exclusive lock at the read of a read-modify-write. What only some protocols have lives in
+/// the optional parts ([`parts`]), each a trait of its own that a protocol opts into with one
+/// constant here, and that the engine reaches through the constant without a `dyn` call:
+///
+/// - [`MULTI_VERSION`](Protocol::MULTI_VERSION) ([`parts::MultiVersion`]): older versions in the
+///   shared version storage (their cost in the report, the memory cap, the reclamation
+///   watermark that deleted index entries wait for);
+/// - [`DECLARED_SET`](Protocol::DECLARED_SET) ([`parts::DeclaredSet`]): scheduling from access
+///   sets declared before the program runs, and confirming a user abort;
+/// - [`RUN_HOOKS`](Protocol::RUN_HOOKS) ([`parts::RunHooks`]): protocol statistics in the
+///   report, helper threads, adaptive backoff by default, coroutine signals, stopping a worker.
 pub trait Protocol: Send + Sync + Sized + 'static {
     /// Per-record metadata, stored in the cache-line-aligned record header.
     type RecordMeta: Default + Send + Sync + 'static;
@@ -275,204 +283,17 @@ pub trait Protocol: Send + Sync + Sized + 'static {
     /// ([`WriteSet::install_log`]) for every protocol that installs through [`WriteSet::install`].
     fn install_log<'w>(&self, w: &'w mut Self::Worker<'_>) -> &'w mut InstallLog;
 
-    /// Whether the protocol schedules transactions from their declared access sets
-    /// ([`declared`]): the executor then declares every request's set and drives
-    /// [`Protocol::schedule`] before the program runs, and configuration rejects workloads that
-    /// cannot declare.
-    const NEEDS_DECLARED_SET: bool = false;
+    /// The multi-version part ([`parts::MultiVersion`]): `Some(MultiVersionPart::from_impl())` for
+    /// a protocol that keeps older versions in the shared version storage; `None` by default.
+    const MULTI_VERSION: Option<parts::MultiVersionPart<Self>> = None;
 
-    /// Threads the protocol runs besides the workers, busy while the run lasts (C-Sched's
-    /// scheduler). The executors count them when they decide whether threads outnumber cores,
-    /// which decides how a waiter waits (`exec/wait.rs`).
-    const HELPER_THREADS: usize = 0;
-
-    /// Named statistics of the run, for the report (after the workers were joined): counters
-    /// or facts only this protocol has (C-Sched's scheduler core). None by default.
-    fn stats(&self) -> Vec<(&'static str, f64)> {
-        Vec::new()
-    }
-
-    /// Schedules the attempt from its declared access set, after `begin` and before the
-    /// program's first operation: `set` holds one entry per record in the global record order
-    /// (`Record::order_key`), a record both read and written once, as written. Like every
-    /// operation it may return `Pending` (the executor polls it again with the same set) and must
-    /// be safe to repeat. Called only when [`Protocol::NEEDS_DECLARED_SET`] is true, or by a
-    /// protocol's own users who declare (2PL with early release may use it to know the last
-    /// access of each record); the default schedules nothing.
-    fn schedule<'db>(
-        &self,
-        _w: &mut Self::Worker<'db>,
-        _set: &[DeclaredRecord<'db, Self::RecordMeta>],
-    ) -> OpResult {
-        Poll::Ready(Ok(()))
-    }
-
-    /// What the protocol's older versions cost (`storage::versions`), for the report; `None` for
-    /// single-version protocols. Called after the run.
-    fn version_stats(&self) -> Option<crate::storage::versions::VersionStats> {
-        None
-    }
-
-    /// Multi-version protocols: the error that stopped the run when version memory reached its
-    /// cap ([`VersionPool::take_past_cap`](crate::storage::versions::VersionPool::take_past_cap));
-    /// the executors stop a run as soon as it is `Some`, and the runner returns it. `None` (the
-    /// default) for single-version protocols.
-    fn version_memory_exhausted(&self) -> Option<crate::storage::versions::VersionMemoryExhausted> {
-        None
-    }
-
-    /// Multi-version protocols: the commit timestamp of the attempt that just committed, on the
-    /// scale of [`oldest_snapshot`](Self::oldest_snapshot); `None` (the default) for protocols
-    /// whose reads see the newest committed version. A delete's index entry then stays until no
-    /// snapshot older than the delete remains (`txn::index_ops`, "Snapshot readers").
-    fn snapshot_commit_stamp(&self, _w: &Self::Worker<'_>) -> Option<u64> {
-        None
-    }
-
-    /// Multi-version protocols: every running and future attempt reads at a snapshot at or above
-    /// this value (a reclamation watermark, possibly stale, hence possibly smaller).
-    fn oldest_snapshot(&self) -> u64 {
-        u64::MAX
-    }
-
-    /// What a coroutine executor does with a transaction whose attempt aborted for `why`
-    /// (SGPM's table 1; `Pending` is always [`Signal::Ag`](signal::Signal::Ag)). The default maps
-    /// the abort reason ([`Signal::for_abort`](signal::Signal::for_abort)); a protocol whose
-    /// scheduling differs (batches, deterministic order) overrides it.
-    fn signal(&self, why: Abort) -> signal::Signal {
-        signal::Signal::for_abort(why)
-    }
-
-    /// The worker will run no more transactions, though it lives on until its thread ends (a
-    /// coroutine slot that stopped while its thread's other slots finish theirs). A protocol
-    /// whose workers belong to something the others wait for (DecentSched's epoch barrier)
-    /// leaves it here, and must not leave twice when the worker is then dropped. Nothing by
+    /// The declared-set part ([`parts::DeclaredSet`]): `Some(DeclaredSetPart::from_impl())` for a
+    /// protocol that schedules transactions from access sets declared before they run; `None` by
     /// default.
-    fn stop_worker(&self, _w: &mut Self::Worker<'_>) {}
-    /// Whether the protocol runs with the executor's AdaptiveBackoff even when `--backoff` was
-    /// not given (Cicada, whose paper makes it part of the protocol). False by default.
-    fn adaptive_backoff(&self) -> bool {
-        false
-    }
+    const DECLARED_SET: Option<parts::DeclaredSetPart<Self>> = None;
 
-    /// The program ended in a user abort (the workload rolled itself back), which a protocol
-    /// that may run programs ahead of their turn (DecentSched's opportunistic execution) must
-    /// confirm, since the decision may rest on reads a run in place would not see:
-    /// `Ready(Ok(()))` lets the abort stand, `Ready(Err(Abort::Reexecute))` runs the program
-    /// again in its place (where it decides again), `Pending` until the attempt's turn. Called
-    /// only when [`Protocol::NEEDS_DECLARED_SET`] is true, before `abort`; the default lets
-    /// every user abort stand.
-    fn confirm_user_abort(&self, _w: &mut Self::Worker<'_>) -> OpResult {
-        Poll::Ready(Ok(()))
-    }
-}
-
-impl ProtocolKind {
-    /// Bytes of metadata this protocol keeps in every record header (`size_of` its
-    /// [`Protocol::RecordMeta`] with `options`), which with the payload sets the tables' stride
-    /// ([`storage::record_stride`](crate::storage::record_stride)); memory estimates use it
-    /// before anything is allocated.
-    pub fn record_meta_bytes(self, options: &ProtocolOptions) -> usize {
-        fn meta<P: Protocol>() -> usize {
-            std::mem::size_of::<P::RecordMeta>()
-        }
-        match self {
-            ProtocolKind::Nocc => meta::<nocc::Nocc>(),
-            ProtocolKind::NoWait => meta::<twopl::NoWait>(),
-            ProtocolKind::WaitDie if twopl::needs_wide_locks(options.threads) => {
-                meta::<twopl::WaitDieWide>()
-            }
-            ProtocolKind::WaitDie => meta::<twopl::WaitDie>(),
-            ProtocolKind::WoundWait if twopl::needs_wide_locks(options.threads) => {
-                meta::<twopl::WoundWaitWide>()
-            }
-            ProtocolKind::WoundWait => meta::<twopl::WoundWait>(),
-            ProtocolKind::Silo => meta::<silo::Silo>(),
-            ProtocolKind::TicToc => meta::<tictoc::TicToc>(),
-            ProtocolKind::Mocc => match options.mocc.lock {
-                MoccLockKind::Rw => meta::<mocc::Mocc<mocc::RwLock>>(),
-                MoccLockKind::Mql => meta::<mocc::Mocc<mocc::MqlLock>>(),
-            },
-            ProtocolKind::Plor if plor::needs_wide_locker(options.threads) => {
-                meta::<plor::PlorWide>()
-            }
-            ProtocolKind::Plor => meta::<plor::Plor>(),
-            ProtocolKind::OrdLock => meta::<ord_lock::OrdLock>(),
-            ProtocolKind::Si => meta::<si::Si>(),
-            ProtocolKind::DecentSched => meta::<decentsched::DecentSched>(),
-            ProtocolKind::Ermia if ermia::needs_wide_readers(options.threads) => {
-                meta::<ermia::ErmiaWide>()
-            }
-            ProtocolKind::Ermia => meta::<ermia::Ermia>(),
-            ProtocolKind::Mvto => meta::<mvto::Mvto>(),
-            ProtocolKind::CSched => meta::<c_sched::CSched>(),
-            ProtocolKind::Calvin => meta::<calvin::Calvin>(),
-            ProtocolKind::Cicada => meta::<cicada::Cicada>(),
-            ProtocolKind::TwoPlEr => meta::<twopl_er::TwoPlEr>(),
-            ProtocolKind::Aria => meta::<aria::Aria>(),
-        }
-    }
-
-    /// Multi-version protocols: bytes one older version of a `payload`-byte record takes as a
-    /// node of the shared version storage (its header with the protocol's per-version metadata,
-    /// and the payload copy), as the version memory cap counts them; `None` for protocols that
-    /// keep no older versions. Memory estimates use it before anything is allocated.
-    pub fn version_node_bytes(self, payload: usize) -> Option<usize> {
-        use crate::storage::versions::Version;
-        match self {
-            ProtocolKind::Si | ProtocolKind::Mvto | ProtocolKind::Cicada => {
-                Some(Version::<()>::node_bytes(payload))
-            }
-            ProtocolKind::Ermia => Some(Version::<ermia::Stamps>::node_bytes(payload)),
-            _ => None,
-        }
-    }
-}
-
-#[cfg(test)]
-mod meta_size_tests {
-    use super::*;
-
-    #[test]
-    fn record_metadata_fits_a_cache_line() {
-        let mut options = ProtocolOptions::default();
-        for lock in [MoccLockKind::Rw, MoccLockKind::Mql] {
-            options.mocc.lock = lock;
-            for p in ProtocolKind::ALL {
-                let bytes = p.record_meta_bytes(&options);
-                assert!(bytes <= 64, "{p}: {bytes}");
-            }
-        }
-        assert_eq!(ProtocolKind::Nocc.record_meta_bytes(&options), 0);
-    }
-
-    #[test]
-    fn the_kind_says_which_protocols_need_declared_sets() {
-        fn needs<P: Protocol>() -> bool {
-            P::NEEDS_DECLARED_SET
-        }
-        for p in ProtocolKind::ALL {
-            let expected = match p {
-                ProtocolKind::Nocc => needs::<nocc::Nocc>(),
-                ProtocolKind::NoWait => needs::<twopl::NoWait>(),
-                ProtocolKind::WaitDie => needs::<twopl::WaitDie>(),
-                ProtocolKind::WoundWait => needs::<twopl::WoundWait>(),
-                ProtocolKind::Silo => needs::<silo::Silo>(),
-                ProtocolKind::TicToc => needs::<tictoc::TicToc>(),
-                ProtocolKind::Mocc => needs::<mocc::Mocc<mocc::RwLock>>(),
-                ProtocolKind::Plor => needs::<plor::Plor>(),
-                ProtocolKind::OrdLock => needs::<ord_lock::OrdLock>(),
-                ProtocolKind::Si => needs::<si::Si>(),
-                ProtocolKind::Ermia => needs::<ermia::Ermia>(),
-                ProtocolKind::Mvto => needs::<mvto::Mvto>(),
-                ProtocolKind::DecentSched => needs::<decentsched::DecentSched>(),
-                ProtocolKind::CSched => needs::<c_sched::CSched>(),
-                ProtocolKind::Calvin => needs::<calvin::Calvin>(),
-                ProtocolKind::Cicada => needs::<cicada::Cicada>(),
-                ProtocolKind::TwoPlEr => needs::<twopl_er::TwoPlEr>(),
-                ProtocolKind::Aria => needs::<aria::Aria>(),
-            };
-            assert_eq!(p.needs_declared_set(), expected, "{p}");
-        }
-    }
+    /// Hooks into the run ([`parts::RunHooks`]: statistics, helper threads, backoff, coroutine
+    /// signals, stopping a worker): `RunHooksPart::from_impl()` for a protocol that overrides any;
+    /// every default otherwise.
+    const RUN_HOOKS: parts::RunHooksPart<Self> = parts::RunHooksPart::DEFAULT;
 }

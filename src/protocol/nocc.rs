@@ -4,10 +4,15 @@
 //! validation. It is the throughput ceiling every other protocol is measured against, and the canary
 //! the serializability checker must catch (lost updates and cycles appear as soon as two workers
 //! touch one record).
+//!
+//! Its operations are the in-place family's (`protocol::in_place`) with nothing to release. Its
+//! `read_committed` (like `read`) has the "not protected" half of read committed, as every NoCC
+//! read does, but unlike the other protocols cannot promise the "committed, untorn" half: a
+//! concurrent commit's install may tear the copy (NoCC is the no-isolation baseline; its writes
+//! are buffered, so an uncommitted value is never seen).
 
-use super::{OpResult, Protocol, WriteKind, WriteSet};
-use crate::storage::Record;
-use std::task::Poll;
+use super::in_place::{InPlaceWorker, in_place_operations};
+use super::{Protocol, WriteSet};
 
 /// The protocol without concurrency control.
 #[derive(Debug, Default)]
@@ -32,58 +37,22 @@ impl Protocol for Nocc {
         w.writes.clear();
     }
 
+    in_place_operations!(read, read_committed, write, commit, abort, install_log);
+}
+
+impl<'db> InPlaceWorker<'db, ()> for NoccWorker<'db> {
     #[inline]
-    fn read<'db>(&self, w: &mut NoccWorker<'db>, rec: Record<'db, ()>, out: &mut [u8]) -> OpResult {
-        w.writes.read_in_place(&rec, out);
-        Poll::Ready(Ok(()))
-    }
-
-    /// The same copy as `read`: NoCC never validates nor locks, so every read already has the
-    /// "not protected" half of read committed. Unlike the other protocols it cannot promise the
-    /// "committed, untorn" half: a concurrent commit's install may tear the copy (NoCC is the
-    /// no-isolation baseline; its writes are buffered, so an uncommitted value is never seen).
-    #[inline]
-    fn read_committed<'db>(
-        &self,
-        w: &mut NoccWorker<'db>,
-        rec: Record<'db, ()>,
-        out: &mut [u8],
-    ) -> OpResult {
-        self.read(w, rec, out)
-    }
-
-    #[inline]
-    fn write<'db>(
-        &self,
-        w: &mut NoccWorker<'db>,
-        rec: Record<'db, ()>,
-        data: &[u8],
-        kind: WriteKind,
-    ) -> OpResult {
-        w.writes.put(rec, kind, data, ());
-        Poll::Ready(Ok(()))
-    }
-
-    fn commit(&self, w: &mut NoccWorker<'_>) -> OpResult {
-        w.writes.install_all();
-        w.writes.clear();
-        Poll::Ready(Ok(()))
-    }
-
-    fn abort(&self, w: &mut NoccWorker<'_>, _why: super::Abort) {
-        w.writes.clear();
-    }
-
-    fn install_log<'w>(&self, w: &'w mut NoccWorker<'_>) -> &'w mut super::InstallLog {
-        w.writes.install_log()
+    fn writes(&mut self) -> &mut WriteSet<'db, (), ()> {
+        &mut self.writes
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::protocol::AttemptStart;
+    use crate::protocol::{AttemptStart, OpResult, WriteKind};
     use crate::storage::{RecordId, Table, TableSpec};
+    use std::task::Poll;
 
     const OK: OpResult = Poll::Ready(Ok(()));
 

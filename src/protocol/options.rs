@@ -166,20 +166,6 @@ impl ProtocolKind {
     pub fn runs_in_batches(self) -> bool {
         matches!(self, ProtocolKind::Aria)
     }
-
-    /// Whether the protocol schedules transactions from declared access sets
-    /// ([`Protocol::NEEDS_DECLARED_SET`](super::Protocol::NEEDS_DECLARED_SET)): it runs only
-    /// on workloads that declare them.
-    pub fn needs_declared_set(self) -> bool {
-        matches!(
-            self,
-            ProtocolKind::OrdLock
-                | ProtocolKind::DecentSched
-                | ProtocolKind::CSched
-                | ProtocolKind::Calvin
-                | ProtocolKind::TwoPlEr
-        )
-    }
 }
 
 impl fmt::Display for ProtocolKind {

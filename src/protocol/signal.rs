@@ -2,14 +2,14 @@
 //! transaction after one of its operations.
 //!
 //! `Pending` from an operation is always [`Signal::Ag`] (blocked: resume later at the same point).
-//! What an abort means for scheduling is the protocol's call ([`Protocol::signal`]); the default
+//! What an abort means for scheduling is the protocol's call ([`RunHooks::signal`]); the default
 //! follows table 1: a lock conflict, a die or a wound (the 2PL family, PLOR) and an optimistic
 //! protocol's write conflict rerun in place (RR); a failed validation (OCC read validation,
 //! TicToc's timestamp extension and its predicted failure) moves the transaction to the global
 //! queue's tail (ML), so the thread runs other work before the conflicting writer is retried
 //! against again.
 //!
-//! [`Protocol::signal`]: crate::protocol::Protocol::signal
+//! [`RunHooks::signal`]: crate::protocol::parts::RunHooks::signal
 
 use super::Abort;
 use serde::Serialize;
@@ -61,7 +61,7 @@ impl Signal {
         }
     }
 
-    /// Table 1's mapping of an abort reason (the default of `Protocol::signal`).
+    /// Table 1's mapping of an abort reason (the default of `RunHooks::signal`).
     pub fn for_abort(why: Abort) -> Signal {
         match why {
             Abort::LockConflict | Abort::Die | Abort::Wounded => Signal::Rr,

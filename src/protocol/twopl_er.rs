@@ -3,7 +3,7 @@
 //! record's last use instead of at commit.
 //!
 //! The lock phase is Ord-Lock's ([`super::ord_lock`], whose lock word this reuses): the
-//! declared set arrives merged and sorted by record address ([`Protocol::schedule`]), so a
+//! declared set arrives merged and sorted by record address ([`DeclaredSet::schedule`]), so a
 //! transaction only ever waits for a lock ordered after every lock it holds; no deadlock, no
 //! concurrency-control abort. Every lock is taken before any is released (the transaction's
 //! lock point is the end of `schedule`), so the protocol is two-phase and its executions are
@@ -23,12 +23,13 @@
 //! keys are distinct within a transaction; long-scan reads each record once and reads, then
 //! updates, its hot record).
 
+use super::in_place::{InPlaceWorker, in_place_operations};
 #[cfg(test)]
 use super::mutants::Mutant;
 use super::ord_lock::OrdRwLock;
+use super::parts::{DeclaredSet, DeclaredSetPart};
 use super::{
-    Abort, AccessMode, AttemptStart, DeclaredRecord, InstallLog, OpResult, Protocol, WriteKind,
-    WriteSet,
+    Abort, AccessMode, AttemptStart, DeclaredRecord, OpResult, Protocol, WriteKind, WriteSet,
 };
 use crate::storage::Record;
 use std::task::Poll;
@@ -135,6 +136,14 @@ pub struct TwoPlErWorker<'db> {
     writes: WriteSet<'db, OrdRwLock, ()>,
 }
 
+impl<'db> InPlaceWorker<'db, OrdRwLock> for TwoPlErWorker<'db> {
+    /// Writes are installed at `write`; the set keeps them for the install log.
+    #[inline]
+    fn writes(&mut self) -> &mut WriteSet<'db, OrdRwLock, ()> {
+        &mut self.writes
+    }
+}
+
 impl<'db> TwoPlErWorker<'db> {
     /// The entry of `rec`: the set is sorted by record address.
     #[inline]
@@ -195,7 +204,7 @@ impl Protocol for TwoPlEr {
     type RecordMeta = OrdRwLock;
     type Worker<'db> = TwoPlErWorker<'db>;
 
-    const NEEDS_DECLARED_SET: bool = true;
+    const DECLARED_SET: Option<DeclaredSetPart<Self>> = Some(DeclaredSetPart::from_impl());
 
     fn new_worker<'db>(&'db self, _id: usize) -> TwoPlErWorker<'db> {
         TwoPlErWorker {
@@ -211,34 +220,6 @@ impl Protocol for TwoPlEr {
         w.writes.clear();
         w.scheduled = 0;
         w.installed = 0;
-    }
-
-    fn schedule<'db>(
-        &self,
-        w: &mut TwoPlErWorker<'db>,
-        set: &[DeclaredRecord<'db, OrdRwLock>],
-    ) -> OpResult {
-        if w.set.len() != set.len() {
-            w.set.extend(set.iter().map(|d| Entry {
-                record: d.record,
-                mode: d.mode,
-                hold: Hold::Waiting,
-            }));
-        }
-        #[cfg(test)]
-        if self.mutant == Mutant::TwoPlErLocksAtFirstUse {
-            // The bug: nothing is locked up front; each access locks its record (`lock_late`).
-            return Poll::Ready(Ok(()));
-        }
-        while let Some(e) = w.set.get_mut(w.scheduled) {
-            if e.mode == AccessMode::Read && !self.locks_reads() {
-                e.hold = Hold::Unlocked;
-            } else if !e.try_lock() {
-                return Poll::Pending;
-            }
-            w.scheduled += 1;
-        }
-        Poll::Ready(Ok(()))
     }
 
     /// In place under the declared lock; a declared read's lock goes right after the copy.
@@ -265,18 +246,6 @@ impl Protocol for TwoPlEr {
             Hold::Waiting => unreachable!("the program runs after schedule locked every record"),
         }
         Poll::Ready(Ok(()))
-    }
-
-    /// The same as `read`: a committed value is all a read sees here anyway, since no
-    /// transaction whose write it could see ever aborts.
-    #[inline]
-    fn read_committed<'db>(
-        &self,
-        w: &mut TwoPlErWorker<'db>,
-        rec: Record<'db, OrdRwLock>,
-        out: &mut [u8],
-    ) -> OpResult {
-        self.read(w, rec, out)
     }
 
     /// Installs in place under the exclusive lock, then releases it.
@@ -331,8 +300,38 @@ impl Protocol for TwoPlEr {
         w.release_all();
     }
 
-    fn install_log<'w>(&self, w: &'w mut TwoPlErWorker<'_>) -> &'w mut InstallLog {
-        w.writes.install_log()
+    // `read_committed` is `read`: a committed value is all a read sees here anyway, since no
+    // transaction whose write it could see ever aborts.
+    in_place_operations!(read_committed, install_log);
+}
+
+impl DeclaredSet for TwoPlEr {
+    fn schedule<'db>(
+        &self,
+        w: &mut TwoPlErWorker<'db>,
+        set: &[DeclaredRecord<'db, OrdRwLock>],
+    ) -> OpResult {
+        if w.set.len() != set.len() {
+            w.set.extend(set.iter().map(|d| Entry {
+                record: d.record,
+                mode: d.mode,
+                hold: Hold::Waiting,
+            }));
+        }
+        #[cfg(test)]
+        if self.mutant == Mutant::TwoPlErLocksAtFirstUse {
+            // The bug: nothing is locked up front; each access locks its record (`lock_late`).
+            return Poll::Ready(Ok(()));
+        }
+        while let Some(e) = w.set.get_mut(w.scheduled) {
+            if e.mode == AccessMode::Read && !self.locks_reads() {
+                e.hold = Hold::Unlocked;
+            } else if !e.try_lock() {
+                return Poll::Pending;
+            }
+            w.scheduled += 1;
+        }
+        Poll::Ready(Ok(()))
     }
 }
 

@@ -844,7 +844,7 @@ impl<V: Default> VersionPool<'_, V> {
     /// A node for a commit that is past its point of no return (its version must be saved): one
     /// within the cap if there is one, else one allocated past it, and the store then records the
     /// cap's error ([`VersionStore::exhausted`]), which stops the run within a poll interval
-    /// (the executors poll [`Protocol::version_memory_exhausted`](crate::Protocol)). The
+    /// (the executors poll [`MultiVersion::version_memory_exhausted`](crate::protocol::parts::MultiVersion::version_memory_exhausted)). The
     /// overshoot is bounded by what the workers install until they stop.
     #[inline]
     pub fn take_past_cap(&mut self, bytes: usize) -> VersionNode<V> {

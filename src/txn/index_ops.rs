@@ -82,9 +82,9 @@
 //! delete committed must still find the deleted row: if its entry left the index at the delete's
 //! commit, such a scan would skip a row its snapshot holds (a phantom that the next-key argument
 //! does not cover, since the scan does see the next key at its snapshot). So for a protocol that
-//! reports a commit stamp ([`Protocol::snapshot_commit_stamp`]) the handle keeps each committed
+//! reports a commit stamp ([`MultiVersion::snapshot_commit_stamp`](crate::protocol::parts::MultiVersion::snapshot_commit_stamp)) the handle keeps each committed
 //! removal, with that stamp, in a per-worker queue, and takes the entry out only once the
-//! protocol's [`Protocol::oldest_snapshot`] (its reclamation watermark) has reached the stamp: every
+//! protocol's [`MultiVersion::oldest_snapshot`](crate::protocol::parts::MultiVersion::oldest_snapshot) (its reclamation watermark) has reached the stamp: every
 //! snapshot then sees the row vacant, as scans already treat vacant entries. The queue is drained
 //! after every commit and at every begin of the same worker; entries still queued when the run
 //! ends stay in the index, vacant.
@@ -351,7 +351,9 @@ impl<'db, P: Protocol> Txn<'db, P> {
     /// Applies the committed attempt's deletes to the indexes: at once, or for a multi-version
     /// protocol once no snapshot older than the delete remains (module docs, "Snapshot readers").
     pub(super) fn apply_index_removals(&mut self) {
-        match self.protocol.snapshot_commit_stamp(&self.worker) {
+        let snapshot_stamp =
+            P::MULTI_VERSION.map(|mv| mv.snapshot_commit_stamp(self.protocol, &self.worker));
+        match snapshot_stamp {
             None => {
                 for k in 0..self.index_removals.len() {
                     let (index, key) = self.index_removals[k];
@@ -373,7 +375,7 @@ impl<'db, P: Protocol> Txn<'db, P> {
         if self.deferred_removals.is_empty() {
             return;
         }
-        let horizon = self.protocol.oldest_snapshot();
+        let horizon = P::MULTI_VERSION.map_or(u64::MAX, |mv| mv.oldest_snapshot(self.protocol));
         while let Some(&(stamp, index, key)) = self.deferred_removals.front() {
             if stamp > horizon {
                 break;

@@ -60,7 +60,7 @@ pub struct Txn<'db, P: Protocol> {
     /// stated it; empty unless the executor declared one.
     declared: AccessSet,
     /// `declared` resolved to records, merged and in the global record order: what
-    /// [`Protocol::schedule`] receives.
+    /// [`DeclaredSet::schedule`](crate::protocol::parts::DeclaredSet::schedule) receives.
     scheduled: Vec<DeclaredRecord<'db, P::RecordMeta>>,
     /// Check mode with a declared set in force: every access is checked against it.
     check_declared: bool,
@@ -359,11 +359,15 @@ impl<'db, P: Protocol> Txn<'db, P> {
         self.check_declared = self.history.is_some();
     }
 
-    /// Polls the protocol's [`Protocol::schedule`] with the declared set once (after `begin`,
-    /// before the program).
+    /// Polls the protocol's [`DeclaredSet::schedule`](crate::protocol::parts::DeclaredSet::schedule)
+    /// with the declared set once (after `begin`, before the program); ready at once for a
+    /// protocol without the declared-set part.
     #[inline]
     pub(crate) fn poll_schedule(&mut self) -> Poll<Result<(), Abort>> {
-        self.protocol.schedule(&mut self.worker, &self.scheduled)
+        match P::DECLARED_SET {
+            Some(part) => part.schedule(self.protocol, &mut self.worker, &self.scheduled),
+            None => Poll::Ready(Ok(())),
+        }
     }
 
     /// Starts an attempt (the executor calls this, then runs the program).
@@ -384,11 +388,16 @@ impl<'db, P: Protocol> Txn<'db, P> {
         self.apply_deferred_removals();
     }
 
-    /// Polls the protocol's [`Protocol::confirm_user_abort`] once (the program returned a user
-    /// abort; deterministic protocols only).
+    /// Polls the protocol's
+    /// [`DeclaredSet::confirm_user_abort`](crate::protocol::parts::DeclaredSet::confirm_user_abort)
+    /// once (the program returned a user abort); the abort stands at once for a protocol without
+    /// the declared-set part.
     #[inline]
     pub(crate) fn poll_confirm_user_abort(&mut self) -> Poll<Result<(), Abort>> {
-        self.protocol.confirm_user_abort(&mut self.worker)
+        match P::DECLARED_SET {
+            Some(part) => part.confirm_user_abort(self.protocol, &mut self.worker),
+            None => Poll::Ready(Ok(())),
+        }
     }
 
     /// Polls the protocol's commit once.
@@ -472,12 +481,13 @@ impl<'db, P: Protocol> Txn<'db, P> {
         self.protocol.abort(&mut self.worker, why);
     }
 
-    /// The worker runs no more transactions ([`Protocol::stop_worker`]).
+    /// The worker runs no more transactions
+    /// ([`RunHooks::stop_worker`](crate::protocol::parts::RunHooks::stop_worker)).
     pub(crate) fn stopped(&mut self) {
         if let Some(pin) = &mut self.pin {
             pin.unpin();
         }
-        self.protocol.stop_worker(&mut self.worker);
+        P::RUN_HOOKS.stop_worker(self.protocol, &mut self.worker);
     }
 
     /// This worker's committed history (check mode), leaving an empty one behind.

@@ -33,6 +33,7 @@ use crate::config::ExecConfig;
 use crate::metrics::{WaitCounts, WorkerStats};
 use crate::park::ParkingLot;
 use crate::protocol::Protocol;
+use crate::protocol::parts::version_memory_exhausted;
 use crate::random::FastRng;
 use crate::storage::Database;
 use crate::txn::Txn;
@@ -60,12 +61,12 @@ pub fn run_coro<P: Protocol, W: Workload>(
     let workers = cfg.threads * queue;
     // Written by the coordinator only; Acquire loads in the slots pair with its Release stores.
     let period = CachePadded::new(AtomicU8::new(first_period(cfg)));
-    let backoff = (cfg.adaptive_backoff || protocol.adaptive_backoff())
+    let backoff = (cfg.adaptive_backoff || P::RUN_HOOKS.adaptive_backoff(protocol))
         .then(|| AdaptiveBackoff::new(cfg.threads));
     let start = Barrier::new(cfg.threads + 1);
     let global = GlobalQueue::new();
     let cores = core_affinity::get_core_ids().unwrap_or_default();
-    let policy = WaitPolicy::for_threads(cfg.threads + P::HELPER_THREADS, cores.len());
+    let policy = WaitPolicy::for_threads(cfg.threads + P::RUN_HOOKS.helper_threads, cores.len());
     let history_share = usize::try_from(cfg.check_limit_ops / workers as u64).unwrap_or(usize::MAX);
 
     std::thread::scope(|s| {
@@ -125,7 +126,7 @@ pub fn run_coro<P: Protocol, W: Workload>(
             .collect();
 
         let measured = coordinate(cfg, &period, &start, &|| {
-            db.table_memory().refused() || protocol.version_memory_exhausted().is_some()
+            db.table_memory().refused() || version_memory_exhausted(protocol).is_some()
         });
 
         let mut workers = Vec::with_capacity(cfg.threads);

@@ -10,7 +10,7 @@
 //! `Pending` to the program's (or commit's) completion; retries reuse the request and tell the
 //! protocol they retry.
 //!
-//! What happens after an abort is the protocol's signal ([`Protocol::signal`]): RR reruns in
+//! What happens after an abort is the protocol's signal ([`RunHooks::signal`](crate::protocol::parts::RunHooks::signal)): RR reruns in
 //! place after one switch; ML and SF hand the transaction to the global queue (tail or front) and
 //! take its front, so that another transaction, perhaps this one, runs in the slot; NB (a batch
 //! protocol's conflict: Aria) reruns it in this slot as a retry, which the protocol's batch layer
@@ -166,7 +166,7 @@ async fn run_job<P: Protocol, W: Workload>(
     // The first attempt starts before the declaration, as under the thread executor: declaring
     // (and sorting) the access set is the transaction's work, in its latency and execute phase.
     let mut attempt_start = Instant::now();
-    if P::NEEDS_DECLARED_SET {
+    if P::DECLARED_SET.is_some() {
         // Once per job on this slot (a moved job declares again on its new slot's worker): its
         // retries run the same request.
         let workload = env.workload;
@@ -180,7 +180,7 @@ async fn run_job<P: Protocol, W: Workload>(
         });
         // A deterministic protocol schedules the attempt from its declared set first, as under
         // the thread executor; its waits suspend the slot (AG) like any other.
-        let (scheduled, schedule_wait) = if P::NEEDS_DECLARED_SET {
+        let (scheduled, schedule_wait) = if P::DECLARED_SET.is_some() {
             timed(env, std::future::poll_fn(|_| tx.poll_schedule())).await
         } else {
             (Ok(()), 0)
@@ -191,7 +191,7 @@ async fn run_job<P: Protocol, W: Workload>(
         };
         // A deterministic protocol confirms a user abort first, as under the thread executor.
         let (result, confirm_wait) = match result {
-            Err(Abort::User) if P::NEEDS_DECLARED_SET => {
+            Err(Abort::User) if P::DECLARED_SET.is_some() => {
                 let poll = std::future::poll_fn(|_| tx.poll_confirm_user_abort());
                 let (confirmed, wait) = timed(env, poll).await;
                 if confirmed.is_ok() {
@@ -242,7 +242,7 @@ async fn run_job<P: Protocol, W: Workload>(
                 tx.aborted(why);
                 env.attempt_ended();
                 let signal = if why.is_retried() {
-                    tx.protocol().signal(why)
+                    P::RUN_HOOKS.signal(tx.protocol(), why)
                 } else {
                     Signal::Nt
                 };

@@ -4,23 +4,7 @@
 
 use super::server::{ServeConfig, ServeSummary, serve};
 use crate::config::RunConfig;
-use crate::protocol::c_sched::CSched;
-use crate::protocol::calvin::Calvin;
-use crate::protocol::cicada::Cicada;
-use crate::protocol::ermia::{Ermia, ErmiaWide, needs_wide_readers};
-use crate::protocol::mocc::{Mocc, MqlLock, RwLock};
-use crate::protocol::mvto::Mvto;
-use crate::protocol::nocc::Nocc;
-use crate::protocol::ord_lock::OrdLock;
-use crate::protocol::plor::{Plor, PlorWide, needs_wide_locker};
-use crate::protocol::si::Si;
-use crate::protocol::silo::Silo;
-use crate::protocol::tictoc::TicToc;
-use crate::protocol::twopl::{
-    ConflictRule, NoWait, TwoPl, WaitDie, WaitDieWide, WoundWait, WoundWaitWide, needs_wide_locks,
-};
-use crate::protocol::twopl_er::TwoPlEr;
-use crate::protocol::{MoccLockKind, Protocol, ProtocolKind};
+use crate::protocol::{Protocol, ProtocolKind, ProtocolOptions, ProtocolVisitor};
 use crate::storage::Database;
 use crate::workload::long_scan::LongScan;
 use crate::workload::tpcc::Tpcc;
@@ -85,44 +69,17 @@ struct Launch<'a> {
 }
 
 impl Launch<'_> {
+    /// Serves `w` under the protocol type [`ProtocolKind::visit`] names for `kind`.
     fn protocol<W: Workload>(self, kind: ProtocolKind, w: &W) -> Result<ServeSummary, ServeError> {
-        let opts = &self.run.options;
-        let workers = opts.threads;
+        // DecentSched's epochs and Aria's batches wait for every worker of the run, which a
+        // session's idle client cannot promise.
         match kind {
-            ProtocolKind::Nocc => self.on(Nocc, w),
-            ProtocolKind::Silo => self.on(Silo::new(opts), w),
-            ProtocolKind::TicToc => self.on(TicToc::new(opts), w),
-            ProtocolKind::Mocc => match opts.mocc.lock {
-                MoccLockKind::Rw => self.on(Mocc::<RwLock>::new(opts), w),
-                MoccLockKind::Mql => self.on(Mocc::<MqlLock>::new(opts), w),
-            },
-            ProtocolKind::NoWait => self.on(two_pl(NoWait::new(opts)), w),
-            ProtocolKind::WaitDie if needs_wide_locks(workers) => {
-                self.on(two_pl(WaitDieWide::new(opts)), w)
-            }
-            ProtocolKind::WaitDie => self.on(two_pl(WaitDie::new(opts)), w),
-            ProtocolKind::WoundWait if needs_wide_locks(workers) => {
-                self.on(two_pl(WoundWaitWide::new(opts)), w)
-            }
-            ProtocolKind::WoundWait => self.on(two_pl(WoundWait::new(opts)), w),
-            ProtocolKind::Plor if needs_wide_locker(workers) => {
-                self.on(validated(PlorWide::new(opts)), w)
-            }
-            ProtocolKind::Plor => self.on(validated(Plor::new(opts)), w),
-            ProtocolKind::Si => self.on(Si::new(opts), w),
-            ProtocolKind::Mvto => self.on(Mvto::new(opts), w),
-            ProtocolKind::Ermia if needs_wide_readers(workers) => {
-                self.on(validated(ErmiaWide::new(opts)), w)
-            }
-            ProtocolKind::Ermia => self.on(validated(Ermia::new(opts)), w),
-            ProtocolKind::Cicada => self.on(Cicada::new(opts), w),
-            ProtocolKind::TwoPlEr => self.on(TwoPlEr::new(), w),
-            ProtocolKind::OrdLock => self.on(OrdLock::new(), w),
-            ProtocolKind::CSched => self.on(CSched::new(opts), w),
-            ProtocolKind::Calvin => self.on(Calvin::new(), w),
-            ProtocolKind::DecentSched => Err(ServeError::Declared(kind)),
-            ProtocolKind::Aria => Err(ServeError::Batched(kind)),
+            ProtocolKind::DecentSched => return Err(ServeError::Declared(kind)),
+            ProtocolKind::Aria => return Err(ServeError::Batched(kind)),
+            _ => {}
         }
+        let options = &self.run.options;
+        kind.visit(options, Serve { go: self, w })
     }
 
     /// Builds and loads the database as a run does (`runner::run_named`), then serves it.
@@ -137,14 +94,16 @@ impl Launch<'_> {
     }
 }
 
-/// Unwraps a 2PL constructor; validation rejects worker counts the locks cannot name.
-fn two_pl<R: ConflictRule>(
-    protocol: Result<TwoPl<R>, crate::protocol::twopl::TooManyWorkers>,
-) -> TwoPl<R> {
-    validated(protocol)
+/// Builds the visited protocol and serves the workload under it.
+struct Serve<'a, 'w, W> {
+    go: Launch<'a>,
+    w: &'w W,
 }
 
-/// Unwraps a constructor whose failure configuration validation rules out.
-fn validated<P, E: std::fmt::Display>(protocol: Result<P, E>) -> P {
-    protocol.unwrap_or_else(|e| panic!("{e} (config validation should have rejected this)"))
+impl<W: Workload> ProtocolVisitor for Serve<'_, '_, W> {
+    type Output = Result<ServeSummary, ServeError>;
+    fn visit<P: Protocol>(self, build: fn(&ProtocolOptions) -> P) -> Self::Output {
+        let protocol = build(&self.go.run.options);
+        self.go.on(protocol, self.w)
+    }
 }

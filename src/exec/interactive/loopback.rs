@@ -42,7 +42,7 @@ pub fn run_loopback<P: Protocol, W: Workload>(
             None,
             workload,
             cfg,
-            P::NEEDS_DECLARED_SET,
+            P::DECLARED_SET.is_some(),
         );
         // Release: pairs with the accept loop's Acquire load.
         stop.store(true, Ordering::Release);

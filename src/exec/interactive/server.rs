@@ -466,7 +466,7 @@ impl<P: Protocol> Session<'_, '_, P> {
         declared: DeclaredSet<'_>,
         stream: &mut TcpStream,
     ) -> std::io::Result<()> {
-        if P::NEEDS_DECLARED_SET && !start.retry {
+        if P::DECLARED_SET.is_some() && !start.retry {
             if declared.is_empty() {
                 return self.reply_error(
                     stream,
@@ -501,7 +501,7 @@ impl<P: Protocol> Session<'_, '_, P> {
         self.tx.begin(start);
         self.for_update.clear();
         self.in_txn = true;
-        if P::NEEDS_DECLARED_SET {
+        if P::DECLARED_SET.is_some() {
             let tx = &mut self.tx;
             let scheduled = std::future::poll_fn(|_| tx.poll_schedule());
             let stopping = self.ending;
@@ -648,7 +648,7 @@ impl<P: Protocol> Session<'_, '_, P> {
                     other => self.failed(stream, other),
                 }
             }
-            Request::Abort if P::NEEDS_DECLARED_SET => {
+            Request::Abort if P::DECLARED_SET.is_some() => {
                 // A deterministic protocol confirms a user abort first: the program may have
                 // decided it on reads taken ahead of its turn (it stands, or re-executes).
                 let tx = &mut self.tx;

@@ -40,6 +40,7 @@ pub mod reservation;
 use super::batch::{BatchOptions, BatchTicket, Batches};
 #[cfg(test)]
 use super::mutants::Mutant;
+use super::parts::{RunHooks, RunHooksPart};
 use super::{Abort, AttemptStart, InstallLog, OpResult, Protocol, WriteKind, WriteSet};
 use crate::storage::Record;
 use serde::Serialize;
@@ -183,6 +184,8 @@ impl Protocol for Aria {
     type RecordMeta = AriaMeta;
     type Worker<'db> = AriaWorker<'db>;
 
+    const RUN_HOOKS: RunHooksPart<Self> = RunHooksPart::from_impl();
+
     fn new_worker<'db>(&'db self, id: usize) -> AriaWorker<'db> {
         AriaWorker {
             protocol: self,
@@ -296,7 +299,9 @@ impl Protocol for Aria {
     fn install_log<'w>(&self, w: &'w mut AriaWorker<'_>) -> &'w mut InstallLog {
         w.writes.install_log()
     }
+}
 
+impl RunHooks for Aria {
     fn stats(&self) -> Vec<(&'static str, f64)> {
         self.batches.stats()
     }

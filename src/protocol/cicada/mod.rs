@@ -73,6 +73,7 @@ pub use clock::{TimeSource, WORKER_BITS, WorkerClock};
 #[cfg(test)]
 use super::mutants::Mutant;
 use super::mv_common::{collect_queued, push_version, raise_read_timestamp};
+use super::parts::{MultiVersion, MultiVersionPart, RunHooks, RunHooksPart};
 use super::si::{LOCK, snapshot_read};
 use super::{
     Abort, AttemptStart, CICADA_CONTINUING_COMMITS, CicadaOptions, InstallLog, OpResult, Protocol,
@@ -336,6 +337,9 @@ impl Protocol for Cicada {
     type RecordMeta = CicadaMeta;
     type Worker<'db> = CicadaWorker<'db>;
 
+    const MULTI_VERSION: Option<MultiVersionPart<Self>> = Some(MultiVersionPart::from_impl());
+    const RUN_HOOKS: RunHooksPart<Self> = RunHooksPart::from_impl();
+
     fn new_worker<'db>(&'db self, id: usize) -> CicadaWorker<'db> {
         CicadaWorker {
             id,
@@ -510,24 +514,30 @@ impl Protocol for Cicada {
     fn install_log<'w>(&self, w: &'w mut CicadaWorker<'_>) -> &'w mut InstallLog {
         w.writes.install_log()
     }
+}
 
-    fn version_stats(&self) -> Option<VersionStats> {
-        Some(self.versions.stats())
+impl RunHooks for Cicada {
+    fn adaptive_backoff(&self) -> bool {
+        self.opts.backoff
+    }
+}
+
+impl MultiVersion for Cicada {
+    type VersionMeta = ();
+
+    fn version_stats(&self) -> VersionStats {
+        self.versions.stats()
     }
 
     fn version_memory_exhausted(&self) -> Option<VersionMemoryExhausted> {
         self.versions.exhausted()
     }
 
-    fn snapshot_commit_stamp(&self, w: &CicadaWorker<'_>) -> Option<u64> {
-        Some(w.ts)
+    fn snapshot_commit_stamp(&self, w: &CicadaWorker<'_>) -> u64 {
+        w.ts
     }
 
     fn oldest_snapshot(&self) -> u64 {
         self.watermark.current()
-    }
-
-    fn adaptive_backoff(&self) -> bool {
-        self.opts.backoff
     }
 }

@@ -34,14 +34,14 @@
 //! once and reports count it in their own column.
 //!
 //! A workload's own abort (TPC-C's rolled-back New-Order) decided while speculating may rest
-//! on stale reads, so it is confirmed like a commit ([`Protocol::confirm_user_abort`], which
+//! on stale reads, so it is confirmed like a commit ([`DeclaredSet::confirm_user_abort`], which
 //! both executors call before taking a user abort): at its turn, if everything it read is
 //! unchanged the abort stands, and otherwise the program re-executes in place and decides
 //! again. A user abort is then always what a run in the schedule's order would decide, for
 //! workloads whose rollbacks depend on what they read as well as for TPC-C, whose decision
 //! depends only on the request's input.
 //!
-//! Every wait returns `Pending` from [`Protocol::schedule`] (the executor yields between polls):
+//! Every wait returns `Pending` from [`DeclaredSet::schedule`] (the executor yields between polls):
 //! nothing spins, so more workers than cores cannot livelock it. Transaction ids are
 //! thread-local and restart every epoch; the transaction table and the queue entries are reused
 //! every epoch (`epoch.rs`, `txns.rs`).
@@ -53,11 +53,13 @@ mod tests;
 mod txns;
 mod version;
 
+use super::in_place::{InPlaceWorker, in_place_operations};
 #[cfg(test)]
 use super::mutants::Mutant;
+use super::parts::{DeclaredSet, DeclaredSetPart, RunHooks, RunHooksPart};
 use super::{
-    Abort, AccessMode, AttemptStart, DeclaredRecord, InstallLog, OpResult, Protocol,
-    ProtocolOptions, ReadSet, WriteKind, WriteSet,
+    Abort, AccessMode, AttemptStart, DeclaredRecord, OpResult, Protocol, ProtocolOptions, ReadSet,
+    WriteSet,
 };
 use crate::storage::Record;
 use epoch::Epochs;
@@ -238,7 +240,7 @@ impl DecentSched {
     }
 }
 
-/// The paper's figure 7 stages, as [`Protocol::stats`] names them: queueing (pushing entries,
+/// The paper's figure 7 stages, as [`RunHooks::stats`] names them: queueing (pushing entries,
 /// from the first `schedule` poll, epoch barrier included), dependency discovery (direct and
 /// indirect, waits for ready flags included), waiting (the scheduling rules), executing (the
 /// program) and committing (installs and the finished flag).
@@ -298,13 +300,20 @@ pub struct DecentSchedWorker<'db> {
     /// Opportunistic execution: attempts that speculated, and those that committed so.
     speculated: u64,
     speculations_committed: u64,
-    /// It left the epoch barrier ([`Protocol::stop_worker`]).
+    /// It left the epoch barrier ([`RunHooks::stop_worker`]).
     left: bool,
     /// Stage timing: when the current stage began (`None` before a transaction's first poll),
     /// nanoseconds per stage, and transactions timed.
     mark: Option<Instant>,
     stage_ns: [u64; 5],
     timed_txns: u64,
+}
+
+impl<'db> InPlaceWorker<'db, ObjectVersion> for DecentSchedWorker<'db> {
+    #[inline]
+    fn writes(&mut self) -> &mut WriteSet<'db, ObjectVersion, ()> {
+        &mut self.writes
+    }
 }
 
 impl Drop for DecentSchedWorker<'_> {
@@ -545,7 +554,8 @@ impl Protocol for DecentSched {
     type RecordMeta = ObjectVersion;
     type Worker<'db> = DecentSchedWorker<'db>;
 
-    const NEEDS_DECLARED_SET: bool = true;
+    const DECLARED_SET: Option<DeclaredSetPart<Self>> = Some(DeclaredSetPart::from_impl());
+    const RUN_HOOKS: RunHooksPart<Self> = RunHooksPart::from_impl();
 
     fn new_worker<'db>(&'db self, id: usize) -> DecentSchedWorker<'db> {
         assert!(id < self.workers, "worker {id} of {}", self.workers);
@@ -580,6 +590,111 @@ impl Protocol for DecentSched {
         w.reads.clear();
     }
 
+    /// In place: the scheduling rules keep every conflicting transaction out while this one
+    /// runs (own buffered writes first). Speculating (opportunistic execution), a consistent
+    /// copy whose version the commit validates; an install in progress makes it wait.
+    #[inline]
+    fn read<'db>(
+        &self,
+        w: &mut DecentSchedWorker<'db>,
+        rec: Record<'db, ObjectVersion>,
+        out: &mut [u8],
+    ) -> OpResult {
+        if w.writes.read_own(&rec, out) {
+            return Poll::Ready(Ok(()));
+        }
+        if w.stage != Stage::Speculating {
+            rec.payload.load(out);
+            return Poll::Ready(Ok(()));
+        }
+        match rec.meta().read_stable(&rec.payload, out) {
+            Some(version) => {
+                w.reads.push(rec, version);
+                Poll::Ready(Ok(()))
+            }
+            None => Poll::Pending,
+        }
+    }
+
+    // `read_committed` is `read`: nothing conflicting runs concurrently anyway.
+    in_place_operations!(read_committed, write, install_log);
+
+    fn commit(&self, w: &mut DecentSchedWorker<'_>) -> OpResult {
+        if w.stage == Stage::Speculating {
+            w.end_stage(3);
+            w.stage = Stage::Validating;
+        }
+        if w.stage == Stage::Validating {
+            // The rules, as the schedule would have applied them (it sets `Running`).
+            if !w.wait_for_dependencies() {
+                return Poll::Pending;
+            }
+            w.end_stage(2);
+            if !w.speculative_reads_current() && self.reexecutes_stale_speculation() {
+                // Keeps its place (`Running`): the retry's schedule returns at once.
+                return Poll::Ready(Err(Abort::Reexecute));
+            }
+            w.speculations_committed += 1;
+        } else {
+            w.end_stage(3);
+        }
+        w.install_writes();
+        w.writes.clear();
+        w.reads.clear();
+        w.finish();
+        w.end_stage(4);
+        w.mark = None;
+        w.timed_txns += 1;
+        Poll::Ready(Ok(()))
+    }
+
+    fn abort(&self, w: &mut DecentSchedWorker<'_>, why: Abort) {
+        w.writes.clear();
+        w.reads.clear();
+        if why == Abort::Reexecute {
+            // Still scheduled: the program runs again in place (module docs).
+            return;
+        }
+        w.finish();
+        w.mark = None;
+    }
+}
+
+impl RunHooks for DecentSched {
+    /// The stage breakdown (paper figure 7) in microseconds per committed transaction, and
+    /// the epochs the run went through.
+    fn stats(&self) -> Vec<(&'static str, f64)> {
+        // Relaxed: read after every worker was joined.
+        let txns = self.timed_txns.load(Ordering::Relaxed).max(1) as f64;
+        let mut out: Vec<(&'static str, f64)> = STAGES
+            .iter()
+            .zip(&self.stage_ns)
+            // Relaxed: as above.
+            .map(|(&name, ns)| (name, ns.load(Ordering::Relaxed) as f64 / txns / 1000.0))
+            .collect();
+        out.push(("epochs", self.epochs.current() as f64));
+        if self.opportunistic {
+            // Relaxed: as above.
+            let speculated = self.speculated.load(Ordering::Relaxed);
+            out.push(("speculative_executions", speculated as f64));
+            // Relaxed: as above.
+            let committed = self.speculations_committed.load(Ordering::Relaxed);
+            out.push(("speculations_committed", committed as f64));
+        }
+        out
+    }
+
+    /// Leaves the epoch barrier: a coroutine slot that stopped must not hold back a barrier its
+    /// thread's other slots (or other threads) wait at until the thread ends.
+    fn stop_worker(&self, w: &mut DecentSchedWorker<'_>) {
+        if !w.left {
+            w.left = true;
+            self.epochs.leave(&self.queues);
+        }
+    }
+}
+
+impl DeclaredSet for DecentSched {
     fn schedule<'db>(
         &self,
         w: &mut DecentSchedWorker<'db>,
@@ -627,84 +742,6 @@ impl Protocol for DecentSched {
         }
     }
 
-    /// In place: the scheduling rules keep every conflicting transaction out while this one
-    /// runs (own buffered writes first). Speculating (opportunistic execution), a consistent
-    /// copy whose version the commit validates; an install in progress makes it wait.
-    #[inline]
-    fn read<'db>(
-        &self,
-        w: &mut DecentSchedWorker<'db>,
-        rec: Record<'db, ObjectVersion>,
-        out: &mut [u8],
-    ) -> OpResult {
-        if w.writes.read_own(&rec, out) {
-            return Poll::Ready(Ok(()));
-        }
-        if w.stage != Stage::Speculating {
-            rec.payload.load(out);
-            return Poll::Ready(Ok(()));
-        }
-        match rec.meta().read_stable(&rec.payload, out) {
-            Some(version) => {
-                w.reads.push(rec, version);
-                Poll::Ready(Ok(()))
-            }
-            None => Poll::Pending,
-        }
-    }
-
-    /// The same as `read`: nothing conflicting runs concurrently anyway.
-    #[inline]
-    fn read_committed<'db>(
-        &self,
-        w: &mut DecentSchedWorker<'db>,
-        rec: Record<'db, ObjectVersion>,
-        out: &mut [u8],
-    ) -> OpResult {
-        self.read(w, rec, out)
-    }
-
-    #[inline]
-    fn write<'db>(
-        &self,
-        w: &mut DecentSchedWorker<'db>,
-        rec: Record<'db, ObjectVersion>,
-        data: &[u8],
-        kind: WriteKind,
-    ) -> OpResult {
-        w.writes.put(rec, kind, data, ());
-        Poll::Ready(Ok(()))
-    }
-
-    fn commit(&self, w: &mut DecentSchedWorker<'_>) -> OpResult {
-        if w.stage == Stage::Speculating {
-            w.end_stage(3);
-            w.stage = Stage::Validating;
-        }
-        if w.stage == Stage::Validating {
-            // The rules, as the schedule would have applied them (it sets `Running`).
-            if !w.wait_for_dependencies() {
-                return Poll::Pending;
-            }
-            w.end_stage(2);
-            if !w.speculative_reads_current() && self.reexecutes_stale_speculation() {
-                // Keeps its place (`Running`): the retry's schedule returns at once.
-                return Poll::Ready(Err(Abort::Reexecute));
-            }
-            w.speculations_committed += 1;
-        } else {
-            w.end_stage(3);
-        }
-        w.install_writes();
-        w.writes.clear();
-        w.reads.clear();
-        w.finish();
-        w.end_stage(4);
-        w.mark = None;
-        w.timed_txns += 1;
-        Poll::Ready(Ok(()))
-    }
-
     /// A program that ran ahead of its turn and then rolled itself back took that decision on
     /// reads that may have changed: like a commit, it waits for its turn, and unless its reads
     /// held it re-executes in place, where the program decides again (module docs). A program
@@ -731,52 +768,5 @@ impl Protocol for DecentSched {
             return Poll::Ready(Err(Abort::Reexecute));
         }
         Poll::Ready(Ok(()))
-    }
-
-    fn abort(&self, w: &mut DecentSchedWorker<'_>, why: Abort) {
-        w.writes.clear();
-        w.reads.clear();
-        if why == Abort::Reexecute {
-            // Still scheduled: the program runs again in place (module docs).
-            return;
-        }
-        w.finish();
-        w.mark = None;
-    }
-
-    /// The stage breakdown (paper figure 7) in microseconds per committed transaction, and
-    /// the epochs the run went through.
-    fn stats(&self) -> Vec<(&'static str, f64)> {
-        // Relaxed: read after every worker was joined.
-        let txns = self.timed_txns.load(Ordering::Relaxed).max(1) as f64;
-        let mut out: Vec<(&'static str, f64)> = STAGES
-            .iter()
-            .zip(&self.stage_ns)
-            // Relaxed: as above.
-            .map(|(&name, ns)| (name, ns.load(Ordering::Relaxed) as f64 / txns / 1000.0))
-            .collect();
-        out.push(("epochs", self.epochs.current() as f64));
-        if self.opportunistic {
-            // Relaxed: as above.
-            let speculated = self.speculated.load(Ordering::Relaxed);
-            out.push(("speculative_executions", speculated as f64));
-            // Relaxed: as above.
-            let committed = self.speculations_committed.load(Ordering::Relaxed);
-            out.push(("speculations_committed", committed as f64));
-        }
-        out
-    }
-
-    /// Leaves the epoch barrier: a coroutine slot that stopped must not hold back a barrier its
-    /// thread's other slots (or other threads) wait at until the thread ends.
-    fn stop_worker(&self, w: &mut DecentSchedWorker<'_>) {
-        if !w.left {
-            w.left = true;
-            self.epochs.leave(&self.queues);
-        }
-    }
-
-    fn install_log<'w>(&self, w: &'w mut DecentSchedWorker<'_>) -> &'w mut InstallLog {
-        w.writes.install_log()
     }
 }

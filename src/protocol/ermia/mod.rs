@@ -56,6 +56,7 @@ mod tests;
 #[cfg(test)]
 use super::mutants::Mutant;
 use super::mv_common::{collect_queued, push_version};
+use super::parts::{MultiVersion, MultiVersionPart};
 use super::si::{LOCK, snapshot_read, snapshot_read_skipping};
 use super::txn_table::{Marker, Phase, Seen, TxnTable};
 use super::worker_set::AtomicWorkerSet;
@@ -360,6 +361,8 @@ impl<const WORDS: usize> Protocol for ErmiaWith<WORDS> {
     type RecordMeta = ErmiaMetaWith<WORDS>;
     type Worker<'db> = ErmiaWorker<'db, WORDS>;
 
+    const MULTI_VERSION: Option<MultiVersionPart<Self>> = Some(MultiVersionPart::from_impl());
+
     fn new_worker<'db>(&'db self, id: usize) -> ErmiaWorker<'db, WORDS> {
         ErmiaWorker {
             id,
@@ -607,17 +610,21 @@ impl<const WORDS: usize> Protocol for ErmiaWith<WORDS> {
     fn install_log<'w>(&self, w: &'w mut ErmiaWorker<'_, WORDS>) -> &'w mut InstallLog {
         w.writes.install_log()
     }
+}
 
-    fn version_stats(&self) -> Option<VersionStats> {
-        Some(self.versions.stats())
+impl<const WORDS: usize> MultiVersion for ErmiaWith<WORDS> {
+    type VersionMeta = Stamps;
+
+    fn version_stats(&self) -> VersionStats {
+        self.versions.stats()
     }
 
     fn version_memory_exhausted(&self) -> Option<VersionMemoryExhausted> {
         self.versions.exhausted()
     }
 
-    fn snapshot_commit_stamp(&self, w: &ErmiaWorker<'_, WORDS>) -> Option<u64> {
-        Some(w.stamp)
+    fn snapshot_commit_stamp(&self, w: &ErmiaWorker<'_, WORDS>) -> u64 {
+        w.stamp
     }
 
     fn oldest_snapshot(&self) -> u64 {

@@ -1,5 +1,5 @@
 //! A workload whose rollbacks depend on what it reads, for the mutants of
-//! [`Protocol::confirm_user_abort`](crate::protocol::Protocol::confirm_user_abort).
+//! [`DeclaredSet::confirm_user_abort`](crate::protocol::parts::DeclaredSet::confirm_user_abort).
 //!
 //! Records `2p` and `2p + 1` form pair `p`, both starting at 0. A *transfer* adds 1 to both
 //! records of a pair; an *audit* reads both and rolls itself back (a user abort) when they

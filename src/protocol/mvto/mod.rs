@@ -62,6 +62,7 @@ mod tests;
 #[cfg(test)]
 use super::mutants::Mutant;
 use super::mv_common::{collect_queued, load_visible, push_version, raise_read_timestamp};
+use super::parts::{MultiVersion, MultiVersionPart};
 use super::si::LOCK;
 use super::{
     Abort, AttemptStart, InstallLog, OpResult, Protocol, ProtocolOptions, WriteKind, WriteSet,
@@ -283,6 +284,8 @@ impl Protocol for Mvto {
     type RecordMeta = MvtoMeta;
     type Worker<'db> = MvtoWorker<'db>;
 
+    const MULTI_VERSION: Option<MultiVersionPart<Self>> = Some(MultiVersionPart::from_impl());
+
     fn new_worker<'db>(&'db self, id: usize) -> MvtoWorker<'db> {
         MvtoWorker {
             id,
@@ -460,17 +463,21 @@ impl Protocol for Mvto {
     fn install_log<'w>(&self, w: &'w mut MvtoWorker<'_>) -> &'w mut InstallLog {
         w.writes.install_log()
     }
+}
 
-    fn version_stats(&self) -> Option<VersionStats> {
-        Some(self.versions.stats())
+impl MultiVersion for Mvto {
+    type VersionMeta = ();
+
+    fn version_stats(&self) -> VersionStats {
+        self.versions.stats()
     }
 
     fn version_memory_exhausted(&self) -> Option<VersionMemoryExhausted> {
         self.versions.exhausted()
     }
 
-    fn snapshot_commit_stamp(&self, w: &MvtoWorker<'_>) -> Option<u64> {
-        Some(w.ts)
+    fn snapshot_commit_stamp(&self, w: &MvtoWorker<'_>) -> u64 {
+        w.ts
     }
 
     fn oldest_snapshot(&self) -> u64 {

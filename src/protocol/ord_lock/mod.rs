@@ -2,7 +2,7 @@
 //! access set, taken in one global order before the program runs, held to commit.
 //!
 //! The transaction's declared set arrives sorted by record address
-//! ([`Protocol::schedule`]); locking in that order means a transaction only ever waits for a
+//! ([`DeclaredSet::schedule`]); locking in that order means a transaction only ever waits for a
 //! lock ordered after every lock it holds, so no cycle of waits, no deadlock and no abort. Once
 //! scheduled, the program reads in place (its locks keep writers out) and buffers its writes,
 //! installed at commit under the exclusive locks; then every lock is released. An access outside
@@ -12,11 +12,11 @@ mod lock;
 
 pub use lock::OrdRwLock;
 
+use super::in_place::{InPlaceWorker, in_place_operations};
 #[cfg(test)]
 use super::mutants::Mutant;
-use super::{
-    AccessMode, AttemptStart, DeclaredRecord, InstallLog, OpResult, Protocol, WriteKind, WriteSet,
-};
+use super::parts::{DeclaredSet, DeclaredSetPart};
+use super::{AccessMode, AttemptStart, DeclaredRecord, OpResult, Protocol, WriteSet};
 use crate::storage::Record;
 use std::task::Poll;
 
@@ -64,8 +64,14 @@ pub struct OrdLockWorker<'db> {
     writes: WriteSet<'db, OrdRwLock, ()>,
 }
 
-impl<'db> OrdLockWorker<'db> {
-    fn release_all(&mut self) {
+impl<'db> InPlaceWorker<'db, OrdRwLock> for OrdLockWorker<'db> {
+    #[inline]
+    fn writes(&mut self) -> &mut WriteSet<'db, OrdRwLock, ()> {
+        &mut self.writes
+    }
+
+    /// Releases every lock held.
+    fn end_attempt(&mut self) {
         for (rec, mode) in self.held.drain(..) {
             match mode {
                 AccessMode::Read => rec.meta().release_shared(),
@@ -80,7 +86,7 @@ impl Protocol for OrdLock {
     type RecordMeta = OrdRwLock;
     type Worker<'db> = OrdLockWorker<'db>;
 
-    const NEEDS_DECLARED_SET: bool = true;
+    const DECLARED_SET: Option<DeclaredSetPart<Self>> = Some(DeclaredSetPart::from_impl());
 
     fn new_worker<'db>(&'db self, _id: usize) -> OrdLockWorker<'db> {
         OrdLockWorker {
@@ -96,6 +102,10 @@ impl Protocol for OrdLock {
         w.scheduled = 0;
     }
 
+    in_place_operations!(read, read_committed, write, commit, abort, install_log);
+}
+
+impl DeclaredSet for OrdLock {
     fn schedule<'db>(
         &self,
         w: &mut OrdLockWorker<'db>,
@@ -116,63 +126,13 @@ impl Protocol for OrdLock {
         }
         Poll::Ready(Ok(()))
     }
-
-    /// In place: the declared lock keeps writers out (own buffered writes first).
-    #[inline]
-    fn read<'db>(
-        &self,
-        w: &mut OrdLockWorker<'db>,
-        rec: Record<'db, OrdRwLock>,
-        out: &mut [u8],
-    ) -> OpResult {
-        w.writes.read_in_place(&rec, out);
-        Poll::Ready(Ok(()))
-    }
-
-    /// The same as `read`: the record is locked for the whole transaction anyway.
-    #[inline]
-    fn read_committed<'db>(
-        &self,
-        w: &mut OrdLockWorker<'db>,
-        rec: Record<'db, OrdRwLock>,
-        out: &mut [u8],
-    ) -> OpResult {
-        self.read(w, rec, out)
-    }
-
-    #[inline]
-    fn write<'db>(
-        &self,
-        w: &mut OrdLockWorker<'db>,
-        rec: Record<'db, OrdRwLock>,
-        data: &[u8],
-        kind: WriteKind,
-    ) -> OpResult {
-        w.writes.put(rec, kind, data, ());
-        Poll::Ready(Ok(()))
-    }
-
-    fn commit(&self, w: &mut OrdLockWorker<'_>) -> OpResult {
-        w.writes.install_all();
-        w.writes.clear();
-        w.release_all();
-        Poll::Ready(Ok(()))
-    }
-
-    fn abort(&self, w: &mut OrdLockWorker<'_>, _why: super::Abort) {
-        w.writes.clear();
-        w.release_all();
-    }
-
-    fn install_log<'w>(&self, w: &'w mut OrdLockWorker<'_>) -> &'w mut InstallLog {
-        w.writes.install_log()
-    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::ids::RecordId;
+    use crate::protocol::WriteKind;
     use crate::storage::{Table, TableSpec};
 
     const OK: OpResult = Poll::Ready(Ok(()));

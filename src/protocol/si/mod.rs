@@ -49,6 +49,7 @@ mod tests;
 #[cfg(test)]
 use super::mutants::Mutant;
 use super::mv_common::{collect_queued, load_visible, push_version};
+use super::parts::{MultiVersion, MultiVersionPart};
 use super::txn_table::{Marker, TxnTable};
 use super::{
     Abort, AttemptStart, InstallLog, OpResult, Protocol, ProtocolOptions, WriteKind, WriteSet,
@@ -303,6 +304,8 @@ impl Protocol for Si {
     type RecordMeta = SiMeta;
     type Worker<'db> = SiWorker<'db>;
 
+    const MULTI_VERSION: Option<MultiVersionPart<Self>> = Some(MultiVersionPart::from_impl());
+
     fn new_worker<'db>(&'db self, id: usize) -> SiWorker<'db> {
         SiWorker {
             id,
@@ -463,17 +466,21 @@ impl Protocol for Si {
     fn install_log<'w>(&self, w: &'w mut SiWorker<'_>) -> &'w mut InstallLog {
         w.writes.install_log()
     }
+}
 
-    fn version_stats(&self) -> Option<VersionStats> {
-        Some(self.versions.stats())
+impl MultiVersion for Si {
+    type VersionMeta = ();
+
+    fn version_stats(&self) -> VersionStats {
+        self.versions.stats()
     }
 
     fn version_memory_exhausted(&self) -> Option<VersionMemoryExhausted> {
         self.versions.exhausted()
     }
 
-    fn snapshot_commit_stamp(&self, w: &SiWorker<'_>) -> Option<u64> {
-        Some(w.committed_at)
+    fn snapshot_commit_stamp(&self, w: &SiWorker<'_>) -> u64 {
+        w.committed_at
     }
 
     fn oldest_snapshot(&self) -> u64 {

@@ -1,0 +1,188 @@
+//! From a [`ProtocolKind`] to the protocol type it names: the one place that knows which type
+//! (and which width of it) each kind runs, and how to build it from the options.
+//!
+//! Everything that needs the type behind a kind goes through [`ProtocolKind::visit`] with a
+//! [`ProtocolVisitor`]: the runner builds the protocol and runs it, memory estimates read the
+//! size of its record metadata, tests read its constants. Adding a protocol adds its line to
+//! `visit` (and its `ProtocolKind` variant with its name); nothing else matches on kinds to find
+//! a type.
+
+use super::{
+    MoccLockKind, Protocol, ProtocolKind, ProtocolOptions, aria, c_sched, calvin, cicada,
+    decentsched, ermia, mocc, mvto, nocc, ord_lock, plor, si, silo, tictoc, twopl, twopl_er,
+};
+use std::fmt::Display;
+
+/// Something to do with the protocol type a [`ProtocolKind`] names ([`ProtocolKind::visit`]),
+/// monomorphised for that type.
+pub trait ProtocolVisitor {
+    /// What the visit returns.
+    type Output;
+
+    /// Called once with the protocol type `P` and the function that builds it from the options
+    /// (building may start threads or allocate: call `build` only to run the protocol).
+    fn visit<P: Protocol>(self, build: fn(&ProtocolOptions) -> P) -> Self::Output;
+}
+
+/// Unwraps a constructor that refuses worker counts its lock words cannot name. Configuration
+/// validation rejects those counts before a run starts; reaching the panic is a validation bug.
+fn built<P, E: Display>(protocol: Result<P, E>) -> P {
+    protocol.unwrap_or_else(|e| panic!("{e} (config validation should have rejected this)"))
+}
+
+impl ProtocolKind {
+    /// Calls `visitor` with the protocol type this kind runs with `options` (which decide the
+    /// variant: wide lock words when the workers outnumber one word's bits, MOCC's lock), and
+    /// returns what it returns.
+    pub fn visit<V: ProtocolVisitor>(self, options: &ProtocolOptions, visitor: V) -> V::Output {
+        let v = visitor;
+        match self {
+            ProtocolKind::Nocc => v.visit(|_| nocc::Nocc),
+            ProtocolKind::NoWait => v.visit(|o| built(twopl::NoWait::new(o))),
+            // More workers than one-word lock bitmaps name (coroutines: threads x Q): wide locks.
+            ProtocolKind::WaitDie if twopl::needs_wide_locks(options.threads) => {
+                v.visit(|o| built(twopl::WaitDieWide::new(o)))
+            }
+            ProtocolKind::WaitDie => v.visit(|o| built(twopl::WaitDie::new(o))),
+            ProtocolKind::WoundWait if twopl::needs_wide_locks(options.threads) => {
+                v.visit(|o| built(twopl::WoundWaitWide::new(o)))
+            }
+            ProtocolKind::WoundWait => v.visit(|o| built(twopl::WoundWait::new(o))),
+            ProtocolKind::Silo => v.visit(silo::Silo::new),
+            ProtocolKind::TicToc => v.visit(tictoc::TicToc::new),
+            ProtocolKind::Mocc => match options.mocc.lock {
+                MoccLockKind::Rw => v.visit(mocc::Mocc::<mocc::RwLock>::new),
+                MoccLockKind::Mql => v.visit(mocc::Mocc::<mocc::MqlLock>::new),
+            },
+            // More workers than the two-word locker names (coroutines: threads x Q): the wide one.
+            ProtocolKind::Plor if plor::needs_wide_locker(options.threads) => {
+                v.visit(|o| built(plor::PlorWide::new(o)))
+            }
+            ProtocolKind::Plor => v.visit(|o| built(plor::Plor::new(o))),
+            ProtocolKind::OrdLock => v.visit(|_| ord_lock::OrdLock::new()),
+            ProtocolKind::Si => v.visit(si::Si::new),
+            ProtocolKind::DecentSched => v.visit(decentsched::DecentSched::new),
+            // More workers than one-word reader registries name (coroutines: threads x Q).
+            ProtocolKind::Ermia if ermia::needs_wide_readers(options.threads) => {
+                v.visit(|o| built(ermia::ErmiaWide::new(o)))
+            }
+            ProtocolKind::Ermia => v.visit(|o| built(ermia::Ermia::new(o))),
+            ProtocolKind::Mvto => v.visit(mvto::Mvto::new),
+            ProtocolKind::CSched => v.visit(c_sched::CSched::new),
+            ProtocolKind::Calvin => v.visit(|_| calvin::Calvin::new()),
+            ProtocolKind::Cicada => v.visit(cicada::Cicada::new),
+            ProtocolKind::TwoPlEr => v.visit(|_| twopl_er::TwoPlEr::new()),
+            ProtocolKind::Aria => v.visit(|o| aria::Aria::new(&o.batch, o.aria)),
+        }
+    }
+
+    /// Bytes of metadata this protocol keeps in every record header (`size_of` its
+    /// [`Protocol::RecordMeta`] with `options`), which with the payload sets the tables' stride
+    /// ([`storage::record_stride`](crate::storage::record_stride)); memory estimates use it
+    /// before anything is allocated.
+    pub fn record_meta_bytes(self, options: &ProtocolOptions) -> usize {
+        struct MetaBytes;
+        impl ProtocolVisitor for MetaBytes {
+            type Output = usize;
+            fn visit<P: Protocol>(self, _: fn(&ProtocolOptions) -> P) -> usize {
+                std::mem::size_of::<P::RecordMeta>()
+            }
+        }
+        self.visit(options, MetaBytes)
+    }
+
+    /// Whether the protocol schedules transactions from declared access sets
+    /// ([`Protocol::DECLARED_SET`]): it runs only on workloads that declare them.
+    pub fn needs_declared_set(self) -> bool {
+        struct Declares;
+        impl ProtocolVisitor for Declares {
+            type Output = bool;
+            fn visit<P: Protocol>(self, _: fn(&ProtocolOptions) -> P) -> bool {
+                P::DECLARED_SET.is_some()
+            }
+        }
+        // Every variant of a kind (narrow or wide) schedules alike: the defaults pick one.
+        self.visit(&ProtocolOptions::default(), Declares)
+    }
+
+    /// Multi-version protocols: bytes one older version of a `payload`-byte record takes as a
+    /// node of the shared version storage
+    /// ([`MultiVersionPart::version_node_bytes`](super::parts::MultiVersionPart::version_node_bytes)),
+    /// as the version memory cap counts them; `None` for protocols that keep no older versions.
+    /// Memory estimates use it before anything is allocated.
+    pub fn version_node_bytes(self, payload: usize) -> Option<usize> {
+        struct NodeBytes(usize);
+        impl ProtocolVisitor for NodeBytes {
+            type Output = Option<usize>;
+            fn visit<P: Protocol>(self, _: fn(&ProtocolOptions) -> P) -> Option<usize> {
+                P::MULTI_VERSION.map(|mv| mv.version_node_bytes(self.0))
+            }
+        }
+        // Every variant of a kind (narrow or wide) keeps the same version nodes.
+        self.visit(&ProtocolOptions::default(), NodeBytes(payload))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn record_metadata_fits_a_cache_line() {
+        // At the default worker count: the wide variants' locks are larger by design (docs/
+        // ARCHITECTURE.md, "Worker limits").
+        let mut options = ProtocolOptions::default();
+        for lock in [MoccLockKind::Rw, MoccLockKind::Mql] {
+            options.mocc.lock = lock;
+            for p in ProtocolKind::ALL {
+                let bytes = p.record_meta_bytes(&options);
+                assert!(bytes <= 64, "{p}: {bytes}");
+            }
+        }
+        assert_eq!(ProtocolKind::Nocc.record_meta_bytes(&options), 0);
+        // More workers than one word names: the wide 2PL lock (16 words of waiters).
+        options.threads = 1024;
+        assert!(ProtocolKind::WaitDie.record_meta_bytes(&options) > 64);
+    }
+
+    #[test]
+    fn the_multi_version_kinds_count_version_nodes() {
+        let multi_version = ProtocolKind::ALL.map(|p| p.version_node_bytes(100).is_some());
+        let declaring = ProtocolKind::ALL.map(ProtocolKind::needs_declared_set);
+        // Which kinds have which part: `parts`' tests.
+        assert_eq!(multi_version.iter().filter(|&&m| m).count(), 4);
+        assert_eq!(declaring.iter().filter(|&&d| d).count(), 5);
+        // ERMIA's nodes carry its stamps; the others' carry nothing but the header.
+        let bytes = |p: ProtocolKind| p.version_node_bytes(100).unwrap_or(0);
+        assert!(bytes(ProtocolKind::Ermia) > bytes(ProtocolKind::Si));
+        assert_eq!(bytes(ProtocolKind::Si), bytes(ProtocolKind::Mvto));
+        assert!(bytes(ProtocolKind::Si) >= 100);
+    }
+
+    /// Each kind builds a protocol of the type it visits with, named as the kind (a kind mapped
+    /// to another kind's type would run the wrong protocol under its name).
+    #[test]
+    fn each_kind_builds_its_own_type() {
+        struct TypeName;
+        impl ProtocolVisitor for TypeName {
+            type Output = &'static str;
+            fn visit<P: Protocol>(self, _: fn(&ProtocolOptions) -> P) -> &'static str {
+                std::any::type_name::<P>()
+            }
+        }
+        let options = ProtocolOptions::default();
+        for p in ProtocolKind::ALL {
+            // `txbench::protocol::<module>::<Type>`: the module is the protocol's file, and
+            // the three 2PL kinds share one type with different conflict rules.
+            let name = p.visit(&options, TypeName);
+            let (module, marker) = match p {
+                ProtocolKind::NoWait => ("twopl", "NoWaitRule"),
+                ProtocolKind::WaitDie => ("twopl", "WaitDieRule"),
+                ProtocolKind::WoundWait => ("twopl", "WoundWaitRule"),
+                other => (other.name(), ""),
+            };
+            assert_eq!(name.split("::").nth(2), Some(module), "{p}: {name}");
+            assert!(name.contains(marker), "{p}: {name}");
+        }
+    }
+}

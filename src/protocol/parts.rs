@@ -1,0 +1,377 @@
+//! The optional parts of a protocol: what only some protocols have, beside the core
+//! [`Protocol`] every protocol implements.
+//!
+//! A single-version protocol implements the core and nothing here. A protocol that belongs to a
+//! family the engine must know about opts into that family's part: it implements the part's
+//! trait, and says so in its `impl Protocol` with the part's constant, for example
+//!
+//! ```ignore
+//! impl Protocol for Si {
+//!     // ...the core...
+//!     const MULTI_VERSION: Option<MultiVersionPart<Self>> = Some(MultiVersionPart::from_impl());
+//! }
+//! impl MultiVersion for Si {
+//!     // ...the part's methods...
+//! }
+//! ```
+//!
+//! | part | trait | constant | who |
+//! | --- | --- | --- | --- |
+//! | older versions: report, memory cap, reclamation watermark | [`MultiVersion`] | [`Protocol::MULTI_VERSION`] | si, ermia, mvto, cicada |
+//! | scheduling from declared access sets | [`DeclaredSet`] | [`Protocol::DECLARED_SET`] | ord_lock, decentsched, c_sched, calvin, twopl_er |
+//! | hooks into the run: statistics, helper threads, backoff, coroutine signals, stopping a worker | [`RunHooks`] | [`Protocol::RUN_HOOKS`] | c_sched, decentsched, cicada |
+//!
+//! # Why constants
+//!
+//! The engine is generic over `P: Protocol` and must reach a part only when `P` has it, without
+//! specialisation (not stable Rust) and without a `dyn` call per operation. Each constant holds
+//! the part's functions, taken from the part's trait by the part's `from_impl()` (which only compiles
+//! when `P` implements that trait), or `None` / the defaults. The constant is known at compile
+//! time in every monomorphised copy of the engine, so `if let Some(part) = P::DECLARED_SET`
+//! disappears for protocols without the part, and a call through the part's function is a direct
+//! call the compiler inlines like any other. Facts the engine needs before a protocol exists
+//! (whether it needs declared sets, how many bytes a version node takes) are read from the
+//! constants through [`ProtocolKind::visit`](super::ProtocolKind::visit).
+
+use super::declared::DeclaredRecord;
+use super::signal::Signal;
+use super::{Abort, OpResult, Protocol};
+use crate::storage::versions::{Version, VersionMemoryExhausted, VersionStats};
+
+/// The multi-version part: a protocol that keeps older versions of records in the shared version
+/// storage (`storage::versions`), so that reads at a snapshot find them.
+pub trait MultiVersion: Protocol {
+    /// The protocol's metadata in each version node (ERMIA's stamps; `()` for most). Memory
+    /// estimates size a node from it before anything is allocated.
+    type VersionMeta;
+
+    /// What the older versions cost, for the report (after the run) and the version sampler
+    /// (during it, from another thread).
+    fn version_stats(&self) -> VersionStats;
+
+    /// The error that stopped the run when version memory reached its cap
+    /// ([`VersionPool::take_past_cap`](crate::storage::versions::VersionPool::take_past_cap)):
+    /// the executors stop a run as soon as it is `Some`, and the runner returns it.
+    fn version_memory_exhausted(&self) -> Option<VersionMemoryExhausted>;
+
+    /// The commit timestamp of the attempt that just committed, on the scale of
+    /// [`oldest_snapshot`](Self::oldest_snapshot). A delete's index entry stays until no snapshot
+    /// older than the delete remains (`txn::index_ops`, "Snapshot readers").
+    fn snapshot_commit_stamp(&self, w: &Self::Worker<'_>) -> u64;
+
+    /// Every running and future attempt reads at a snapshot at or above this value (a
+    /// reclamation watermark, possibly stale, hence possibly smaller).
+    fn oldest_snapshot(&self) -> u64;
+}
+
+/// The multi-version part's functions ([`Protocol::MULTI_VERSION`]; module docs).
+pub struct MultiVersionPart<P: Protocol> {
+    version_stats: fn(&P) -> VersionStats,
+    version_memory_exhausted: fn(&P) -> Option<VersionMemoryExhausted>,
+    snapshot_commit_stamp: for<'w, 'db> fn(&P, &'w P::Worker<'db>) -> u64,
+    oldest_snapshot: fn(&P) -> u64,
+    version_node_bytes: fn(usize) -> usize,
+}
+
+impl<P: Protocol> Clone for MultiVersionPart<P> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+impl<P: Protocol> Copy for MultiVersionPart<P> {}
+
+impl<P: MultiVersion> MultiVersionPart<P> {
+    /// The part as `P` implements it.
+    pub const fn from_impl() -> Self {
+        MultiVersionPart {
+            version_stats: P::version_stats,
+            version_memory_exhausted: P::version_memory_exhausted,
+            snapshot_commit_stamp: P::snapshot_commit_stamp,
+            oldest_snapshot: P::oldest_snapshot,
+            version_node_bytes: Version::<P::VersionMeta>::node_bytes,
+        }
+    }
+}
+
+impl<P: Protocol> MultiVersionPart<P> {
+    /// [`MultiVersion::version_stats`].
+    #[inline]
+    pub fn version_stats(self, p: &P) -> VersionStats {
+        (self.version_stats)(p)
+    }
+
+    /// [`MultiVersion::version_memory_exhausted`].
+    #[inline]
+    pub fn version_memory_exhausted(self, p: &P) -> Option<VersionMemoryExhausted> {
+        (self.version_memory_exhausted)(p)
+    }
+
+    /// [`MultiVersion::snapshot_commit_stamp`].
+    #[inline]
+    pub fn snapshot_commit_stamp(self, p: &P, w: &P::Worker<'_>) -> u64 {
+        (self.snapshot_commit_stamp)(p, w)
+    }
+
+    /// [`MultiVersion::oldest_snapshot`].
+    #[inline]
+    pub fn oldest_snapshot(self, p: &P) -> u64 {
+        (self.oldest_snapshot)(p)
+    }
+
+    /// Bytes one older version of a `payload`-byte record takes as a node of the shared version
+    /// storage (its header with [`MultiVersion::VersionMeta`], and the payload copy), as the
+    /// version memory cap counts them.
+    #[inline]
+    pub fn version_node_bytes(self, payload: usize) -> usize {
+        (self.version_node_bytes)(payload)
+    }
+}
+
+/// The declared-set part: a protocol that schedules each transaction from the access set it
+/// declares before its program runs (`protocol::declared`). The executor then declares every
+/// request's set and drives [`schedule`](DeclaredSet::schedule) before the program, and
+/// configuration rejects workloads that cannot declare.
+pub trait DeclaredSet: Protocol {
+    /// Schedules the attempt from its declared access set, after `begin` and before the
+    /// program's first operation: `set` holds one entry per record in the global record order
+    /// (`Record::order_key`), a record both read and written once, as written. Like every
+    /// operation it may return `Pending` (the executor polls it again with the same set) and must
+    /// be safe to repeat.
+    fn schedule<'db>(
+        &self,
+        w: &mut Self::Worker<'db>,
+        set: &[DeclaredRecord<'db, Self::RecordMeta>],
+    ) -> OpResult;
+
+    /// The program ended in a user abort (the workload rolled itself back), which a protocol
+    /// that may run programs ahead of their turn (DecentSched's opportunistic execution) must
+    /// confirm, since the decision may rest on reads a run in place would not see:
+    /// `Ready(Ok(()))` lets the abort stand, `Ready(Err(Abort::Reexecute))` runs the program
+    /// again in its place (where it decides again), `Pending` until the attempt's turn. Called
+    /// before `abort`; the default lets every user abort stand.
+    fn confirm_user_abort(&self, _w: &mut Self::Worker<'_>) -> OpResult {
+        std::task::Poll::Ready(Ok(()))
+    }
+}
+
+/// [`DeclaredSet::schedule`] as a function pointer.
+type ScheduleFn<P> = for<'w, 's, 'db> fn(
+    &P,
+    &'w mut <P as Protocol>::Worker<'db>,
+    &'s [DeclaredRecord<'db, <P as Protocol>::RecordMeta>],
+) -> OpResult;
+
+/// The declared-set part's functions ([`Protocol::DECLARED_SET`]; module docs).
+pub struct DeclaredSetPart<P: Protocol> {
+    schedule: ScheduleFn<P>,
+    confirm_user_abort: for<'w, 'db> fn(&P, &'w mut P::Worker<'db>) -> OpResult,
+}
+
+impl<P: Protocol> Clone for DeclaredSetPart<P> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+impl<P: Protocol> Copy for DeclaredSetPart<P> {}
+
+impl<P: DeclaredSet> DeclaredSetPart<P> {
+    /// The part as `P` implements it.
+    pub const fn from_impl() -> Self {
+        DeclaredSetPart {
+            schedule: P::schedule,
+            confirm_user_abort: P::confirm_user_abort,
+        }
+    }
+}
+
+impl<P: Protocol> DeclaredSetPart<P> {
+    /// [`DeclaredSet::schedule`].
+    #[inline]
+    pub fn schedule<'db>(
+        self,
+        p: &P,
+        w: &mut P::Worker<'db>,
+        set: &[DeclaredRecord<'db, P::RecordMeta>],
+    ) -> OpResult {
+        (self.schedule)(p, w, set)
+    }
+
+    /// [`DeclaredSet::confirm_user_abort`].
+    #[inline]
+    pub fn confirm_user_abort(self, p: &P, w: &mut P::Worker<'_>) -> OpResult {
+        (self.confirm_user_abort)(p, w)
+    }
+}
+
+/// Hooks into the run, each with a default that suits most protocols: a protocol overrides
+/// the ones it needs.
+pub trait RunHooks: Protocol {
+    /// Threads the protocol runs besides the workers, busy while the run lasts (C-Sched's
+    /// scheduler). The executors count them when they decide whether threads outnumber cores,
+    /// which decides how a waiter waits (`exec/wait.rs`).
+    const HELPER_THREADS: usize = 0;
+
+    /// Named statistics of the run, for the report (after the workers were joined): counters
+    /// or facts only this protocol has (C-Sched's scheduler core). None by default.
+    fn stats(&self) -> Vec<(&'static str, f64)> {
+        Vec::new()
+    }
+
+    /// What a coroutine executor does with a transaction whose attempt aborted for `why`
+    /// (SGPM's table 1; `Pending` is always [`Signal::Ag`]). The default maps the abort reason
+    /// ([`Signal::for_abort`]); a protocol whose scheduling differs (batches, deterministic
+    /// order) overrides it.
+    fn signal(&self, why: Abort) -> Signal {
+        Signal::for_abort(why)
+    }
+
+    /// The worker will run no more transactions, though it lives on until its thread ends (a
+    /// coroutine slot that stopped while its thread's other slots finish theirs). A protocol
+    /// whose workers belong to something the others wait for (DecentSched's epoch barrier)
+    /// leaves it here, and must not leave twice when the worker is then dropped. Nothing by
+    /// default.
+    fn stop_worker(&self, _w: &mut Self::Worker<'_>) {}
+
+    /// Whether the protocol runs with the executor's AdaptiveBackoff even when `--backoff` was
+    /// not given (Cicada, whose paper makes it part of the protocol). False by default.
+    fn adaptive_backoff(&self) -> bool {
+        false
+    }
+}
+
+/// The run hooks' functions ([`Protocol::RUN_HOOKS`]; module docs): [`RunHooksPart::DEFAULT`]
+/// for a protocol that overrides none.
+pub struct RunHooksPart<P: Protocol> {
+    /// [`RunHooks::HELPER_THREADS`].
+    pub helper_threads: usize,
+    stats: fn(&P) -> Vec<(&'static str, f64)>,
+    signal: fn(&P, Abort) -> Signal,
+    stop_worker: for<'w, 'db> fn(&P, &'w mut P::Worker<'db>),
+    adaptive_backoff: fn(&P) -> bool,
+}
+
+impl<P: Protocol> Clone for RunHooksPart<P> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+impl<P: Protocol> Copy for RunHooksPart<P> {}
+
+impl<P: RunHooks> RunHooksPart<P> {
+    /// The hooks as `P` implements them.
+    pub const fn from_impl() -> Self {
+        RunHooksPart {
+            helper_threads: P::HELPER_THREADS,
+            stats: P::stats,
+            signal: P::signal,
+            stop_worker: P::stop_worker,
+            adaptive_backoff: P::adaptive_backoff,
+        }
+    }
+}
+
+impl<P: Protocol> RunHooksPart<P> {
+    /// Every hook at its default ([`RunHooks`]' provided methods).
+    pub const DEFAULT: Self = RunHooksPart {
+        helper_threads: 0,
+        stats: |_| Vec::new(),
+        signal: |_, why| Signal::for_abort(why),
+        stop_worker: |_, _| {},
+        adaptive_backoff: |_| false,
+    };
+
+    /// [`RunHooks::stats`].
+    pub fn stats(self, p: &P) -> Vec<(&'static str, f64)> {
+        (self.stats)(p)
+    }
+
+    /// [`RunHooks::signal`].
+    #[inline]
+    pub fn signal(self, p: &P, why: Abort) -> Signal {
+        (self.signal)(p, why)
+    }
+
+    /// [`RunHooks::stop_worker`].
+    #[inline]
+    pub fn stop_worker(self, p: &P, w: &mut P::Worker<'_>) {
+        (self.stop_worker)(p, w)
+    }
+
+    /// [`RunHooks::adaptive_backoff`].
+    pub fn adaptive_backoff(self, p: &P) -> bool {
+        (self.adaptive_backoff)(p)
+    }
+}
+
+/// What the multi-version part says about version memory, for any protocol: the error that
+/// stopped the run, or `None` (always, without the part).
+#[inline]
+pub fn version_memory_exhausted<P: Protocol>(p: &P) -> Option<VersionMemoryExhausted> {
+    P::MULTI_VERSION.and_then(|mv| mv.version_memory_exhausted(p))
+}
+
+/// What the multi-version part says the older versions cost, for any protocol: `None` without
+/// the part.
+pub fn version_stats<P: Protocol>(p: &P) -> Option<VersionStats> {
+    P::MULTI_VERSION.map(|mv| mv.version_stats(p))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::protocol::nocc::Nocc;
+    use crate::protocol::{ProtocolKind, ProtocolOptions, ProtocolVisitor};
+
+    /// A protocol that opts into the run hooks and overrides none.
+    impl RunHooks for Nocc {}
+
+    /// The defaults a protocol gets without the part are the trait's provided methods: opting
+    /// in without overriding changes nothing.
+    #[test]
+    fn the_default_hooks_are_the_traits_defaults() {
+        let (none, opted) = (
+            RunHooksPart::<Nocc>::DEFAULT,
+            RunHooksPart::<Nocc>::from_impl(),
+        );
+        assert_eq!(none.helper_threads, opted.helper_threads);
+        assert_eq!(none.adaptive_backoff(&Nocc), opted.adaptive_backoff(&Nocc));
+        assert_eq!(none.stats(&Nocc), opted.stats(&Nocc));
+        for why in Abort::ALL {
+            assert_eq!(none.signal(&Nocc, why), opted.signal(&Nocc, why), "{why:?}");
+        }
+        let mut w = Nocc.new_worker(0);
+        none.stop_worker(&Nocc, &mut w);
+    }
+
+    /// Which kinds set which part, read through the constants the engine reads: implementing a
+    /// part's trait without setting its constant would leave the part unused.
+    #[test]
+    fn each_family_sets_its_constant() {
+        struct Parts;
+        impl ProtocolVisitor for Parts {
+            type Output = (bool, bool, usize);
+            fn visit<P: Protocol>(self, _: fn(&ProtocolOptions) -> P) -> (bool, bool, usize) {
+                (
+                    P::MULTI_VERSION.is_some(),
+                    P::DECLARED_SET.is_some(),
+                    P::RUN_HOOKS.helper_threads,
+                )
+            }
+        }
+        let options = ProtocolOptions::default();
+        for p in ProtocolKind::ALL {
+            let (mv, declared, helpers) = p.visit(&options, Parts);
+            let name = p.name();
+            let expect_mv = ["si", "ermia", "mvto", "cicada"].contains(&name);
+            let expect_declared =
+                ["ord_lock", "decentsched", "c_sched", "calvin", "twopl_er"].contains(&name);
+            assert_eq!(mv, expect_mv, "{name}: multi-version part");
+            assert_eq!(declared, expect_declared, "{name}: declared-set part");
+            assert_eq!(
+                helpers,
+                usize::from(name == "c_sched"),
+                "{name}: helper threads"
+            );
+        }
+    }
+}
