@@ -5,7 +5,9 @@
 use crate::check;
 use crate::config::Executor;
 use crate::config::RunConfig;
-use crate::exec::{run_coro, run_threads_open_loop};
+use crate::exec::{run_coro, run_threads_logged};
+use crate::log::Logger;
+use crate::metrics::log_report::LogReport;
 use crate::metrics::machine::MachineInfo;
 use crate::metrics::report::{ProtocolLabel, RunReport};
 use crate::metrics::version_series::{self, VersionSample};
@@ -50,6 +52,14 @@ pub enum RunError {
     /// within a poll interval of reaching it.
     #[error(transparent)]
     VersionMemory(#[from] VersionMemoryExhausted),
+    /// The log could not be created (`--log`: the directory changed since validation, or
+    /// files cannot be created in it).
+    #[error("--log: {0}")]
+    LogCreate(#[from] crate::log::LogError),
+    /// Writing or syncing the log failed during the run (a full disk): the run stopped, and
+    /// the log keeps every transaction acknowledged before.
+    #[error("{0}")]
+    LogFailed(String),
 }
 
 impl RunError {
@@ -58,8 +68,8 @@ impl RunError {
     /// memory.
     pub fn exit_code(&self) -> u8 {
         match self {
-            RunError::Tables(_) => 2,
-            RunError::VersionMemory(_) => 1,
+            RunError::Tables(_) | RunError::LogCreate(_) => 2,
+            RunError::VersionMemory(_) | RunError::LogFailed(_) => 1,
         }
     }
 }
@@ -253,8 +263,10 @@ pub fn run_named<P: Protocol, W: Workload>(
         }
     }
     let (tables, indexes) = (workload.tables(), workload.indexes());
+    // A logged run's rows carry the stamp too: its seq orders replay (`crate::log`).
+    let stamped = cfg.check || cfg.log.is_some();
     let db: Database<P::RecordMeta> =
-        Database::try_build_growable(&tables, &indexes, cfg.check, &workload.growable_tables())?;
+        Database::try_build_growable(&tables, &indexes, stamped, &workload.growable_tables())?;
     workload.load(&db);
     // Growth from here on counts against the cap (loading was sized by validation).
     db.table_memory()
@@ -262,13 +274,50 @@ pub fn run_named<P: Protocol, W: Workload>(
     if cfg.check {
         db.stamp_loaded_rows();
     }
+    let logger = match &cfg.log {
+        Some(settings) => Some(Logger::create(
+            settings,
+            cfg.exec.threads,
+            &settings.run_args,
+        )?),
+        None => None,
+    };
     workload.run_starts(cfg.exec.warmup + cfg.exec.duration);
-    let (outcome, version_samples) = sample_versions_while(&protocol, cfg, || match cfg.executor {
-        Executor::Thread => {
-            run_threads_open_loop(&protocol, &db, workload, &cfg.exec, cfg.open_loop)
+    let logging_since = std::time::Instant::now();
+    let (outcome, version_samples) = std::thread::scope(|s| {
+        if let Some(log) = &logger {
+            s.spawn(|| log.run_flusher());
         }
-        Executor::Coro { queue } => run_coro(&protocol, &db, workload, &cfg.exec, queue),
-    });
+        let ran = sample_versions_while(&protocol, cfg, || match cfg.executor {
+            Executor::Thread => run_threads_logged(
+                &protocol,
+                &db,
+                workload,
+                &cfg.exec,
+                cfg.open_loop,
+                logger.as_ref(),
+            ),
+            Executor::Coro { queue } => run_coro(&protocol, &db, workload, &cfg.exec, queue),
+        });
+        // Ends the flusher's loop (the scope then joins it) and makes the rest durable.
+        let finished = logger.as_ref().map(|l| l.finish());
+        (ran, finished)
+    })
+    .0;
+    let log_report = match (&logger, &cfg.log) {
+        (Some(log), Some(settings)) => {
+            if let Some(failure) = log.failure() {
+                return Err(RunError::LogFailed(failure.to_string()));
+            }
+            Some(log_report(
+                log,
+                settings,
+                &outcome.workers,
+                logging_since.elapsed(),
+            ))
+        }
+        _ => None,
+    };
     if let Some(e) = protocol.version_memory_exhausted() {
         return Err(e.into());
     }
@@ -303,6 +352,7 @@ pub fn run_named<P: Protocol, W: Workload>(
         ));
     }
     report.versions = versions;
+    report.log = log_report;
     report.version_samples = version_samples;
     report.growing_tables = db
         .tables()
@@ -327,6 +377,39 @@ pub fn run_named<P: Protocol, W: Workload>(
         ));
     }
     Ok(report)
+}
+
+/// The log's numbers for the report: its counters over `elapsed` (the whole run) and the
+/// workers' durable acknowledgement latencies.
+fn log_report(
+    log: &Logger,
+    settings: &crate::log::LogSettings,
+    workers: &[crate::metrics::WorkerStats],
+    elapsed: Duration,
+) -> LogReport {
+    let stats = log.stats();
+    let mut durable = crate::metrics::WorkerStats::new(1).durable_latency;
+    for w in workers {
+        durable
+            .add(&w.durable_latency)
+            .expect("histograms of equal bounds");
+    }
+    let per = |a: u64, b: u64| if b == 0 { 0.0 } else { a as f64 / b as f64 };
+    LogReport {
+        dir: settings.dir.display().to_string(),
+        sync: settings.sync.name(),
+        group_us: settings.group.as_micros() as u64,
+        txns_logged: stats.txns,
+        bytes: stats.bytes,
+        bytes_per_txn: per(stats.bytes, stats.txns),
+        flushes: stats.flushes,
+        fsyncs: stats.fsyncs,
+        fsyncs_per_s: stats.fsyncs as f64 / elapsed.as_secs_f64().max(1e-9),
+        txns_per_fsync: per(stats.txns, stats.fsyncs),
+        durable_epoch: stats.durable_epoch,
+        acknowledged: durable.len(),
+        durable_latency_us: crate::metrics::LatencySummary::from_histogram(&durable),
+    }
 }
 
 /// What an open-loop run's numbers do not say by themselves: an offered rate that expects (almost)

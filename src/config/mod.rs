@@ -24,8 +24,8 @@ mod validate;
 pub mod whole;
 
 pub use cli::{
-    Cli, Command, ExecutorArg, KeyDistArg, LockWaitArg, MoccLockArg, MoccTemperatureArg,
-    PlorPriorityArg, RunArgs,
+    Cli, Command, ExecutorArg, KeyDistArg, LockWaitArg, LogSyncArg, MoccLockArg,
+    MoccTemperatureArg, PlorPriorityArg, RecoverArgs, RunArgs,
 };
 pub use exec::{ArrivalProcess, ExecConfig, Executor, OpenLoop};
 pub use experiment_cli::{MergeArgs, PlotArgs, ReportArgs, SweepArgs};
@@ -137,6 +137,9 @@ pub enum ConfigError {
         /// Which aborts the workload has, and what would work.
         why: String,
     },
+    /// `--log` with a directory that cannot take a new log, or with a run it cannot log.
+    #[error("invalid value for --log: {0}")]
+    Log(String),
 }
 
 impl From<UnknownProtocol> for ConfigError {
@@ -172,6 +175,8 @@ pub struct RunConfig {
     /// Most bytes the tables may hold (`--table-memory-mb`, or what validation found free for
     /// them); a run that needs more stops early (`storage::TableMemory`).
     pub table_memory_bytes: u64,
+    /// The redo log (`--log`, `--log-sync`, `--log-group-us`); `None` without `--log`.
+    pub log: Option<crate::log::LogSettings>,
 }
 
 /// Largest thread count accepted.

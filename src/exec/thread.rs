@@ -19,6 +19,7 @@ use super::wait::{WaitPolicy, delay, drive, pause};
 use crate::check::history::WorkerHistory;
 pub use crate::config::ExecConfig;
 use crate::config::OpenLoop;
+use crate::log::Logger;
 use crate::metrics::{Phase, WaitCounts, WorkerStats};
 use crate::park::ParkingLot;
 use crate::protocol::{Abort, AttemptStart, Protocol};
@@ -118,6 +119,20 @@ pub fn run_threads_open_loop<P: Protocol, W: Workload>(
     cfg: &ExecConfig,
     open_loop: Option<OpenLoop>,
 ) -> ExecOutcome {
+    run_threads_logged(protocol, db, workload, cfg, open_loop, None)
+}
+
+/// [`run_threads_open_loop`], logging every committed write to `log` when given (`crate::log`):
+/// each worker acknowledges a commit that wrote only once the log says it is durable, and
+/// records that latency apart (`WorkerStats::durable_latency`). A log that fails stops the run.
+pub fn run_threads_logged<P: Protocol, W: Workload>(
+    protocol: &P,
+    db: &Database<P::RecordMeta>,
+    workload: &W,
+    cfg: &ExecConfig,
+    open_loop: Option<OpenLoop>,
+    log: Option<&Logger>,
+) -> ExecOutcome {
     // Written by the coordinator only; read by every worker once per transaction (Acquire pairs
     // with the coordinator's Release so a worker that sees STOP also sees everything before it).
     let period = CachePadded::new(AtomicU8::new(first_period(cfg)));
@@ -136,6 +151,9 @@ pub fn run_threads_open_loop<P: Protocol, W: Workload>(
                         core_affinity::set_for_current(cores[id % cores.len()]);
                     }
                     let mut tx = Txn::new(protocol, db, id, cfg.record_history);
+                    if let Some(log) = log {
+                        tx.attach_log(log);
+                    }
                     let share = cfg.check_limit_ops / cfg.threads as u64;
                     tx.set_history_budget(usize::try_from(share).unwrap_or(usize::MAX));
                     let mut worker = Worker {
@@ -162,7 +180,9 @@ pub fn run_threads_open_loop<P: Protocol, W: Workload>(
             .collect();
 
         let measured = coordinate(cfg, &period, &start, &|| {
-            db.table_memory().refused() || protocol.version_memory_exhausted().is_some()
+            db.table_memory().refused()
+                || protocol.version_memory_exhausted().is_some()
+                || log.is_some_and(|l| l.failure().is_some())
         });
 
         let mut workers = Vec::with_capacity(cfg.threads);
@@ -244,6 +264,20 @@ impl<P: Protocol, W: Workload> Worker<'_, '_, P, W> {
         }
     }
 
+    /// With a log, after a commit that wrote: waits until the log says the transaction is
+    /// durable, and returns when it was acknowledged (`None` without a log, for a commit that
+    /// wrote nothing, or when the log failed first: then the commit is never acknowledged).
+    fn acknowledge(&mut self) -> Option<Instant> {
+        let epoch = self.tx.take_committed_epoch()?;
+        let log = self.tx.logger()?;
+        if !log.wait_durable(epoch) {
+            return None;
+        }
+        let at = Instant::now();
+        log.acknowledged(self.id, self.tx.id());
+        Some(at)
+    }
+
     /// Runs one transaction until it commits or aborts for a reason that is not retried.
     /// Returns whether it committed. Its latency runs from `arrived` (open loop: queueing
     /// included) or else from its first attempt's start.
@@ -323,7 +357,13 @@ impl<P: Protocol, W: Workload> Worker<'_, '_, P, W> {
                 Ok(()) => {
                     self.tx.committed();
                     self.lot.attempt_ended();
+                    let durable = self.acknowledge();
                     if counted {
+                        if let Some(at) = durable {
+                            self.stats
+                                .durable_latency
+                                .saturating_record(nanos(at - first_start).max(1));
+                        }
                         let exec_end = exec_end.expect("commit follows execution");
                         let exec = nanos(exec_end - attempt_start).saturating_sub(exec_wait);
                         let commit = nanos(end - exec_end).saturating_sub(commit_wait);

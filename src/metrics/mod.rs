@@ -5,6 +5,7 @@
 //! total. Latency is end to end per transaction: from the start of its first attempt (under an
 //! open loop, from its arrival) to its commit, retries and waits included, in nanoseconds.
 
+pub mod log_report;
 pub mod machine;
 pub mod output;
 pub mod report;
@@ -132,6 +133,9 @@ pub struct WorkerStats {
     pub signals: [u64; crate::protocol::signal::Signal::COUNT],
     /// Parks while waiting, during measure.
     pub waits: WaitCounts,
+    /// With a redo log: from the first attempt's start to the durable acknowledgement, per
+    /// measured transaction that wrote (ns).
+    pub durable_latency: Histogram<u64>,
 }
 
 impl WorkerStats {
@@ -142,6 +146,7 @@ impl WorkerStats {
             phase_ns: [0; 4],
             signals: [0; crate::protocol::signal::Signal::COUNT],
             waits: WaitCounts::default(),
+            durable_latency: new_latency_histogram(),
         }
     }
 
@@ -191,6 +196,9 @@ impl WorkerStats {
             *a += b;
         }
         self.waits.add(other.waits);
+        self.durable_latency
+            .add(&other.durable_latency)
+            .expect("histograms of equal bounds");
     }
 }
 

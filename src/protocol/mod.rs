@@ -58,7 +58,7 @@ pub mod wake;
 pub mod worker_set;
 
 pub use abort::Abort;
-pub use access::{InstallLog, ReadSet, WriteEntry, WriteSet};
+pub use access::{InstallLog, ReadSet, RedoCapture, WriteEntry, WriteSet};
 pub use declared::{AccessMode, AccessSet, DeclaredRecord};
 pub use options::CicadaOptions;
 pub use options::DEFAULT_VERSION_SAMPLE_MS;

@@ -261,6 +261,7 @@ fn run(proto: Proto, mutant: Mutant, load: Load, threads: usize, seed: u64) -> C
         executor: crate::config::Executor::Thread,
         open_loop: None,
         table_memory_bytes: u64::MAX,
+        log: None,
     };
     let machine = MachineInfo::detect();
     let o = &cfg.options;
