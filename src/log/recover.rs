@@ -64,7 +64,12 @@ pub fn read_log_dir(dir: &Path) -> Result<(Manifest, Vec<LogFile>), LogError> {
     let files = (0..manifest.workers)
         .map(|w| {
             let path = worker_file(dir, w);
-            let bytes = std::fs::read(&path).map_err(|e| LogError::io(&path, e))?;
+            // A missing file: the run was stopped while it created the log (the manifest comes
+            // first); it reads as empty (`scan_file`).
+            let bytes = match std::fs::read(&path) {
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => Vec::new(),
+                read => read.map_err(|e| LogError::io(&path, e))?,
+            };
             Ok(LogFile { path, bytes })
         })
         .collect::<Result<Vec<_>, LogError>>()?;
@@ -120,16 +125,21 @@ pub fn scan_file(name: &str, bytes: &[u8], worker: usize, run_id: u64) -> FileSc
         }
         first = false;
     }
-    if first {
-        header_problem = Some("no file header".to_string());
-    }
+    // No whole frame at all: the run stopped before writing the file's header (a kill or a
+    // power loss while the log was being created), so the file holds no transaction and its
+    // last marker, 0, keeps the frontier at 0: nothing is replayed, which is right, since no
+    // transaction can be acknowledged before every file exists.
     FileScan {
         file: name.to_string(),
         bytes: bytes.len() as u64,
         valid_bytes: reader.offset() as u64,
-        stopped: reader
-            .torn()
-            .map(|t: Torn| format!("{t} at offset {}", reader.offset())),
+        stopped: if bytes.is_empty() {
+            Some("empty or missing: the run stopped before writing it".to_string())
+        } else {
+            reader
+                .torn()
+                .map(|t: Torn| format!("{t} at offset {}", reader.offset()))
+        },
         txns,
         last_marker,
         header_problem,
