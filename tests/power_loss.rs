@@ -267,6 +267,11 @@ fn power_loss_at_any_moment_and_any_torn_tail_keeps_every_acknowledged_transacti
     let _ = std::fs::remove_dir_all(&acks);
 }
 
+/// Bytes each simulated device holds in the full-disk test: room for a few hundred flushes,
+/// so the first acknowledgements come well before it fills even when the flusher is slow to
+/// get a core (a loaded machine), and it fills within a fraction of the 20 s run.
+const CAPACITY: usize = 4_000_000;
+
 /// A disk that fills up mid-run: the log stops with an error naming it, the run stops early,
 /// and what was acknowledged before is all in the log's valid prefix (the partial write at the
 /// end is a torn tail recovery names).
@@ -299,7 +304,7 @@ fn a_full_disk_stops_the_run_and_keeps_what_was_acknowledged() {
     workload.load(&db);
     let protocol = Silo::new(&cfg.options);
     let acks = fresh_dir("full-acks");
-    let devs = devices(cfg.exec.threads, Some(200_000));
+    let devs = devices(cfg.exec.threads, Some(CAPACITY));
     let log = logger(&devs, &acks);
     let outcome = std::thread::scope(|s| {
         s.spawn(|| log.run_flusher());
@@ -326,7 +331,7 @@ fn a_full_disk_stops_the_run_and_keeps_what_was_acknowledged() {
         .iter()
         .enumerate()
         .map(|(w, f)| scan_file("f", f, w, RUN_ID))
-        .find(|s| s.bytes == 200_000)
+        .find(|s| s.bytes == CAPACITY as u64)
         .expect("a device filled to its capacity");
     assert!(
         full.stopped.is_some(),

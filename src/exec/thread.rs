@@ -19,7 +19,7 @@ use super::wait::{WaitPolicy, delay, drive, pause};
 use crate::check::history::WorkerHistory;
 pub use crate::config::ExecConfig;
 use crate::config::OpenLoop;
-use crate::log::Logger;
+use crate::log::{LogSync, Logger};
 use crate::metrics::{Phase, WaitCounts, WorkerStats};
 use crate::park::ParkingLot;
 use crate::protocol::{Abort, AttemptStart, Protocol};
@@ -166,6 +166,7 @@ pub fn run_threads_logged<P: Protocol, W: Workload>(
                         lot: ParkingLot::global(),
                         policy,
                         read_phase_extension_ns: cfg.read_phase_extension_ns,
+                        acks: std::collections::VecDeque::with_capacity(1024),
                     };
                     start.wait();
                     // Every worker's arrivals count from the moment the run starts.
@@ -173,6 +174,7 @@ pub fn run_threads_logged<P: Protocol, W: Workload>(
                         .as_ref()
                         .map(|o| ArrivalClock::new(o, cfg.threads, id, cfg.seed, Instant::now()));
                     worker.run(period, arrivals.as_mut());
+                    worker.acknowledge_all();
                     let history = worker.tx.take_history().unwrap_or_default();
                     (worker.stats, history)
                 })
@@ -215,6 +217,19 @@ struct Worker<'db, 'w, P: Protocol, W: Workload> {
     /// How it waits: by whether the run's threads outnumber the cores (open-loop waits too).
     policy: WaitPolicy,
     read_phase_extension_ns: u64,
+    /// With a log: commits waiting for their durable acknowledgement, oldest first.
+    acks: std::collections::VecDeque<PendingAck>,
+}
+
+/// A commit waiting for the log's durable frontier to reach its epoch.
+#[derive(Clone, Copy)]
+struct PendingAck {
+    epoch: u64,
+    txn_id: u64,
+    /// Where its latency counts from.
+    first_start: Instant,
+    /// Measured (its latency is recorded).
+    counted: bool,
 }
 
 impl<P: Protocol, W: Workload> Worker<'_, '_, P, W> {
@@ -264,18 +279,66 @@ impl<P: Protocol, W: Workload> Worker<'_, '_, P, W> {
         }
     }
 
-    /// With a log, after a commit that wrote: waits until the log says the transaction is
-    /// durable, and returns when it was acknowledged (`None` without a log, for a commit that
-    /// wrote nothing, or when the log failed first: then the commit is never acknowledged).
-    fn acknowledge(&mut self) -> Option<Instant> {
-        let epoch = self.tx.take_committed_epoch()?;
-        let log = self.tx.logger()?;
-        if !log.wait_durable(epoch) {
-            return None;
+    /// With a log, after a commit: queues the commit for its durable acknowledgement, or with
+    /// `--log-sync txn` waits for it (a flush the commit starts); then acknowledges every
+    /// queued commit the durable frontier has reached. Group commit does not hold the worker:
+    /// it runs its next transaction while earlier ones wait for their epoch (SiloR), and their
+    /// acknowledgement latency is taken when the worker sees the frontier pass them, at most
+    /// one transaction late.
+    fn queue_acknowledgement(&mut self, first_start: Instant, counted: bool) {
+        let Some(log) = self.tx.logger() else {
+            return;
+        };
+        if let Some(epoch) = self.tx.take_committed_epoch() {
+            if log.sync_mode() == LogSync::Txn && !log.wait_durable(epoch) {
+                return; // the log failed: never acknowledged
+            }
+            self.acks.push_back(PendingAck {
+                epoch,
+                txn_id: self.tx.id(),
+                first_start,
+                counted,
+            });
         }
-        let at = Instant::now();
-        log.acknowledged(self.id, self.tx.id());
-        Some(at)
+        self.acknowledge_durable();
+    }
+
+    /// Acknowledges the queued commits at or below the durable frontier, in commit order.
+    fn acknowledge_durable(&mut self) {
+        let Some(log) = self.tx.logger() else {
+            return;
+        };
+        let durable = log.acknowledged_through();
+        let now = Instant::now();
+        while let Some(a) = self.acks.front().copied() {
+            if a.epoch > durable {
+                break;
+            }
+            self.acks.pop_front();
+            log.acknowledged(self.id, a.txn_id);
+            if a.counted {
+                self.stats
+                    .durable_latency
+                    .saturating_record(nanos(now - a.first_start).max(1));
+            }
+        }
+    }
+
+    /// At the end of the run: waits until every queued commit is durable and acknowledges it
+    /// (or, if the log failed, drops them unacknowledged).
+    fn acknowledge_all(&mut self) {
+        let Some(log) = self.tx.logger() else {
+            return;
+        };
+        // What is durable already is acknowledged even if the log fails while we wait.
+        self.acknowledge_durable();
+        if let Some(last) = self.acks.back()
+            && !log.wait_durable(last.epoch)
+        {
+            self.acks.clear();
+            return;
+        }
+        self.acknowledge_durable();
     }
 
     /// Runs one transaction until it commits or aborts for a reason that is not retried.
@@ -357,13 +420,8 @@ impl<P: Protocol, W: Workload> Worker<'_, '_, P, W> {
                 Ok(()) => {
                     self.tx.committed();
                     self.lot.attempt_ended();
-                    let durable = self.acknowledge();
+                    self.queue_acknowledgement(first_start, counted);
                     if counted {
-                        if let Some(at) = durable {
-                            self.stats
-                                .durable_latency
-                                .saturating_record(nanos(at - first_start).max(1));
-                        }
                         let exec_end = exec_end.expect("commit follows execution");
                         let exec = nanos(exec_end - attempt_start).saturating_sub(exec_wait);
                         let commit = nanos(end - exec_end).saturating_sub(commit_wait);

@@ -231,6 +231,16 @@ impl Logger {
         }
     }
 
+    /// The epoch up to which commits may be acknowledged now: the durable frontier, or every
+    /// epoch without sync.
+    #[inline]
+    pub fn acknowledged_through(&self) -> u64 {
+        match self.sync {
+            LogSync::None => u64::MAX,
+            LogSync::Group | LogSync::Txn => self.clock.durable(),
+        }
+    }
+
     /// Crash tests: notes that `worker`'s transaction `txn_id` was acknowledged.
     pub fn acknowledged(&self, worker: usize, txn_id: u64) {
         if let Some(acks) = &self.acks {
