@@ -10,8 +10,11 @@ use std::process::ExitCode;
 use txbench::config::lists::{LIST_FLAGS, ListPoint, expand_lists};
 use txbench::config::{Cli, Command, Format, PRESETS, RunArgs, RunConfig, WORKLOADS};
 use txbench::exec::interactive::commands::{ping_command, serve_command};
-use txbench::experiment::commands::{merge_command, plot_command, report_command, sweep_command};
+use txbench::experiment::commands::{
+    compare_command, merge_command, plot_command, report_command, sweep_command,
+};
 use txbench::metrics::log_report::render_log_table;
+use txbench::metrics::measured_time::short_measurements;
 use txbench::metrics::output::{Output, OutputError};
 use txbench::metrics::report::render_version_table;
 use txbench::metrics::report::{
@@ -36,6 +39,7 @@ fn main() -> ExitCode {
                 Command::Merge(args) => merge_command(&args, &mut out).map(ExitCode::from),
                 Command::Report(args) => report_command(&args, &mut out).map(ExitCode::from),
                 Command::Plot(args) => plot_command(&args, &mut out).map(ExitCode::from),
+                Command::Compare(args) => compare_command(&args, &mut out).map(ExitCode::from),
                 Command::Serve(mut args) => serve_command(&mut args, &mut out).map(ExitCode::from),
                 Command::Ping(args) => ping_command(&args, &mut out).map(ExitCode::from),
                 Command::Recover(args) => recover_command(&args, &mut out).map(ExitCode::from),
@@ -184,6 +188,9 @@ fn execute(
         Format::Csv => write_csv(out.inner(), &reports)?,
         Format::Table => {
             out.line(&describe_run(cfg))?;
+            if let Some(short) = short_measurements(&reports) {
+                out.line(&short)?;
+            }
             if points.len() > 1 {
                 let swept: Vec<&str> = points[0].0.iter().map(|(k, _)| k.as_str()).collect();
                 out.line(&format!(
@@ -192,7 +199,10 @@ fn execute(
                 ))?;
             }
             if cfg.repeat > 1 {
-                out.line(&format!("medians of {} runs per protocol", cfg.repeat))?;
+                out.line(&format!(
+                    "medians of {} runs per protocol, [min-max] of the runs beside txn/s and p99.9",
+                    cfg.repeat
+                ))?;
             }
             let medians = medians(&reports);
             out.line(&render_table_with(&medians, wide))?;

@@ -4,13 +4,18 @@
 
 use crate::check;
 use crate::config::Executor;
-use crate::config::RunConfig;
+use crate::config::{Interactive, RunConfig};
+use crate::exec::interactive::clients::{ClientsError, ClientsOutcome, run_clients};
+use crate::exec::interactive::loopback::run_loopback;
 use crate::exec::{run_coro, run_threads_logged};
 use crate::log::Logger;
+use crate::metrics::cpu_load::{CpuSnapshot, OtherLoad};
 use crate::metrics::log_report::LogReport;
 use crate::metrics::machine::MachineInfo;
+use crate::metrics::progress::{LOG_EVERY, Phase};
 use crate::metrics::report::{ProtocolLabel, RunReport};
 use crate::metrics::version_series::{self, VersionSample};
+use crate::protocol::aria::Aria;
 use crate::protocol::c_sched::CSched;
 use crate::protocol::calvin::Calvin;
 use crate::protocol::cicada::Cicada;
@@ -60,16 +65,23 @@ pub enum RunError {
     /// the log keeps every transaction acknowledged before.
     #[error("{0}")]
     LogFailed(String),
+    /// An interactive run's clients could not reach the server, lost it, or found it serving
+    /// other tables.
+    #[error(transparent)]
+    Interactive(#[from] ClientsError),
 }
 
 impl RunError {
     /// The exit status the binary ends with: 2 for tables that cannot be allocated (the
-    /// configuration asks for more than the machine has), 1 for a run that ran out of version
-    /// memory.
+    /// configuration asks for more than the machine has) or a server serving other tables than
+    /// the configured workload's, 1 for a run that ran out of version memory or lost its
+    /// server.
     pub fn exit_code(&self) -> u8 {
         match self {
-            RunError::Tables(_) | RunError::LogCreate(_) => 2,
-            RunError::VersionMemory(_) | RunError::LogFailed(_) => 1,
+            RunError::Tables(_)
+            | RunError::LogCreate(_)
+            | RunError::Interactive(ClientsError::Tables { .. }) => 2,
+            RunError::VersionMemory(_) | RunError::LogFailed(_) | RunError::Interactive(_) => 1,
         }
     }
 }
@@ -119,6 +131,10 @@ pub fn run_protocol<W: Workload>(
     workload: &W,
     machine: &MachineInfo,
 ) -> Result<RunReport, RunError> {
+    if let Some(Interactive::Connect { addr, token }) = &cfg.interactive {
+        // The protocol runs on the server; `kind` only names it in the report.
+        return run_connected(kind, addr, token.as_deref(), cfg, workload, machine);
+    }
     let opts = &cfg.options;
     match kind {
         ProtocolKind::Nocc => run_with(kind, Nocc, cfg, workload, machine),
@@ -186,6 +202,13 @@ pub fn run_protocol<W: Workload>(
         ProtocolKind::Calvin => run_with(kind, Calvin::new(), cfg, workload, machine),
         ProtocolKind::Cicada => run_with(kind, Cicada::new(opts), cfg, workload, machine),
         ProtocolKind::TwoPlEr => run_with(kind, TwoPlEr::new(), cfg, workload, machine),
+        ProtocolKind::Aria => run_with(
+            kind,
+            Aria::new(&opts.batch, opts.aria),
+            cfg,
+            workload,
+            machine,
+        ),
     }
 }
 
@@ -265,9 +288,11 @@ pub fn run_named<P: Protocol, W: Workload>(
     let (tables, indexes) = (workload.tables(), workload.indexes());
     // A logged run's rows carry the stamp too: its seq orders replay (`crate::log`).
     let stamped = cfg.check || cfg.log.is_some();
+    let loading = Phase::start(cfg.progress, &label.name, "loading the tables", LOG_EVERY);
     let db: Database<P::RecordMeta> =
         Database::try_build_growable(&tables, &indexes, stamped, &workload.growable_tables())?;
     workload.load(&db);
+    drop(loading);
     // Growth from here on counts against the cap (loading was sized by validation).
     db.table_memory()
         .set_cap(usize::try_from(cfg.table_memory_bytes).unwrap_or(usize::MAX));
@@ -284,26 +309,54 @@ pub fn run_named<P: Protocol, W: Workload>(
     };
     workload.run_starts(cfg.exec.warmup + cfg.exec.duration);
     let logging_since = std::time::Instant::now();
+    let running = Phase::start(
+        cfg.progress,
+        &label.name,
+        &format!(
+            "running ({} s warm-up + {} s measured)",
+            cfg.exec.warmup.as_secs_f64(),
+            cfg.exec.duration.as_secs_f64()
+        ),
+        LOG_EVERY,
+    );
+    let cpu_before = CpuSnapshot::take();
+    let mut interactive = None;
     let (outcome, version_samples) = std::thread::scope(|s| {
         if let Some(log) = &logger {
             s.spawn(|| log.run_flusher());
         }
-        let ran = sample_versions_while(&protocol, cfg, || match cfg.executor {
-            Executor::Thread => run_threads_logged(
-                &protocol,
-                &db,
-                workload,
-                &cfg.exec,
-                cfg.open_loop,
-                logger.as_ref(),
-            ),
-            Executor::Coro { queue } => run_coro(&protocol, &db, workload, &cfg.exec, queue),
-        });
+        let ran =
+            sample_versions_while(&protocol, cfg, || match (&cfg.interactive, cfg.executor) {
+                (Some(Interactive::Loopback { rtt_us }), _) => {
+                    let rtt = Duration::from_micros(*rtt_us);
+                    run_loopback(&protocol, &db, workload, &cfg.exec, rtt).map(|o| {
+                        interactive = Some(InteractiveStats::new(&o.clients));
+                        o.clients.exec
+                    })
+                }
+                (_, Executor::Thread) => Ok(run_threads_logged(
+                    &protocol,
+                    &db,
+                    workload,
+                    &cfg.exec,
+                    cfg.open_loop,
+                    logger.as_ref(),
+                )),
+                (_, Executor::Coro { queue }) => {
+                    Ok(run_coro(&protocol, &db, workload, &cfg.exec, queue))
+                }
+            });
         // Ends the flusher's loop (the scope then joins it) and makes the rest durable.
-        let finished = logger.as_ref().map(|l| l.finish());
-        (ran, finished)
-    })
-    .0;
+        if let Some(log) = &logger {
+            let _ = log.finish();
+        }
+        ran
+    });
+    drop(running);
+    let others = cpu_before
+        .zip(CpuSnapshot::take())
+        .and_then(|(before, after)| before.others_until(&after));
+    let outcome = outcome?;
     let log_report = match (&logger, &cfg.log) {
         (Some(log), Some(settings)) => {
             if let Some(failure) = log.failure() {
@@ -322,12 +375,13 @@ pub fn run_named<P: Protocol, W: Workload>(
         return Err(e.into());
     }
     let check = cfg.check.then(|| {
-        let mut progress = check_progress(&label.name);
-        let mut report = check::check_with_progress(&outcome.histories, &mut progress);
+        let checking = Phase::start(cfg.progress, &label.name, "checking", LOG_EVERY);
+        let mut report =
+            check::check_with_progress(&outcome.histories, &mut |step| checking.set_detail(step));
+        checking.set_detail("consistency conditions");
         if let Some(consistency) = workload.check_consistency(&db) {
             report.add_consistency(consistency);
         }
-        progress("");
         report
     });
     let versions = protocol.version_stats();
@@ -363,6 +417,18 @@ pub fn run_named<P: Protocol, W: Workload>(
         .into_iter()
         .map(|(name, value)| (name.to_string(), value))
         .collect();
+    report.other_processes_cores = others.map(|o| o.cores);
+    if let Some(load) = others.filter(OtherLoad::busy) {
+        report.warnings.push(format!(
+            "the machine was busy: other processes kept {:.2} of its {} cores busy on average \
+             while the workers ran (/proc/stat); this run's numbers are low and noisy. Compare \
+             protocols measured in one run (their rounds interleave), or rerun on an idle machine",
+            load.cores, machine.cores
+        ));
+    }
+    if let Some(stats) = &interactive {
+        stats.add_to(&mut report);
+    }
     if let Some(w) = open_loop_warning(&report) {
         report.warnings.push(w);
     }
@@ -472,28 +538,76 @@ fn sample_versions_while<P: Protocol, T>(
     })
 }
 
-/// Shows the checker's phases on one self-overwriting stderr line when stderr is a terminal
-/// (nothing otherwise); an empty phase clears the line.
-fn check_progress(name: &str) -> impl FnMut(&str) {
-    use std::io::{IsTerminal, Write};
-    let shown = std::io::stderr().is_terminal();
-    let started = std::time::Instant::now();
-    move |phase: &str| {
-        if !shown {
-            return;
-        }
-        let mut err = std::io::stderr().lock();
-        // Progress is best effort: a failed write to stderr must not end the run.
-        let _ = if phase.is_empty() {
-            write!(err, "\r\x1b[2K")
-        } else {
-            write!(
-                err,
-                "\r\x1b[2Kchecking {}: {phase} ({:.1} s)",
-                name,
-                started.elapsed().as_secs_f64()
-            )
+/// Runs `workload`'s clients against the server at `addr` (`--connect`): the protocol is the
+/// server's (`kind` names it in the report), and there is no history to check here.
+fn run_connected<W: Workload>(
+    kind: ProtocolKind,
+    addr: &str,
+    token: Option<&str>,
+    cfg: &RunConfig,
+    workload: &W,
+    machine: &MachineInfo,
+) -> Result<RunReport, RunError> {
+    let declare = kind.needs_declared_set();
+    let outcome = run_clients(addr, token, workload, &cfg.exec, declare)?;
+    let mut report = RunReport::build_named(
+        &ProtocolLabel::from(kind),
+        cfg,
+        workload,
+        &outcome.exec.workers,
+        outcome.exec.measured,
+        None,
+        machine,
+    );
+    InteractiveStats::new(&outcome).add_to(&mut report);
+    Ok(report)
+}
+
+/// What an interactive run adds to its report, in `protocol_stats` under `interactive.`
+/// (docs/METRICS.md): the bare round trip, the operations' round trips, and the split of the
+/// committed transactions' time into network and queueing versus server-side work.
+struct InteractiveStats {
+    values: [(&'static str, f64); 8],
+}
+
+impl InteractiveStats {
+    fn new(o: &ClientsOutcome) -> InteractiveStats {
+        let us = |ns: f64| ns / 1e3;
+        let per_txn = |v: u64| {
+            if o.commits == 0 {
+                0.0
+            } else {
+                v as f64 / o.commits as f64
+            }
         };
-        let _ = err.flush();
+        let ping = o.ping_ns as f64;
+        let op_p50 = o.op_ns.value_at_quantile(0.5) as f64;
+        InteractiveStats {
+            values: [
+                ("interactive.ping_us", us(ping)),
+                ("interactive.op_p50_us", us(op_p50)),
+                (
+                    "interactive.op_p99_us",
+                    us(o.op_ns.value_at_quantile(0.99) as f64),
+                ),
+                (
+                    "interactive.op_over_ping",
+                    if ping > 0.0 { op_p50 / ping } else { 0.0 },
+                ),
+                ("interactive.round_trips_per_txn", per_txn(o.round_trips)),
+                ("interactive.network_us_per_txn", us(per_txn(o.network_ns))),
+                (
+                    "interactive.server_us_per_txn",
+                    us(per_txn(o.txn_ns.saturating_sub(o.network_ns))),
+                ),
+                ("interactive.ops_measured", o.op_ns.len() as f64),
+            ],
+        }
+    }
+
+    fn add_to(&self, report: &mut RunReport) {
+        for (name, value) in self.values {
+            report.protocol_stats.insert(name.to_string(), value);
+        }
     }
 }

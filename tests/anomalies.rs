@@ -72,6 +72,7 @@ use common::{checked_db, checked_exec};
 use txbench::check::history::{OpKind, WorkerHistory};
 use txbench::check::{CheckReport, check};
 use txbench::exec::{ExecConfig, run_coro, run_threads};
+use txbench::protocol::aria::Aria;
 use txbench::protocol::c_sched::CSched;
 use txbench::protocol::calvin::Calvin;
 use txbench::protocol::cicada::Cicada;
@@ -95,7 +96,7 @@ use txbench::random::FastRng;
 use txbench::storage::{
     Database, END_SENTINEL_KEY, IndexId, IndexSpec, Record, RecordId, TableId, TableSpec,
 };
-use txbench::txn::Txn;
+use txbench::txn::TxnOps;
 use txbench::workload::Workload;
 
 // ---------------------------------------------------------------------------------------------
@@ -259,6 +260,15 @@ const PROTOCOLS: &[ProtocolRow] = &[
         ],
         run: |s, e| s.observe(Si::new(&opts(e)), e),
     },
+    serializable("aria", |s, e| {
+        let o = opts(e);
+        s.observe(Aria::new(&o.batch, o.aria), e)
+    }),
+    serializable("aria_reordering", |s, e| {
+        let mut o = opts(e);
+        o.aria.reordering = true;
+        s.observe(Aria::new(&o.batch, o.aria), e)
+    }),
     serializable("decentsched_opportunistic", |s, e| {
         let mut o = opts(e);
         o.decentsched.opportunistic = true;
@@ -810,9 +820,9 @@ impl Workload for Provoke {
         }
     }
 
-    fn run<'a, 'db, P: Protocol>(
+    fn run<'a, Tx: TxnOps>(
         &'a self,
-        tx: &'a mut Txn<'db, P>,
+        tx: &'a mut Tx,
         req: &'a Request,
     ) -> impl Future<Output = Result<(), Abort>> + 'a {
         program(self.scenario, tx, *req)
@@ -820,11 +830,7 @@ impl Workload for Provoke {
 }
 
 /// The transaction programs (module docs).
-async fn program<P: Protocol>(
-    scenario: Scenario,
-    tx: &mut Txn<'_, P>,
-    req: Request,
-) -> Result<(), Abort> {
+async fn program<Tx: TxnOps>(scenario: Scenario, tx: &mut Tx, req: Request) -> Result<(), Abort> {
     let mark = |row: &mut [u8]| row.fill(0x5a);
     let (x, y) = (RecordId(2 * req.target), RecordId(2 * req.target + 1));
     let key = RecordId(req.target);

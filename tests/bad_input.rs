@@ -221,6 +221,28 @@ fn every_bad_invocation_ends_promptly_with_its_status_and_message() {
         }
     }
     let run_json = dir.join("run.jsonl").display().to_string();
+    // Two runs of each of two protocols: medians with a spread to compare.
+    let out = Command::new(binary())
+        .args([
+            "run",
+            "-p",
+            "silo,tictoc",
+            "-d",
+            "0.05",
+            "--warmup",
+            "0",
+            "--records",
+            "1000",
+            "--repeat",
+            "2",
+            "--format",
+            "json",
+        ])
+        .output()
+        .expect("run");
+    assert!(out.status.success(), "the repeated fixture run: {out:?}");
+    std::fs::write(dir.join("run2.jsonl"), &out.stdout).expect("run2.jsonl");
+    let run2 = dir.join("run2.jsonl").display().to_string();
     let fifo = dir.join("fifo");
     let made = Command::new("mkfifo").arg(&fifo).status().expect("mkfifo");
     assert!(made.success());
@@ -236,7 +258,7 @@ fn every_bad_invocation_ends_promptly_with_its_status_and_message() {
     let big = write(
         &dir.join("big.toml"),
         &format!(
-            "name = \"big\"\n[axes]\nseed = [{}]\npayload = [{}]\n",
+            "name = \"big\"\n[base]\nprotocol = \"silo\"\n[axes]\nseed = [{}]\npayload = [{}]\n",
             (0..1000)
                 .map(|i| i.to_string())
                 .collect::<Vec<_>>()
@@ -309,10 +331,34 @@ fn every_bad_invocation_ends_promptly_with_its_status_and_message() {
             ..case(&[], 0, "silo:")
         }
         .within(Duration::from_secs(9)),
-        case(&["sweep", &big, "--dry-run"], 2, "at most 10000 points"),
-        case(&["sweep", &big, "--emit-jobs"], 2, "at most 10000 points"),
+        // Too large to run in one go (listing it streams: see the test below).
+        case(&["sweep", &big], 2, "at most 10000 points"),
+        // One point of it is planned alone, as --emit-jobs's commands run them.
+        case(&["sweep", &big, "--point", "1000000", "--dry-run"], 0, "")
+            .stdout_has("1000000 seed=999 payload=1000: "),
+        case(
+            &["sweep", &big, "--point", "1000001", "--dry-run"],
+            2,
+            "1 <= point <= 1000000",
+        ),
         // Wrong numbers with exit 0.
         case(&["run", "-d", "1e-9"], 2, "0.01 <= seconds"),
+        // Only commits inside the measured window count: the one worker's first transaction
+        // starts the window and spends 0.3 s in its read phase, so it commits after the 0.1 s
+        // window, uncounted (before: 1 commit, "10 txn/s" for a window with none).
+        run_case(
+            &[
+                "-t",
+                "1",
+                "--read-phase-extension",
+                "300000000",
+                "--format",
+                "json",
+            ],
+            0,
+            "",
+        )
+        .stdout_has("\"commits\":0,"),
         case(
             &["run", "-w", "tpcc", "--table-memory-mb", "1"],
             2,
@@ -364,6 +410,48 @@ fn every_bad_invocation_ends_promptly_with_its_status_and_message() {
         ),
         // Output: run's JSON lines read as one anonymous experiment.
         case(&["report", &run_json], 0, "").stdout_has("## run"),
+        // Progress: each phase announced (stderr is a pipe here, not a terminal)...
+        run_case(&["--progress", "always"], 0, "silo: loading the tables").stdout_has("txn/s"),
+        run_case(
+            &["--progress", "always"],
+            0,
+            "silo: running (0 s warm-up + 0.1 s measured)",
+        ),
+        // ... and a phase longer than 5 s writes a line while it lasts, by default.
+        Case {
+            args: vec![
+                "run".into(),
+                "-p".into(),
+                "silo".into(),
+                "-d".into(),
+                "5.5".into(),
+                "--warmup".into(),
+                "0".into(),
+                "--records".into(),
+                "1000".into(),
+            ],
+            ..case(
+                &[],
+                0,
+                "silo: running (0 s warm-up + 5.5 s measured), 5 s so far",
+            )
+        },
+        run_case(&["--progress", "never"], 0, "silo:").never("loading the tables"),
+        // Compare: two files' medians, by their own noise.
+        case(&["compare", &run2, &run2], 0, "")
+            .stdout_has("| silo | ")
+            .stdout_has("within noise"),
+        case(&["compare", &run_json, &run_json], 0, "").stdout_has("noise unknown"),
+        case(
+            &["compare", &run_json, &e_results],
+            2,
+            "have no point and protocol in common",
+        ),
+        case(
+            &["compare", &run_json, "/dev/zero"],
+            2,
+            "not a regular file",
+        ),
     ];
     let failures: Vec<String> = cases.iter().filter_map(Case::check).collect();
     let _ = std::fs::remove_dir_all(&dir);
@@ -433,6 +521,150 @@ fn ctrl_c_keeps_the_finished_runs() {
         !all_err.contains("nocc:"),
         "the last run did not start: {all_err}"
     );
+}
+
+/// A 1000 x 1000 grid (a million points, more than a sweep runs in one go) is listed point by
+/// point as it is validated: `--dry-run` and `--emit-jobs` print their first line before the
+/// rest is even built. The test reads that line and stops the listing; before, nothing came out
+/// (the whole grid was planned first, or refused).
+#[test]
+fn a_huge_grid_is_listed_as_it_is_validated() {
+    let dir = scratch("huge");
+    let big = write(
+        &dir.join("big.toml"),
+        &format!(
+            "name = \"big\"\n[base]\nprotocol = \"silo\"\n[axes]\nseed = [{}]\npayload = [{}]\n",
+            (0..1000)
+                .map(|i| i.to_string())
+                .collect::<Vec<_>>()
+                .join(","),
+            (1..=1000)
+                .map(|i| i.to_string())
+                .collect::<Vec<_>>()
+                .join(",")
+        ),
+    );
+    for (flag, first) in [
+        ("--dry-run", "   1 seed=0 payload=1: "),
+        ("--emit-jobs", " --point 1 --resume --results "),
+    ] {
+        let mut child = Command::new(binary())
+            .args(["sweep", &big, flag])
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("start txbench");
+        let mut out = BufReader::new(child.stdout.take().expect("stdout"));
+        let mut line = String::new();
+        let mut second = String::new();
+        let read = out.read_line(&mut line).expect("stdout");
+        let _ = out.read_line(&mut second);
+        // Stop the listing: its remaining 999,998 lines are not the test's business.
+        let _ = child.kill();
+        let _ = child.wait();
+        assert!(read > 0, "{flag}: no first line");
+        assert!(line.contains(first), "{flag}: {line}");
+        assert!(
+            second.contains("seed=0 payload=2") || second.contains("--point 2 "),
+            "{flag}: {second}"
+        );
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// With `--repeat`, each median in the table carries the min-max of its runs, and the table
+/// still fits 100 columns.
+#[test]
+fn repeated_runs_show_their_spread_beside_the_median() {
+    let out = Command::new(binary())
+        .args([
+            "run",
+            "-p",
+            "nocc,silo,tictoc",
+            "-d",
+            "0.05",
+            "--warmup",
+            "0",
+            "--records",
+            "1000",
+            "-t",
+            "2",
+            "--repeat",
+            "3",
+        ])
+        .stdin(Stdio::null())
+        .output()
+        .expect("run");
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{text}");
+    assert!(text.contains("medians of 3 runs per protocol"), "{text}");
+    let rows: Vec<&str> = text
+        .lines()
+        .filter(|l| l.starts_with('│') && !l.contains("protocol"))
+        .collect();
+    assert_eq!(rows.len(), 3, "{text}");
+    for row in &rows {
+        let cells: Vec<&str> = row.split(['│', '┆']).map(str::trim).collect();
+        // protocol, txn/s [min-max], vs nocc, abort %, p99 us, p99.9 us [min-max], ...
+        let ranged = cells
+            .iter()
+            .filter(|c| c.contains(" [") && c.ends_with(']'));
+        assert_eq!(ranged.count(), 2, "txn/s and p99.9 carry a range: {row}");
+    }
+    let widest = text
+        .lines()
+        .filter(|l| l.starts_with(['│', '┌', '╞', '└']))
+        .map(|l| l.chars().count())
+        .max()
+        .unwrap_or(0);
+    assert!(widest <= 100, "{widest} columns:\n{text}");
+}
+
+/// Another process keeping a core busy during the run: the run says the machine was busy.
+#[test]
+fn a_busy_machine_is_named() {
+    // A busy loop in a child process of the test (not of txbench, whose own threads are its
+    // own load).
+    let mut busy = Command::new("sh")
+        .args(["-c", "while :; do :; done"])
+        .stdin(Stdio::null())
+        .spawn()
+        .expect("start a busy loop");
+    let out = Command::new(binary())
+        .args([
+            "run",
+            "-p",
+            "silo",
+            "-d",
+            "1",
+            "--warmup",
+            "0",
+            "--records",
+            "1000",
+            "-t",
+            "1",
+            "--format",
+            "json",
+        ])
+        .stdin(Stdio::null())
+        .output()
+        .expect("run");
+    let _ = busy.kill();
+    let _ = busy.wait();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(
+        stderr.contains("the machine was busy: other processes kept "),
+        "{stderr}"
+    );
+    let row: serde_json::Value =
+        serde_json::from_slice(out.stdout.split(|&b| b == b'\n').next().unwrap_or_default())
+            .expect("a JSON line");
+    let cores = row["other_processes_cores"]
+        .as_f64()
+        .expect("other_processes_cores");
+    assert!(cores > 0.25, "{cores}");
 }
 
 // ---- the redo log (issue 25) ----

@@ -60,6 +60,16 @@ fn invalid_input_exits_2_naming_the_parameter() {
             "--plor-ro-threshold",
         ),
         (&["run", "-p", "ermia", "--threads", "1025"], "--threads"),
+        (&["run", "-p", "aria", "--batch-size", "0"], "--batch-size"),
+        (
+            &["run", "-p", "aria", "--batch-size", "1025"],
+            "--batch-size",
+        ),
+        (
+            &["run", "-p", "aria", "--batch-timeout-us", "10000001"],
+            "--batch-timeout-us",
+        ),
+        (&["serve", "-p", "aria", "-d", "1"], "in batches"),
         (
             &["run", "--workload", "tpcc", "--warehouses", "0"],
             "--warehouses",
@@ -967,4 +977,39 @@ fn run_json_carries_the_build_and_plots() {
     assert!(written.lines().count() >= 3, "{written}");
     assert!(written.lines().all(|f| std::path::Path::new(f).exists()));
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// The bar for Aria: `txbench run -p aria --records 64 --rmw -t 8 --check` passes (with
+/// and without deterministic reordering), and the report carries the batches it formed.
+#[test]
+fn aria_passes_the_checker_on_64_records() {
+    for reordering in [None, Some("--aria-reordering")] {
+        let mut args = vec![
+            "run",
+            "-p",
+            "aria",
+            "--records",
+            "64",
+            "--rmw",
+            "-t",
+            "8",
+            "--check",
+            "-d",
+            "0.3",
+            "--warmup",
+            "0",
+            "--format",
+            "json",
+        ];
+        args.extend(reordering);
+        let out = txbench(&args);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.success(), "{args:?}: {stderr}");
+        let r: serde_json::Value = serde_json::from_slice(&out.stdout).expect("one JSON report");
+        assert_eq!(r["check"]["passed"], true, "{}", r["check"]);
+        assert!(r["commits"].as_u64().unwrap() > 0, "{r}");
+        let stats = &r["protocol_stats"];
+        assert!(stats["batches"].as_f64().unwrap() > 0.0, "{stats}");
+        assert!(stats["mean_batch_size"].as_f64().unwrap() >= 1.0, "{stats}");
+    }
 }

@@ -191,7 +191,7 @@ fn signals_follow_table_one() {
         assert_eq!(
             count("sf") + count("nb"),
             0,
-            "no protocol swaps or batches yet: {s}"
+            "none of these swaps or runs in batches: {s}"
         );
     }
 }
@@ -363,5 +363,24 @@ fn early_release_one_thread_eight_coroutines() {
     for r in &runs {
         assert_eq!(r["aborts"], 0, "{r}");
         assert!(r["commits"].as_u64().unwrap_or(0) > 0, "{r}");
+    }
+}
+
+/// Aria under coroutines through the command line: checked, and the report counts its batch
+/// conflicts as SGPM's NB signal (one per retried abort), never RR, ML or SF; waiting for the
+/// batch's other members is AG.
+#[test]
+fn aria_reports_next_batch_signals() {
+    let mut args = vec!["--executor", "coro", "-t", "2", "--queue", "4"];
+    args.extend(["--records", "64", "--theta", "0.99", "--rmw", "-d", "0.3"]);
+    let runs: &[&[&str]] = &[&["-p", "aria"], &["-p", "aria", "--aria-reordering"]];
+    for r in runs_checked(runs, &args) {
+        let s = &r["signals"];
+        let count = |k: &str| s[k].as_u64().unwrap();
+        let aborts = r["aborts"].as_u64().unwrap();
+        assert!(aborts > 0, "{r}");
+        assert_eq!(count("nb"), aborts, "{s}");
+        assert_eq!(count("rr") + count("ml") + count("sf"), 0, "{s}");
+        assert!(count("ag") > 0, "members wait for each other: {s}");
     }
 }

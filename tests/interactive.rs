@@ -333,3 +333,48 @@ fn a_token_is_required_when_set_and_sessions_are_capped() {
         },
     );
 }
+
+/// `txbench run --connect` drives a running server with the workload's own programs: its
+/// clients commit, and a workload whose tables are not the server's is refused (exit 2).
+#[test]
+fn run_connect_drives_a_running_server() {
+    use txbench::runner::{RunError, run_all};
+    let run_config = |addr: SocketAddr, records: &str| {
+        let cli = Cli::parse_from([
+            "txbench",
+            "run",
+            "--connect",
+            &addr.to_string(),
+            "-p",
+            "silo",
+            "--records",
+            records,
+            "--ops",
+            "4",
+            "--clients",
+            "2",
+            "-d",
+            "0.2",
+            "--warmup",
+            "0",
+            "--no-pin",
+        ]);
+        let Command::Run(run) = cli.command else {
+            unreachable!("parsed as run")
+        };
+        run.validate().expect("valid flags")
+    };
+    let served = with_server("silo", &[], |addr| {
+        let reports = run_all(&run_config(addr, "64"), |_| {}).expect("connects");
+        assert!(reports[0].commits > 0, "{:?}", reports[0].commits);
+        assert!(reports[0].protocol_stats["interactive.round_trips_per_txn"] > 0.0);
+        match run_all(&run_config(addr, "65"), |_| {}) {
+            Err(e @ RunError::Interactive(_)) => assert_eq!(e.exit_code(), 2, "{e}"),
+            other => panic!(
+                "a workload of other tables ran: {:?}",
+                other.map(|r| r.len())
+            ),
+        }
+    });
+    assert!(served.commits > 0);
+}

@@ -39,16 +39,36 @@ fn run(protocol: &str, extra: &[&str]) -> RunReport {
     reports.pop().expect("one run")
 }
 
+/// Runs of a configuration whose count a starved run (a loaded machine that gave the workers
+/// little CPU) left under its floor, before the test fails.
+const TRIES: usize = 3;
+
+/// The first of up to [`TRIES`] runs of `protocol` with `extra` whose commits reach `floor`;
+/// fails if none does.
+fn run_reaching(protocol: &str, extra: &[&str], floor: u64) -> RunReport {
+    let mut seen = Vec::new();
+    for _ in 0..TRIES {
+        let r = run(protocol, extra);
+        if r.commits >= floor {
+            return r;
+        }
+        seen.push(r.commits);
+    }
+    panic!("{protocol} {extra:?}: commits {seen:?}, each under {floor}");
+}
+
 #[test]
 fn a_low_rate_is_achieved_and_reported() {
     // 500 transactions per second for 0.6 s: about 300 arrivals (Poisson: sd about 17), far below
-    // what two workers run (tens of thousands per second even on a loaded machine).
+    // what two workers run (tens of thousands per second even on a loaded machine). An open loop
+    // can never commit more than arrived (the upper bound holds on any machine); a run starved
+    // of CPU below half the arrivals is run again.
     for arrival in ["poisson", "uniform"] {
-        let r = run("silo", &["--rate", "500", "--arrival", arrival]);
+        let r = run_reaching("silo", &["--rate", "500", "--arrival", arrival], 150);
         assert_eq!(r.offered_tps, Some(500.0));
         assert_eq!(r.arrival, Some(arrival));
         assert!(
-            (150..=450).contains(&r.commits),
+            r.commits <= 450,
             "{arrival}: {} commits, about 300 offered",
             r.commits
         );
@@ -56,10 +76,9 @@ fn a_low_rate_is_achieved_and_reported() {
         assert!(json.contains("\"offered_tps\":500.0"), "{json}");
         assert!(json.contains("\"rate_tps\":500.0"), "config: {json}");
     }
-    // A closed loop runs back to back: far more than the open loop's 300.
-    let closed = run("silo", &[]);
+    // A closed loop runs back to back: far more than the open loop's at most 450.
+    let closed = run_reaching("silo", &[], 1500);
     assert_eq!(closed.offered_tps, None);
-    assert!(closed.commits > 1500, "{} commits", closed.commits);
     assert!(!closed.to_json_line().contains("offered_tps"));
 }
 

@@ -46,7 +46,7 @@ use txbench::random::FastRng;
 use txbench::storage::{
     Database, END_SENTINEL_KEY, IndexId, IndexSpec, RecordId, TableId, TableSpec, is_vacant,
 };
-use txbench::txn::Txn;
+use txbench::txn::TxnOps;
 use txbench::workload::Workload;
 
 const ROWS: TableId = TableId(0);
@@ -200,16 +200,16 @@ impl Workload for Phantoms {
         req.kind
     }
 
-    fn run<'a, 'db, P: Protocol>(
+    fn run<'a, Tx: TxnOps>(
         &'a self,
-        tx: &'a mut Txn<'db, P>,
+        tx: &'a mut Tx,
         req: &'a Request,
     ) -> impl Future<Output = Result<(), Abort>> + 'a {
         run(self, tx, *req)
     }
 }
 
-async fn run<P: Protocol>(w: &Phantoms, tx: &mut Txn<'_, P>, req: Request) -> Result<(), Abort> {
+async fn run<Tx: TxnOps>(w: &Phantoms, tx: &mut Tx, req: Request) -> Result<(), Abort> {
     let mut broken = false;
     match req.kind {
         0 => {

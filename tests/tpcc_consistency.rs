@@ -15,6 +15,7 @@
 use std::time::Duration;
 use txbench::check::{CheckReport, check};
 use txbench::exec::{ExecConfig, run_threads};
+use txbench::protocol::aria::Aria;
 use txbench::protocol::c_sched::CSched;
 use txbench::protocol::calvin::Calvin;
 use txbench::protocol::cicada::Cicada;
@@ -218,6 +219,21 @@ fn c_sched_and_calvin_keep_tpcc_np_consistent() {
     assert_np_consistent("calvin", |_| Calvin::new());
 }
 
+/// Aria needs no declared sets: the full mix, the Delivery race and NP, with and without
+/// deterministic reordering.
+#[test]
+fn aria_keeps_tpcc_consistent() {
+    for reordering in [false, true] {
+        let make = |o: &ProtocolOptions| {
+            let mut aria = o.aria;
+            aria.reordering = reordering;
+            Aria::new(&o.batch, aria)
+        };
+        assert_consistent("aria", make);
+        assert_np_consistent("aria", make);
+    }
+}
+
 #[test]
 fn ord_lock_keeps_tpcc_np_consistent() {
     assert_np_consistent("ord_lock", |_| OrdLock::new());
@@ -291,6 +307,8 @@ fn read_committed_stock_level_runs_everywhere() {
     check("ermia", run(Ermia::new(&opts(4)).unwrap(), &config, 4, 200));
     check("mvto", run(Mvto::new(&opts(4)), &config, 4, 200));
     check("cicada", run(Cicada::new(&opts(4)), &config, 4, 200));
+    let o = opts(4);
+    check("aria", run(Aria::new(&o.batch, o.aria), &config, 4, 200));
     // NoCC loses D_NEXT_O_ID updates here, so only its read-committed reads are exercised.
     assert!(run(Nocc, &config, 4, 200).commits[TxnType::StockLevel as usize] > 0);
 }

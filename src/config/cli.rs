@@ -2,6 +2,7 @@
 
 use super::Format;
 use super::whole::Whole;
+use crate::metrics::progress::ProgressMode;
 use crate::workload::tpcc::{StockLevelIsolation, WarehouseBinding};
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
@@ -32,6 +33,9 @@ pub enum Command {
     Merge(super::experiment_cli::MergeArgs),
     /// Print a results file as Markdown tables: medians with min-max across repetitions.
     Report(super::experiment_cli::ReportArgs),
+    /// Compare two results files (two builds or machines): per point and protocol, the ratio of
+    /// medians with its range, changes beyond the runs' own min-max spread flagged.
+    Compare(super::experiment_cli::CompareArgs),
     /// Draw a results file's figures (PNG and SVG): each metric against a swept parameter, and
     /// p99.9 latency against throughput.
     Plot(super::experiment_cli::PlotArgs),
@@ -179,8 +183,9 @@ pub struct RunArgs {
     /// `ordered`).
     #[arg(long, value_enum)]
     pub index: Option<IndexArg>,
-    /// Worker threads (default: the number of cores).
-    #[arg(long, short = 't', value_parser = Whole::<usize>::new(), allow_negative_numbers = true)]
+    /// Worker threads (default: the number of cores); with --interactive or --connect, the
+    /// clients (--clients is the same flag).
+    #[arg(long, short = 't', visible_alias = "clients", value_parser = Whole::<usize>::new(), allow_negative_numbers = true)]
     pub threads: Option<usize>,
     /// Measured seconds per protocol.
     #[arg(
@@ -214,6 +219,10 @@ pub struct RunArgs {
     /// table leaves them out to fit 100 columns).
     #[arg(long)]
     pub wide: bool,
+    /// Show loading, running and checking on stderr: a spinner on a terminal, otherwise a line
+    /// every 5 s while a phase lasts (always: also when each phase starts).
+    #[arg(long, value_enum, default_value_t = ProgressMode::Auto)]
+    pub progress: ProgressMode,
     /// NoWait or Wait when an optimistic protocol finds a write lock busy at commit (Silo, TicToc).
     #[arg(long, value_enum, default_value_t = LockWaitArg::NoWait)]
     pub lock_wait: LockWaitArg,
@@ -286,6 +295,18 @@ pub struct RunArgs {
     /// re-executes in place when what it read changed (re-executions are reported, not aborts).
     #[arg(long)]
     pub ds_opportunistic: bool,
+    /// Batch protocols (aria): most transactions per batch, 1..=1024. A batch holds at most one
+    /// transaction per worker in flight (threads, or threads x --queue).
+    #[arg(long, default_value_t = 1024, value_parser = Whole::<usize>::new(), allow_negative_numbers = true)]
+    pub batch_size: usize,
+    /// Batch protocols (aria): a batch closes this many microseconds after its first
+    /// transaction joined, full or not, 0..=10000000.
+    #[arg(long, default_value_t = 100, value_parser = Whole::<u64>::new(), allow_negative_numbers = true)]
+    pub batch_timeout_us: u64,
+    /// Aria: deterministic reordering: a read-after-write conflict aborts only together with a
+    /// write-after-read conflict.
+    #[arg(long)]
+    pub aria_reordering: bool,
     /// AggressiveGC (mvto): installs free all but the newest older version, even ones readers
     /// still need (those readers abort and retry at a new timestamp).
     #[arg(long)]
@@ -357,6 +378,24 @@ pub struct RunArgs {
     /// 100, or what keeps a longer run within 100000 samples).
     #[arg(long, value_parser = Whole::<u64>::new(), allow_negative_numbers = true)]
     pub sample_ms: Option<u64>,
+    // ---- interactive transactions (issue 24) ----
+    /// Interactive transactions: a server and --threads clients in this process, over
+    /// loopback; each client sends every operation to the server and waits for its reply
+    /// (docs/PROTOCOL.md), so transactions hold their locks across round trips.
+    #[arg(long)]
+    pub interactive: bool,
+    /// Drive a running `txbench serve` at HOST:PORT with --clients clients; the workload flags
+    /// must be the server's, -p names the server's protocol in the report.
+    #[arg(long, value_name = "HOST:PORT")]
+    pub connect: Option<String>,
+    /// An added delay per round trip, in microseconds, on the server's reply path (`serve`,
+    /// `run --interactive`), 0..=1000000: sweeps network latency on one machine.
+    #[arg(long, value_parser = Whole::<u64>::new(), allow_negative_numbers = true)]
+    pub rtt_us: Option<u64>,
+    /// The server's secret: `serve` requires it of every client (and needs it to listen
+    /// beyond loopback); `run --connect` presents it.
+    #[arg(long)]
+    pub token: Option<String>,
     // ---- durability (issue 25) ----
     /// Redo-log every committed write, insert and delete to one file per worker in this
     /// directory, which must exist and hold no other run's log; `txbench recover DIR` rebuilds

@@ -1,4 +1,4 @@
-//! The flags of the experiment subcommands: `sweep`, `report`, `plot`, `merge`.
+//! The flags of the experiment subcommands: `sweep`, `report`, `plot`, `merge`, `compare`.
 
 use super::whole::Whole;
 use clap::Args;
@@ -54,6 +54,20 @@ pub struct ReportArgs {
     /// reexecutions for deterministic protocols). Also: max_attempts, wait_share, offered,
     /// check_transactions, check_cycles, check_anomalies, and for runs in a child process
     /// (`binary`) wall and max_rss.
+    #[arg(long)]
+    pub metric: Option<String>,
+}
+
+/// Flags of `txbench compare`.
+#[derive(Debug, Args)]
+pub struct CompareArgs {
+    /// The results file measured first (the baseline): a sweep's, or `txbench run --format
+    /// json` output.
+    pub old: PathBuf,
+    /// The results file to compare with it.
+    pub new: PathBuf,
+    /// Metrics to compare, comma-separated (default: throughput, abort, p999); the keys of
+    /// `txbench report --metric`.
     #[arg(long)]
     pub metric: Option<String>,
 }

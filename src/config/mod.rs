@@ -14,6 +14,7 @@
 mod cli;
 mod exec;
 mod experiment_cli;
+mod interactive;
 pub mod lists;
 pub mod memory;
 mod presets;
@@ -28,7 +29,8 @@ pub use cli::{
     MoccTemperatureArg, PlorPriorityArg, RecoverArgs, RunArgs,
 };
 pub use exec::{ArrivalProcess, ExecConfig, Executor, OpenLoop};
-pub use experiment_cli::{MergeArgs, PlotArgs, ReportArgs, SweepArgs};
+pub use experiment_cli::{CompareArgs, MergeArgs, PlotArgs, ReportArgs, SweepArgs};
+pub use interactive::Interactive;
 pub use presets::{PRESETS, WORKLOADS, preset};
 pub use serve_cli::{PingArgs, ServeArgs, ServeConfig, ServeConfigError};
 pub use validate::parse_protocols;
@@ -175,6 +177,12 @@ pub struct RunConfig {
     /// Most bytes the tables may hold (`--table-memory-mb`, or what validation found free for
     /// them); a run that needs more stops early (`storage::TableMemory`).
     pub table_memory_bytes: u64,
+    /// What the runner shows on stderr while it loads, runs and checks (`--progress`); not a
+    /// parameter of the measurement.
+    pub progress: crate::metrics::progress::ProgressMode,
+    /// Interactive transactions (`--interactive`, `--connect`): clients send each operation
+    /// to a server; `None` runs the programs in process.
+    pub interactive: Option<Interactive>,
     /// The redo log (`--log`, `--log-sync`, `--log-group-us`); `None` without `--log`.
     pub log: Option<crate::log::LogSettings>,
 }

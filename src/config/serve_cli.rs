@@ -28,9 +28,6 @@ pub struct ServeArgs {
     /// Seconds a session may stay silent before its transaction is aborted and it is closed.
     #[arg(long, default_value_t = 30.0, allow_negative_numbers = true)]
     pub session_timeout: f64,
-    /// Secret every client must present in the handshake (required off loopback).
-    #[arg(long)]
-    pub token: Option<String>,
 }
 
 /// Flags of `txbench ping`.
@@ -50,6 +47,8 @@ pub struct PingArgs {
 pub const MAX_PINGS: usize = 10_000_000;
 /// Longest token, bytes (the wire format's limit).
 pub const MAX_TOKEN_BYTES: usize = 256;
+/// Largest `--rtt-us`: a second.
+pub const MAX_RTT_US: u64 = 1_000_000;
 
 /// How the server runs (validated from `txbench serve`'s flags).
 #[derive(Debug, Clone)]
@@ -64,6 +63,35 @@ pub struct ServeConfig {
     pub token: Option<String>,
     /// Stop after this long; `None` runs until stopped.
     pub duration: Option<Duration>,
+    /// Added to every reply's path (`--rtt-us`): a controlled network round trip.
+    pub rtt: Duration,
+    /// Record each session's committed history for the checker (`--check`).
+    pub record_history: bool,
+    /// With `record_history`: most operations of committed transactions kept, over all
+    /// sessions (`--check-limit`).
+    pub history_ops: u64,
+}
+
+impl ServeConfig {
+    /// The server of `txbench run --interactive`: loopback, any free port, one session per
+    /// client, until stopped.
+    pub fn loopback(
+        clients: usize,
+        rtt: Duration,
+        record_history: bool,
+        history_ops: u64,
+    ) -> ServeConfig {
+        ServeConfig {
+            listen: SocketAddr::from(([127, 0, 0, 1], 0)),
+            max_connections: clients,
+            session_timeout: Duration::from_secs(30),
+            token: None,
+            duration: None,
+            rtt,
+            record_history,
+            history_ops,
+        }
+    }
 }
 
 /// Why `txbench serve`'s flags are invalid.
@@ -143,19 +171,36 @@ impl ServeArgs {
                 "IP:PORT, e.g. 127.0.0.1:4780 or [::1]:0",
             )
         })?;
-        if let Some(t) = &self.token
+        let token = self.run.token.take();
+        if let Some(t) = &token
             && (t.is_empty() || t.len() > MAX_TOKEN_BYTES)
         {
             return Err(out_of_range("token", "(hidden)", "1 to 256 bytes"));
         }
-        if !listen.ip().is_loopback() && self.token.is_none() {
+        if !listen.ip().is_loopback() && token.is_none() {
             return Err(ServeConfigError::NeedsToken(listen));
+        }
+        let rtt_us = self.run.rtt_us.take().unwrap_or(0);
+        if rtt_us > MAX_RTT_US {
+            return Err(out_of_range("rtt-us", rtt_us, "0 <= rtt-us <= 1000000"));
         }
         if self.run.check {
             return Err(out_of_range(
                 "check",
                 "given",
-                "not given: serve does not record histories yet",
+                "not given: a server runs until stopped and cannot check its history; \
+                 run --interactive --check checks interactive runs",
+            ));
+        }
+        if self.run.interactive || self.run.connect.is_some() {
+            return Err(out_of_range(
+                if self.run.interactive {
+                    "interactive"
+                } else {
+                    "connect"
+                },
+                "given",
+                "not given: they are flags of `txbench run`",
             ));
         }
         // The run's timing does not apply to a server (it serves until stopped); validation
@@ -171,20 +216,23 @@ impl ServeArgs {
                 "one protocol name (a server runs one protocol)",
             ));
         }
-        if run.protocols[0].needs_declared_set() {
+        if run.protocols[0] == crate::protocol::ProtocolKind::DecentSched {
             return Err(out_of_range(
                 "protocol",
                 &self.run.protocol,
-                "a protocol that does not schedule from declared access sets (sessions do not \
-                 send them yet)",
+                "any protocol but decentsched (its workers meet at an epoch barrier, which an \
+                 idle session would hold up)",
             ));
         }
         let config = ServeConfig {
             listen,
             max_connections: self.max_connections,
             session_timeout: Duration::from_secs_f64(timeout),
-            token: self.token.clone(),
+            token,
             duration: (served > 0.0).then(|| Duration::from_secs_f64(served)),
+            rtt: Duration::from_micros(rtt_us),
+            record_history: false,
+            history_ops: 0,
         };
         Ok((run, config))
     }
@@ -248,7 +296,7 @@ mod tests {
             &["--listen", "localhost"],
             &["--duration", "-1"],
             &["-p", "all"],
-            &["-p", "calvin"],
+            &["-p", "decentsched"],
             &["--check"],
         ] {
             let got = validate(bad);

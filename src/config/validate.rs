@@ -312,7 +312,13 @@ impl RunArgs {
             return Err(out_of_range("repeat", self.repeat, "1 <= repeat <= 1000"));
         }
         let open_loop = self.open_loop(executor)?;
+        let interactive = self.interactive_mode(executor, open_loop.is_some(), &mut protocols)?;
         let log = self.log_settings(&protocols, executor)?;
+        if log.is_some() && interactive.is_some() {
+            return Err(ConfigError::Log(
+                "logging runs in process only (not with --interactive or --connect)".to_string(),
+            ));
+        }
         Ok(RunConfig {
             protocols,
             preset: self.preset.clone(),
@@ -334,7 +340,9 @@ impl RunArgs {
             format: self.format,
             executor,
             open_loop,
+            interactive,
             table_memory_bytes,
+            progress: self.progress,
             log,
         })
     }
@@ -755,6 +763,20 @@ impl RunArgs {
                 "1 <= us <= 10000000",
             ));
         }
+        if self.batch_size == 0 || self.batch_size > crate::protocol::batch::MAX_BATCH_SIZE {
+            return Err(out_of_range(
+                "batch-size",
+                self.batch_size,
+                "1 <= transactions <= 1024 (a batch holds one transaction per worker at most)",
+            ));
+        }
+        if self.batch_timeout_us > 10_000_000 {
+            return Err(out_of_range(
+                "batch-timeout-us",
+                self.batch_timeout_us,
+                "0 <= us <= 10000000",
+            ));
+        }
         Ok(ProtocolOptions {
             lock_wait: match self.lock_wait {
                 LockWaitArg::NoWait => LockWait::NoWait,
@@ -800,6 +822,13 @@ impl RunArgs {
                 epoch_txns: self.ds_epoch_txns,
                 epoch_us: self.ds_epoch_us,
                 opportunistic: self.ds_opportunistic,
+            },
+            batch: crate::protocol::batch::BatchOptions {
+                size: self.batch_size,
+                timeout_us: self.batch_timeout_us,
+            },
+            aria: crate::protocol::aria::AriaOptions {
+                reordering: self.aria_reordering,
             },
             cicada: crate::protocol::CicadaOptions {
                 early_abort: !self.cicada_no_early_abort,

@@ -3,8 +3,11 @@
 //!
 //! A run has three periods, announced through one shared word written by the coordinator:
 //! warm-up (transactions run but are not counted), measure (counted), stop (workers finish the
-//! transaction in hand and exit). A transaction counts when its first attempt starts during
-//! measure; its latency runs from that first start to its commit, retries and waits included.
+//! transaction in hand and exit). A commit or an abort counts when it happens during measure
+//! (the period word is read as the attempt ends), so the commits counted are those inside the
+//! measured window whose length divides them into throughput: a transaction in hand at the stop
+//! commits uncounted, however short the window. A counted commit's latency runs from its first
+//! attempt's start (which may lie in the warm-up) to its commit, retries and waits included.
 //! Retries reuse the transaction's request and tell the protocol it is a retry, so wound-wait
 //! families keep their timestamp. Every attempt also tells the protocol whether the workload
 //! declared the request read-only ([`Workload::is_read_only`]).
@@ -256,17 +259,9 @@ impl<P: Protocol, W: Workload> Worker<'_, '_, P, W> {
                 }
                 None => None,
             };
-            // The period when the transaction starts (re-read: an open-loop wait may have
-            // crossed from warm-up into measure).
-            let counted = if arrived.is_some() {
-                // Acquire: pairs with the coordinator's Release, as the load above.
-                period.load(Ordering::Acquire) == MEASURE
-            } else {
-                now_period == MEASURE
-            };
             self.workload.generate(self.id, &mut self.rng, &mut req);
             let ty = self.workload.txn_type(&req);
-            let committed = self.run_to_commit(&req, ty, counted, arrived);
+            let committed = self.run_to_commit(&req, ty, period, arrived);
             if committed {
                 commits += 1;
                 if let Some(b) = self.backoff {
@@ -343,12 +338,13 @@ impl<P: Protocol, W: Workload> Worker<'_, '_, P, W> {
 
     /// Runs one transaction until it commits or aborts for a reason that is not retried.
     /// Returns whether it committed. Its latency runs from `arrived` (open loop: queueing
-    /// included) or else from its first attempt's start.
+    /// included) or else from its first attempt's start. Each attempt's end counts when `period`
+    /// says measure at that moment (module docs).
     fn run_to_commit(
         &mut self,
         req: &W::Request,
         ty: usize,
-        counted: bool,
+        period: &AtomicU8,
         arrived: Option<Instant>,
     ) -> bool {
         let mut attempt_start = Instant::now();
@@ -393,6 +389,9 @@ impl<P: Protocol, W: Workload> Worker<'_, '_, P, W> {
                     let tx = &mut self.tx;
                     let poll = std::future::poll_fn(|_| tx.poll_confirm_user_abort());
                     let (confirmed, wait) = drive(pin!(poll), self.policy, &mut waits);
+                    if confirmed.is_ok() {
+                        self.tx.user_abort_stands();
+                    }
                     (confirmed.and(Err(Abort::User)), wait)
                 }
                 other => (other, 0),
@@ -416,6 +415,10 @@ impl<P: Protocol, W: Workload> Worker<'_, '_, P, W> {
             };
             let end = Instant::now();
             let waited = exec_wait + commit_wait;
+            // Acquire: pairs with the coordinator's Release, as every read of the period. Read
+            // after `end`: an attempt that ended before the stop but reads STOP is dropped, never
+            // one that ended after it counted.
+            let counted = period.load(Ordering::Acquire) == MEASURE;
             match result {
                 Ok(()) => {
                     self.tx.committed();

@@ -1,14 +1,17 @@
-//! The experiment subcommands as the command line runs them: `sweep`, `merge`, `report`. Each
-//! returns its exit status (2 for bad input, 1 when a run failed its check or the results cannot
-//! be written, 0 otherwise); stdout goes through [`Output`], so no write error panics.
+//! The experiment subcommands as the command line runs them: `sweep`, `merge`, `report`,
+//! `compare`, `plot`. Each returns its exit status (2 for bad input, 1 when a run failed its
+//! check or the results cannot be written, 0 otherwise); stdout goes through [`Output`], so no
+//! write error panics.
 
-use super::file::{FileError, parse_experiment};
-use super::grid::{Point, binary_variables, plan, run_flags};
+use super::file::{Experiment, FileError, parse_experiment};
+use super::grid::{
+    Grid, MAX_POINTS, Point, binary_variables, check_settings, plan, plan_point, run_flags,
+};
 use super::results::BuildInfo;
 use super::results::{ResultRow, done, merge, read_rows};
 use super::summary::{markdown_with, parse_metrics};
 use super::sweep::{SweepPlan, run_sweep};
-use crate::config::{MergeArgs, PlotArgs, ReportArgs, SweepArgs};
+use crate::config::{CompareArgs, MergeArgs, PlotArgs, ReportArgs, SweepArgs};
 use crate::metrics::output::{Output, OutputError};
 use std::collections::HashMap;
 use std::io::Write;
@@ -63,11 +66,11 @@ pub fn sweep_command(args: &SweepArgs, out: &mut Output<impl Write>) -> Result<u
                     message,
                 })?;
         }
-        let planned = plan(&exp, &file)?;
-        let builds = probe_binaries(&planned, &file)?;
-        Ok((exp, planned, builds))
+        check_settings(&exp, &file)?;
+        let grid = Grid::of(&exp, &file)?;
+        Ok((exp, grid))
     });
-    let (exp, planned, builds) = match parsed {
+    let (exp, grid) = match parsed {
         Ok(p) => p,
         Err(e) => {
             note(format_args!("error: {e}"));
@@ -78,63 +81,72 @@ pub fn sweep_command(args: &SweepArgs, out: &mut Output<impl Write>) -> Result<u
         .results
         .clone()
         .unwrap_or_else(|| PathBuf::from(&exp.results));
-    let selected: Vec<_> = match args.point {
-        Some(n) if n == 0 || n > planned.len() => {
+    if let Some(n) = args.point {
+        if n == 0 || grid.len().is_some_and(|len| n > len) {
             note(format_args!(
                 "error: invalid value '{n}' for --point: allowed 1 <= point <= {}",
-                planned.len()
+                grid.len().map_or_else(|| "2^64".into(), |l| l.to_string())
             ));
             return Ok(2);
         }
+    }
+    // A grid too large to plan whole (`MAX_POINTS`) is listed, and its points run one by one,
+    // point by point: each validated as it comes.
+    let huge = grid.len().is_none_or(|n| n > MAX_POINTS);
+    if (args.dry_run || args.emit_jobs) && huge && args.point.is_none() {
+        let mut builds = HashMap::new();
+        let mut index = 0;
+        while let Some(p) = grid.point(index) {
+            index += 1;
+            let planned = match plan_point(p, &file) {
+                Ok(planned) => [planned],
+                Err(e) => {
+                    note(format_args!("error: {e}"));
+                    return Ok(2);
+                }
+            };
+            match probe_binaries(&planned, &file) {
+                Ok(b) => builds.extend(b),
+                Err(e) => {
+                    note(format_args!("error: {e}"));
+                    return Ok(2);
+                }
+            }
+            out.line(&job_line(args, &exp, &file, &planned[0].0))?;
+        }
+        return Ok(0);
+    }
+    let planned = match args.point {
+        // One point of a huge grid: planned alone.
+        Some(n) if huge => grid
+            .point(n - 1)
+            .ok_or_else(|| FileError {
+                file: file.clone(),
+                line: None,
+                message: format!("the grid has no point {n}"),
+            })
+            .and_then(|p| plan_point(p, &file))
+            .map(|planned| vec![planned]),
+        _ => plan(&exp, &file),
+    };
+    let (planned, builds) = match planned.and_then(|planned| {
+        let builds = probe_binaries(&planned, &file)?;
+        Ok((planned, builds))
+    }) {
+        Ok(p) => p,
+        Err(e) => {
+            note(format_args!("error: {e}"));
+            return Ok(2);
+        }
+    };
+    let selected: Vec<_> = match args.point {
+        Some(_) if huge => planned.clone(),
         Some(n) => vec![planned[n - 1].clone()],
         None => planned.clone(),
     };
     if args.dry_run || args.emit_jobs {
-        let dir = args
-            .jobs_dir
-            .clone()
-            .unwrap_or_else(|| PathBuf::from(format!("results/{}.d", exp.name)));
-        let exe = std::env::args().next().unwrap_or_else(|| "txbench".into());
         for (p, _) in &selected {
-            let line = if args.emit_jobs {
-                let part = dir.join(format!("{}.point-{:04}.jsonl", exp.name, p.index + 1));
-                // The variables the file's `binary` settings name travel with the command.
-                let mut words: Vec<String> = Vec::new();
-                let vars = binary_variables(&exp);
-                if !vars.is_empty() {
-                    words.push("env".into());
-                    for v in vars {
-                        let value = std::env::var(&v).unwrap_or_default();
-                        words.push(format!("{v}={value}"));
-                    }
-                }
-                words.extend([
-                    exe.clone(),
-                    "sweep".into(),
-                    file.clone(),
-                    "--point".into(),
-                    (p.index + 1).to_string(),
-                    "--resume".into(),
-                    "--results".into(),
-                    part.display().to_string(),
-                ]);
-                for a in &args.set {
-                    words.push("--set".into());
-                    words.push(a.clone());
-                }
-                words
-                    .iter()
-                    .map(|s| shell_quote(s))
-                    .collect::<Vec<_>>()
-                    .join(" ")
-            } else {
-                let mut argv: Vec<String> = p.argv().iter().map(|a| shell_quote(a)).collect();
-                if let Some(binary) = p.binary() {
-                    argv[0] = shell_quote(&super::child::resolve(binary).display().to_string());
-                }
-                format!("{:>4} {}: {}", p.index + 1, p.key(), argv.join(" "))
-            };
-            out.line(&line)?;
+            out.line(&job_line(args, &exp, &file, p))?;
         }
         return Ok(0);
     }
@@ -155,7 +167,7 @@ pub fn sweep_command(args: &SweepArgs, out: &mut Output<impl Write>) -> Result<u
             results.display()
         ));
     }
-    if let Err(message) = same_experiment(&existing.rows, &exp.name, &planned) {
+    if let Err(message) = same_experiment(&existing.rows, &exp.name, &planned, &grid, &file) {
         note(format_args!(
             "error: {}: {message}; pass --results to write elsewhere",
             results.display()
@@ -249,6 +261,54 @@ pub fn sweep_command(args: &SweepArgs, out: &mut Output<impl Write>) -> Result<u
     }
 }
 
+/// What `--dry-run` (the point's command line) or `--emit-jobs` (a self-contained command that
+/// runs the point into its own results file) prints for point `p`.
+fn job_line(args: &SweepArgs, exp: &Experiment, file: &str, p: &Point) -> String {
+    let dir = args
+        .jobs_dir
+        .clone()
+        .unwrap_or_else(|| PathBuf::from(format!("results/{}.d", exp.name)));
+    let exe = std::env::args().next().unwrap_or_else(|| "txbench".into());
+    if args.emit_jobs {
+        let part = dir.join(format!("{}.point-{:04}.jsonl", exp.name, p.index + 1));
+        // The variables the file's `binary` settings name travel with the command.
+        let mut words: Vec<String> = Vec::new();
+        let vars = binary_variables(exp);
+        if !vars.is_empty() {
+            words.push("env".into());
+            for v in vars {
+                let value = std::env::var(&v).unwrap_or_default();
+                words.push(format!("{v}={value}"));
+            }
+        }
+        words.extend([
+            exe,
+            "sweep".into(),
+            file.to_string(),
+            "--point".into(),
+            (p.index + 1).to_string(),
+            "--resume".into(),
+            "--results".into(),
+            part.display().to_string(),
+        ]);
+        for a in &args.set {
+            words.push("--set".into());
+            words.push(a.clone());
+        }
+        words
+            .iter()
+            .map(|s| shell_quote(s))
+            .collect::<Vec<_>>()
+            .join(" ")
+    } else {
+        let mut argv: Vec<String> = p.argv().iter().map(|a| shell_quote(a)).collect();
+        if let Some(binary) = p.binary() {
+            argv[0] = shell_quote(&super::child::resolve(binary).display().to_string());
+        }
+        format!("{:>4} {}: {}", p.index + 1, p.key(), argv.join(" "))
+    }
+}
+
 /// Checks that the rows already in a results file measured this experiment with these settings,
 /// so that resuming or appending never mixes runs of different settings: every row must be of
 /// `experiment`, at one of its points, with the flags that point now has. The message names the
@@ -257,11 +317,22 @@ fn same_experiment(
     rows: &[ResultRow],
     experiment: &str,
     planned: &[(Point, crate::config::RunConfig)],
+    grid: &Grid,
+    file: &str,
 ) -> Result<(), String> {
-    let points: HashMap<String, std::collections::BTreeMap<String, String>> = planned
+    let mut points: HashMap<String, std::collections::BTreeMap<String, String>> = planned
         .iter()
         .map(|(p, _)| (p.key(), p.args_map()))
         .collect();
+    // A huge grid plans only the point run (`--point`): the rows of its other points are
+    // looked up in the grid.
+    for row in rows {
+        if !points.contains_key(&row.point_key()) {
+            if let Some(Ok((p, _))) = grid.find(&row.point).map(|p| plan_point(p, file)) {
+                points.insert(p.key(), p.args_map());
+            }
+        }
+    }
     for (i, row) in rows.iter().enumerate() {
         let n = i + 1;
         if row.experiment != experiment {
@@ -426,6 +497,56 @@ pub fn report_command(args: &ReportArgs, out: &mut Output<impl Write>) -> Result
         }
     };
     out.write(&markdown_with(&rows, metrics.as_deref()))?;
+    Ok(0)
+}
+
+/// `txbench compare OLD NEW`: Markdown tables of NEW against OLD ([`super::compare`]).
+pub fn compare_command(
+    args: &CompareArgs,
+    out: &mut Output<impl Write>,
+) -> Result<u8, OutputError> {
+    let mut files = match read_all(&[args.old.clone(), args.new.clone()]) {
+        Ok(f) => f,
+        Err(e) => {
+            note(format_args!("error: {e}"));
+            return Ok(2);
+        }
+    };
+    let new = files.pop().unwrap_or_default();
+    let old = files.pop().unwrap_or_default();
+    for (rows, path) in [(&old, &args.old), (&new, &args.new)] {
+        if rows.is_empty() {
+            note(format_args!(
+                "error: {} holds no results rows",
+                path.display()
+            ));
+            return Ok(2);
+        }
+    }
+    let metrics = match args.metric.as_deref().map(parse_metrics).transpose() {
+        Ok(Some(m)) => m,
+        Ok(None) => super::summary::METRICS[..3].to_vec(),
+        Err(e) => {
+            note(format_args!("error: {e}"));
+            return Ok(2);
+        }
+    };
+    let text = super::compare::markdown(
+        &args.old.display().to_string(),
+        &old,
+        &args.new.display().to_string(),
+        &new,
+        &metrics,
+    );
+    if !text.contains("| --- |") {
+        note(format_args!(
+            "error: {} and {} have no point and protocol in common",
+            args.old.display(),
+            args.new.display()
+        ));
+        return Ok(2);
+    }
+    out.write(&text)?;
     Ok(0)
 }
 

@@ -134,62 +134,119 @@ fn effective_axes(exp: &Experiment, file: &str) -> Result<Vec<Axis>, FileError> 
 /// even at a tenth of a second a run, more would take days.
 pub const MAX_POINTS: usize = 10_000;
 
-/// Every point of `exp`, first axis slowest.
-pub fn points(exp: &Experiment, file: &str) -> Result<Vec<Point>, FileError> {
-    let axes = effective_axes(exp, file)?;
-    let count = axes
-        .iter()
-        .try_fold(1usize, |n, a| n.checked_mul(a.values.len()));
-    if count.is_none_or(|n| n > MAX_POINTS) {
-        let sizes: Vec<String> = axes
+/// An experiment's grid: its axes (with the implicit protocol axis) and base settings, from
+/// which any point is built by its index without building the others, so a grid too large to
+/// hold in memory can still be listed point by point (`--dry-run`, `--emit-jobs`) or one of its
+/// points run (`--point`).
+#[derive(Debug, Clone)]
+pub struct Grid {
+    axes: Vec<Axis>,
+    base: Vec<Setting>,
+    /// How many points; `None` past `usize::MAX`.
+    count: Option<usize>,
+}
+
+impl Grid {
+    /// The grid of `exp`.
+    pub fn of(exp: &Experiment, file: &str) -> Result<Grid, FileError> {
+        let axes = effective_axes(exp, file)?;
+        let count = axes
+            .iter()
+            .try_fold(1usize, |n, a| n.checked_mul(a.values.len()));
+        Ok(Grid {
+            axes,
+            base: exp.base.clone(),
+            count,
+        })
+    }
+
+    /// How many points (`None`: more than `usize::MAX`).
+    pub fn len(&self) -> Option<usize> {
+        self.count
+    }
+
+    /// Whether the grid has no point (an axis without values).
+    pub fn is_empty(&self) -> bool {
+        self.count == Some(0)
+    }
+
+    /// `n x axis` per axis, for messages.
+    pub fn sizes(&self) -> String {
+        self.axes
             .iter()
             .map(|a| format!("{} {}", a.values.len(), a.name))
-            .collect();
-        return Err(FileError {
+            .collect::<Vec<_>>()
+            .join(" x ")
+    }
+
+    /// Point `index` (0-based, first axis slowest); `None` past the last.
+    pub fn point(&self, index: usize) -> Option<Point> {
+        if self.count.is_some_and(|n| index >= n) {
+            return None;
+        }
+        // Mixed radix, last axis fastest.
+        let mut rest = index;
+        let mut picked: Vec<(&Axis, &AxisValue)> = Vec::with_capacity(self.axes.len());
+        for axis in self.axes.iter().rev() {
+            let n = axis.values.len();
+            picked.push((axis, &axis.values[rest % n]));
+            rest /= n;
+        }
+        if rest > 0 {
+            return None;
+        }
+        picked.reverse();
+        let mut settings = self.base.clone();
+        for (_, value) in &picked {
+            for s in &value.settings {
+                settings.retain(|b| b.key != s.key);
+                settings.push(s.clone());
+            }
+        }
+        Some(Point {
+            index,
+            axes: picked
+                .iter()
+                .map(|(a, v)| (a.name.clone(), v.label.clone()))
+                .collect(),
+            settings,
+        })
+    }
+
+    /// The point whose axes carry these labels (a results row's `point`), if the grid has it.
+    pub fn find(&self, labels: &[(String, String)]) -> Option<Point> {
+        if labels.len() != self.axes.len() {
+            return None;
+        }
+        let mut index = 0usize;
+        for (axis, (name, label)) in self.axes.iter().zip(labels) {
+            if axis.name != *name {
+                return None;
+            }
+            let at = axis.values.iter().position(|v| v.label == *label)?;
+            index = index.checked_mul(axis.values.len())?.checked_add(at)?;
+        }
+        self.point(index)
+    }
+}
+
+/// Every point of `exp`, first axis slowest; an error for a grid of more than [`MAX_POINTS`].
+pub fn points(exp: &Experiment, file: &str) -> Result<Vec<Point>, FileError> {
+    let grid = Grid::of(exp, file)?;
+    match grid.len() {
+        Some(n) if n <= MAX_POINTS => Ok((0..n).filter_map(|i| grid.point(i)).collect()),
+        count => Err(FileError {
             file: file.to_string(),
             line: None,
             message: format!(
-                "the grid has {} points ({}): allowed at most {MAX_POINTS} points a sweep; \
-                 split it into several experiment files",
+                "the grid has {} points ({}): allowed at most {MAX_POINTS} points a sweep \
+                 (--dry-run, --emit-jobs and --point take any grid); split it into several \
+                 experiment files",
                 count.map_or_else(|| "more than 2^64".to_string(), |n| n.to_string()),
-                sizes.join(" x ")
+                grid.sizes()
             ),
-        });
+        }),
     }
-    let mut combos: Vec<Vec<(&Axis, &AxisValue)>> = vec![Vec::new()];
-    for axis in &axes {
-        combos = combos
-            .into_iter()
-            .flat_map(|c| {
-                axis.values.iter().map(move |v| {
-                    let mut c = c.clone();
-                    c.push((axis, v));
-                    c
-                })
-            })
-            .collect();
-    }
-    Ok(combos
-        .into_iter()
-        .enumerate()
-        .map(|(index, combo)| {
-            let mut settings = exp.base.clone();
-            for (_, value) in &combo {
-                for s in &value.settings {
-                    settings.retain(|b| b.key != s.key);
-                    settings.push(s.clone());
-                }
-            }
-            Point {
-                index,
-                axes: combo
-                    .iter()
-                    .map(|(a, v)| (a.name.clone(), v.label.clone()))
-                    .collect(),
-                settings,
-            }
-        })
-        .collect())
 }
 
 /// The first line of a clap error, without its `error: ` prefix.
@@ -214,11 +271,16 @@ fn parse_run(argv: &[String]) -> Result<RunConfig, String> {
 /// point as a whole (combinations clap or validation reject), and returns each point with its
 /// validated configuration. Nothing runs.
 pub fn plan(exp: &Experiment, file: &str) -> Result<Vec<(Point, RunConfig)>, FileError> {
-    let err = |line: Option<usize>, message: String| FileError {
-        file: file.to_string(),
-        line,
-        message,
-    };
+    check_settings(exp, file)?;
+    points(exp, file)?
+        .into_iter()
+        .map(|p| plan_point(p, file))
+        .collect()
+}
+
+/// Checks every setting of `exp` on its own, so that a bad value is reported at its line before
+/// any point is built.
+pub fn check_settings(exp: &Experiment, file: &str) -> Result<(), FileError> {
     let mut seen: Vec<&Setting> = Vec::new();
     let every = exp.base.iter().chain(
         exp.axes
@@ -234,53 +296,60 @@ pub fn plan(exp: &Experiment, file: &str) -> Result<Vec<(Point, RunConfig)>, Fil
         argv.extend(setting_args(std::slice::from_ref(s)));
         if let Err(e) = Cli::try_parse_from(&argv) {
             // Line 0: a `--set` from the command line.
-            return Err(err(
-                (s.line > 0).then_some(s.line),
-                format!("{}: {}", s.key, clap_message(&e)),
-            ));
+            return Err(FileError {
+                file: file.to_string(),
+                line: (s.line > 0).then_some(s.line),
+                message: format!("{}: {}", s.key, clap_message(&e)),
+            });
         }
     }
-    let mut planned = Vec::new();
-    for mut p in points(exp, file)? {
-        for s in p.settings.iter_mut().filter(|s| s.key == BINARY) {
-            if let FlagValue::Value(v) = &s.value {
-                let expanded =
-                    expand_env(v, |name| std::env::var(name).ok()).map_err(|message| {
-                        err(
-                            (s.line > 0).then_some(s.line),
-                            format!("{BINARY}: {message}"),
-                        )
-                    })?;
-                s.value = FlagValue::Value(expanded);
-            }
-        }
-        match parse_run(&p.argv()) {
-            Ok(cfg) => planned.push((p, cfg)),
-            Err(message) => {
-                // The setting the message names, if any, gives the line.
-                let culprit = p.settings.iter().find(|s| {
-                    let flag = format!("--{}", s.key);
-                    message.match_indices(&flag).any(|(at, _)| {
-                        !message[at + flag.len()..]
-                            .starts_with(|c: char| c.is_ascii_alphanumeric() || c == '-')
-                    })
-                });
-                let at = if p.axes.is_empty() {
-                    String::new()
-                } else {
-                    format!(" (point {})", p.key())
-                };
-                return Err(err(
-                    culprit.map(|s| s.line).filter(|&l| l > 0),
-                    format!(
-                        "{}{message}{at}",
-                        culprit.map(|s| format!("{}: ", s.key)).unwrap_or_default()
-                    ),
-                ));
-            }
+    Ok(())
+}
+
+/// Point `p` with its `binary` expanded and its validated configuration, or the error naming
+/// the setting at fault and its line.
+pub fn plan_point(mut p: Point, file: &str) -> Result<(Point, RunConfig), FileError> {
+    let err = |line: Option<usize>, message: String| FileError {
+        file: file.to_string(),
+        line,
+        message,
+    };
+    for s in p.settings.iter_mut().filter(|s| s.key == BINARY) {
+        if let FlagValue::Value(v) = &s.value {
+            let expanded = expand_env(v, |name| std::env::var(name).ok()).map_err(|message| {
+                err(
+                    (s.line > 0).then_some(s.line),
+                    format!("{BINARY}: {message}"),
+                )
+            })?;
+            s.value = FlagValue::Value(expanded);
         }
     }
-    Ok(planned)
+    match parse_run(&p.argv()) {
+        Ok(cfg) => Ok((p, cfg)),
+        Err(message) => {
+            // The setting the message names, if any, gives the line.
+            let culprit = p.settings.iter().find(|s| {
+                let flag = format!("--{}", s.key);
+                message.match_indices(&flag).any(|(at, _)| {
+                    !message[at + flag.len()..]
+                        .starts_with(|c: char| c.is_ascii_alphanumeric() || c == '-')
+                })
+            });
+            let at = if p.axes.is_empty() {
+                String::new()
+            } else {
+                format!(" (point {})", p.key())
+            };
+            Err(err(
+                culprit.map(|s| s.line).filter(|&l| l > 0),
+                format!(
+                    "{}{message}{at}",
+                    culprit.map(|s| format!("{}: ", s.key)).unwrap_or_default()
+                ),
+            ))
+        }
+    }
 }
 
 /// `text` with every `${NAME}` replaced by `lookup(NAME)`; an unset variable or an unclosed `${`

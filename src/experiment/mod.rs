@@ -4,7 +4,8 @@
 //!
 //! Files: `file.rs` (the TOML format, with errors by line and field), `grid.rs` (points as
 //! `txbench run` command lines, parsed and validated before any run), `sweep.rs` (running the
-//! grid with progress), `child.rs` (points run by another txbench executable, `binary`), `results.rs` (the row format, reading, resuming, merging).
+//! grid with progress), `child.rs` (points run by another txbench executable, `binary`), `results.rs` (the row format, reading, resuming, merging),
+//! `compare.rs` (two results files against each other, by the runs' own noise).
 //!
 //! This module sits beside `main`, above [`runner`](crate::runner): it builds ordinary run
 //! configurations through the same clap parser and validation as `txbench run`, so any run flag is
@@ -12,10 +13,12 @@
 
 pub mod child;
 pub mod commands;
+pub mod compare;
 pub mod file;
 pub mod grid;
 pub mod plot;
 mod plot_breakdown;
+mod plot_caption;
 mod plot_series;
 pub mod results;
 pub mod summary;

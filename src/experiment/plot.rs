@@ -7,6 +7,7 @@
 //! plotters' `ab_glyph` backend, so plots render on a machine without fontconfig or any font.
 
 use super::plot_breakdown::{PointRows, plot_point};
+use super::plot_caption;
 use super::plot_series::plot_version_series;
 use super::results::ResultRow;
 use super::summary::{
@@ -36,26 +37,55 @@ pub(super) fn register() {
     });
 }
 
-/// Colours that stay apart for readers with common colour-vision deficiencies (Okabe-Ito), then
-/// plotters' palette for more series.
+/// Colours that stay apart for readers with common colour-vision deficiencies (Okabe-Ito's
+/// blue, vermillion and green, with its sky blue, orange and pink replaced by darker hues), each
+/// at least [`MIN_CONTRAST`] against the white background; then plotters' palette, darkened to
+/// that contrast, for more series.
 const COLOURS: [RGBColor; 8] = [
     RGBColor(0, 114, 178),
     RGBColor(213, 94, 0),
     RGBColor(0, 158, 115),
-    RGBColor(204, 121, 167),
-    RGBColor(86, 180, 233),
-    RGBColor(230, 159, 0),
+    RGBColor(170, 68, 136),
+    RGBColor(51, 34, 136),
+    RGBColor(160, 110, 0),
     RGBColor(0, 0, 0),
     RGBColor(120, 120, 120),
 ];
+
+/// The least contrast ratio a series' colour has against white: WCAG 2's 3:1 for graphical
+/// objects, so that thin lines and markers stay visible.
+pub(super) const MIN_CONTRAST: f64 = 3.0;
 
 pub(super) fn colour(i: usize) -> RGBColor {
     if i < COLOURS.len() {
         COLOURS[i]
     } else {
         let c = Palette99::pick(i).to_rgba();
-        RGBColor(c.0, c.1, c.2)
+        let mut c = RGBColor(c.0, c.1, c.2);
+        // Darken by a tenth at a time: the hue stays, the contrast rises.
+        while contrast_on_white(c) < MIN_CONTRAST {
+            c = RGBColor(
+                (f64::from(c.0) * 0.9) as u8,
+                (f64::from(c.1) * 0.9) as u8,
+                (f64::from(c.2) * 0.9) as u8,
+            );
+        }
+        c
     }
+}
+
+/// The WCAG 2 contrast ratio of `c` against white (1 to 21).
+pub(super) fn contrast_on_white(c: RGBColor) -> f64 {
+    let channel = |v: u8| {
+        let v = f64::from(v) / 255.0;
+        if v <= 0.03928 {
+            v / 12.92
+        } else {
+            ((v + 0.055) / 1.055).powf(2.4)
+        }
+    };
+    let luminance = 0.2126 * channel(c.0) + 0.7152 * channel(c.1) + 0.0722 * channel(c.2);
+    1.05 / (luminance + 0.05)
 }
 
 /// Image size in pixels.
@@ -92,6 +122,9 @@ pub(super) struct AxisSpec {
     pub(super) base: f64,
     /// Labels of a categorical axis, at positions 0, 1, ...
     pub(super) categories: Option<Vec<String>>,
+    /// The categories have an order a line may follow (the latency distribution's nines): the
+    /// series are drawn as lines through them, not as grouped bars.
+    pub(super) ordered: bool,
 }
 
 impl AxisSpec {
@@ -113,10 +146,35 @@ impl AxisSpec {
             if (v - r).abs() > 1e-6 {
                 return String::new();
             }
-            return human(self.base.powf(r));
+            return log_tick(self.base, r as i32);
         }
         human(v)
     }
+}
+
+/// The tick at `base^exponent` on a log axis, every tick in one style: decades with SI
+/// suffixes from a thousand on (`100`, `1k`, `10k`, `1M`; `0.1` below one), powers of two whole
+/// up to 512 and then in binary units (`512`, `1Ki`, `2Ki`, `1Mi`).
+fn log_tick(base: f64, exponent: i32) -> String {
+    if base == 2.0 && exponent >= 0 {
+        let (e, unit) = match exponent {
+            0..10 => (exponent, ""),
+            10..20 => (exponent - 10, "Ki"),
+            20..30 => (exponent - 20, "Mi"),
+            _ => (exponent - 30, "Gi"),
+        };
+        return format!("{}{unit}", 2f64.powi(e));
+    }
+    if base == 10.0 && exponent >= 0 {
+        let (e, unit) = match exponent {
+            0..3 => (exponent, ""),
+            3..6 => (exponent - 3, "k"),
+            6..9 => (exponent - 6, "M"),
+            _ => (exponent - 9, "G"),
+        };
+        return format!("{}{unit}", 10f64.powi(e));
+    }
+    human(base.powi(exponent))
 }
 
 /// A number as a short tick label: 1.5k, 20M, 0.25.
@@ -334,6 +392,7 @@ pub fn plot_selected(
                 2.0
             },
             categories: numeric.is_none().then(|| labels.clone()),
+            ordered: false,
         };
         // Series: protocol (variant), plus the other axes' values when there are more axes.
         let series_key = |r: &ResultRow| {
@@ -380,6 +439,8 @@ pub fn plot_selected(
                 })
                 .collect()
         };
+        let runs = plot_caption::runs_per_point(&rows);
+        let with_bars = plot_caption::context(&rows, runs, true);
         // What the report shows, less the latencies and counts a figure adds nothing to:
         // throughput, abort ratio, p99.9, SGPM's signal counts for coroutine runs, and version
         // memory for multi-version runs.
@@ -400,11 +461,12 @@ pub fn plot_selected(
                         .all(|s| s.points.iter().all(|p| p.1.min > 0.0)),
                 base: 10.0,
                 categories: None,
+                ordered: false,
             };
             let caption = if x_name == SINGLE_POINT {
-                format!("{exp}: {}", metric.title)
+                format!("{exp}: {}\n{with_bars}", metric.title)
             } else {
-                format!("{exp}: {} vs {x_name}", metric.title)
+                format!("{exp}: {} vs {x_name}\n{with_bars}", metric.title)
             };
             for fmt in formats {
                 let path = dir.join(format!(
@@ -443,14 +505,19 @@ pub fn plot_selected(
             log: spans_decades(xs, 100.0),
             base: 10.0,
             categories: None,
+            ordered: false,
         };
         let ty = AxisSpec {
             title: METRICS[2].title.into(),
             log: spans_decades(ys, 100.0),
             base: 10.0,
             categories: None,
+            ordered: false,
         };
-        let caption = format!("{exp}: p99.9 latency vs throughput (one point per {x_name})");
+        let caption = format!(
+            "{exp}: p99.9 latency vs throughput (one point per {x_name})\n{}",
+            plot_caption::context(&rows, runs, false)
+        );
         for fmt in formats {
             let path = dir.join(format!("{}-p999-vs-throughput.{fmt}", file_stem(exp)));
             draw(&path, &caption, &tx, &ty, &curves, false)?;
@@ -473,6 +540,7 @@ pub fn plot_selected(
         };
         let point = PointRows {
             experiment: exp,
+            context: plot_caption::context(&rows, runs, false),
             at: format!("{x_name}={at_label}"),
             series: names
                 .iter()
@@ -550,7 +618,7 @@ pub(super) fn draw(
     std::fs::File::create(path).map_err(|e| fail(&e))?;
     let svg = path.extension().is_some_and(|e| e == "svg");
     // As `draw_on` splits it: the caption (and in a bitmap the y title) above the body.
-    let body_height = SIZE.1 - if svg { 48 } else { 72 };
+    let body_height = SIZE.1 - head_height(caption, svg);
     let legend = LegendLayout::for_labels(series.iter().map(|s| s.label.as_str()), body_height);
     let size = (SIZE.0 + legend.extra_width(), SIZE.1);
     if svg {
@@ -563,6 +631,14 @@ pub(super) fn draw(
         root.present().map_err(|e| fail(&e))?;
     }
     Ok(())
+}
+
+/// Pixels above the chart: the caption's title, its second line when it has one (after a
+/// newline: the workload and what a point is), and in a bitmap, which cannot rotate text, the
+/// y axis title below them.
+fn head_height(caption: &str, svg: bool) -> u32 {
+    let caption_height = if caption.contains('\n') { 68 } else { 48 };
+    caption_height + if svg { 0 } else { 24 }
 }
 
 /// Series `i`'s marker at `p`: five shapes in turn, so that series stay apart without colour.
@@ -624,8 +700,8 @@ fn draw_on<DB: DrawingBackend>(
     };
     // A categorical x axis (workload cases, a single point) draws grouped bars, not lines: its
     // categories have no order for a line to follow.
-    let grouped = x.categories.is_some();
-    let x_range = if grouped {
+    let grouped = x.categories.is_some() && !x.ordered;
+    let x_range = if x.categories.is_some() {
         -0.5..(xs.iter().copied().fold(0.0, f64::max) + 0.5)
     } else {
         let r = range(&xs, x.log, false);
@@ -649,20 +725,31 @@ fn draw_on<DB: DrawingBackend>(
         },
     );
     // The caption, and for a bitmap (which cannot rotate text) the y title, above the chart.
-    let (head, body) = root.split_vertically(if rotate_y_title { 48 } else { 72 });
+    let (head, body) = root.split_vertically(head_height(caption, rotate_y_title));
     let width = root.dim_in_pixel().0;
+    let (title, context) = caption.split_once('\n').unwrap_or((caption, ""));
     head.draw(&Text::new(
-        caption.to_string(),
+        title.to_string(),
         (width as i32 / 2, 14),
         (FAMILY, 24)
             .into_font()
             .color(&BLACK)
             .pos(Pos::new(HPos::Center, VPos::Top)),
     ))?;
+    if !context.is_empty() {
+        head.draw(&Text::new(
+            context.to_string(),
+            (width as i32 / 2, 44),
+            (FAMILY, 15)
+                .into_font()
+                .color(&RGBColor(60, 60, 60))
+                .pos(Pos::new(HPos::Center, VPos::Top)),
+        ))?;
+    }
     if !rotate_y_title {
         head.draw(&Text::new(
             y.title.clone(),
-            (16, 50),
+            (16, head_height(caption, true) as i32 + 2),
             (FAMILY, 18).into_font().color(&BLACK),
         ))?;
     }
@@ -930,6 +1017,33 @@ mod tests {
             cdf.contains("99.9%") && cdf.contains("threads=2"),
             "nines axis and point"
         );
+        // One curve per series through the nines, not grouped bars: a polyline per series
+        // (plotters draws a line series as one), and no filled rectangle in a series' colour.
+        let doc = roxmltree::Document::parse(&cdf).unwrap();
+        let lines = doc
+            .descendants()
+            .filter(|n| n.has_tag_name("polyline"))
+            .count();
+        assert!(lines >= names.len(), "{lines} polylines for 30 series");
+        let (r, g, b) = (colour(0).0, colour(0).1, colour(0).2);
+        let series_fill = format!("fill=\"#{r:02X}{g:02X}{b:02X}\"");
+        let bars = doc
+            .descendants()
+            .filter(|n| n.has_tag_name("rect"))
+            .filter(|n| {
+                n.attribute("fill")
+                    .is_some_and(|f| format!("fill=\"{f}\"").eq_ignore_ascii_case(&series_fill))
+            })
+            .count();
+        assert_eq!(bars, 0, "the CDF draws no bars");
+        // The caption's second line says what a point is.
+        assert!(cdf.contains("median of 2 runs"), "caption context");
+        let tput =
+            std::fs::read_to_string(dir.join("synthetic-throughput-vs-threads.svg")).unwrap();
+        assert!(
+            tput.contains("median of 2 runs, bars min-max"),
+            "caption context"
+        );
         let phases = std::fs::read_to_string(dir.join("synthetic-phases.svg")).unwrap();
         assert!(
             phases.contains("share of time spent on transactions (%)")
@@ -1013,6 +1127,45 @@ mod tests {
     }
 
     #[test]
+    fn every_series_colour_stands_out_on_white() {
+        for i in 0..100 {
+            let c = colour(i);
+            assert!(
+                contrast_on_white(c) >= MIN_CONTRAST,
+                "series {i}: {c:?} has contrast {:.2}",
+                contrast_on_white(c)
+            );
+        }
+        // The first eight stay apart from each other.
+        for i in 0..8 {
+            for j in 0..i {
+                assert_ne!(colour(i), colour(j));
+            }
+        }
+    }
+
+    #[test]
+    fn log_axis_ticks_share_one_style() {
+        let axis = AxisSpec {
+            title: String::new(),
+            log: true,
+            base: 10.0,
+            categories: None,
+            ordered: false,
+        };
+        let ticks: Vec<String> = (0..8).map(|e| axis.label(f64::from(e))).collect();
+        assert_eq!(ticks, ["1", "10", "100", "1k", "10k", "100k", "1M", "10M"]);
+        let axis = AxisSpec { base: 2.0, ..axis };
+        let ticks: Vec<String> = (0..12).map(|e| axis.label(f64::from(e))).collect();
+        assert_eq!(
+            ticks,
+            [
+                "1", "2", "4", "8", "16", "32", "64", "128", "256", "512", "1Ki", "2Ki"
+            ]
+        );
+    }
+
+    #[test]
     fn plots_render_as_png_and_parsable_svg() {
         let mut rows = Vec::new();
         for (i, p) in ["silo", "tictoc", "plor+dwa"].iter().enumerate() {
@@ -1051,8 +1204,8 @@ mod tests {
         }
         let svg = std::fs::read_to_string(dir.join("synthetic-p999-vs-threads.svg")).unwrap();
         assert!(
-            svg.contains("\n10k\n") && svg.contains("\n1000\n"),
-            "log ticks are powers of ten"
+            svg.contains("\n10k\n") && svg.contains("\n1k\n"),
+            "log ticks are powers of ten, in one style"
         );
         let _ = std::fs::remove_dir_all(&dir);
         // A parameter that was not swept is an error naming what was.

@@ -36,6 +36,8 @@ pub(super) struct PointRows<'a> {
     pub experiment: &'a str,
     /// `x=value` of the point, for captions and file names.
     pub at: String,
+    /// The caption's second line ([`plot_caption::context`](super::plot_caption::context)).
+    pub context: String,
     /// Series names, in legend order, each with its rows (its repetitions) at the point.
     pub series: Vec<(String, Vec<&'a ResultRow>)>,
 }
@@ -61,14 +63,19 @@ pub(super) fn plot_point(
                     .all(|s| s.points.iter().all(|p| p.1.min > 0.0)),
             base: 10.0,
             categories: None,
+            ordered: false,
         };
         let x = AxisSpec {
             title: "percentile (latency at or below)".into(),
             log: false,
             base: 10.0,
             categories: Some(NINES.iter().map(|s| s.to_string()).collect()),
+            ordered: true,
         };
-        let caption = format!("{}: latency distribution at {}", point.experiment, point.at);
+        let caption = format!(
+            "{}: latency distribution at {}\n{}",
+            point.experiment, point.at, point.context
+        );
         for fmt in formats {
             let path = dir.join(format!("{}-latency-cdf.{fmt}", file_stem(point.experiment)));
             draw(&path, &caption, &x, &y, &curves, false)?;

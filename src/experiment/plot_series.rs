@@ -52,6 +52,7 @@ pub(super) fn plot_version_series(
         log: false,
         base: 10.0,
         categories: None,
+        ordered: false,
     };
     // Linear: the first sample of every run is taken before anything was written (0 live), and
     // the figure's point is how far apart the curves end up.
@@ -60,6 +61,7 @@ pub(super) fn plot_version_series(
         log: false,
         base: 10.0,
         categories: None,
+        ordered: false,
     };
     let caption = format!("{experiment}: live versions over time (one line per run)");
     let mut written = Vec::new();

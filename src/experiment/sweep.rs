@@ -132,7 +132,13 @@ pub fn run_sweep(plan: &SweepPlan<'_>, results: &Path) -> Result<SweepOutcome, S
         };
         let (reports, measured_by) = match point.binary() {
             None => {
-                let reports = run_all(cfg, |_| {}).map_err(|e| run_err(e.to_string()))?;
+                // The sweep's own bar or lines show its progress; a run's phases would
+                // interleave with them.
+                let quiet = RunConfig {
+                    progress: crate::metrics::progress::ProgressMode::Never,
+                    ..cfg.clone()
+                };
+                let reports = run_all(&quiet, |_| {}).map_err(|e| run_err(e.to_string()))?;
                 // Ctrl-C during the point: a point cut short (some of its protocols or rounds
                 // not run) is not recorded; `--resume` runs it again whole.
                 if reports.len() < cfg.protocols.len() * cfg.repeat {

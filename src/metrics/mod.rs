@@ -5,9 +5,13 @@
 //! total. Latency is end to end per transaction: from the start of its first attempt (under an
 //! open loop, from its arrival) to its commit, retries and waits included, in nanoseconds.
 
+pub mod cpu_load;
 pub mod log_report;
 pub mod machine;
+pub mod measured_time;
 pub mod output;
+pub mod progress;
+pub mod repeat_spread;
 pub mod report;
 pub mod version_series;
 

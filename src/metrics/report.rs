@@ -11,6 +11,7 @@
 //! condition). Every output names them apart, and says "not checked" for what a run did not check.
 
 use super::machine::MachineInfo;
+use super::repeat_spread::with_range;
 use super::version_series::VersionSample;
 use super::{AttemptSummary, LatencySummary, Phase, TypeStats, WorkerStats};
 use crate::check::CheckReport;
@@ -125,6 +126,11 @@ pub struct RunReport {
     /// these protocols count user aborts only. Absent for every other protocol.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub reexecutions: Option<u64>,
+    /// Cores that other processes kept busy on average while the workers ran (CPU time from
+    /// `/proc/stat` less this process's own; [`cpu_load`](super::cpu_load)); absent where
+    /// `/proc` cannot be read. Above a quarter of a core the run carries a warning.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub other_processes_cores: Option<f64>,
     /// Open loop (`--rate`): the offered load, transactions arriving per second across all
     /// workers; `throughput_tps` is the achieved load. Absent in a closed-loop run.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -149,6 +155,10 @@ pub struct RunReport {
     /// protocols.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub version_samples: Vec<VersionSample>,
+    /// With `--repeat`, the min-max of the runs a [`medians`] report stands for (shown beside
+    /// the medians in the table); `None` for a single run. Not serialised: each run has its row.
+    #[serde(skip)]
+    pub spread: Option<super::repeat_spread::RepeatSpread>,
 }
 
 /// Serialises `check` as the [`CheckReport`]'s fields preceded by `passed`, the verdict
@@ -362,11 +372,13 @@ impl RunReport {
             waits: merged.waits,
             protocol_stats: BTreeMap::new(),
             reexecutions: label.declared_sets.then_some(total.reexecutions),
+            other_processes_cores: None,
             offered_tps: cfg.open_loop.map(|o| o.rate_tps),
             arrival: cfg.open_loop.map(|o| o.arrival.name()),
             latency_cdf_us: super::latency_distribution(&total.latency),
             growing_tables: Vec::new(),
             version_samples: Vec::new(),
+            spread: None,
         }
     }
 
@@ -480,6 +492,14 @@ pub fn write_csv(out: impl Write, reports: &[RunReport]) -> csv::Result<()> {
         let check = |f: fn(&CheckReport) -> Option<String>| {
             r.check.as_ref().and_then(f).unwrap_or_default()
         };
+        // Nothing committed: no latency was measured, and an empty cell says so (not 0.00).
+        let latency = |us: f64| {
+            if r.commits == 0 {
+                String::new()
+            } else {
+                format!("{us:.2}")
+            }
+        };
         w.write_record(
             [
                 r.protocol.clone(),
@@ -491,11 +511,11 @@ pub fn write_csv(out: impl Write, reports: &[RunReport]) -> csv::Result<()> {
                 r.aborts.to_string(),
                 format!("{:.1}", r.throughput_tps),
                 format!("{:.6}", r.abort_ratio),
-                format!("{:.2}", l.p50),
-                format!("{:.2}", l.p90),
-                format!("{:.2}", l.p99),
-                format!("{:.2}", l.p999),
-                format!("{:.2}", l.max),
+                latency(l.p50),
+                latency(l.p90),
+                latency(l.p99),
+                latency(l.p999),
+                latency(l.max),
                 check(|c| Some(c.transactions.to_string())),
                 check(|c| Some(c.cycles.to_string())),
                 check(|c| Some(c.anomalies.to_string())),
@@ -592,6 +612,7 @@ pub fn medians(reports: &[RunReport]) -> Vec<RunReport> {
                 p999: median_of(|l| l.p999),
                 max: median_of(|l| l.max),
             };
+            out.spread = super::repeat_spread::RepeatSpread::of(runs.iter().copied());
             out
         })
         .collect()
@@ -774,7 +795,10 @@ pub fn render_table_with(reports: &[RunReport], wide: bool) -> String {
                 r.offered_tps.map_or("-".into(), |t| format!("{t:.0}")),
             ));
         }
-        row.push(right(format!("{:.0}", r.throughput_tps)));
+        row.push(right(with_range(
+            &format!("{:.0}", r.throughput_tps),
+            r.spread.map(|s| s.throughput_tps),
+        )));
         if show_vs {
             row.push(right(vs(
                 r.throughput_tps,
@@ -787,7 +811,10 @@ pub fn render_table_with(reports: &[RunReport], wide: bool) -> String {
         }
         row.extend([
             right(r.latency_cell(r.latency_us.p99)),
-            right(r.latency_cell(r.latency_us.p999)),
+            right(with_range(
+                &r.latency_cell(r.latency_us.p999),
+                r.spread.and_then(|s| s.p999_us),
+            )),
         ]);
         if show_p999_vs {
             let p999 = ceiling.filter(|c| c.commits > 0).map(|c| c.latency_us.p999);

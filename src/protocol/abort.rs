@@ -42,11 +42,18 @@ pub enum Abort {
     /// transaction runs again in its place. Not a concurrency-control abort: it is retried at
     /// once, and reports count it as a re-execution, never in the aborts or the abort ratio.
     Reexecute,
+    /// A batch protocol (Aria): a member ranked before this one in its batch writes a record
+    /// this one writes; the transaction moves to a later batch.
+    BatchWriteAfterWrite,
+    /// A batch protocol (Aria): a member ranked before this one in its batch writes a record
+    /// this one read from the batch's snapshot (with deterministic reordering: and a member
+    /// ranked before it read a record it writes); the transaction moves to a later batch.
+    BatchReadAfterWrite,
 }
 
 impl Abort {
     /// Every reason, in the order reports list them.
-    pub const ALL: [Abort; 12] = [
+    pub const ALL: [Abort; 14] = [
         Abort::LockConflict,
         Abort::Die,
         Abort::Wounded,
@@ -59,6 +66,8 @@ impl Abort {
         Abort::TimestampOrder,
         Abort::VersionCollected,
         Abort::Reexecute,
+        Abort::BatchWriteAfterWrite,
+        Abort::BatchReadAfterWrite,
     ];
     /// Number of reasons; sizes per-reason counter arrays.
     pub const COUNT: usize = Self::ALL.len();
@@ -83,6 +92,8 @@ impl Abort {
             Abort::TimestampOrder => "timestamp_order",
             Abort::VersionCollected => "version_collected",
             Abort::Reexecute => "reexecute",
+            Abort::BatchWriteAfterWrite => "batch_write_after_write",
+            Abort::BatchReadAfterWrite => "batch_read_after_write",
         }
     }
 

@@ -124,9 +124,24 @@ pub struct CalvinWorker<'db> {
     /// Locks granted so far (in order).
     granted: usize,
     writes: WriteSet<'db, CalvinLock, ()>,
+    /// Mutation testing (`Mutant::CalvinPassTurnBeforeRequests`): the attempt passed the turn
+    /// on before making its requests.
+    #[cfg(test)]
+    turn_passed: bool,
 }
 
 impl CalvinWorker<'_> {
+    /// Whether the attempt already passed the turn on (only a mutant does so before its
+    /// requests).
+    #[inline]
+    fn passed_turn_early(&self) -> bool {
+        #[cfg(test)]
+        if self.turn_passed {
+            return true;
+        }
+        false
+    }
+
     fn release_all(&mut self) {
         if self.stage == Stage::Requested || self.stage == Stage::Running {
             for &(rec, mode, _) in &self.locks {
@@ -143,6 +158,10 @@ impl CalvinWorker<'_> {
         self.locks.clear();
         self.granted = 0;
         self.stage = Stage::Idle;
+        #[cfg(test)]
+        {
+            self.turn_passed = false;
+        }
     }
 }
 
@@ -158,6 +177,8 @@ impl Protocol for Calvin {
             locks: Vec::new(),
             granted: 0,
             writes: WriteSet::default(),
+            #[cfg(test)]
+            turn_passed: false,
         }
     }
 
@@ -180,7 +201,18 @@ impl Protocol for Calvin {
                 Stage::Sequenced(seq) => {
                     // Acquire: pairs with the previous holder's Release of the turn, so our
                     // requests come after its requests on every record.
-                    if self.turn.load(Ordering::Acquire) != seq {
+                    if self.turn.load(Ordering::Acquire) != seq && !w.passed_turn_early() {
+                        return Poll::Pending;
+                    }
+                    #[cfg(test)]
+                    if self.mutant == Mutant::CalvinPassTurnBeforeRequests && !w.turn_passed {
+                        // The bug: the turn goes on before our requests, and the worker is
+                        // preempted right there (a `Pending` poll); the next sequence number
+                        // may now request ahead of us.
+                        w.turn_passed = true;
+                        // Release: as below.
+                        self.turn.store(seq + 1, Ordering::Release);
+                        super::wake::wake_waiters();
                         return Poll::Pending;
                     }
                     w.locks.clear();
@@ -201,10 +233,12 @@ impl Protocol for Calvin {
                         requested.fetch_add(1, Ordering::Relaxed);
                         w.locks.push((d.record, mode, at));
                     }
-                    // Release: publishes our requests to the next sequence number.
-                    self.turn.store(seq + 1, Ordering::Release);
-                    // The next sequence number may be parked waiting for its turn.
-                    super::wake::wake_waiters();
+                    if !w.passed_turn_early() {
+                        // Release: publishes our requests to the next sequence number.
+                        self.turn.store(seq + 1, Ordering::Release);
+                        // The next sequence number may be parked waiting for its turn.
+                        super::wake::wake_waiters();
+                    }
                     w.granted = 0;
                     w.stage = Stage::Requested;
                 }
@@ -312,6 +346,46 @@ mod tests {
         assert_eq!(p.schedule(&mut ws[2], &reader), OK, "readers share");
         assert_eq!(p.commit(&mut ws[1]), OK);
         assert_eq!(p.commit(&mut ws[2]), OK);
+    }
+
+    /// Whether `b`, sequenced after `a` and declaring the same record, is granted the lock
+    /// before `a` released it, whatever `a`'s first poll answered (`a` may be preempted
+    /// anywhere after taking its sequence number).
+    fn later_sequence_runs_first(p: &Calvin) -> bool {
+        let t: Table<CalvinLock> = Table::new(TableSpec {
+            name: "t".into(),
+            records: 1,
+            payload_bytes: 8,
+        });
+        let (mut a, mut b) = (p.new_worker(0), p.new_worker(1));
+        let s = declared(&t, &[(0, AccessMode::Write)]);
+        p.begin(&mut a, AttemptStart::FIRST);
+        p.begin(&mut b, AttemptStart::FIRST);
+        let _ = p.schedule(&mut a, &s);
+        // Two polls: a sequencer that passes the turn early returns `Pending` once first.
+        let b_first = (0..2).any(|_| p.schedule(&mut b, &s) == OK);
+        if b_first {
+            assert_eq!(p.commit(&mut b), OK);
+        }
+        assert_eq!(p.schedule(&mut a, &s), OK);
+        assert_eq!(p.commit(&mut a), OK);
+        if !b_first {
+            assert_eq!(p.schedule(&mut b, &s), OK);
+            assert_eq!(p.commit(&mut b), OK);
+        }
+        b_first
+    }
+
+    #[test]
+    fn a_later_sequence_never_overtakes_an_earlier_one() {
+        assert!(!later_sequence_runs_first(&Calvin::new()));
+    }
+
+    /// The same check fails for a sequencer that passes the turn before its requests.
+    #[test]
+    fn passing_the_turn_before_the_requests_fails_the_order_check() {
+        let p = Calvin::new().with_mutant(Mutant::CalvinPassTurnBeforeRequests);
+        assert!(later_sequence_runs_first(&p));
     }
 
     /// A transaction waits for its turn to request: sequence 1 cannot request before 0 did.

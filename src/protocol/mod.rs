@@ -33,6 +33,8 @@
 
 mod abort;
 mod access;
+pub mod aria;
+pub mod batch;
 pub mod c_sched;
 pub mod calvin;
 pub mod cicada;
@@ -406,6 +408,7 @@ impl ProtocolKind {
             ProtocolKind::Calvin => meta::<calvin::Calvin>(),
             ProtocolKind::Cicada => meta::<cicada::Cicada>(),
             ProtocolKind::TwoPlEr => meta::<twopl_er::TwoPlEr>(),
+            ProtocolKind::Aria => meta::<aria::Aria>(),
         }
     }
 
@@ -466,6 +469,7 @@ mod meta_size_tests {
                 ProtocolKind::Calvin => needs::<calvin::Calvin>(),
                 ProtocolKind::Cicada => needs::<cicada::Cicada>(),
                 ProtocolKind::TwoPlEr => needs::<twopl_er::TwoPlEr>(),
+                ProtocolKind::Aria => needs::<aria::Aria>(),
             };
             assert_eq!(p.needs_declared_set(), expected, "{p}");
         }

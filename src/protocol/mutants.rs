@@ -67,12 +67,37 @@ pub(crate) enum Mutant {
     SiReadNewest,
     /// SI: commit installs over a version committed after the snapshot (no first-committer-wins).
     SiSkipFirstCommitterWins,
+    /// SI (the multi-version watermark): a commit collects its records' chains below its own
+    /// commit timestamp instead of the oldest active snapshot (unit tests only: an older
+    /// snapshot's read then finds no version and panics, which a run would report as a crash,
+    /// not a history).
+    SiCollectPastSnapshots,
+    /// SI (RapidGC's deferred collection): the deferred pass collects every queued record's
+    /// chain whatever the watermark (unit tests only, as above).
+    SiDeferredIgnoresWatermark,
     /// DecentSched: a transaction with a higher id does not wait for a conflicting dependency
     /// with a lower id to finish.
     DecentSchedHigherIdRunsAhead,
     /// DecentSched: only write-write accesses conflict (a read and a write of one object do
     /// not make a dependency).
     DecentSchedOnlyWritesConflict,
+    /// DecentSched: the dependency search reads a visited transaction's direct set without
+    /// waiting for its ready flag, so a set still being discovered is taken as complete and
+    /// the indirect dependencies behind it are missed (unit tests only: the window between a
+    /// transaction's queue pushes and its ready flag is a few instructions wide, which runs
+    /// under the checker missed 8 times in 8; figure 2b's step-by-step test catches it).
+    DecentSchedSkipReadyWait,
+    /// DecentSched: queue walks stop at, and the search skips, a transaction that finished
+    /// instead of one that retired, though what it depended on may still be running.
+    DecentSchedPruneAtFinished,
+    /// DecentSched: the epoch barrier completes (clearing the queues, restarting the ids) when
+    /// all but one worker arrived, while that worker's transaction may still be live.
+    DecentSchedClearQueuesWhileLive,
+    /// DecentSched, opportunistic execution: a rollback the program decided while running
+    /// ahead of its turn stands at once, without waiting for the turn and checking its reads
+    /// (meant to be caught through the reads of standing rollbacks, which check mode keeps, on
+    /// `audit.rs`'s workload; runs have not caught it yet, its test is `#[ignore]`d).
+    DecentSchedUserAbortUnconfirmed,
     /// DecentSched, test only: every transaction also waits until no other is executing (a
     /// serial schedule, which the parallelism test must tell apart from the real one).
     DecentSchedSerial,
@@ -93,6 +118,10 @@ pub(crate) enum Mutant {
     CalvinWritesLockShared,
     /// Calvin: a writer waits only for earlier readers, not for earlier writers.
     CalvinWritersIgnoreWriters,
+    /// Calvin: the sequencer's turn is passed on before the transaction's lock requests, and
+    /// the worker is preempted between the two (unit tests only: in a run, requests made out
+    /// of sequence order on two records can deadlock, which no run could end).
+    CalvinPassTurnBeforeRequests,
     /// C-Sched: the scheduler grants a writer without looking at the keys' other writers.
     CSchedWritersIgnoreWriters,
     /// C-Sched: the scheduler checks only a transaction's first key before granting it.
@@ -119,9 +148,23 @@ pub(crate) enum Mutant {
     /// 2PL with early release: only declared writes are locked; declared reads read in place
     /// unlocked.
     TwoPlErReadsUnlocked,
+    /// 2PL with early release: the program starts before any lock is taken, and each access
+    /// locks its record when it reaches it, so a read's early release comes before the
+    /// transaction's later locks (releasing before its lock point: not two-phase).
+    TwoPlErLocksAtFirstUse,
     /// 2PL with early release: a write releases its lock at once but is buffered and installed
     /// at commit (early release combined with deferred install).
     TwoPlErReleaseBeforeInstall,
+    /// Aria: commit never checks read-after-write conflicts (only write-after-write), so a
+    /// member commits reads a lower-ranked member of its batch overwrote.
+    AriaSkipReadAfterWrite,
+    /// Aria: a reservation keeps its first comer instead of the lowest rank, so two writers of a
+    /// record can each see only their own reservation and both install.
+    AriaReservationKeepsFirst,
+    /// Aria with deterministic reordering: reads are not reserved, so no write-after-read
+    /// conflict is ever seen and every read-after-write conflict commits.
+    AriaReorderingWithoutReadReservations,
 }
 
+mod audit;
 mod tests;

@@ -3,6 +3,8 @@
 //! Protocols are a closed set matched once at the top of a run (`ProtocolKind`), after which the
 //! chosen protocol's code runs monomorphised. Options are plain data, validated once.
 
+use super::aria::AriaOptions;
+use super::batch::BatchOptions;
 use super::decentsched::DecentSchedOptions;
 use serde::Serialize;
 use std::fmt;
@@ -52,11 +54,14 @@ pub enum ProtocolKind {
     /// 2PL with early release (SGPM): rw locks on the declared set in one global order, each
     /// released after the record's last use (serializable; refused where user aborts exist).
     TwoPlEr,
+    /// Aria: batches executed against one snapshot, per-record reservations, conflicting
+    /// transactions moved to the next batch (deterministic, no declared sets needed).
+    Aria,
 }
 
 impl ProtocolKind {
     /// Every protocol, in the order reports list them (`nocc` first: the ceiling row).
-    pub const ALL: [ProtocolKind; 17] = [
+    pub const ALL: [ProtocolKind; 18] = [
         ProtocolKind::Nocc,
         ProtocolKind::NoWait,
         ProtocolKind::WaitDie,
@@ -74,6 +79,7 @@ impl ProtocolKind {
         ProtocolKind::Calvin,
         ProtocolKind::Cicada,
         ProtocolKind::TwoPlEr,
+        ProtocolKind::Aria,
     ];
 
     /// The name used on the command line and in reports.
@@ -96,6 +102,7 @@ impl ProtocolKind {
             ProtocolKind::Calvin => "calvin",
             ProtocolKind::Cicada => "cicada",
             ProtocolKind::TwoPlEr => "twopl_er",
+            ProtocolKind::Aria => "aria",
         }
     }
 
@@ -148,7 +155,16 @@ impl ProtocolKind {
             ProtocolKind::TwoPlEr => {
                 "2PL with early release: declared set locked in key order, each lock freed after its last use (SGPM)"
             }
+            ProtocolKind::Aria => {
+                "deterministic batches: one snapshot per batch, reservations, WAW/RAW conflicts rerun next batch (Aria)"
+            }
         }
+    }
+
+    /// Whether the protocol runs transactions in batches (`protocol::batch`), each waiting for
+    /// every member of its batch.
+    pub fn runs_in_batches(self) -> bool {
+        matches!(self, ProtocolKind::Aria)
     }
 
     /// Whether the protocol schedules transactions from declared access sets
@@ -313,6 +329,10 @@ pub struct ProtocolOptions {
     pub decentsched: DecentSchedOptions,
     /// Cicada's optimizations.
     pub cicada: CicadaOptions,
+    /// How the batch protocols (Aria) form batches.
+    pub batch: BatchOptions,
+    /// Aria's options.
+    pub aria: AriaOptions,
 }
 
 impl Default for ProtocolOptions {
@@ -327,6 +347,8 @@ impl Default for ProtocolOptions {
             mv: MvOptions::default(),
             decentsched: DecentSchedOptions::default(),
             cicada: CicadaOptions::default(),
+            batch: BatchOptions::default(),
+            aria: AriaOptions::default(),
         }
     }
 }

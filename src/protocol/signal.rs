@@ -79,6 +79,8 @@ impl Signal {
             // Opportunistic execution: the transaction keeps its place in the deterministic
             // schedule (it is already scheduled) and reruns there at once.
             Abort::Reexecute => Signal::Rr,
+            // Aria: the batch's snapshot is spent; the transaction reruns in the next batch.
+            Abort::BatchWriteAfterWrite | Abort::BatchReadAfterWrite => Signal::Nb,
         }
     }
 }
@@ -98,6 +100,8 @@ mod tests {
         assert_eq!(Signal::for_abort(Abort::Reexecute), Signal::Rr);
         assert_eq!(Signal::for_abort(Abort::WriteWriteConflict), Signal::Ml);
         assert_eq!(Signal::for_abort(Abort::TimestampOrder), Signal::Ml);
+        assert_eq!(Signal::for_abort(Abort::BatchReadAfterWrite), Signal::Nb);
+        assert_eq!(Signal::for_abort(Abort::BatchWriteAfterWrite), Signal::Nb);
         for (i, s) in Signal::ALL.iter().enumerate() {
             assert_eq!(s.index(), i);
         }

@@ -64,6 +64,19 @@ impl TwoPlEr {
         true
     }
 
+    /// The mutant `TwoPlErLocksAtFirstUse`: an access to a record `schedule` left unlocked
+    /// takes its lock now; false while another holds it. Always true for the real protocol,
+    /// which locked every record before the program ran.
+    #[inline]
+    fn lock_late(&self, e: &mut Entry<'_>) -> bool {
+        #[cfg(test)]
+        if self.mutant == Mutant::TwoPlErLocksAtFirstUse && e.hold == Hold::Waiting {
+            return e.try_lock();
+        }
+        let _ = e;
+        true
+    }
+
     /// Whether a write is installed at once (a mutant defers it to commit, after the release).
     #[inline]
     fn installs_at_write(&self) -> bool {
@@ -93,6 +106,21 @@ struct Entry<'db> {
     record: Record<'db, OrdRwLock>,
     mode: AccessMode,
     hold: Hold,
+}
+
+impl Entry<'_> {
+    /// Tries to take the record's lock in its declared mode.
+    #[inline]
+    fn try_lock(&mut self) -> bool {
+        let got = match self.mode {
+            AccessMode::Read => self.record.meta().try_shared(),
+            AccessMode::Write => self.record.meta().try_exclusive(),
+        };
+        if got {
+            self.hold = Hold::Held(self.mode);
+        }
+        got
+    }
 }
 
 /// A worker: the attempt's declared set with each record's lock state, and its writes (kept
@@ -197,18 +225,16 @@ impl Protocol for TwoPlEr {
                 hold: Hold::Waiting,
             }));
         }
+        #[cfg(test)]
+        if self.mutant == Mutant::TwoPlErLocksAtFirstUse {
+            // The bug: nothing is locked up front; each access locks its record (`lock_late`).
+            return Poll::Ready(Ok(()));
+        }
         while let Some(e) = w.set.get_mut(w.scheduled) {
             if e.mode == AccessMode::Read && !self.locks_reads() {
                 e.hold = Hold::Unlocked;
-            } else {
-                let got = match e.mode {
-                    AccessMode::Read => e.record.meta().try_shared(),
-                    AccessMode::Write => e.record.meta().try_exclusive(),
-                };
-                if !got {
-                    return Poll::Pending;
-                }
-                e.hold = Hold::Held(e.mode);
+            } else if !e.try_lock() {
+                return Poll::Pending;
             }
             w.scheduled += 1;
         }
@@ -224,6 +250,9 @@ impl Protocol for TwoPlEr {
         out: &mut [u8],
     ) -> OpResult {
         let e = w.entry(&rec);
+        if !self.lock_late(e) {
+            return Poll::Pending;
+        }
         match e.hold {
             Hold::Held(AccessMode::Read) => {
                 rec.payload.load(out);
@@ -260,6 +289,9 @@ impl Protocol for TwoPlEr {
         kind: WriteKind,
     ) -> OpResult {
         let e = w.entry(&rec);
+        if !self.lock_late(e) {
+            return Poll::Pending;
+        }
         match e.hold {
             Hold::Held(AccessMode::Write) => e.hold = Hold::Released,
             Hold::Released => touched_after_release(&rec),

@@ -20,8 +20,11 @@
 //! read-committed reads are not recorded (they are not dependencies the checker judges).
 
 mod index_ops;
+mod ops;
 pub mod progress;
 mod remote;
+
+pub use ops::TxnOps;
 
 use crate::check::history::{HistOp, Version, WorkerHistory, history_key, split_history_key};
 use crate::log::Logger;
@@ -525,6 +528,29 @@ impl<'db, P: Protocol> Txn<'db, P> {
                 _ => Version::UNKNOWN_SEQ,
             };
             *op = op.with_word(seq);
+        }
+        h.attempt.sort_unstable();
+        h.attempt.dedup();
+        h.committed.commit(self.id, &h.attempt);
+    }
+
+    /// A user abort stood ([`Protocol::confirm_user_abort`] let it, deterministic protocols
+    /// only; the executor then aborts the attempt as usual). Check mode keeps the attempt's reads
+    /// as a read-only transaction of the history: the rollback was decided on them, so they must
+    /// be what some serial order gives, as a commit's are. A protocol that let a rollback
+    /// decided on stale reads stand shows a cycle there, where it would otherwise drop out of
+    /// the history unseen. Its writes were never installed and are not kept.
+    pub(crate) fn user_abort_stands(&mut self) {
+        let Some(h) = &mut self.history else {
+            return;
+        };
+        if !h.committed.is_recording() {
+            return;
+        }
+        h.attempt
+            .retain(|op| op.kind() != crate::check::history::OpKind::Write);
+        if h.attempt.is_empty() {
+            return;
         }
         h.attempt.sort_unstable();
         h.attempt.dedup();

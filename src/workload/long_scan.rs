@@ -32,10 +32,10 @@
 
 use super::Workload;
 use super::key_index::{KeyIndex, KeyIndexKind};
-use crate::protocol::{Abort, AccessSet, Protocol};
+use crate::protocol::{Abort, AccessSet};
 use crate::random::FastRng;
 use crate::storage::{Database, RecordId, TableId, TableSpec};
-use crate::txn::Txn;
+use crate::txn::TxnOps;
 use serde::Serialize;
 use std::future::Future;
 
@@ -176,9 +176,9 @@ impl Workload for LongScan {
         }
     }
 
-    fn run<'a, 'db, P: Protocol>(
+    fn run<'a, Tx: TxnOps>(
         &'a self,
-        tx: &'a mut Txn<'db, P>,
+        tx: &'a mut Tx,
         req: &'a LongScanRequest,
     ) -> impl Future<Output = Result<(), Abort>> + 'a {
         run_long_scan(self, tx, *req)
@@ -193,9 +193,9 @@ fn hot_record(index: &KeyIndex, key: u64) -> RecordId {
         .expect("long-scan's hot keys are all indexed")
 }
 
-async fn run_long_scan<P: Protocol>(
+async fn run_long_scan<Tx: TxnOps>(
     w: &LongScan,
-    tx: &mut Txn<'_, P>,
+    tx: &mut Tx,
     req: LongScanRequest,
 ) -> Result<(), Abort> {
     // Every access finds its record through the run's index, inside the transaction.

@@ -1,7 +1,8 @@
 //! Workloads: what tables exist, how they are loaded, and which transactions run against them.
 //!
 //! A workload generates each worker's next request locally (no shared generator, no pre-generated
-//! query list) and runs it as an `async` program over the [`Txn`] handle, which is all it ever sees
+//! query list) and runs it as an `async` program over a [`TxnOps`] handle (the local
+//! [`Txn`](crate::txn::Txn), or a remote session's), which is all it ever sees
 //! of the engine: it cannot reach into storage or protocol metadata (unlike DBx1000's YCSB, which
 //! writes shared rows directly for every protocol).
 
@@ -12,10 +13,10 @@ pub mod tpcc;
 pub mod write_skew;
 pub mod ycsb;
 
-use crate::protocol::{Abort, AccessSet, Protocol};
+use crate::protocol::{Abort, AccessSet};
 use crate::random::FastRng;
 use crate::storage::{Database, IndexSpec, TableSpec};
-use crate::txn::Txn;
+use crate::txn::TxnOps;
 use serde::Serialize;
 use std::future::Future;
 
@@ -84,15 +85,10 @@ impl WorkloadConfig {
     /// work.
     pub fn cannot_declare(&self) -> Option<String> {
         match self {
-            WorkloadConfig::Ycsb(_) | WorkloadConfig::LongScan(_) => None,
+            WorkloadConfig::Ycsb(_)
+            | WorkloadConfig::LongScan(_)
+            | WorkloadConfig::WriteSkew(_) => None,
             WorkloadConfig::Tpcc(c) => c.cannot_declare(),
-            // A pair transaction records what it saw in its worker's observer row, which the
-            // request alone does not name.
-            WorkloadConfig::WriteSkew(_) => Some(
-                "the write-skew workload does not declare its transactions' access sets (each \
-                 writes its worker's observer row); --workload ycsb or tpcc --mix np declare"
-                    .to_string(),
-            ),
         }
     }
 
@@ -196,9 +192,9 @@ pub trait Workload: Sync {
     }
 
     /// Runs `req` as one transaction attempt (the executor commits or aborts afterwards).
-    fn run<'a, 'db, P: Protocol>(
+    fn run<'a, Tx: TxnOps>(
         &'a self,
-        tx: &'a mut Txn<'db, P>,
+        tx: &'a mut Tx,
         req: &'a Self::Request,
     ) -> impl Future<Output = Result<(), Abort>> + 'a;
 }

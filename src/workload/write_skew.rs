@@ -21,10 +21,10 @@
 
 use super::Workload;
 use super::tpcc::ConsistencyReport;
-use crate::protocol::{Abort, Protocol};
+use crate::protocol::{Abort, AccessSet};
 use crate::random::FastRng;
 use crate::storage::{Database, RecordId, TableId, TableSpec};
-use crate::txn::Txn;
+use crate::txn::TxnOps;
 use serde::Serialize;
 use std::future::Future;
 
@@ -80,6 +80,8 @@ pub struct WriteSkewRequest {
     pub pair: u64,
     /// Which record of the pair a withdrawal zeroes (0 or 1).
     pub side: u64,
+    /// The worker that runs it: its observer row is `worker % OBSERVERS`.
+    pub worker: u64,
 }
 
 impl WriteSkew {
@@ -118,9 +120,22 @@ impl Workload for WriteSkew {
         WriteSkewRequest::default()
     }
 
-    fn generate(&self, _worker: usize, rng: &mut FastRng, req: &mut WriteSkewRequest) {
+    fn generate(&self, worker: usize, rng: &mut FastRng, req: &mut WriteSkewRequest) {
         req.pair = rng.below(self.config.records / 2);
         req.side = rng.below(2);
+        req.worker = worker as u64;
+    }
+
+    fn declares_access_sets(&self) -> Result<(), String> {
+        Ok(())
+    }
+
+    /// Both records of the pair as written (which one is written depends on what the program
+    /// reads), and the worker's observer row.
+    fn declare(&self, req: &WriteSkewRequest, set: &mut AccessSet) {
+        set.write(PAIRS, RecordId(2 * req.pair));
+        set.write(PAIRS, RecordId(2 * req.pair + 1));
+        set.write(OBSERVED, RecordId(req.worker % OBSERVERS));
     }
 
     fn txn_types(&self) -> &'static [&'static str] {
@@ -167,21 +182,21 @@ impl Workload for WriteSkew {
         Some(report)
     }
 
-    fn run<'a, 'db, P: Protocol>(
+    fn run<'a, Tx: TxnOps>(
         &'a self,
-        tx: &'a mut Txn<'db, P>,
+        tx: &'a mut Tx,
         req: &'a WriteSkewRequest,
     ) -> impl Future<Output = Result<(), Abort>> + 'a {
         run_pair(tx, *req)
     }
 }
 
-async fn run_pair<P: Protocol>(tx: &mut Txn<'_, P>, req: WriteSkewRequest) -> Result<(), Abort> {
+async fn run_pair<Tx: TxnOps>(tx: &mut Tx, req: WriteSkewRequest) -> Result<(), Abort> {
     let records = [RecordId(2 * req.pair), RecordId(2 * req.pair + 1)];
     let x = count(tx.read(PAIRS, records[0]).await?);
     let y = count(tx.read(PAIRS, records[1]).await?);
     if x + y < 1 {
-        let me = RecordId(tx.worker_id() as u64 % OBSERVERS);
+        let me = RecordId(req.worker % OBSERVERS);
         tx.update(OBSERVED, me, |c| {
             let n = count(c) + 1;
             c.copy_from_slice(&n.to_le_bytes());

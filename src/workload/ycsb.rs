@@ -10,11 +10,11 @@
 use super::Workload;
 use super::distinct_keys::DistinctKeys;
 use super::key_index::{KeyIndex, KeyIndexKind};
-use crate::protocol::{Abort, AccessSet, Protocol};
+use crate::protocol::{Abort, AccessSet};
 use crate::random::normal::NormalKeys;
 use crate::random::{FastRng, Zipf};
 use crate::storage::{Database, RecordId, TableId, TableSpec};
-use crate::txn::Txn;
+use crate::txn::TxnOps;
 use serde::Serialize;
 use std::future::Future;
 
@@ -374,20 +374,20 @@ impl Workload for Ycsb {
         }
     }
 
-    fn run<'a, 'db, P: Protocol>(
+    fn run<'a, Tx: TxnOps>(
         &'a self,
-        tx: &'a mut Txn<'db, P>,
+        tx: &'a mut Tx,
         req: &'a YcsbRequest,
     ) -> impl Future<Output = Result<(), Abort>> + 'a {
         run_ycsb(self.config.rmw, &self.index, &self.pauses_end, tx, req)
     }
 }
 
-async fn run_ycsb<P: Protocol>(
+async fn run_ycsb<Tx: TxnOps>(
     rmw: bool,
     index: &KeyIndex,
     pauses_end: &std::sync::Mutex<Option<std::time::Instant>>,
-    tx: &mut Txn<'_, P>,
+    tx: &mut Tx,
     req: &YcsbRequest,
 ) -> Result<(), Abort> {
     for op in &req.ops {

@@ -10,7 +10,9 @@
 //! it has under the thread executor, and workers with neighbouring ids run on different threads. A shared global
 //! queue (module `global_queue`) holds transactions that a protocol's signal moved out of their slot
 //! (ML, SF); a slot that needs work takes its front, and generates a fresh request when it is
-//! empty. No protocol runs in batches yet, so there is no batch manager (NB acts as ML).
+//! empty. Batch protocols (Aria) keep their batch manager in `protocol::batch`: a slot's
+//! transaction joins the open batch at its first operation, and NB reruns it in its slot, in a
+//! later batch.
 //!
 //! A thread whose every slot waits on other threads waits by the thread executor's steps
 //! (`exec/wait.rs`: spin while the run's threads have cores of their own, yield, then park until a

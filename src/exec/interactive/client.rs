@@ -38,6 +38,7 @@ use crate::ids::{RecordId, TableId};
 use crate::protocol::Abort;
 use std::io::{Read, Write};
 use std::net::{TcpStream, ToSocketAddrs};
+use std::time::Instant;
 use thiserror::Error;
 
 /// Why a session operation did not succeed.
@@ -73,6 +74,10 @@ pub struct Session {
     /// The last reply frame (reused); replies borrow their bytes from it.
     inbuf: Vec<u8>,
     tables: Vec<TableInfo>,
+    /// Requests answered so far (round trips).
+    round_trips: u64,
+    /// The last request's round trip (sent to reply read), nanoseconds.
+    last_round_trip_ns: u64,
 }
 
 impl Session {
@@ -86,6 +91,8 @@ impl Session {
             out: Vec::with_capacity(256),
             inbuf: Vec::with_capacity(256),
             tables: Vec::new(),
+            round_trips: 0,
+            last_round_trip_ns: 0,
         };
         Handshake {
             version: VERSION,
@@ -123,12 +130,95 @@ impl Session {
     }
 
     fn begin_with(&mut self, read_only: bool, retry: bool) -> Result<(), SessionError> {
+        self.begin_declared(read_only, retry, DeclaredSet::EMPTY)
+    }
+
+    /// Starts a transaction with every flag and its declared access set (what deterministic
+    /// protocols schedule from; see [`DeclaredSet::encode_entry`]). `retry`: the previous
+    /// transaction, which the protocol aborted, runs again.
+    pub fn begin_declared(
+        &mut self,
+        read_only: bool,
+        retry: bool,
+        declared: DeclaredSet<'_>,
+    ) -> Result<(), SessionError> {
         let req = Request::Begin {
             read_only,
             retry,
-            declared: DeclaredSet::EMPTY,
+            declared,
         };
         self.expect_ok(req, "BEGIN")
+    }
+
+    /// Reads a record at read committed: a committed version, not kept stable until commit.
+    pub fn read_committed(&mut self, table: TableId, rid: RecordId) -> Result<&[u8], SessionError> {
+        self.value(Request::ReadCommitted {
+            table: table.0,
+            rid: rid.0,
+        })
+    }
+
+    /// Enters `key -> rid` into ordered index `index` (phantom-safe: writes the path after it);
+    /// `true` when this call entered it, `false` when it was there already.
+    pub fn index_insert(
+        &mut self,
+        index: u32,
+        key: u64,
+        rid: RecordId,
+    ) -> Result<bool, SessionError> {
+        let req = Request::IndexInsert {
+            index,
+            key,
+            rid: rid.0,
+        };
+        self.flag(req, "INDEX_INSERT")
+    }
+
+    /// Takes `key` out of ordered index `index` once the transaction commits.
+    pub fn index_remove(&mut self, index: u32, key: u64) -> Result<(), SessionError> {
+        self.expect_ok(Request::IndexRemove { index, key }, "INDEX_REMOVE")
+    }
+
+    /// The smallest present key in `lo..=hi` of ordered index `index`, and its record.
+    pub fn scan_first(
+        &mut self,
+        index: u32,
+        lo: u64,
+        hi: u64,
+    ) -> Result<Option<(u64, RecordId)>, SessionError> {
+        self.one_row(Request::ScanFirst { index, lo, hi }, "SCAN_FIRST")
+    }
+
+    /// The greatest present key in `lo..=hi` of ordered index `index`, and its record.
+    pub fn scan_last(
+        &mut self,
+        index: u32,
+        lo: u64,
+        hi: u64,
+    ) -> Result<Option<(u64, RecordId)>, SessionError> {
+        self.one_row(Request::ScanLast { index, lo, hi }, "SCAN_LAST")
+    }
+
+    /// Reserves slot `rid` of a growable table; `false` past its capacity.
+    pub fn reserve(&mut self, table: TableId, rid: RecordId) -> Result<bool, SessionError> {
+        let req = Request::Reserve {
+            table: table.0,
+            rid: rid.0,
+        };
+        self.flag(req, "RESERVE")
+    }
+
+    fn one_row(
+        &mut self,
+        req: Request<'_>,
+        what: &'static str,
+    ) -> Result<Option<(u64, RecordId)>, SessionError> {
+        match self.call(req)? {
+            Reply::Rows(rows) if rows.len() <= 1 => {
+                Ok(rows.iter().next().map(|(k, r)| (k, RecordId(r))))
+            }
+            other => Err(unexpected(other, what)),
+        }
     }
 
     /// Reads a record; the bytes are valid until the next call.
@@ -248,6 +338,15 @@ impl Session {
         self.expect_ok(Request::Ping, "PING")
     }
 
+    /// The payload of the last `VALUE` reply: what the last read returned (empty when the last
+    /// reply was something else).
+    pub(crate) fn last_value(&self) -> &[u8] {
+        match Reply::decode(&self.inbuf) {
+            Ok(Some((Reply::Value(v), _))) => v,
+            _ => &[],
+        }
+    }
+
     fn expect_ok(&mut self, req: Request<'_>, what: &'static str) -> Result<(), SessionError> {
         match self.call(req)? {
             Reply::Ok => Ok(()),
@@ -269,12 +368,30 @@ impl Session {
         }
     }
 
+    /// Requests this session has had answered (its round trips, `PING`s included).
+    pub fn round_trips(&self) -> u64 {
+        self.round_trips
+    }
+
+    /// How long the last request took, from sending it to reading its reply, nanoseconds.
+    pub fn last_round_trip_ns(&self) -> u64 {
+        self.last_round_trip_ns
+    }
+
     /// Sends a request and receives its reply; an `ABORTED` or `ERROR` reply is an `Err`.
     fn call(&mut self, req: Request<'_>) -> Result<Reply<'_>, SessionError> {
         self.out.clear();
         req.encode(&mut self.out);
+        let sent = Instant::now();
         self.stream.write_all(&self.out)?;
-        match self.receive()? {
+        self.receive()?;
+        self.last_round_trip_ns = sent.elapsed().as_nanos() as u64;
+        self.round_trips += 1;
+        let reply = match Reply::decode(&self.inbuf)? {
+            Some((reply, _)) => reply,
+            None => unreachable!("a whole frame was read"),
+        };
+        match reply {
             Reply::Aborted(why) => Err(SessionError::Aborted(why)),
             Reply::Error { code, message } => Err(SessionError::Server {
                 code,

@@ -47,6 +47,14 @@ pub fn serve_command(
             return Ok(2);
         }
     };
+    // Refused before listening: a batch protocol would stall every session on one idle client.
+    if let Some(&kind) = run.protocols.first().filter(|k| k.runs_in_batches()) {
+        note(format_args!(
+            "error: {}",
+            super::launch::ServeError::Batched(kind)
+        ));
+        return Ok(2);
+    }
     let listener = match TcpListener::bind(cfg.listen) {
         Ok(l) => l,
         Err(e) => {
@@ -95,11 +103,16 @@ pub fn serve_command(
         }
         Err(e) => {
             note(format_args!("error: {e}"));
-            Ok(if matches!(e, super::launch::ServeError::Declared(_)) {
-                2
-            } else {
-                1
-            })
+            Ok(
+                if matches!(
+                    e,
+                    super::launch::ServeError::Declared(_) | super::launch::ServeError::Batched(_)
+                ) {
+                    2
+                } else {
+                    1
+                },
+            )
         }
     }
 }

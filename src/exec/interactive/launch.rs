@@ -4,11 +4,14 @@
 
 use super::server::{ServeConfig, ServeSummary, serve};
 use crate::config::RunConfig;
+use crate::protocol::c_sched::CSched;
+use crate::protocol::calvin::Calvin;
 use crate::protocol::cicada::Cicada;
 use crate::protocol::ermia::{Ermia, ErmiaWide, needs_wide_readers};
 use crate::protocol::mocc::{Mocc, MqlLock, RwLock};
 use crate::protocol::mvto::Mvto;
 use crate::protocol::nocc::Nocc;
+use crate::protocol::ord_lock::OrdLock;
 use crate::protocol::plor::{Plor, PlorWide, needs_wide_locker};
 use crate::protocol::si::Si;
 use crate::protocol::silo::Silo;
@@ -37,11 +40,18 @@ pub enum ServeError {
     /// The listening socket failed.
     #[error("listening socket: {0}")]
     Socket(#[from] std::io::Error),
-    /// The protocol cannot be served (yet).
+    /// The protocol cannot be served: its workers wait for one another (DecentSched's epoch
+    /// barrier), and a session's worker is idle whenever its client is.
     #[error(
-        "protocol {0} is not served interactively yet: it schedules from declared access sets, which sessions do not yet send"
+        "protocol {0} is not served interactively: its workers meet at an epoch barrier, which an idle session would hold up for everyone"
     )]
     Declared(ProtocolKind),
+    /// The protocol runs in batches, which wait for every member: a session's member would hold
+    /// its whole batch while its client thinks, or for the session timeout when it went away.
+    #[error(
+        "protocol {0} is not served interactively: it runs transactions in batches, and a batch waits for every member, so one idle client would stall all of them"
+    )]
+    Batched(ProtocolKind),
 }
 
 /// Serves `run`'s workload under its (single) protocol on `listener` until `stop` or the
@@ -53,9 +63,6 @@ pub fn serve_configured(
     stop: &AtomicBool,
 ) -> Result<ServeSummary, ServeError> {
     let kind = run.protocols[0];
-    if kind.needs_declared_set() {
-        return Err(ServeError::Declared(kind));
-    }
     let go = Launch {
         run,
         cfg,
@@ -110,10 +117,11 @@ impl Launch<'_> {
             ProtocolKind::Ermia => self.on(validated(Ermia::new(opts)), w),
             ProtocolKind::Cicada => self.on(Cicada::new(opts), w),
             ProtocolKind::TwoPlEr => self.on(TwoPlEr::new(), w),
-            ProtocolKind::OrdLock
-            | ProtocolKind::DecentSched
-            | ProtocolKind::CSched
-            | ProtocolKind::Calvin => Err(ServeError::Declared(kind)),
+            ProtocolKind::OrdLock => self.on(OrdLock::new(), w),
+            ProtocolKind::CSched => self.on(CSched::new(opts), w),
+            ProtocolKind::Calvin => self.on(Calvin::new(), w),
+            ProtocolKind::DecentSched => Err(ServeError::Declared(kind)),
+            ProtocolKind::Aria => Err(ServeError::Batched(kind)),
         }
     }
 

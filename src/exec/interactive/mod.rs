@@ -22,9 +22,13 @@
 //! `docs/PROTOCOL.md` documents.
 
 pub mod client;
+pub mod clients;
 pub mod commands;
 mod launch;
+pub mod loopback;
+pub mod remote_txn;
 pub mod server;
 pub mod wire;
 
 pub use launch::serve_configured;
+pub use remote_txn::RemoteTxn;

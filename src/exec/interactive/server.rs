@@ -11,13 +11,17 @@
 //!
 //! # Waiting
 //!
-//! An operation the protocol answers `Pending` is polled again by the session's thread: a few
-//! spins, then yields, then short sleeps, since an interactive holder keeps its locks across
-//! network round trips (tens of microseconds at best), where spinning would take the CPU from
-//! the very sessions that must run to release them. Nothing is parked (`crate::park`): the wakes
-//! protocols send (`protocol::wake`) find no sleeper here, and a wounded victim's session notices
-//! the wound at its next request. A wait ends when the
-//! operation completes or the server stops (the transaction is then aborted).
+//! An operation the protocol answers `Pending` waits as a worker of the thread executor does
+//! (`exec::wait`): a short spin, a couple of yields, then the session's thread parks in the
+//! process's parking lot (`crate::park`) until an event that can end the wait wakes it (a
+//! release, a grant, the end of an attempt: protocols wake through `protocol::wake`, and every
+//! session's attempt end wakes the lot as the executors' do), or the park times out. The policy
+//! is always the shared one (park after about 50 us): an interactive holder keeps its locks
+//! across network round trips, where spinning would take the CPU from the very sessions that
+//! must run to release them. A wait ends when the operation completes or the server stops (the
+//! transaction is then aborted). A transaction wounded (wound-wait) while its session waits for
+//! its client learns it at its next request, so it holds its locks until then: one round trip
+//! at best, which is PLOR's point about wound-wait under interactive transactions.
 //!
 //! # Faults
 //!
@@ -28,9 +32,14 @@
 //! naming a record, table or index that does not exist, or a payload of the wrong size, is
 //! answered with an error and aborts the transaction, the session stays.
 
-use super::wire::{ErrorCode, Handshake, MAX_SCAN_ROWS, Reply, Request, TableInfo, VERSION};
+use super::wire::{
+    Declared, DeclaredSet, ErrorCode, Handshake, MAX_SCAN_ROWS, Reply, Request, TableInfo, VERSION,
+};
 pub use crate::config::ServeConfig;
+use crate::exec::wait::{StepOutcome, WaitPolicy, Waiting};
 use crate::ids::{RecordId, TableId};
+use crate::metrics::WaitCounts;
+use crate::park::ParkingLot;
 use crate::protocol::{Abort, AttemptStart, Protocol};
 use crate::storage::{Database, IndexId, is_vacant};
 use crate::txn::Txn;
@@ -44,7 +53,7 @@ use std::task::{Context, Poll, Waker};
 use std::time::{Duration, Instant};
 
 /// What a server served, for its closing report.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default)]
 pub struct ServeSummary {
     /// Sessions that completed the handshake.
     pub sessions: u64,
@@ -62,6 +71,9 @@ pub struct ServeSummary {
     pub faults: u64,
     /// How long the server ran.
     pub elapsed: Duration,
+    /// Each session worker's committed history, by worker id (with
+    /// [`ServeConfig::record_history`]; empty otherwise).
+    pub histories: Vec<crate::check::history::WorkerHistory>,
 }
 
 /// How often the accept loop and idle sessions look at the stop flag and the clock.
@@ -94,8 +106,13 @@ pub fn serve<P: Protocol>(
     stop: &AtomicBool,
 ) -> std::io::Result<ServeSummary> {
     listener.set_nonblocking(true)?;
+    let history_share = cfg.history_ops / cfg.max_connections.max(1) as u64;
     let handles: Vec<Txn<'_, P>> = (0..cfg.max_connections)
-        .map(|id| Txn::new(protocol, db, id, false))
+        .map(|id| {
+            let mut tx = Txn::new(protocol, db, id, cfg.record_history);
+            tx.set_history_budget(usize::try_from(history_share).unwrap_or(usize::MAX));
+            tx
+        })
         .collect();
     let free = Mutex::new(handles);
     let totals = Totals::default();
@@ -151,11 +168,13 @@ pub fn serve<P: Protocol>(
                     out: Vec::with_capacity(256),
                     counts: Counts::default(),
                     ending,
+                    rtt: cfg.rtt,
                 };
                 let end = session.run(stream, cfg, tables);
                 let started = !matches!(end, End::Refused(_));
                 if session.in_txn {
                     session.tx.aborted(Abort::User);
+                    ParkingLot::global().attempt_ended();
                 }
                 match end {
                     End::Closed => {}
@@ -185,8 +204,15 @@ pub fn serve<P: Protocol>(
         // Release: pairs with the sessions' Acquire loads.
         ending.store(true, Ordering::Release);
     });
-    for mut tx in free.into_inner().unwrap_or_else(|e| e.into_inner()) {
+    let mut handles = free.into_inner().unwrap_or_else(|e| e.into_inner());
+    // By worker id: the checker names transactions by the worker that ran them.
+    handles.sort_by_key(|tx| tx.worker_id());
+    let mut histories = Vec::new();
+    for tx in &mut handles {
         tx.stopped();
+        if let Some(h) = tx.take_history() {
+            histories.push(h);
+        }
     }
     let get = |c: &AtomicU64| c.load(Ordering::Relaxed);
     Ok(ServeSummary {
@@ -198,6 +224,7 @@ pub fn serve<P: Protocol>(
         requests: get(&totals.requests),
         faults: get(&totals.faults),
         elapsed: started.elapsed(),
+        histories,
     })
 }
 
@@ -260,6 +287,8 @@ struct Session<'db, 's, P: Protocol> {
     out: Vec<u8>,
     counts: Counts,
     ending: &'s AtomicBool,
+    /// Added to every reply's path (`--rtt-us`).
+    rtt: Duration,
 }
 
 /// What a request leaves the session to do.
@@ -385,12 +414,21 @@ impl<P: Protocol> Session<'_, '_, P> {
     fn reply(&mut self, stream: &mut TcpStream, reply: Reply<'_>) -> std::io::Result<()> {
         self.out.clear();
         reply.encode(&mut self.out);
+        self.send(stream)
+    }
+
+    /// Sends the reply in `self.out`, after the configured round-trip delay (`--rtt-us`).
+    fn send(&mut self, stream: &mut TcpStream) -> std::io::Result<()> {
+        if !self.rtt.is_zero() {
+            added_delay(self.rtt);
+        }
         stream.write_all(&self.out)
     }
 
     /// Ends the open transaction with the protocol's (or the client's) abort.
     fn end_aborted(&mut self, why: Abort) {
         self.tx.aborted(why);
+        ParkingLot::global().attempt_ended();
         self.in_txn = false;
         if why == Abort::User {
             self.counts.user_aborts += 1;
@@ -405,13 +443,10 @@ impl<P: Protocol> Session<'_, '_, P> {
             Request::Ping => self.reply(stream, Reply::Ok),
             Request::Begin { .. } if self.in_txn => return out_of_order(self, stream, "BEGIN"),
             Request::Begin {
-                read_only, retry, ..
-            } => {
-                self.tx.begin(AttemptStart { retry, read_only });
-                self.for_update.clear();
-                self.in_txn = true;
-                self.reply(stream, Reply::Ok)
-            }
+                read_only,
+                retry,
+                declared,
+            } => self.begin(AttemptStart { retry, read_only }, declared, stream),
             _ if !self.in_txn => {
                 return out_of_order(self, stream, "an operation outside a transaction");
             }
@@ -421,6 +456,71 @@ impl<P: Protocol> Session<'_, '_, P> {
             Ok(()) => Flow::Continue,
             Err(_) => Flow::Close(End::Disconnected),
         }
+    }
+
+    /// Starts an attempt; a deterministic protocol first gets the declared set (at a
+    /// transaction's first attempt; its retries keep it) and schedules the attempt from it.
+    fn begin(
+        &mut self,
+        start: AttemptStart,
+        declared: DeclaredSet<'_>,
+        stream: &mut TcpStream,
+    ) -> std::io::Result<()> {
+        if P::NEEDS_DECLARED_SET && !start.retry {
+            if declared.is_empty() {
+                return self.reply_error(
+                    stream,
+                    ErrorCode::BadRequest,
+                    "this protocol schedules from declared access sets: BEGIN must declare one",
+                );
+            }
+            let tables = self.db.tables();
+            let exists = |d: Declared| {
+                tables
+                    .get(d.table as usize)
+                    .is_some_and(|t| t.get(RecordId(d.rid)).is_some())
+            };
+            if !declared.iter().all(exists) {
+                return self.reply_error(
+                    stream,
+                    ErrorCode::BadRequest,
+                    "a declared record is outside its table",
+                );
+            }
+            self.tx.declare_remote(|set| {
+                for d in declared.iter() {
+                    let (t, r) = (TableId(d.table), RecordId(d.rid));
+                    if d.write {
+                        set.write(t, r);
+                    } else {
+                        set.read(t, r);
+                    }
+                }
+            });
+        }
+        self.tx.begin(start);
+        self.for_update.clear();
+        self.in_txn = true;
+        if P::NEEDS_DECLARED_SET {
+            let tx = &mut self.tx;
+            let scheduled = std::future::poll_fn(|_| tx.poll_schedule());
+            let stopping = self.ending;
+            match wait_for(pin!(scheduled), stopping) {
+                Some(Ok(())) => {}
+                other => return self.failed(stream, other),
+            }
+        }
+        self.reply(stream, Reply::Ok)
+    }
+
+    /// Answers an error that leaves no transaction open (none was begun).
+    fn reply_error(
+        &mut self,
+        stream: &mut TcpStream,
+        code: ErrorCode,
+        message: &str,
+    ) -> std::io::Result<()> {
+        self.reply(stream, Reply::Error { code, message })
     }
 
     /// Runs one operation of the open transaction and replies.
@@ -437,7 +537,7 @@ impl<P: Protocol> Session<'_, '_, P> {
                     Some(Ok(row)) => {
                         self.out.clear();
                         Reply::Value(row).encode(&mut self.out);
-                        stream.write_all(&self.out)
+                        self.send(stream)
                     }
                     other => {
                         let other = other.map(|r| r.map(|_| ()));
@@ -457,7 +557,7 @@ impl<P: Protocol> Session<'_, '_, P> {
                         self.for_update.push((t, r));
                         self.out.clear();
                         Reply::Value(self.tx.read_row(row)).encode(&mut self.out);
-                        stream.write_all(&self.out)
+                        self.send(stream)
                     }
                     other => self.failed(stream, other.map(|r| r.map(|_| ()))),
                 }
@@ -530,7 +630,7 @@ impl<P: Protocol> Session<'_, '_, P> {
                         self.out.clear();
                         let rows = self.rows[..n].iter().map(|&(k, r)| (k, r.0));
                         Reply::encode_rows(&mut self.out, rows);
-                        stream.write_all(&self.out)
+                        self.send(stream)
                     }
                     other => self.failed(stream, other),
                 }
@@ -540,8 +640,22 @@ impl<P: Protocol> Session<'_, '_, P> {
                 match wait_for(pin!(std::future::poll_fn(|_| tx.poll_commit())), stopping) {
                     Some(Ok(())) => {
                         self.tx.committed();
+                        ParkingLot::global().attempt_ended();
                         self.in_txn = false;
                         self.counts.commits += 1;
+                        self.reply(stream, Reply::Ok)
+                    }
+                    other => self.failed(stream, other),
+                }
+            }
+            Request::Abort if P::NEEDS_DECLARED_SET => {
+                // A deterministic protocol confirms a user abort first: the program may have
+                // decided it on reads taken ahead of its turn (it stands, or re-executes).
+                let tx = &mut self.tx;
+                let confirm = std::future::poll_fn(|_| tx.poll_confirm_user_abort());
+                match wait_for(pin!(confirm), stopping) {
+                    Some(Ok(())) => {
+                        self.end_aborted(Abort::User);
                         self.reply(stream, Reply::Ok)
                     }
                     other => self.failed(stream, other),
@@ -550,6 +664,80 @@ impl<P: Protocol> Session<'_, '_, P> {
             Request::Abort => {
                 self.end_aborted(Abort::User);
                 self.reply(stream, Reply::Ok)
+            }
+            Request::ReadCommitted { table, rid } => {
+                let (t, r) = match self.record(table, rid, None) {
+                    Ok(at) => at,
+                    Err(why) => return self.bad_request(stream, why),
+                };
+                let outcome = wait_for(pin!(self.tx.read_committed(t, r)), stopping);
+                match outcome {
+                    Some(Ok(row)) => {
+                        self.out.clear();
+                        Reply::Value(row).encode(&mut self.out);
+                        self.send(stream)
+                    }
+                    other => {
+                        let other = other.map(|r| r.map(|_| ()));
+                        self.failed(stream, other)
+                    }
+                }
+            }
+            Request::IndexInsert { index, key, rid } => {
+                let Some(ix) = self.db.indexes().get(index as usize) else {
+                    return self.bad_request(stream, "no such index");
+                };
+                let indexed = ix.spec.table;
+                if self.db.tables()[indexed.0 as usize]
+                    .get(RecordId(rid))
+                    .is_none()
+                {
+                    return self.bad_request(stream, "record id outside the index's table");
+                }
+                if ix.map.get(key).is_some_and(|r| r != RecordId(rid)) {
+                    return self.bad_request(stream, "the key is indexed with another record");
+                }
+                let insert = self.tx.index_insert(IndexId(index), key, RecordId(rid));
+                let outcome = wait_for(pin!(insert), stopping);
+                match outcome {
+                    Some(Ok(entered)) => self.reply(stream, Reply::Flag(entered)),
+                    other => self.failed(stream, other.map(|r| r.map(|_| ()))),
+                }
+            }
+            Request::IndexRemove { index, key } => {
+                if index as usize >= self.db.indexes().len() {
+                    return self.bad_request(stream, "no such index");
+                }
+                let remove = self.tx.index_remove(IndexId(index), key);
+                let done = wait_for(pin!(remove), stopping);
+                self.done(stream, done)
+            }
+            Request::ScanFirst { index, lo, hi } | Request::ScanLast { index, lo, hi } => {
+                if index as usize >= self.db.indexes().len() {
+                    return self.bad_request(stream, "no such index");
+                }
+                let outcome = if matches!(req, Request::ScanFirst { .. }) {
+                    wait_for(pin!(self.tx.scan_first(IndexId(index), lo..=hi)), stopping)
+                } else {
+                    wait_for(pin!(self.tx.scan_last(IndexId(index), lo..=hi)), stopping)
+                };
+                match outcome {
+                    Some(Ok(row)) => {
+                        self.out.clear();
+                        Reply::encode_rows(&mut self.out, row.map(|(k, r)| (k, r.0)).into_iter());
+                        self.send(stream)
+                    }
+                    other => self.failed(stream, other.map(|r| r.map(|_| ()))),
+                }
+            }
+            Request::Reserve { table, rid } => {
+                // Not `record`: a slot past a growable table's cap is an answer (`false`), not
+                // a bad request.
+                if table as usize >= self.db.tables().len() {
+                    return self.bad_request(stream, "no such table");
+                }
+                let reserved = self.tx.reserve(TableId(table), RecordId(rid));
+                self.reply(stream, Reply::Flag(reserved))
             }
             Request::Begin { .. } | Request::Ping => unreachable!("handled before operate"),
         }
@@ -667,34 +855,47 @@ fn check_handshake(hs: &Handshake<'_>, cfg: &ServeConfig) -> Result<(), (ErrorCo
     Ok(())
 }
 
-/// Spin rounds (doubling) before a waiting session yields; yields before it sleeps.
-const SPIN_ROUNDS: u32 = 6;
-const YIELD_ROUNDS: u32 = 64;
-/// A long wait's sleep between polls: about the cost of one loopback round trip, the time scale
-/// on which an interactive lock holder makes progress.
-const WAIT_SLEEP: Duration = Duration::from_micros(20);
+/// Waits `rtt` (`--rtt-us`) before a reply goes out: sleeps for all but the last stretch,
+/// which the OS's timer slack would overshoot, then yields until the deadline.
+fn added_delay(rtt: Duration) {
+    let until = Instant::now() + rtt;
+    const SLACK: Duration = Duration::from_micros(100);
+    if rtt > SLACK {
+        std::thread::sleep(rtt - SLACK);
+    }
+    while Instant::now() < until {
+        std::thread::yield_now();
+    }
+}
 
 /// Polls `fut` until it is ready (module docs, "Waiting"); `None` when `stopping` is set first.
 fn wait_for<F: Future>(mut fut: Pin<&mut F>, stopping: &AtomicBool) -> Option<F::Output> {
     let mut cx = Context::from_waker(Waker::noop());
-    let mut round = 0u32;
+    // Fast path: most operations never wait.
+    if let Poll::Ready(out) = fut.as_mut().poll(&mut cx) {
+        return Some(out);
+    }
+    let mut waiting = Waiting::start();
+    let lot = ParkingLot::global();
+    let mut parks = WaitCounts::default();
     loop {
-        if let Poll::Ready(out) = fut.as_mut().poll(&mut cx) {
-            return Some(out);
+        let mut poll = || match fut.as_mut().poll(&mut cx) {
+            Poll::Ready(out) => Some(out),
+            Poll::Pending => None,
+        };
+        // Shared: the holder may be a session whose client is a round trip away, so the waiter
+        // parks soon rather than spin on a core the holder's session may need.
+        let ready = match waiting.take(WaitPolicy::shared(), lot, &mut parks, &mut poll) {
+            StepOutcome::PollNow => poll(),
+            StepOutcome::Polled(out) => out,
+        };
+        if ready.is_some() {
+            return ready;
         }
-        if round < SPIN_ROUNDS {
-            for _ in 0..(1u32 << round) {
-                std::hint::spin_loop();
-            }
-        } else if round < YIELD_ROUNDS {
-            std::thread::yield_now();
-        } else {
-            // Acquire: pairs with the accept loop's Release store.
-            if stopping.load(Ordering::Acquire) {
-                return None;
-            }
-            std::thread::sleep(WAIT_SLEEP);
+        // Acquire: pairs with the accept loop's Release store. A park ends by a wake or its
+        // timeout, so a stopping server is noticed within `park::PARK_TIMEOUT`.
+        if stopping.load(Ordering::Acquire) {
+            return None;
         }
-        round = round.saturating_add(1);
     }
 }

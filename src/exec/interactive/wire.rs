@@ -39,6 +39,12 @@ mod op {
     pub const COMMIT: u8 = 0x09;
     pub const ABORT: u8 = 0x0A;
     pub const PING: u8 = 0x0B;
+    pub const READ_COMMITTED: u8 = 0x0C;
+    pub const INDEX_INSERT: u8 = 0x0D;
+    pub const INDEX_REMOVE: u8 = 0x0E;
+    pub const SCAN_FIRST: u8 = 0x0F;
+    pub const SCAN_LAST: u8 = 0x10;
+    pub const RESERVE: u8 = 0x11;
     pub const OK: u8 = 0x80;
     pub const VALUE: u8 = 0x81;
     pub const FLAG: u8 = 0x82;
@@ -142,6 +148,28 @@ impl<'a> DeclaredSet<'a> {
     /// No declared accesses.
     pub const EMPTY: DeclaredSet<'static> = DeclaredSet { bytes: &[] };
 
+    /// The set whose wire form is `bytes` (entries as [`DeclaredSet::encode_entry`] appends
+    /// them); an error when they are not whole entries with valid modes.
+    pub fn from_wire(bytes: &'a [u8]) -> Result<DeclaredSet<'a>, WireError> {
+        if bytes.len() % DECLARED_ENTRY_BYTES != 0 {
+            return Err(WireError::Field("declared set is not whole entries"));
+        }
+        if bytes
+            .chunks_exact(DECLARED_ENTRY_BYTES)
+            .any(|e| e[DECLARED_ENTRY_BYTES - 1] > 1)
+        {
+            return Err(WireError::Field("declared access mode is not 0 or 1"));
+        }
+        Ok(DeclaredSet { bytes })
+    }
+
+    /// Appends one declared access in wire form to `out` (a client builds a set this way).
+    pub fn encode_entry(out: &mut Vec<u8>, access: Declared) {
+        out.extend_from_slice(&access.table.to_le_bytes());
+        out.extend_from_slice(&access.rid.to_le_bytes());
+        out.push(u8::from(access.write));
+    }
+
     /// Number of accesses.
     pub fn len(&self) -> usize {
         self.bytes.len() / DECLARED_ENTRY_BYTES
@@ -236,6 +264,55 @@ pub enum Request<'a> {
         hi: u64,
         /// Most rows to return (at most [`MAX_SCAN_ROWS`]).
         limit: u32,
+    },
+    /// Reads a record at read committed (not kept stable until commit).
+    ReadCommitted {
+        /// Table id.
+        table: u32,
+        /// Record id.
+        rid: u64,
+    },
+    /// Enters `key -> rid` into an ordered index and writes the path after it (reply: whether
+    /// this call entered it).
+    IndexInsert {
+        /// Index id.
+        index: u32,
+        /// The key (below `u64::MAX`, the end sentinel).
+        key: u64,
+        /// The record the key names.
+        rid: u64,
+    },
+    /// Takes `key` out of an ordered index once the transaction commits.
+    IndexRemove {
+        /// Index id.
+        index: u32,
+        /// The key (below `u64::MAX`).
+        key: u64,
+    },
+    /// The smallest present key in `lo..=hi` (reply: zero or one row), phantom-safe.
+    ScanFirst {
+        /// Index id.
+        index: u32,
+        /// Lowest key.
+        lo: u64,
+        /// Highest key.
+        hi: u64,
+    },
+    /// The greatest present key in `lo..=hi` (reply: zero or one row), phantom-safe.
+    ScanLast {
+        /// Index id.
+        index: u32,
+        /// Lowest key.
+        lo: u64,
+        /// Highest key.
+        hi: u64,
+    },
+    /// Reserves a slot of a growable table (reply: whether it is within capacity).
+    Reserve {
+        /// Table id.
+        table: u32,
+        /// Record id.
+        rid: u64,
     },
     /// Commits the transaction.
     Commit,
@@ -515,6 +592,36 @@ impl<'a> Request<'a> {
                 f.u32(index).u64(lo).u64(hi).u32(limit);
                 f.close();
             }
+            Request::ReadCommitted { table, rid } => {
+                let mut f = FrameWriter::open(out, op::READ_COMMITTED);
+                f.u32(table).u64(rid);
+                f.close();
+            }
+            Request::IndexInsert { index, key, rid } => {
+                let mut f = FrameWriter::open(out, op::INDEX_INSERT);
+                f.u32(index).u64(key).u64(rid);
+                f.close();
+            }
+            Request::IndexRemove { index, key } => {
+                let mut f = FrameWriter::open(out, op::INDEX_REMOVE);
+                f.u32(index).u64(key);
+                f.close();
+            }
+            Request::ScanFirst { index, lo, hi } => {
+                let mut f = FrameWriter::open(out, op::SCAN_FIRST);
+                f.u32(index).u64(lo).u64(hi);
+                f.close();
+            }
+            Request::ScanLast { index, lo, hi } => {
+                let mut f = FrameWriter::open(out, op::SCAN_LAST);
+                f.u32(index).u64(lo).u64(hi);
+                f.close();
+            }
+            Request::Reserve { table, rid } => {
+                let mut f = FrameWriter::open(out, op::RESERVE);
+                f.u32(table).u64(rid);
+                f.close();
+            }
             Request::Commit => FrameWriter::open(out, op::COMMIT).close(),
             Request::Abort => FrameWriter::open(out, op::ABORT).close(),
             Request::Ping => FrameWriter::open(out, op::PING).close(),
@@ -591,6 +698,39 @@ impl<'a> Request<'a> {
                     limit,
                 }
             }
+            op::READ_COMMITTED => Request::ReadCommitted {
+                table: f.u32()?,
+                rid: f.u64()?,
+            },
+            op::INDEX_INSERT => {
+                let (index, key, rid) = (f.u32()?, f.u64()?, f.u64()?);
+                if key == u64::MAX {
+                    return Err(WireError::Field("index key u64::MAX is the end sentinel"));
+                }
+                Request::IndexInsert { index, key, rid }
+            }
+            op::INDEX_REMOVE => {
+                let (index, key) = (f.u32()?, f.u64()?);
+                if key == u64::MAX {
+                    return Err(WireError::Field("index key u64::MAX is the end sentinel"));
+                }
+                Request::IndexRemove { index, key }
+            }
+            op::SCAN_FIRST | op::SCAN_LAST => {
+                let (index, lo, hi) = (f.u32()?, f.u64()?, f.u64()?);
+                if lo > hi {
+                    return Err(WireError::Field("scan range with lo > hi"));
+                }
+                if f.opcode == op::SCAN_FIRST {
+                    Request::ScanFirst { index, lo, hi }
+                } else {
+                    Request::ScanLast { index, lo, hi }
+                }
+            }
+            op::RESERVE => Request::Reserve {
+                table: f.u32()?,
+                rid: f.u64()?,
+            },
             op::COMMIT => Request::Commit,
             op::ABORT => Request::Abort,
             op::PING => Request::Ping,
@@ -734,7 +874,7 @@ mod tests {
         data: &'a [u8],
         declared: &'a [u8],
     ) -> Request<'a> {
-        match kind % 11 {
+        match kind % 17 {
             0 => Request::Begin {
                 read_only: a & 1 == 1,
                 retry: a & 2 == 2,
@@ -754,6 +894,27 @@ mod tests {
             },
             8 => Request::Commit,
             9 => Request::Abort,
+            10 => Request::ReadCommitted { table, rid },
+            11 => Request::IndexInsert {
+                index: table,
+                key: rid.min(u64::MAX - 1),
+                rid: a,
+            },
+            12 => Request::IndexRemove {
+                index: table,
+                key: rid.min(u64::MAX - 1),
+            },
+            13 => Request::ScanFirst {
+                index: table,
+                lo: rid.min(a),
+                hi: rid.max(a),
+            },
+            14 => Request::ScanLast {
+                index: table,
+                lo: rid.min(a),
+                hi: rid.max(a),
+            },
+            15 => Request::Reserve { table, rid },
             _ => Request::Ping,
         }
     }
@@ -825,6 +986,8 @@ mod tests {
             "timestamp_order",
             "version_collected",
             "reexecute",
+            "batch_write_after_write",
+            "batch_read_after_write",
         ];
         for (code, name) in documented.iter().enumerate() {
             let mut out = Vec::new();

@@ -35,6 +35,11 @@ pub struct Epochs {
     base: Instant,
     /// Epoch length limit.
     limit_ns: u64,
+    /// Mutation testing (`Mutant::DecentSchedClearQueuesWhileLive`): the barrier completes
+    /// when all but one registered worker arrived, clearing the queues while that worker's
+    /// transaction may still be live.
+    #[cfg(test)]
+    pub(super) completes_one_short: bool,
 }
 
 impl Epochs {
@@ -47,6 +52,8 @@ impl Epochs {
             started_ns: AtomicU64::new(0),
             base: Instant::now(),
             limit_ns: limit_us.saturating_mul(1000),
+            #[cfg(test)]
+            completes_one_short: false,
         }
     }
 
@@ -107,6 +114,11 @@ impl Epochs {
         // Relaxed: under the mutex; a hint to the others.
         self.closing.store(true, Ordering::Relaxed);
         m.arrived += 1;
+        #[cfg(test)]
+        if self.completes_one_short && m.arrived + 1 == m.active {
+            self.advance(&mut m, queues);
+            return true;
+        }
         if m.arrived == m.active {
             self.advance(&mut m, queues);
             return true;

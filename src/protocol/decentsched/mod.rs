@@ -167,6 +167,7 @@ impl DecentSched {
     #[cfg(test)]
     pub(crate) fn with_mutant(mut self, mutant: Mutant) -> Self {
         self.mutant = mutant;
+        self.epochs.completes_one_short = mutant == Mutant::DecentSchedClearQueuesWhileLive;
         self
     }
 
@@ -200,6 +201,29 @@ impl DecentSched {
             return false;
         }
         true
+    }
+
+    /// Whether the dependency search waits for a visited transaction's direct set to be
+    /// complete (its ready flag) before reading it (the rule; a mutant reads it as it is).
+    #[inline]
+    fn search_waits_for_ready(&self) -> bool {
+        #[cfg(test)]
+        if self.mutant == Mutant::DecentSchedSkipReadyWait {
+            return false;
+        }
+        true
+    }
+
+    /// Whether `tid` ends a queue walk and is left out of the search: retired (the rule,
+    /// III-B5: it and everything its sets and its queues hold ahead of it finished); a mutant
+    /// prunes as soon as `tid` itself finished, though what it depended on may still run.
+    #[inline]
+    fn pruned(&self, tid: u64) -> bool {
+        #[cfg(test)]
+        if self.mutant == Mutant::DecentSchedPruneAtFinished {
+            return self.table.is_finished(tid);
+        }
+        self.table.retire_if_done(tid)
     }
 
     /// Whether a speculative attempt whose reads changed re-executes (the rule; a mutant
@@ -378,7 +402,7 @@ impl<'db> DecentSchedWorker<'db> {
             let mut ahead = entry.next();
             while let Some(e) = ahead {
                 let other = e.tid();
-                if p.table.retire_if_done(other) {
+                if p.pruned(other) {
                     break; // everything further ahead has finished
                 }
                 let conflict = p.conflict(mine, e.mode());
@@ -407,11 +431,11 @@ impl<'db> DecentSchedWorker<'db> {
     fn discover_indirect(&mut self) -> bool {
         let (p, tid) = (self.p, self.tid);
         while let Some(&v) = self.stack.last() {
-            if v == tid || self.visited.contains(&v) || p.table.retire_if_done(v) {
+            if v == tid || self.visited.contains(&v) || p.pruned(v) {
                 self.stack.pop();
                 continue;
             }
-            if !p.table.is_ready(v) {
+            if !p.table.is_ready(v) && p.search_waits_for_ready() {
                 return false;
             }
             self.stack.pop();
@@ -686,6 +710,11 @@ impl Protocol for DecentSched {
     /// held it re-executes in place, where the program decides again (module docs). A program
     /// that ran in place read what a serial order gives: its abort stands.
     fn confirm_user_abort(&self, w: &mut DecentSchedWorker<'_>) -> OpResult {
+        #[cfg(test)]
+        if self.mutant == Mutant::DecentSchedUserAbortUnconfirmed {
+            // The bug: every rollback stands at once, as the trait's default would have it.
+            return Poll::Ready(Ok(()));
+        }
         if w.stage == Stage::Speculating {
             w.end_stage(3);
             w.stage = Stage::Validating;

@@ -117,6 +117,34 @@ fn figure_2b_cycle_runs_in_id_order() {
     assert_eq!(p.commit(&mut ws[2]), OK);
 }
 
+/// Figure 2b's transactions queued as in `figure_2b_cycle_runs_in_id_order` and polled in id
+/// order: whether T1 found T2 (through T3) before it ran. T3 has not discovered its direct set
+/// when T1 visits it, so only waiting for T3's ready flag finds T2.
+fn figure_2b_t1_sees_t2(p: &DecentSched) -> bool {
+    let t = table(3);
+    let [a, b, c] = [0, 1, 2].map(|i| t.get(RecordId(i)).unwrap());
+    assert!(distinct_queues(p, &[a, b, c]));
+    let mut ws: Vec<_> = (0..3).map(|i| p.new_worker(i)).collect();
+    let wr = AccessMode::Write;
+    prepare(&mut ws[0], &[(a, wr), (c, wr)]);
+    prepare(&mut ws[1], &[(a, wr), (b, wr)]);
+    prepare(&mut ws[2], &[(b, wr), (c, wr)]);
+    for i in [0, 1, 1, 2, 2, 0] {
+        push_next(&mut ws[i]);
+    }
+    settle(p, &mut ws);
+    p.table.contains(0, Set::Indirect, 1)
+}
+
+/// The dependency search waits for each visited transaction's ready flag; the mutant that
+/// reads an incomplete direct set misses figure 2b's indirect dependency.
+#[test]
+fn the_search_waits_for_a_visited_transactions_direct_set() {
+    assert!(figure_2b_t1_sees_t2(&protocol(3, 16_384)));
+    let p = protocol(3, 16_384).with_mutant(Mutant::DecentSchedSkipReadyWait);
+    assert!(!figure_2b_t1_sees_t2(&p));
+}
+
 /// Figure 4: T1 and T3 form one cycle (x, y), T2 and T3 another (z, w); T1 and T2 share no
 /// object and are not each other's direct dependency, so they run concurrently, before T3.
 #[test]

@@ -12,6 +12,7 @@ use crate::check::CheckReport;
 use crate::config::{Format, RunConfig};
 use crate::exec::ExecConfig;
 use crate::metrics::machine::MachineInfo;
+use crate::protocol::aria::Aria;
 use crate::protocol::c_sched::CSched;
 use crate::protocol::calvin::Calvin;
 use crate::protocol::cicada::Cicada;
@@ -21,6 +22,7 @@ use crate::protocol::mocc::{Mocc, MqlLock, RwLock};
 use crate::protocol::mvto::Mvto;
 use crate::protocol::ord_lock::OrdLock;
 use crate::protocol::plor::Plor;
+use crate::protocol::si::Si;
 use crate::protocol::silo::Silo;
 use crate::protocol::tictoc::TicToc;
 use crate::protocol::twopl::{NoWait, WaitDie, WoundWait};
@@ -66,6 +68,12 @@ enum Proto {
     DecentSchedOpportunistic,
     Cicada,
     TwoPlEr,
+    /// Snapshot isolation, on loads whose transactions write everything they read (where SI is
+    /// serializable, so the checker's verdict applies).
+    Si,
+    Aria,
+    /// Aria with deterministic reordering (`--aria-reordering`).
+    AriaReordering,
 }
 
 /// The workload that provokes a mutant's bug (YCSB, theta 0.99, 16-byte rows).
@@ -97,15 +105,41 @@ enum Load {
     /// mutants were seen surviving all [`ATTEMPTS`] runs once under load 12-16); with the pause
     /// every transaction overlaps the others' whatever the scheduler does.
     HotBlindSlowCommit,
+    /// `HotRmw` with every operation a read-modify-write: no transaction reads what it does
+    /// not write, so snapshot isolation admits no write skew and is serializable here, and a
+    /// missing write-write check shows as lost updates.
+    AllRmw,
+    /// `HotBlind` run by one thread driving [`INTERLEAVED_QUEUE`] coroutines, each suspended for
+    /// 20 us between its program's end and its commit: every transaction's snapshot overlaps the
+    /// others' and commits follow one another on one thread, whatever the machine's load (the
+    /// write-skew test's schedule). ERMIA's `ErmiaIgnoreReaders` needs exactly that: a reader
+    /// that committed before the overwriter of what it read validates.
+    HotBlindInterleaved,
 }
+
+/// Coroutines per thread of [`Load::HotBlindInterleaved`].
+const INTERLEAVED_QUEUE: usize = 8;
 
 impl Load {
     /// Read-phase extension of the load's runs.
     fn read_phase_extension_ns(self) -> u64 {
-        if matches!(self, Load::HotRmwSlowCommit | Load::HotBlindSlowCommit) {
-            200_000
-        } else {
-            0
+        match self {
+            Load::HotRmwSlowCommit | Load::HotBlindSlowCommit => 200_000,
+            Load::HotBlindInterleaved => 20_000,
+            _ => 0,
+        }
+    }
+
+    /// How the load's transactions run, given the table's worker count.
+    fn executor(self, threads: usize) -> (crate::config::Executor, usize) {
+        match self {
+            Load::HotBlindInterleaved => (
+                crate::config::Executor::Coro {
+                    queue: INTERLEAVED_QUEUE,
+                },
+                1,
+            ),
+            _ => (crate::config::Executor::Thread, threads),
         }
     }
 }
@@ -114,7 +148,10 @@ impl Load {
     fn ycsb(self) -> YcsbConfig {
         let (records, ops, read_ratio, rmw) = match self {
             Load::HotRmw | Load::HotRmwSlowCommit => (64, 8, 0.5, true),
-            Load::HotBlind | Load::HotBlindSlowCommit => (16, 4, 0.5, false),
+            Load::AllRmw => (64, 8, 0.0, true),
+            Load::HotBlind | Load::HotBlindSlowCommit | Load::HotBlindInterleaved => {
+                (16, 4, 0.5, false)
+            }
             Load::ReadMostly => (64, 8, 0.9, true),
         };
         YcsbConfig {
@@ -165,6 +202,8 @@ const CASES: &[Case] = &[
     (Proto::DecentSched, Mutant::DecentSchedOnlyWritesConflict, Load::HotRmwSlowCommit),
     (Proto::Ermia, Mutant::ErmiaSkipExclusionCheck, Load::HotBlindSlowCommit),
     (Proto::Ermia, Mutant::ErmiaIgnoreOverwriters, Load::HotBlindSlowCommit),
+    (Proto::Ermia, Mutant::ErmiaIgnoreReaders, Load::HotBlindInterleaved),
+    (Proto::Si, Mutant::SiSkipFirstCommitterWins, Load::AllRmw),
     (Proto::Mvto, Mutant::MvtoSkipReadTimestamp, Load::HotRmw),
     (Proto::Mvto, Mutant::MvtoSkipWriteCheck, Load::HotRmw),
     (Proto::CSched, Mutant::CSchedWritersIgnoreWriters, Load::HotRmwSlowCommit),
@@ -177,6 +216,11 @@ const CASES: &[Case] = &[
     (Proto::Cicada, Mutant::CicadaSkipReadTimestamp, Load::HotRmwSlowCommit),
     (Proto::TwoPlEr, Mutant::TwoPlErReadsUnlocked, Load::HotRmw),
     (Proto::TwoPlEr, Mutant::TwoPlErReleaseBeforeInstall, Load::HotRmw),
+    (Proto::TwoPlEr, Mutant::TwoPlErLocksAtFirstUse, Load::HotRmw),
+    (Proto::Aria, Mutant::AriaSkipReadAfterWrite, Load::HotRmw),
+    (Proto::Aria, Mutant::AriaReservationKeepsFirst, Load::HotRmw),
+    (Proto::AriaReordering, Mutant::AriaReorderingWithoutReadReservations, Load::HotRmw),
+    (Proto::AriaReordering, Mutant::AriaReservationKeepsFirst, Load::HotRmw),
 ];
 
 /// Mutants whose bug is open only for a sub-microsecond window: between a lock's release and the
@@ -194,11 +238,25 @@ const RACE_CASES: &[Case] = &[
     (Proto::Silo, Mutant::SiloUnlockBeforeInstall, Load::HotRmw),
     (Proto::Silo, Mutant::SiloValidationIgnoresLockBit, Load::HotBlind),
     (Proto::TicToc, Mutant::TicTocValidationIgnoresLock, Load::HotBlind),
-    // Needs a reader to commit while an overwriter of what it read is between drawing its stamp
-    // and scanning the readers (measured on the loaded machine: missed in 1 run of 2, and in 8
-    // runs in a row once during a full test run).
-    (Proto::Ermia, Mutant::ErmiaIgnoreReaders, Load::HotBlind),
 ];
+
+/// Mutants the checker has not caught yet in runs like the main table's: DecentSched pruning at
+/// "finished" instead of "retired" survived 8 runs in 8 on `HotRmwSlowCommit` (issue 21 left
+/// open: it needs a schedule where a finished transaction's own dependency is still live when a
+/// later one walks past it, which a deterministic step-by-step test should build), and the
+/// barrier clearing the queues while a transaction is live was not run to a verdict. Not in CI:
+/// `cargo test --lib uncaught_mutants -- --ignored`.
+#[rustfmt::skip]
+const UNCAUGHT_CASES: &[Case] = &[
+    (Proto::DecentSched, Mutant::DecentSchedPruneAtFinished, Load::HotRmwSlowCommit),
+    (Proto::DecentSched, Mutant::DecentSchedClearQueuesWhileLive, Load::HotRmwSlowCommit),
+];
+
+#[test]
+#[ignore = "not caught yet (see UNCAUGHT_CASES)"]
+fn uncaught_mutants() {
+    check_rows(UNCAUGHT_CASES, Proto::DecentSched, THREADS, ATTEMPTS);
+}
 
 /// Workers per run of [`RACE_CASES`].
 const RACE_THREADS: usize = 8;
@@ -231,7 +289,16 @@ fn run(proto: Proto, mutant: Mutant, load: Load, threads: usize, seed: u64) -> C
         Proto::DecentSchedOpportunistic => ProtocolKind::DecentSched,
         Proto::Cicada => ProtocolKind::Cicada,
         Proto::TwoPlEr => ProtocolKind::TwoPlEr,
+        Proto::Si => ProtocolKind::Si,
+        Proto::Aria | Proto::AriaReordering => ProtocolKind::Aria,
     };
+    options.aria.reordering = proto == Proto::AriaReordering;
+    let (executor, threads) = load.executor(threads);
+    let workers = match executor {
+        crate::config::Executor::Coro { queue } => threads * queue,
+        crate::config::Executor::Thread => threads,
+    };
+    options.threads = workers;
     options.decentsched.opportunistic = proto == Proto::DecentSchedOpportunistic;
     if matches!(proto, Proto::MoccRw | Proto::MoccMql) {
         options.mocc.threshold = MOCC_THRESHOLD;
@@ -258,10 +325,12 @@ fn run(proto: Proto, mutant: Mutant, load: Load, threads: usize, seed: u64) -> C
         check: true,
         repeat: 1,
         format: Format::Table,
-        executor: crate::config::Executor::Thread,
+        executor,
+        progress: crate::metrics::progress::ProgressMode::Never,
         open_loop: None,
         table_memory_bytes: u64::MAX,
         log: None,
+        interactive: None,
     };
     let machine = MachineInfo::detect();
     let o = &cfg.options;
@@ -331,6 +400,14 @@ fn run(proto: Proto, mutant: Mutant, load: Load, threads: usize, seed: u64) -> C
         }
         Proto::TwoPlEr => {
             let p = TwoPlEr::new().with_mutant(mutant);
+            run_with(kind, p, &cfg, &workload, &machine)
+        }
+        Proto::Si => {
+            let p = Si::new(o).with_mutant(mutant);
+            run_with(kind, p, &cfg, &workload, &machine)
+        }
+        Proto::Aria | Proto::AriaReordering => {
+            let p = Aria::new(&o.batch, o.aria).with_mutant(mutant);
             run_with(kind, p, &cfg, &workload, &machine)
         }
     }
@@ -476,7 +553,6 @@ fn race_window_mutants_are_caught() {
         Proto::WoundWait,
         Proto::Silo,
         Proto::TicToc,
-        Proto::Ermia,
     ] {
         check_rows(RACE_CASES, proto, RACE_THREADS, RACE_ATTEMPTS);
     }
@@ -497,7 +573,93 @@ fn cicada_mutants_are_caught() {
     check_protocol(Proto::Cicada);
 }
 
+/// SI's mutant table holds one row (the other SI mutants are caught by its unit tests, where
+/// their bugs show: `si::tests`), so it is checked on its own.
+#[test]
+fn si_mutants_are_caught() {
+    check_rows(CASES, Proto::Si, THREADS, ATTEMPTS);
+}
+
 #[test]
 fn twopl_er_mutants_are_caught() {
     check_protocol(Proto::TwoPlEr);
+}
+
+/// Runs the audit workload (`audit.rs`) on DecentSched with opportunistic execution and
+/// `mutant`, [`THREADS`] workers for [`RUN`], in check mode; the checker's report.
+fn audit_run(mutant: Mutant, seed: u64) -> CheckReport {
+    use crate::storage::Database;
+    use crate::workload::Workload;
+    let workload = super::audit::Audit;
+    let mut options = ProtocolOptions {
+        threads: THREADS,
+        ..Default::default()
+    };
+    options.decentsched.opportunistic = true;
+    let p = DecentSched::new(&options).with_mutant(mutant);
+    let db: Database<<DecentSched as crate::protocol::Protocol>::RecordMeta> =
+        Database::try_build_growable(&workload.tables(), &workload.indexes(), true, &[])
+            .expect("a small table fits");
+    workload.load(&db);
+    db.stamp_loaded_rows();
+    let exec = ExecConfig {
+        threads: THREADS,
+        duration: RUN,
+        warmup: Duration::ZERO,
+        seed,
+        record_history: true,
+        check_limit_ops: u64::MAX,
+        adaptive_backoff: false,
+        read_phase_extension_ns: 0,
+        pin_threads: false,
+    };
+    let out = crate::exec::run_threads(&p, &db, &workload, &exec);
+    crate::check::check(&out.histories)
+}
+
+/// A rollback decided on reads taken ahead of the transaction's turn must not stand unchecked
+/// (`Protocol::confirm_user_abort`): with check mode keeping the reads of every rollback that
+/// stood, the mutant that lets them all stand shows cycles; the real protocol shows none.
+///
+/// Not caught yet: 8 runs in 8 came out serializable with a 20 us pause between the audit's
+/// reads (issue 21 left open: whether audits speculate ahead of a transfer on their pair at
+/// all on this load is not measured yet; a step-by-step version, as the unit test
+/// `a_user_abort_decided_ahead_of_the_turn_is_confirmed_or_reexecuted` builds, is the next
+/// step).
+#[test]
+#[ignore = "the checker has not caught the mutant yet (see the doc comment)"]
+fn decentsched_unconfirmed_user_aborts_are_caught() {
+    let r = audit_run(Mutant::None, 1);
+    assert!(
+        r.is_serializable(),
+        "without a mutant: {}\n{:?}",
+        findings(&r),
+        r.examples
+    );
+    let caught = (1..=ATTEMPTS).find_map(|seed| {
+        let r = audit_run(Mutant::DecentSchedUserAbortUnconfirmed, seed);
+        eprintln!(
+            "  audit seed {seed}: {} txns, {}",
+            r.transactions,
+            findings(&r)
+        );
+        (!r.is_serializable()).then_some((seed, r))
+    });
+    let Some((runs, r)) = caught else {
+        panic!("DecentSchedUserAbortUnconfirmed: never caught in {ATTEMPTS} runs");
+    };
+    eprintln!(
+        "mutant caught: DecentSchedUserAbortUnconfirmed after {runs} run(s): {}",
+        findings(&r)
+    );
+}
+
+#[test]
+fn aria_mutants_are_caught() {
+    check_protocol(Proto::Aria);
+}
+
+#[test]
+fn aria_reordering_mutants_are_caught() {
+    check_protocol(Proto::AriaReordering);
 }

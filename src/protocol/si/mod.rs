@@ -130,6 +130,31 @@ impl Si {
     }
 }
 
+impl Si {
+    /// The watermark a commit that installs at `c` collects its records' chains below: the
+    /// oldest active snapshot's (a mutant uses `c`, as if no older snapshot were active).
+    #[inline]
+    fn collect_watermark(&self, c: u64) -> u64 {
+        #[cfg(test)]
+        if self.mutant == Mutant::SiCollectPastSnapshots {
+            return c;
+        }
+        let _ = c;
+        self.watermark.current()
+    }
+
+    /// The watermark RapidGC's deferred pass collects queued records below (a mutant collects
+    /// every queued record at once, whatever the watermark).
+    #[inline]
+    fn deferred_watermark(&self) -> u64 {
+        #[cfg(test)]
+        if self.mutant == Mutant::SiDeferredIgnoresWatermark {
+            return LOCK - 1;
+        }
+        self.watermark.current()
+    }
+}
+
 /// An SI worker's state.
 pub struct SiWorker<'db> {
     id: usize,
@@ -237,7 +262,7 @@ impl Protocol for Si {
         w.last_refresh = self.watermark.maybe_refresh(&self.clock, w.last_refresh);
         collect_queued(
             &mut w.gc,
-            self.watermark.current(),
+            self.deferred_watermark(),
             &mut w.pool,
             |m: &SiMeta| (&m.word, &m.chain),
         );
@@ -315,7 +340,7 @@ impl Protocol for Si {
         // payload stores below, so a reader whose copy sees any of them and then fences Acquire
         // re-reads a locked (or newer) word and retries (pairs with `snapshot_read`'s fence).
         fence(Ordering::Release);
-        let watermark = self.watermark.current();
+        let watermark = self.collect_watermark(c);
         for i in 0..w.writes.len() {
             let (rec, old) = {
                 let e = &w.writes.entries()[i];

@@ -79,6 +79,56 @@ fn reading_the_newest_version_fails_the_snapshot_test() {
     assert_eq!(read_after_a_later_commit(&si, &t), 3);
 }
 
+/// Whether the reader of [`read_after_a_later_commit`] gets the version at its snapshot; a
+/// version collected under it makes the read panic ("no version"), which counts as not.
+fn snapshot_version_survives(si: &Si) -> bool {
+    let t = setup().1;
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        read_after_a_later_commit(si, &t)
+    }))
+    .is_ok_and(|seen| seen == 1)
+}
+
+/// The versions an active snapshot needs outlive both collections: the one each commit runs
+/// and RapidGC's deferred pass at the writer's next begin. Each collection mutant loses them.
+#[test]
+fn collection_keeps_the_versions_of_active_snapshots() {
+    assert!(snapshot_version_survives(&setup().0));
+    for m in [
+        Mutant::SiCollectPastSnapshots,
+        Mutant::SiDeferredIgnoresWatermark,
+    ] {
+        assert!(
+            !snapshot_version_survives(&setup().0.with_mutant(m)),
+            "{m:?}"
+        );
+    }
+}
+
+/// Whether `a`, which wrote `x` after its snapshot, commits over `b`'s later commit of `x`.
+fn second_committer_commits(si: &Si) -> bool {
+    let t = setup().1;
+    let x = t.get(RecordId(0)).unwrap();
+    let mut a = si.new_worker(0);
+    let mut b = si.new_worker(1);
+    si.begin(&mut a, AttemptStart::FIRST);
+    ready(si.write(&mut a, x, &7u64.to_le_bytes(), WriteKind::Blind)).unwrap();
+    commit_write(si, &mut b, x, 8).unwrap();
+    let r = ready(si.commit(&mut a));
+    if let Err(why) = r {
+        si.abort(&mut a, why);
+    }
+    r.is_ok()
+}
+
+/// The same first-committer-wins check fails for the mutant that skips it.
+#[test]
+fn skipping_first_committer_wins_fails_its_check() {
+    assert!(!second_committer_commits(&setup().0));
+    let si = setup().0.with_mutant(Mutant::SiSkipFirstCommitterWins);
+    assert!(second_committer_commits(&si));
+}
+
 #[test]
 fn the_first_committer_wins() {
     let (si, t) = setup();

@@ -9,10 +9,10 @@ use super::random::NuRandConstants;
 use super::request::{TpccRequest, generate};
 use super::schema::{DISTRICTS_PER_WAREHOUSE, INITIAL_ORDERS_PER_DISTRICT, TpccConfig, TpccLayout};
 use super::txns;
-use crate::protocol::{Abort, AccessSet, Protocol};
+use crate::protocol::{Abort, AccessSet};
 use crate::random::FastRng;
 use crate::storage::{Database, IndexSpec, RecordId, TableId, TableSpec};
-use crate::txn::Txn;
+use crate::txn::TxnOps;
 use crate::workload::Workload;
 use crossbeam_utils::CachePadded;
 use std::future::Future;
@@ -173,9 +173,9 @@ impl Workload for Tpcc {
         self.declare_request(req, set);
     }
 
-    fn run<'a, 'db, P: Protocol>(
+    fn run<'a, Tx: TxnOps>(
         &'a self,
-        tx: &'a mut Txn<'db, P>,
+        tx: &'a mut Tx,
         req: &'a TpccRequest,
     ) -> impl Future<Output = Result<(), Abort>> + 'a {
         txns::run(self, tx, req)

@@ -1,8 +1,8 @@
 //! Delivery (clause 2.7.4), run as one transaction for all ten districts.
 
 use super::{stale_read, update_row};
-use crate::protocol::{Abort, Protocol};
-use crate::txn::Txn;
+use crate::protocol::Abort;
+use crate::txn::TxnOps;
 use crate::workload::tpcc::request::TpccRequest;
 use crate::workload::tpcc::rows::{Customer, Order, OrderLine};
 use crate::workload::tpcc::schema::{
@@ -15,11 +15,7 @@ use crate::workload::tpcc::workload::Tpcc;
 /// NEW-ORDER in the district: a phantom-safe `scan_first`), deletes its NEW-ORDER row, sets its
 /// carrier, stamps its lines' delivery date, and adds their amounts to the customer's balance.
 /// A district without undelivered orders is skipped (2.7.4.2).
-pub(super) async fn run<P: Protocol>(
-    t: &Tpcc,
-    tx: &mut Txn<'_, P>,
-    req: &TpccRequest,
-) -> Result<(), Abort> {
+pub(super) async fn run<Tx: TxnOps>(t: &Tpcc, tx: &mut Tx, req: &TpccRequest) -> Result<(), Abort> {
     let layout = &t.layout;
     let w = req.w;
     for d in 1..=DISTRICTS_PER_WAREHOUSE as u8 {

@@ -1,5 +1,5 @@
 //! The five TPC-C transactions (clauses 2.4 to 2.8), one file each, as `async` programs over
-//! [`Txn`]. They compute what the spec has them read and write; the terminal output the spec
+//! [`TxnOps`]. They compute what the spec has them read and write; the terminal output the spec
 //! describes (screens of results) is not produced.
 //!
 //! Rows are decoded from the payload, changed and encoded back inside one read-modify-write
@@ -15,16 +15,12 @@ use super::mix::TxnType;
 use super::request::{CustomerSelector, TpccRequest};
 use super::rows::Row;
 use super::workload::Tpcc;
-use crate::protocol::{Abort, Protocol};
+use crate::protocol::Abort;
 use crate::storage::{RecordId, TableId};
-use crate::txn::Txn;
+use crate::txn::TxnOps;
 
 /// Runs `req` as one attempt.
-pub(super) async fn run<P: Protocol>(
-    t: &Tpcc,
-    tx: &mut Txn<'_, P>,
-    req: &TpccRequest,
-) -> Result<(), Abort> {
+pub(super) async fn run<Tx: TxnOps>(t: &Tpcc, tx: &mut Tx, req: &TpccRequest) -> Result<(), Abort> {
     match req.txn_type() {
         TxnType::NewOrder => new_order::run(t, tx, req).await,
         TxnType::Payment => payment::run(t, tx, req).await,
@@ -35,8 +31,8 @@ pub(super) async fn run<P: Protocol>(
 }
 
 /// Reads and decodes a row.
-async fn read_row<P: Protocol, R: Row>(
-    tx: &mut Txn<'_, P>,
+async fn read_row<Tx: TxnOps, R: Row>(
+    tx: &mut Tx,
     table: TableId,
     rid: RecordId,
 ) -> Result<R, Abort> {
@@ -44,8 +40,8 @@ async fn read_row<P: Protocol, R: Row>(
 }
 
 /// Reads and decodes a row at read committed (not kept stable until commit).
-async fn read_row_committed<P: Protocol, R: Row>(
-    tx: &mut Txn<'_, P>,
+async fn read_row_committed<Tx: TxnOps, R: Row>(
+    tx: &mut Tx,
     table: TableId,
     rid: RecordId,
 ) -> Result<R, Abort> {
@@ -54,8 +50,8 @@ async fn read_row_committed<P: Protocol, R: Row>(
 
 /// Reads a row, lets `change` edit it, writes it back (one read-modify-write), and returns what
 /// `change` returned.
-async fn update_row<P: Protocol, R: Row, T>(
-    tx: &mut Txn<'_, P>,
+async fn update_row<Tx: TxnOps, R: Row, T>(
+    tx: &mut Tx,
     table: TableId,
     rid: RecordId,
     change: impl FnOnce(&mut R) -> T,

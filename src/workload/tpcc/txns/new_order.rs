@@ -1,8 +1,8 @@
 //! New-Order (clause 2.4.2).
 
 use super::{fill, read_row, update_row};
-use crate::protocol::{Abort, Protocol};
-use crate::txn::Txn;
+use crate::protocol::Abort;
+use crate::txn::TxnOps;
 use crate::workload::tpcc::request::{CustomerSelector, TpccRequest};
 use crate::workload::tpcc::rows::{
     Customer, District, Item, NewOrder, Order, OrderLine, Stock, Warehouse,
@@ -16,7 +16,7 @@ use crate::workload::tpcc::workload::Tpcc;
 /// Enters an order of `ol_cnt` lines for customer `(w, d, c)`: takes the district's next order
 /// id, inserts ORDER, NEW-ORDER and the ORDER-LINEs, and updates each line's STOCK row.
 ///
-/// The new rows are blind writes into their slots rather than [`Txn::insert`]s: the slots
+/// The new rows are blind writes into their slots rather than [`TxnOps::insert`]s: the slots
 /// belong to the order id taken from D_NEXT_O_ID by this transaction's read-modify-write of the
 /// district row, so no other transaction that can commit fills them, and checking them would
 /// add nothing the district row does not already order. (It also keeps a protocol without
@@ -27,11 +27,7 @@ use crate::workload::tpcc::workload::Tpcc;
 /// before writing anything, which the spec allows (2.4.2.3 only requires the rollback; the order
 /// of the reads inside the transaction is the implementation's) and which keeps an aborted
 /// order from leaving index entries behind.
-pub(super) async fn run<P: Protocol>(
-    t: &Tpcc,
-    tx: &mut Txn<'_, P>,
-    req: &TpccRequest,
-) -> Result<(), Abort> {
+pub(super) async fn run<Tx: TxnOps>(t: &Tpcc, tx: &mut Tx, req: &TpccRequest) -> Result<(), Abort> {
     let layout = &t.layout;
     let (w, d) = (req.w, req.d);
     let CustomerSelector::Id(c) = req.customer else {
@@ -43,11 +39,11 @@ pub(super) async fn run<P: Protocol>(
         if !TpccLayout::is_item(line.item) {
             return Err(Abort::User);
         }
-        prices[n] = read_row::<P, Item>(tx, ITEM, layout.item(line.item))
+        prices[n] = read_row::<Tx, Item>(tx, ITEM, layout.item(line.item))
             .await?
             .i_price;
     }
-    let w_tax = read_row::<P, Warehouse>(tx, WAREHOUSE, layout.warehouse(w))
+    let w_tax = read_row::<Tx, Warehouse>(tx, WAREHOUSE, layout.warehouse(w))
         .await?
         .w_tax;
     let (d_tax, o_id) = update_row(tx, DISTRICT, layout.district(w, d), |r: &mut District| {
@@ -56,7 +52,7 @@ pub(super) async fn run<P: Protocol>(
         (r.d_tax, o_id)
     })
     .await?;
-    let discount = read_row::<P, Customer>(tx, CUSTOMER, layout.customer(w, d, c))
+    let discount = read_row::<Tx, Customer>(tx, CUSTOMER, layout.customer(w, d, c))
         .await?
         .c_discount;
     let Some(order_rid) = layout.order(w, d, o_id) else {

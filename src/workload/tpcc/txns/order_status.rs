@@ -1,8 +1,8 @@
 //! Order-Status (clause 2.6.2).
 
 use super::{customer_id, read_row};
-use crate::protocol::{Abort, Protocol};
-use crate::txn::Txn;
+use crate::protocol::Abort;
+use crate::txn::TxnOps;
 use crate::workload::tpcc::request::TpccRequest;
 use crate::workload::tpcc::rows::{Customer, Order, OrderLine};
 use crate::workload::tpcc::schema::{
@@ -12,11 +12,7 @@ use crate::workload::tpcc::workload::Tpcc;
 
 /// Reads a customer (by id or last name), their most recent order (the greatest order id in
 /// ORDER-by-customer: a phantom-safe `scan_last`) and its lines. Read-only.
-pub(super) async fn run<P: Protocol>(
-    t: &Tpcc,
-    tx: &mut Txn<'_, P>,
-    req: &TpccRequest,
-) -> Result<(), Abort> {
+pub(super) async fn run<Tx: TxnOps>(t: &Tpcc, tx: &mut Tx, req: &TpccRequest) -> Result<(), Abort> {
     let layout = &t.layout;
     let (w, d) = (req.w, req.d);
     let c = customer_id(t, w, d, req.customer);

@@ -1,8 +1,8 @@
 //! Payment (clause 2.5.2).
 
 use super::{customer_id, fill, update_row};
-use crate::protocol::{Abort, Protocol};
-use crate::txn::Txn;
+use crate::protocol::Abort;
+use crate::txn::TxnOps;
 use crate::workload::tpcc::request::TpccRequest;
 use crate::workload::tpcc::rows::{Customer, District, FixedStr, History, Warehouse};
 use crate::workload::tpcc::schema::{CUSTOMER, DISTRICT, HISTORY, WAREHOUSE};
@@ -12,11 +12,7 @@ use std::io::Write;
 /// Records a payment of `amount` by a customer (of the home district, or a remote one in 15% of
 /// cases) to district `(w, d)`: adds it to W_YTD and D_YTD, takes it off the customer's balance
 /// (prepending the payment to C_DATA for bad-credit customers), and inserts a HISTORY row.
-pub(super) async fn run<P: Protocol>(
-    t: &Tpcc,
-    tx: &mut Txn<'_, P>,
-    req: &TpccRequest,
-) -> Result<(), Abort> {
+pub(super) async fn run<Tx: TxnOps>(t: &Tpcc, tx: &mut Tx, req: &TpccRequest) -> Result<(), Abort> {
     let layout = &t.layout;
     let (w, d, amount) = (req.w, req.d, req.amount);
     let w_name = update_row(tx, WAREHOUSE, layout.warehouse(w), |r: &mut Warehouse| {

@@ -1,9 +1,9 @@
 //! Stock-Level (clause 2.8.2).
 
 use super::{read_row, read_row_committed};
-use crate::protocol::{Abort, Protocol};
+use crate::protocol::Abort;
 use crate::storage::{RecordId, TableId};
-use crate::txn::Txn;
+use crate::txn::TxnOps;
 use crate::workload::tpcc::mix::StockLevelIsolation;
 use crate::workload::tpcc::request::TpccRequest;
 use crate::workload::tpcc::rows::{District, Order, OrderLine, Row, Stock};
@@ -18,11 +18,7 @@ const RECENT_ORDERS: u32 = 20;
 /// exist, and the district read protects the range), so no index scan is needed. Read-only; at
 /// `--stock-level-isolation read-committed` every read is a read-committed read (2.8.2.3
 /// requires only that), otherwise the reads are serializable like any transaction's.
-pub(super) async fn run<P: Protocol>(
-    t: &Tpcc,
-    tx: &mut Txn<'_, P>,
-    req: &TpccRequest,
-) -> Result<(), Abort> {
+pub(super) async fn run<Tx: TxnOps>(t: &Tpcc, tx: &mut Tx, req: &TpccRequest) -> Result<(), Abort> {
     let layout = &t.layout;
     let (w, d) = (req.w, req.d);
     let committed = t.config.stock_level == StockLevelIsolation::ReadCommitted;
@@ -58,8 +54,8 @@ pub(super) async fn run<P: Protocol>(
     Ok(())
 }
 
-async fn read<P: Protocol, R: Row>(
-    tx: &mut Txn<'_, P>,
+async fn read<Tx: TxnOps, R: Row>(
+    tx: &mut Tx,
     table: TableId,
     rid: RecordId,
     committed: bool,

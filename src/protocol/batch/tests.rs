@@ -1,0 +1,125 @@
+//! The batch manager step by step on one thread: formation, the barrier, the next batch.
+
+use super::*;
+
+const READY: Poll<()> = Poll::Ready(());
+
+fn batches(size: usize, timeout_us: u64) -> Batches {
+    Batches::new(&BatchOptions { size, timeout_us })
+}
+
+/// A batch closes once every live worker joined, waits for all of them to execute, and the last
+/// to finish opens the next one.
+#[test]
+fn a_batch_closes_when_everyone_joined_and_opens_the_next_when_all_finished() {
+    let b = batches(64, 1_000_000);
+    let (mut x, mut y) = (b.register(0), b.register(1));
+    assert_eq!(b.join(&mut x), READY);
+    assert_eq!(x.batch(), 1);
+    b.executed(&x);
+    assert_eq!(b.all_executed(&x), Poll::Pending, "y may still join");
+    assert_eq!(b.join(&mut y), READY);
+    assert_eq!(y.batch(), 1, "same batch");
+    assert_eq!(b.all_executed(&x), Poll::Pending, "y has not executed");
+    b.executed(&y);
+    assert_eq!(b.all_executed(&x), READY);
+    assert_eq!(b.all_executed(&y), READY);
+    b.finished(&mut x);
+    assert_eq!(b.join(&mut x), Poll::Pending, "batch 1 still has y");
+    b.finished(&mut y);
+    assert_eq!(b.join(&mut x), READY);
+    assert_eq!(x.batch(), 2);
+    assert_eq!(b.stats()[0], ("batches", 1.0));
+    assert_eq!(b.stats()[1], ("mean_batch_size", 2.0));
+}
+
+/// `--batch-size` closes a batch before every worker joined.
+#[test]
+fn a_full_batch_closes() {
+    let b = batches(1, 1_000_000);
+    let (mut x, mut y) = (b.register(0), b.register(1));
+    assert_eq!(b.join(&mut x), READY);
+    assert_eq!(b.join(&mut y), Poll::Pending, "batch 1 is full");
+    b.executed(&x);
+    assert_eq!(b.all_executed(&x), READY);
+    b.finished(&mut x);
+    assert_eq!(b.join(&mut y), READY);
+    assert_eq!(y.batch(), 2);
+}
+
+/// The time bound closes a batch that not every worker joined; without it the batch waits.
+#[test]
+fn the_time_bound_closes_a_batch_with_whoever_came() {
+    let waits = batches(64, 1_000_000);
+    let (mut x, _y) = (waits.register(0), waits.register(1));
+    assert_eq!(waits.join(&mut x), READY);
+    waits.executed(&x);
+    assert_eq!(waits.all_executed(&x), Poll::Pending);
+
+    let closes = batches(64, 0);
+    let (mut x, _y) = (closes.register(0), closes.register(1));
+    assert_eq!(closes.join(&mut x), READY);
+    closes.executed(&x);
+    assert_eq!(closes.all_executed(&x), READY, "closed by its time bound");
+    assert_eq!(closes.stats()[2], ("batches_closed_by_timeout", 1.0));
+}
+
+/// A worker that leaves (stops) no longer holds the batch open.
+#[test]
+fn a_worker_that_leaves_is_not_waited_for() {
+    let b = batches(64, 1_000_000);
+    let (mut x, mut y) = (b.register(0), b.register(1));
+    assert_eq!(b.join(&mut x), READY);
+    b.executed(&x);
+    assert_eq!(b.all_executed(&x), Poll::Pending);
+    b.leave(&mut y);
+    b.leave(&mut y);
+    assert_eq!(b.all_executed(&x), READY);
+}
+
+/// A member that withdraws (its attempt ended before its commit phase) waits for the next
+/// batch: it never joins the same batch twice.
+#[test]
+fn a_withdrawn_member_waits_for_the_next_batch() {
+    let b = batches(64, 1_000_000);
+    let (mut x, mut y) = (b.register(0), b.register(1));
+    assert_eq!(b.join(&mut x), READY);
+    b.withdraw(&mut x);
+    assert_eq!(b.join(&mut x), Poll::Pending, "batch 1 is x's last");
+    assert_eq!(b.join(&mut y), READY);
+    assert_eq!(y.batch(), 1);
+    b.executed(&y);
+    assert_eq!(b.all_executed(&y), READY);
+    b.finished(&mut y);
+    assert_eq!(b.join(&mut x), READY);
+    assert_eq!(x.batch(), 2);
+}
+
+/// Ranks: older transactions first, then worker ids; a retry keeps its age.
+#[test]
+fn ranks_put_older_transactions_first() {
+    let b = batches(1, 0);
+    let (mut old, mut young) = (b.register(5), b.register(2));
+    assert_eq!(b.join(&mut old), READY);
+    b.withdraw(&mut old);
+    // `old` retries (keeps its first batch); `young` is new in batch 2.
+    assert_eq!(b.join(&mut young), READY);
+    b.withdraw(&mut young);
+    assert_eq!(b.join(&mut old), READY);
+    assert_eq!(old.batch(), 3);
+    let old_rank = old.rank();
+    b.withdraw(&mut old);
+    young.new_transaction();
+    assert_eq!(b.join(&mut young), READY);
+    assert_eq!(young.batch(), 4);
+    assert!(
+        old_rank < young.rank(),
+        "an older transaction ranks first whatever its worker id"
+    );
+    let (a, c) = (BatchTicket::new(3), BatchTicket::new(4));
+    let (mut a, mut c) = (a, c);
+    a.joined(9);
+    c.joined(9);
+    assert!(a.rank() < c.rank(), "same age: worker id");
+    assert!(c.rank() < RANK_LIMIT);
+}

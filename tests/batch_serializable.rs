@@ -1,0 +1,157 @@
+//! Batch protocols (Aria, with and without deterministic reordering) under high contention with
+//! more workers than cores, under the thread executor and the coroutine executor: serializable,
+//! no lost update, progress, and every concurrency-control abort one of the batch conflicts
+//! (write-after-write, read-after-write), each of which the coroutine executor turns into SGPM's
+//! NB signal. TPC-C is in `tpcc_consistency.rs`, the anomaly suite in `anomalies.rs`.
+
+mod common;
+
+use common::{checked_db, checked_exec, contended_ycsb, run_checked};
+use txbench::check::check;
+use txbench::exec::{ExecOutcome, run_coro, run_threads};
+use txbench::protocol::aria::{Aria, AriaOptions};
+use txbench::protocol::batch::BatchOptions;
+use txbench::protocol::signal::Signal;
+use txbench::protocol::{Abort, Protocol};
+use txbench::storage::Database;
+use txbench::workload::Workload;
+use txbench::workload::long_scan::{LongScan, LongScanConfig};
+use txbench::workload::ycsb::{Ycsb, YcsbConfig};
+
+fn aria(reordering: bool) -> Aria {
+    Aria::new(&BatchOptions::default(), AriaOptions { reordering })
+}
+
+/// Aborts by reason, commits and NB signals over a run's workers.
+struct Counts {
+    commits: u64,
+    aborts: [u64; Abort::COUNT],
+    nb: u64,
+}
+
+fn counts(out: &ExecOutcome) -> Counts {
+    let mut c = Counts {
+        commits: 0,
+        aborts: [0; Abort::COUNT],
+        nb: 0,
+    };
+    for w in &out.workers {
+        for t in &w.types {
+            c.commits += t.commits;
+            for (i, n) in t.aborts.iter().enumerate() {
+                c.aborts[i] += n;
+            }
+        }
+        c.nb += w.signals[Signal::Nb.index()];
+    }
+    c
+}
+
+/// Runs `workload` on `protocol` (thread executor with `threads` workers, or `threads` threads
+/// of `queue` coroutines), checked: the verdict and the counts.
+fn run<P: Protocol, W: Workload>(
+    protocol: P,
+    workload: &W,
+    threads: usize,
+    queue: Option<usize>,
+) -> (bool, Counts) {
+    let db: Database<P::RecordMeta> = checked_db(workload);
+    let exec = checked_exec(threads, 250);
+    let out = match queue {
+        None => run_threads(&protocol, &db, workload, &exec),
+        Some(q) => run_coro(&protocol, &db, workload, &exec, q),
+    };
+    (check(&out.histories).is_serializable(), counts(&out))
+}
+
+/// Only batch conflicts abort (the workloads here have no user aborts).
+fn only_batch_conflicts(name: &str, c: &Counts) {
+    for why in Abort::ALL {
+        if !matches!(
+            why,
+            Abort::BatchWriteAfterWrite | Abort::BatchReadAfterWrite
+        ) {
+            assert_eq!(c.aborts[why.index()], 0, "{name}: {}", why.name());
+        }
+    }
+}
+
+fn blind() -> YcsbConfig {
+    YcsbConfig {
+        records: 16,
+        ops: 4,
+        long_ops: 4,
+        rmw: false,
+        ..contended_ycsb()
+    }
+}
+
+fn scan() -> LongScan {
+    LongScan::new(LongScanConfig {
+        records: 1_000,
+        hot_records: 2,
+        scan_length: 50,
+        payload: 16,
+        ..LongScanConfig::default()
+    })
+}
+
+/// The thread executor: 4 and 8 workers on the development machine's 2 cores.
+#[test]
+fn aria_is_serializable_under_threads() {
+    for reordering in [false, true] {
+        let name = format!("aria, reordering {reordering}");
+        for threads in [4, 8] {
+            let r = run_checked(
+                aria(reordering),
+                contended_ycsb(),
+                &checked_exec(threads, 250),
+            );
+            assert!(r.committed > 0, "{name}: no progress");
+            assert_eq!(r.lost_update_keys, 0, "{name}: lost updates");
+            assert!(r.report.is_serializable(), "{name}: {:?}", r.report);
+        }
+        for ycsb in [contended_ycsb(), blind()] {
+            let (serializable, c) = run(aria(reordering), &Ycsb::new(ycsb.clone()), 8, None);
+            assert!(serializable, "{name}: {ycsb:?}");
+            assert!(c.commits > 0, "{name}: no progress on {ycsb:?}");
+            only_batch_conflicts(&name, &c);
+            let conflicts = c.aborts[Abort::BatchWriteAfterWrite.index()]
+                + c.aborts[Abort::BatchReadAfterWrite.index()];
+            assert!(conflicts > 0, "{name}: no conflict at all on {ycsb:?}");
+        }
+        let (serializable, c) = run(aria(reordering), &scan(), 8, None);
+        assert!(serializable, "{name}: long-scan");
+        assert!(c.commits > 0, "{name}: no progress on long-scan");
+        only_batch_conflicts(&name, &c);
+    }
+}
+
+/// The coroutine executor: 2 threads of 4 coroutines (8 members per batch at most), and one
+/// thread of 8, whose members all wait for each other on one thread (a protocol that spun at
+/// the batch barrier would never return). Every retried abort is one NB signal.
+#[test]
+fn aria_is_serializable_under_coroutines() {
+    for reordering in [false, true] {
+        let name = format!("aria, reordering {reordering}, coro");
+        for (threads, queue) in [(2, 4), (1, 8)] {
+            for ycsb in [contended_ycsb(), blind()] {
+                let (serializable, c) = run(
+                    aria(reordering),
+                    &Ycsb::new(ycsb.clone()),
+                    threads,
+                    Some(queue),
+                );
+                assert!(serializable, "{name} {threads}x{queue}: {ycsb:?}");
+                assert!(c.commits > 0, "{name} {threads}x{queue}: no progress");
+                only_batch_conflicts(&name, &c);
+                let retried: u64 = c.aborts.iter().sum();
+                assert!(retried > 0, "{name}: no conflict");
+                assert_eq!(c.nb, retried, "{name}: every conflict is NB");
+            }
+        }
+        let (serializable, c) = run(aria(reordering), &scan(), 2, Some(4));
+        assert!(serializable, "{name}: long-scan");
+        assert!(c.commits > 0, "{name}: no progress on long-scan");
+    }
+}
