@@ -13,6 +13,7 @@ use txbench::exec::interactive::commands::{ping_command, serve_command};
 use txbench::experiment::commands::{
     compare_command, merge_command, plot_command, report_command, sweep_command,
 };
+use txbench::metrics::log_report::render_log_table;
 use txbench::metrics::measured_time::short_measurements;
 use txbench::metrics::output::{Output, OutputError};
 use txbench::metrics::report::render_version_table;
@@ -21,6 +22,7 @@ use txbench::metrics::report::{
     render_type_table, short_number, write_csv,
 };
 use txbench::protocol::ProtocolKind;
+use txbench::recovery::recover_command;
 use txbench::runner::run_all;
 use txbench::workload::tpcc::{MAX_WAREHOUSES, TpccMix, TxnType};
 
@@ -40,6 +42,7 @@ fn main() -> ExitCode {
                 Command::Compare(args) => compare_command(&args, &mut out).map(ExitCode::from),
                 Command::Serve(mut args) => serve_command(&mut args, &mut out).map(ExitCode::from),
                 Command::Ping(args) => ping_command(&args, &mut out).map(ExitCode::from),
+                Command::Recover(args) => recover_command(&args, &mut out).map(ExitCode::from),
             },
         },
     };
@@ -86,6 +89,13 @@ fn run_points(points: &[ListPoint], out: &mut Output<impl Write>) -> Result<Exit
             }
         }
     }
+    if configs.iter().any(|(_, c)| c.log.is_some()) {
+        note(format_args!(
+            "error: invalid value for --log: a log holds one run, and comma lists make {}",
+            configs.len()
+        ));
+        return Ok(ExitCode::from(2));
+    }
     execute(&configs, wide, out)
 }
 
@@ -94,13 +104,19 @@ fn run_points(points: &[ListPoint], out: &mut Output<impl Write>) -> Result<Exit
 /// returned to `main`, or, in the middle of the runs, ends the process at once (no point in
 /// running the remaining protocols for a reader that is gone).
 fn run(args: &RunArgs, out: &mut Output<impl Write>) -> Result<ExitCode, OutputError> {
-    let cfg = match args.validate() {
+    let mut cfg = match args.validate() {
         Ok(c) => c,
         Err(e) => {
             note(format_args!("error: {e}"));
             return Ok(ExitCode::from(2));
         }
     };
+    if let Some(log) = &mut cfg.log {
+        // The manifest keeps the run's own arguments: recovery rebuilds the loaded tables from
+        // them.
+        let argv: Vec<String> = std::env::args().skip(2).collect();
+        log.run_args = txbench::log::run_args_without_log_flags(&argv);
+    }
     for w in args.ineffective_flags(&cfg) {
         note(format_args!("warning: {w}"));
     }
@@ -195,6 +211,14 @@ fn execute(
             }
             if let Some(versions) = render_version_table(&medians) {
                 out.line(&format!("version memory:\n{versions}"))?;
+            }
+            let logged = medians.iter().filter_map(|r| {
+                r.log
+                    .as_ref()
+                    .map(|l| (r.protocol.as_str(), l, &r.latency_us))
+            });
+            if let Some(log) = render_log_table(logged) {
+                out.line(&format!("durability:\n{log}"))?;
             }
             if let Some(stats) = render_protocol_stats(&medians) {
                 out.line(&format!("protocol statistics:\n{stats}"))?;

@@ -7,8 +7,10 @@ use crate::config::Executor;
 use crate::config::{Interactive, RunConfig};
 use crate::exec::interactive::clients::{ClientsError, ClientsOutcome, run_clients};
 use crate::exec::interactive::loopback::run_loopback;
-use crate::exec::{run_coro, run_threads_open_loop};
+use crate::exec::{run_coro, run_threads_logged};
+use crate::log::Logger;
 use crate::metrics::cpu_load::{CpuSnapshot, OtherLoad};
+use crate::metrics::log_report::LogReport;
 use crate::metrics::machine::MachineInfo;
 use crate::metrics::progress::{LOG_EVERY, Phase};
 use crate::metrics::report::{ProtocolLabel, RunReport};
@@ -37,6 +39,14 @@ pub enum RunError {
     /// within a poll interval of reaching it.
     #[error(transparent)]
     VersionMemory(#[from] VersionMemoryExhausted),
+    /// The log could not be created (`--log`: the directory changed since validation, or
+    /// files cannot be created in it).
+    #[error("--log: {0}")]
+    LogCreate(#[from] crate::log::LogError),
+    /// Writing or syncing the log failed during the run (a full disk): the run stopped, and
+    /// the log keeps every transaction acknowledged before.
+    #[error("{0}")]
+    LogFailed(String),
     /// An interactive run's clients could not reach the server, lost it, or found it serving
     /// other tables.
     #[error(transparent)]
@@ -50,8 +60,10 @@ impl RunError {
     /// server.
     pub fn exit_code(&self) -> u8 {
         match self {
-            RunError::Tables(_) | RunError::Interactive(ClientsError::Tables { .. }) => 2,
-            RunError::VersionMemory(_) | RunError::Interactive(_) => 1,
+            RunError::Tables(_)
+            | RunError::LogCreate(_)
+            | RunError::Interactive(ClientsError::Tables { .. }) => 2,
+            RunError::VersionMemory(_) | RunError::LogFailed(_) | RunError::Interactive(_) => 1,
         }
     }
 }
@@ -194,9 +206,11 @@ pub fn run_named<P: Protocol, W: Workload>(
         }
     }
     let (tables, indexes) = (workload.tables(), workload.indexes());
+    // A logged run's rows carry the stamp too: its seq orders replay (`crate::log`).
+    let stamped = cfg.check || cfg.log.is_some();
     let loading = Phase::start(cfg.progress, &label.name, "loading the tables", LOG_EVERY);
     let db: Database<P::RecordMeta> =
-        Database::try_build_growable(&tables, &indexes, cfg.check, &workload.growable_tables())?;
+        Database::try_build_growable(&tables, &indexes, stamped, &workload.growable_tables())?;
     workload.load(&db);
     drop(loading);
     // Growth from here on counts against the cap (loading was sized by validation).
@@ -205,7 +219,16 @@ pub fn run_named<P: Protocol, W: Workload>(
     if cfg.check {
         db.stamp_loaded_rows();
     }
+    let logger = match &cfg.log {
+        Some(settings) => Some(Logger::create(
+            settings,
+            cfg.exec.threads,
+            &settings.run_args,
+        )?),
+        None => None,
+    };
     workload.run_starts(cfg.exec.warmup + cfg.exec.duration);
+    let logging_since = std::time::Instant::now();
     let running = Phase::start(
         cfg.progress,
         &label.name,
@@ -218,31 +241,56 @@ pub fn run_named<P: Protocol, W: Workload>(
     );
     let cpu_before = CpuSnapshot::take();
     let mut interactive = None;
-    let (outcome, version_samples) =
-        sample_versions_while(&protocol, cfg, || match (&cfg.interactive, cfg.executor) {
-            (Some(Interactive::Loopback { rtt_us }), _) => {
-                let rtt = Duration::from_micros(*rtt_us);
-                run_loopback(&protocol, &db, workload, &cfg.exec, rtt).map(|o| {
-                    interactive = Some(InteractiveStats::new(&o.clients));
-                    o.clients.exec
-                })
-            }
-            (_, Executor::Thread) => Ok(run_threads_open_loop(
-                &protocol,
-                &db,
-                workload,
-                &cfg.exec,
-                cfg.open_loop,
-            )),
-            (_, Executor::Coro { queue }) => {
-                Ok(run_coro(&protocol, &db, workload, &cfg.exec, queue))
-            }
-        });
+    let (outcome, version_samples) = std::thread::scope(|s| {
+        if let Some(log) = &logger {
+            s.spawn(|| log.run_flusher());
+        }
+        let ran =
+            sample_versions_while(&protocol, cfg, || match (&cfg.interactive, cfg.executor) {
+                (Some(Interactive::Loopback { rtt_us }), _) => {
+                    let rtt = Duration::from_micros(*rtt_us);
+                    run_loopback(&protocol, &db, workload, &cfg.exec, rtt).map(|o| {
+                        interactive = Some(InteractiveStats::new(&o.clients));
+                        o.clients.exec
+                    })
+                }
+                (_, Executor::Thread) => Ok(run_threads_logged(
+                    &protocol,
+                    &db,
+                    workload,
+                    &cfg.exec,
+                    cfg.open_loop,
+                    logger.as_ref(),
+                )),
+                (_, Executor::Coro { queue }) => {
+                    Ok(run_coro(&protocol, &db, workload, &cfg.exec, queue))
+                }
+            });
+        // Ends the flusher's loop (the scope then joins it) and makes the rest durable.
+        if let Some(log) = &logger {
+            let _ = log.finish();
+        }
+        ran
+    });
     drop(running);
     let others = cpu_before
         .zip(CpuSnapshot::take())
         .and_then(|(before, after)| before.others_until(&after));
     let outcome = outcome?;
+    let log_report = match (&logger, &cfg.log) {
+        (Some(log), Some(settings)) => {
+            if let Some(failure) = log.failure() {
+                return Err(RunError::LogFailed(failure.to_string()));
+            }
+            Some(log_report(
+                log,
+                settings,
+                &outcome.workers,
+                logging_since.elapsed(),
+            ))
+        }
+        _ => None,
+    };
     if let Some(e) = parts::version_memory_exhausted(&protocol) {
         return Err(e.into());
     }
@@ -278,6 +326,7 @@ pub fn run_named<P: Protocol, W: Workload>(
         ));
     }
     report.versions = versions;
+    report.log = log_report;
     report.version_samples = version_samples;
     report.growing_tables = db
         .tables()
@@ -314,6 +363,39 @@ pub fn run_named<P: Protocol, W: Workload>(
         ));
     }
     Ok(report)
+}
+
+/// The log's numbers for the report: its counters over `elapsed` (the whole run) and the
+/// workers' durable acknowledgement latencies.
+fn log_report(
+    log: &Logger,
+    settings: &crate::log::LogSettings,
+    workers: &[crate::metrics::WorkerStats],
+    elapsed: Duration,
+) -> LogReport {
+    let stats = log.stats();
+    let mut durable = crate::metrics::WorkerStats::new(1).durable_latency;
+    for w in workers {
+        durable
+            .add(&w.durable_latency)
+            .expect("histograms of equal bounds");
+    }
+    let per = |a: u64, b: u64| if b == 0 { 0.0 } else { a as f64 / b as f64 };
+    LogReport {
+        dir: settings.dir.display().to_string(),
+        sync: settings.sync.name(),
+        group_us: settings.group.as_micros() as u64,
+        txns_logged: stats.txns,
+        bytes: stats.bytes,
+        bytes_per_txn: per(stats.bytes, stats.txns),
+        flushes: stats.flushes,
+        fsyncs: stats.fsyncs,
+        fsyncs_per_s: stats.fsyncs as f64 / elapsed.as_secs_f64().max(1e-9),
+        txns_per_fsync: per(stats.txns, stats.fsyncs),
+        durable_epoch: stats.durable_epoch,
+        acknowledged: durable.len(),
+        durable_latency_us: crate::metrics::LatencySummary::from_histogram(&durable),
+    }
 }
 
 /// What an open-loop run's numbers do not say by themselves: an offered rate that expects (almost)

@@ -666,3 +666,154 @@ fn a_busy_machine_is_named() {
         .expect("other_processes_cores");
     assert!(cores > 0.25, "{cores}");
 }
+
+// ---- the redo log (issue 25) ----
+
+/// A fresh directory for one log case.
+fn log_case_dir(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("txbench-badlog-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).expect("temporary directory");
+    dir
+}
+
+/// `--log` with a directory that cannot take a log, or a run it cannot log, exits 2 before
+/// anything runs, naming the problem; log flags without `--log` too.
+#[test]
+fn bad_log_directories_and_runs_are_refused_before_the_run() {
+    let holds = log_case_dir("holds");
+    std::fs::write(holds.join("manifest.json"), "{}").expect("a stray manifest");
+    let file = log_case_dir("file").join("plain");
+    std::fs::write(&file, "").expect("a plain file");
+    let missing = log_case_dir("missing").join("absent");
+    let run = |dir: &Path, extra: &[&str]| {
+        let mut args = vec!["run", "-w", "ycsb", "--records", "100", "-d", "0.1"];
+        if !extra.contains(&"-p") {
+            args.extend_from_slice(&["-p", "silo"]);
+        }
+        args.extend_from_slice(extra);
+        let mut v: Vec<String> = args.iter().map(|s| s.to_string()).collect();
+        v.push("--log".into());
+        v.push(dir.display().to_string());
+        v
+    };
+    let cases = [
+        (run(&missing, &[]), "does not exist"),
+        (run(&file, &[]), "is not a directory"),
+        (run(&holds, &[]), "holds another run's log"),
+        (
+            run(&log_case_dir("two"), &["-p", "silo,tictoc"]),
+            "a log holds one run",
+        ),
+        (
+            run(&log_case_dir("coro"), &["--executor", "coro"]),
+            "--executor thread only",
+        ),
+        (
+            run(&log_case_dir("group"), &["--log-group-us", "5"]),
+            "--log-group-us",
+        ),
+    ];
+    let mut failures = Vec::new();
+    for (args, message) in cases {
+        let mut c = case(&[], 2, message);
+        c.args = args;
+        if let Some(f) = c.check() {
+            failures.push(f);
+        }
+    }
+    for (args, message) in [
+        (
+            &["run", "--log-sync", "group"][..],
+            "--log-sync applies only with --log",
+        ),
+        (
+            &["run", "--log-group-us", "1000"][..],
+            "--log-group-us applies only with --log",
+        ),
+    ] {
+        if let Some(f) = case(args, 2, message).check() {
+            failures.push(f);
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n\n"));
+}
+
+/// `txbench recover` on a directory that holds no log exits 2 naming it; on a log whose file
+/// was corrupted mid-way, it recovers the valid prefix and names the file and the offset where
+/// it stopped.
+#[test]
+fn recover_refuses_a_non_log_and_names_where_a_corrupted_log_stopped() {
+    let empty = log_case_dir("empty");
+    let c = case(
+        &["recover", &empty.display().to_string()],
+        2,
+        "holds no log",
+    );
+    if let Some(f) = c.check() {
+        panic!("{f}");
+    }
+    let dir = log_case_dir("corrupt");
+    let ran = Command::new(binary())
+        .args([
+            "run",
+            "-p",
+            "silo",
+            "-w",
+            "ycsb",
+            "--records",
+            "500",
+            "--rmw",
+            "-t",
+            "1",
+        ])
+        .args([
+            "-d",
+            "0.3",
+            "--warmup",
+            "0",
+            "--no-pin",
+            "--log-sync",
+            "none",
+            "--log",
+        ])
+        .arg(&dir)
+        .output()
+        .expect("run txbench");
+    assert!(
+        ran.status.success(),
+        "{}",
+        String::from_utf8_lossy(&ran.stderr)
+    );
+    let file = dir.join("worker-000.log");
+    let mut bytes = std::fs::read(&file).expect("log file");
+    assert!(bytes.len() > 10_000, "a log of {} bytes", bytes.len());
+    let at = bytes.len() / 2;
+    bytes[at] ^= 0x40;
+    std::fs::write(&file, &bytes).expect("corrupt the log");
+    let rec = Command::new(binary())
+        .arg("recover")
+        .arg(&dir)
+        .output()
+        .expect("run txbench recover");
+    let out = String::from_utf8_lossy(&rec.stdout);
+    assert_eq!(
+        rec.status.code(),
+        Some(0),
+        "{out}{}",
+        String::from_utf8_lossy(&rec.stderr)
+    );
+    assert!(out.contains("worker-000.log"), "{out}");
+    assert!(out.contains("checksum mismatch at offset"), "{out}");
+    let offset: usize = out
+        .split("at offset ")
+        .nth(1)
+        .and_then(|s| s.split_whitespace().next())
+        .and_then(|n| n.parse().ok())
+        .expect("an offset");
+    assert!(
+        offset <= at && offset > 0,
+        "stopped at {offset}, corrupted at {at}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}

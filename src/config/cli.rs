@@ -43,6 +43,22 @@ pub enum Command {
     Serve(Box<super::serve_cli::ServeArgs>),
     /// Measure the bare round trip to a `txbench serve` server.
     Ping(super::serve_cli::PingArgs),
+    /// Rebuild the database a `txbench run --log DIR` left, replaying its log files in
+    /// parallel, and check it (TPC-C's consistency conditions).
+    Recover(RecoverArgs),
+}
+
+/// Flags of `txbench recover`.
+#[derive(Debug, Args)]
+pub struct RecoverArgs {
+    /// The log directory (`txbench run --log DIR`).
+    pub dir: std::path::PathBuf,
+    /// Output format: a summary (table), or one JSON object.
+    #[arg(long, value_enum, default_value_t = Format::Table)]
+    pub format: Format,
+    /// Write the id of every replayed transaction to this file, one per line (crash tests).
+    #[arg(long, value_name = "FILE")]
+    pub txn_ids: Option<std::path::PathBuf>,
 }
 
 /// PLOR commit priority as a flag value.
@@ -409,6 +425,36 @@ pub struct RunArgs {
     /// beyond loopback); `run --connect` presents it.
     #[arg(long)]
     pub token: Option<String>,
+    // ---- durability (issue 25) ----
+    /// Redo-log every committed write, insert and delete to one file per worker in this
+    /// directory, which must exist and hold no other run's log; `txbench recover DIR` rebuilds
+    /// the database from it. One protocol, one repetition, thread executor.
+    #[arg(long, value_name = "DIR")]
+    pub log: Option<std::path::PathBuf>,
+    /// With --log: when a commit is acknowledged: group (once a group flush has synced the
+    /// log up to its epoch; the default), txn (after a sync the commit itself starts) or none
+    /// (at once; the log is written every group interval and synced only at the end).
+    #[arg(long, value_enum)]
+    pub log_sync: Option<LogSyncArg>,
+    /// With --log: the group commit interval (how often an epoch closes and the log is
+    /// flushed), in microseconds, 100..=1000000 (default 2000).
+    #[arg(long, value_parser = Whole::<u64>::new(), allow_negative_numbers = true)]
+    pub log_group_us: Option<u64>,
+    /// With --log, for crash tests: after each durable acknowledgement, append the
+    /// transaction's id to ack-W.txt (W: the worker) in this existing directory.
+    #[arg(long, value_name = "DIR")]
+    pub log_acks: Option<std::path::PathBuf>,
+}
+
+/// `--log-sync`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum LogSyncArg {
+    /// Acknowledge at once; sync only at the end of the run.
+    None,
+    /// Acknowledge once a group flush synced the transaction's epoch.
+    Group,
+    /// Acknowledge after a sync started by the commit itself.
+    Txn,
 }
 
 /// `--arrival`.

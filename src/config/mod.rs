@@ -25,8 +25,8 @@ mod validate;
 pub mod whole;
 
 pub use cli::{
-    Cli, Command, ExecutorArg, KeyDistArg, LockWaitArg, MoccLockArg, MoccTemperatureArg,
-    PlorPriorityArg, RunArgs,
+    Cli, Command, ExecutorArg, KeyDistArg, LockWaitArg, LogSyncArg, MoccLockArg,
+    MoccTemperatureArg, PlorPriorityArg, RecoverArgs, RunArgs,
 };
 pub use exec::{ArrivalProcess, ExecConfig, Executor, OpenLoop};
 pub use experiment_cli::{CompareArgs, MergeArgs, PlotArgs, ReportArgs, SweepArgs};
@@ -139,6 +139,9 @@ pub enum ConfigError {
         /// Which aborts the workload has, and what would work.
         why: String,
     },
+    /// `--log` with a directory that cannot take a new log, or with a run it cannot log.
+    #[error("invalid value for --log: {0}")]
+    Log(String),
 }
 
 impl From<UnknownProtocol> for ConfigError {
@@ -180,6 +183,8 @@ pub struct RunConfig {
     /// Interactive transactions (`--interactive`, `--connect`): clients send each operation
     /// to a server; `None` runs the programs in process.
     pub interactive: Option<Interactive>,
+    /// The redo log (`--log`, `--log-sync`, `--log-group-us`); `None` without `--log`.
+    pub log: Option<crate::log::LogSettings>,
 }
 
 /// Largest thread count accepted.

@@ -1,7 +1,7 @@
 //! Validation: flags to a [`RunConfig`], every range check in one place, before any work.
 
 use super::cli::{
-    IndexArg, LockWaitArg, MoccLockArg, MoccTemperatureArg, PlorPriorityArg, RunArgs,
+    IndexArg, LockWaitArg, LogSyncArg, MoccLockArg, MoccTemperatureArg, PlorPriorityArg, RunArgs,
 };
 use super::memory::{self, AvailableMemory, DEFAULT_VERSION_MEMORY_MB, MemoryBudget, round_down};
 use super::presets::{WORKLOADS, preset};
@@ -209,7 +209,7 @@ impl RunArgs {
         let budget = MemoryBudget::new(available, threads)?;
         // A checked run's rows carry a stamp: the same stride as metadata larger by the stamp
         // (both are rounded to words before the record is rounded to a cache line).
-        let stamp = if self.check {
+        let stamp = if self.check || self.log.is_some() {
             crate::storage::stamp::STAMP_BYTES
         } else {
             0
@@ -325,6 +325,12 @@ impl RunArgs {
         }
         let open_loop = self.open_loop(executor)?;
         let interactive = self.interactive_mode(executor, open_loop.is_some(), &mut protocols)?;
+        let log = self.log_settings(&protocols, executor)?;
+        if log.is_some() && interactive.is_some() {
+            return Err(ConfigError::Log(
+                "logging runs in process only (not with --interactive or --connect)".to_string(),
+            ));
+        }
         Ok(RunConfig {
             protocols,
             preset: self.preset.clone(),
@@ -349,7 +355,75 @@ impl RunArgs {
             interactive,
             table_memory_bytes,
             progress: self.progress,
+            log,
         })
+    }
+
+    /// `--log`, `--log-sync`, `--log-group-us`, `--log-acks`: the log's settings, after
+    /// checking that the directory can take a new log and that the run can be logged (one
+    /// protocol, one repetition, the thread executor).
+    fn log_settings(
+        &self,
+        protocols: &[ProtocolKind],
+        executor: Executor,
+    ) -> Result<Option<crate::log::LogSettings>, ConfigError> {
+        use crate::log::{DEFAULT_GROUP_US, LogSettings, LogSync};
+        let Some(dir) = &self.log else {
+            for (given, param) in [
+                (self.log_sync.is_some(), "log-sync"),
+                (self.log_group_us.is_some(), "log-group-us"),
+                (self.log_acks.is_some(), "log-acks"),
+            ] {
+                if given {
+                    return Err(ConfigError::NeedsFlag {
+                        param,
+                        needs: "log",
+                    });
+                }
+            }
+            return Ok(None);
+        };
+        let group_us = self.log_group_us.unwrap_or(DEFAULT_GROUP_US);
+        if !(100..=1_000_000).contains(&group_us) {
+            return Err(out_of_range(
+                "log-group-us",
+                group_us,
+                "100 <= microseconds <= 1000000",
+            ));
+        }
+        if protocols.len() != 1 || self.repeat != 1 {
+            return Err(ConfigError::Log(format!(
+                "a log holds one run: give one --protocol (not {}) and --repeat 1",
+                self.protocol
+            )));
+        }
+        if executor != Executor::Thread {
+            return Err(ConfigError::Log(
+                "logging runs with --executor thread only (the coroutine executor cannot yet \
+                 wait for durability without blocking its thread's other transactions)"
+                    .to_string(),
+            ));
+        }
+        crate::log::files::check_log_dir(dir).map_err(|e| ConfigError::Log(e.to_string()))?;
+        if let Some(acks) = &self.log_acks
+            && !acks.is_dir()
+        {
+            return Err(ConfigError::Log(format!(
+                "--log-acks {} is not an existing directory",
+                acks.display()
+            )));
+        }
+        Ok(Some(LogSettings {
+            dir: dir.clone(),
+            sync: match self.log_sync {
+                None | Some(LogSyncArg::Group) => LogSync::Group,
+                Some(LogSyncArg::Txn) => LogSync::Txn,
+                Some(LogSyncArg::None) => LogSync::None,
+            },
+            group: Duration::from_micros(group_us),
+            acks: self.log_acks.clone(),
+            run_args: Vec::new(),
+        }))
     }
 
     /// `--sample-ms` for a run of `run` (warm-up and duration): 1..=60000 ms, with at most
@@ -403,7 +477,7 @@ impl RunArgs {
         // one size per table payload (the largest per-version metadata of the protocols run).
         // The heap bound assumes the cap filled with the smallest nodes, whose overhead weighs
         // most; every worker's pool reserves ahead in each size.
-        let stamp = if self.check {
+        let stamp = if self.check || self.log.is_some() {
             crate::storage::stamp::STAMP_BYTES
         } else {
             0

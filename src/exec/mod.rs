@@ -12,4 +12,4 @@ pub mod thread;
 pub mod wait;
 
 pub use coro::run_coro;
-pub use thread::{ExecConfig, ExecOutcome, run_threads, run_threads_open_loop};
+pub use thread::{ExecConfig, ExecOutcome, run_threads, run_threads_logged, run_threads_open_loop};

@@ -22,6 +22,7 @@ use super::wait::{WaitPolicy, delay, drive, pause};
 use crate::check::history::WorkerHistory;
 pub use crate::config::ExecConfig;
 use crate::config::OpenLoop;
+use crate::log::{LogSync, Logger};
 use crate::metrics::{Phase, WaitCounts, WorkerStats};
 use crate::park::ParkingLot;
 use crate::protocol::parts::version_memory_exhausted;
@@ -122,6 +123,20 @@ pub fn run_threads_open_loop<P: Protocol, W: Workload>(
     cfg: &ExecConfig,
     open_loop: Option<OpenLoop>,
 ) -> ExecOutcome {
+    run_threads_logged(protocol, db, workload, cfg, open_loop, None)
+}
+
+/// [`run_threads_open_loop`], logging every committed write to `log` when given (`crate::log`):
+/// each worker acknowledges a commit that wrote only once the log says it is durable, and
+/// records that latency apart (`WorkerStats::durable_latency`). A log that fails stops the run.
+pub fn run_threads_logged<P: Protocol, W: Workload>(
+    protocol: &P,
+    db: &Database<P::RecordMeta>,
+    workload: &W,
+    cfg: &ExecConfig,
+    open_loop: Option<OpenLoop>,
+    log: Option<&Logger>,
+) -> ExecOutcome {
     // Written by the coordinator only; read by every worker once per transaction (Acquire pairs
     // with the coordinator's Release so a worker that sees STOP also sees everything before it).
     let period = CachePadded::new(AtomicU8::new(first_period(cfg)));
@@ -140,6 +155,9 @@ pub fn run_threads_open_loop<P: Protocol, W: Workload>(
                         core_affinity::set_for_current(cores[id % cores.len()]);
                     }
                     let mut tx = Txn::new(protocol, db, id, cfg.record_history);
+                    if let Some(log) = log {
+                        tx.attach_log(log);
+                    }
                     let share = cfg.check_limit_ops / cfg.threads as u64;
                     tx.set_history_budget(usize::try_from(share).unwrap_or(usize::MAX));
                     let mut worker = Worker {
@@ -152,6 +170,7 @@ pub fn run_threads_open_loop<P: Protocol, W: Workload>(
                         lot: ParkingLot::global(),
                         policy,
                         read_phase_extension_ns: cfg.read_phase_extension_ns,
+                        acks: std::collections::VecDeque::with_capacity(1024),
                     };
                     start.wait();
                     // Every worker's arrivals count from the moment the run starts.
@@ -159,6 +178,7 @@ pub fn run_threads_open_loop<P: Protocol, W: Workload>(
                         .as_ref()
                         .map(|o| ArrivalClock::new(o, cfg.threads, id, cfg.seed, Instant::now()));
                     worker.run(period, arrivals.as_mut());
+                    worker.acknowledge_all();
                     let history = worker.tx.take_history().unwrap_or_default();
                     (worker.stats, history)
                 })
@@ -166,7 +186,9 @@ pub fn run_threads_open_loop<P: Protocol, W: Workload>(
             .collect();
 
         let measured = coordinate(cfg, &period, &start, &|| {
-            db.table_memory().refused() || version_memory_exhausted(protocol).is_some()
+            db.table_memory().refused()
+                || version_memory_exhausted(protocol).is_some()
+                || log.is_some_and(|l| l.failure().is_some())
         });
 
         let mut workers = Vec::with_capacity(cfg.threads);
@@ -199,6 +221,19 @@ struct Worker<'db, 'w, P: Protocol, W: Workload> {
     /// How it waits: by whether the run's threads outnumber the cores (open-loop waits too).
     policy: WaitPolicy,
     read_phase_extension_ns: u64,
+    /// With a log: commits waiting for their durable acknowledgement, oldest first.
+    acks: std::collections::VecDeque<PendingAck>,
+}
+
+/// A commit waiting for the log's durable frontier to reach its epoch.
+#[derive(Clone, Copy)]
+struct PendingAck {
+    epoch: u64,
+    txn_id: u64,
+    /// Where its latency counts from.
+    first_start: Instant,
+    /// Measured (its latency is recorded).
+    counted: bool,
 }
 
 impl<P: Protocol, W: Workload> Worker<'_, '_, P, W> {
@@ -238,6 +273,68 @@ impl<P: Protocol, W: Workload> Worker<'_, '_, P, W> {
                 }
             }
         }
+    }
+
+    /// With a log, after a commit: queues the commit for its durable acknowledgement, or with
+    /// `--log-sync txn` waits for it (a flush the commit starts); then acknowledges every
+    /// queued commit the durable frontier has reached. Group commit does not hold the worker:
+    /// it runs its next transaction while earlier ones wait for their epoch (SiloR), and their
+    /// acknowledgement latency is taken when the worker sees the frontier pass them, at most
+    /// one transaction late.
+    fn queue_acknowledgement(&mut self, first_start: Instant, counted: bool) {
+        let Some(log) = self.tx.logger() else {
+            return;
+        };
+        if let Some(epoch) = self.tx.take_committed_epoch() {
+            if log.sync_mode() == LogSync::Txn && !log.wait_durable(epoch) {
+                return; // the log failed: never acknowledged
+            }
+            self.acks.push_back(PendingAck {
+                epoch,
+                txn_id: self.tx.id(),
+                first_start,
+                counted,
+            });
+        }
+        self.acknowledge_durable();
+    }
+
+    /// Acknowledges the queued commits at or below the durable frontier, in commit order.
+    fn acknowledge_durable(&mut self) {
+        let Some(log) = self.tx.logger() else {
+            return;
+        };
+        let durable = log.acknowledged_through();
+        let now = Instant::now();
+        while let Some(a) = self.acks.front().copied() {
+            if a.epoch > durable {
+                break;
+            }
+            self.acks.pop_front();
+            log.acknowledged(self.id, a.txn_id);
+            if a.counted {
+                self.stats
+                    .durable_latency
+                    .saturating_record(nanos(now - a.first_start).max(1));
+            }
+        }
+    }
+
+    /// At the end of the run: waits until every queued commit is durable and acknowledges it
+    /// (or, if the log failed, drops them unacknowledged).
+    fn acknowledge_all(&mut self) {
+        let Some(log) = self.tx.logger() else {
+            return;
+        };
+        // What is durable already is acknowledged even if the log fails while we wait.
+        self.acknowledge_durable();
+        if let Some(last) = self.acks.back()
+            && !log.wait_durable(last.epoch)
+        {
+            self.acks.clear();
+            return;
+        }
+        self.acknowledge_durable();
     }
 
     /// Runs one transaction until it commits or aborts for a reason that is not retried.
@@ -327,6 +424,7 @@ impl<P: Protocol, W: Workload> Worker<'_, '_, P, W> {
                 Ok(()) => {
                     self.tx.committed();
                     self.lot.attempt_ended();
+                    self.queue_acknowledgement(first_start, counted);
                     if counted {
                         let exec_end = exec_end.expect("commit follows execution");
                         let exec = nanos(exec_end - attempt_start).saturating_sub(exec_wait);

@@ -6,6 +6,7 @@
 //! open loop, from its arrival) to its commit, retries and waits included, in nanoseconds.
 
 pub mod cpu_load;
+pub mod log_report;
 pub mod machine;
 pub mod measured_time;
 pub mod output;
@@ -136,6 +137,9 @@ pub struct WorkerStats {
     pub signals: [u64; crate::protocol::signal::Signal::COUNT],
     /// Parks while waiting, during measure.
     pub waits: WaitCounts,
+    /// With a redo log: from the first attempt's start to the durable acknowledgement, per
+    /// measured transaction that wrote (ns).
+    pub durable_latency: Histogram<u64>,
 }
 
 impl WorkerStats {
@@ -146,6 +150,7 @@ impl WorkerStats {
             phase_ns: [0; 4],
             signals: [0; crate::protocol::signal::Signal::COUNT],
             waits: WaitCounts::default(),
+            durable_latency: new_latency_histogram(),
         }
     }
 
@@ -195,6 +200,9 @@ impl WorkerStats {
             *a += b;
         }
         self.waits.add(other.waits);
+        self.durable_latency
+            .add(&other.durable_latency)
+            .expect("histograms of equal bounds");
     }
 }
 

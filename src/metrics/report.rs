@@ -93,6 +93,10 @@ pub struct RunReport {
     /// slots); empty when all went as configured.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub warnings: Vec<String>,
+    /// With `--log`: what the redo log wrote and synced, and the durable acknowledgement
+    /// latency ([`LogReport`](super::log_report::LogReport)).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub log: Option<super::log_report::LogReport>,
     /// Multi-version protocols: live versions and version memory at the end of the run.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub versions: Option<VersionStats>,
@@ -354,6 +358,7 @@ impl RunReport {
             check,
             warnings: Vec::new(),
             versions: None,
+            log: None,
             point: Vec::new(),
             executor: cfg.executor.name(),
             queue: cfg.executor.queue(),

@@ -5,8 +5,10 @@
 //! across transactions: `clear` keeps capacity, so a warmed-up worker allocates nothing.
 
 use super::WriteKind;
+use crate::log::EpochClock;
 use crate::storage::Record;
 use crate::storage::stamp;
+use std::sync::Arc;
 
 /// Records a transaction read, each with protocol-specific state `E`.
 ///
@@ -227,10 +229,65 @@ pub struct WriteEntry<'db, M, E> {
 /// install here itself, or the checker reports its writes as `unordered_write`s.
 ///
 /// [`record`]: InstallLog::record
+///
+/// # The redo log's hook
+///
+/// With a redo log (`--log`, [`InstallLog::enable_redo`]) the same path is the log's one hook
+/// (`crate::log`): the first install of an attempt takes the attempt's epoch from the log's
+/// [`EpochClock`] *before* any of its writes becomes visible, and every install copies the row
+/// it writes, with the record id and the seq just given, into a reused arena
+/// ([`RedoCapture`]). The `Txn` handle appends the arena to the worker's log when the attempt
+/// commits, and abandons it when it aborts. No protocol code is involved.
 #[derive(Debug, Default)]
 pub struct InstallLog {
     enabled: bool,
     installs: Vec<(usize, u64)>,
+    redo: Option<RedoCapture>,
+}
+
+/// What one attempt's installs wrote, for the redo log ([`InstallLog`]).
+pub struct RedoCapture {
+    clock: Arc<EpochClock>,
+    worker: usize,
+    /// The attempt's epoch, taken at its first install; `None` before it.
+    epoch: Option<u64>,
+    /// Entries in the log's format, tables not yet named (`log::format::push_entry`).
+    entries: Vec<u8>,
+    /// Per entry: the record's order key and the entry's offset in `entries`.
+    at: Vec<(usize, usize)>,
+}
+
+impl std::fmt::Debug for RedoCapture {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RedoCapture")
+            .field("worker", &self.worker)
+            .field("epoch", &self.epoch)
+            .field("entries", &self.at.len())
+            .finish()
+    }
+}
+
+impl RedoCapture {
+    /// The attempt's epoch (`None`: it installed nothing).
+    pub fn epoch(&self) -> Option<u64> {
+        self.epoch
+    }
+
+    /// The entries (tables to be named by the caller) and, per entry, its record's order key
+    /// and offset.
+    pub fn parts(&mut self) -> (&mut Vec<u8>, &[(usize, usize)]) {
+        (&mut self.entries, &self.at)
+    }
+
+    /// The attempt's entries are in the worker's log buffer, or were abandoned: leave the
+    /// epoch and forget them.
+    pub fn finish(&mut self) {
+        if self.epoch.take().is_some() {
+            self.clock.leave(self.worker);
+        }
+        self.entries.clear();
+        self.at.clear();
+    }
 }
 
 impl InstallLog {
@@ -239,15 +296,50 @@ impl InstallLog {
         self.enabled = true;
     }
 
+    /// Turns the redo log's capture on for worker `worker` of a log whose epochs `clock`
+    /// keeps (and recording, which gives every version its seq).
+    pub fn enable_redo(&mut self, clock: Arc<EpochClock>, worker: usize) {
+        self.enabled = true;
+        self.redo = Some(RedoCapture {
+            clock,
+            worker,
+            epoch: None,
+            entries: Vec::with_capacity(4096),
+            at: Vec::with_capacity(64),
+        });
+    }
+
+    /// The redo capture, when a log is on.
+    pub fn redo(&mut self) -> Option<&mut RedoCapture> {
+        self.redo.as_mut()
+    }
+
+    /// With a redo log: notes an install of `row` into record `rid` (order key `key`) as
+    /// version `seq`, taking the attempt's epoch first if this is its first install. Called
+    /// before the row is stored.
+    #[inline]
+    fn capture(&mut self, key: usize, rid: u64, seq: u64, row: &[u8]) {
+        if let Some(r) = &mut self.redo {
+            if r.epoch.is_none() {
+                r.epoch = Some(r.clock.enter(r.worker));
+            }
+            let at = crate::log::format::push_entry(&mut r.entries, rid, seq, row);
+            r.at.push((key, at));
+        }
+    }
+
     /// Whether installs are recorded.
     #[inline]
     pub fn is_enabled(&self) -> bool {
         self.enabled
     }
 
-    /// Forgets the recorded installs (a new attempt begins).
+    /// Forgets the recorded installs (a new attempt begins), and any redo capture.
     pub fn clear(&mut self) {
         self.installs.clear();
+        if let Some(r) = &mut self.redo {
+            r.finish();
+        }
     }
 
     /// Notes that the record at `order_key` got a version with `seq`.
@@ -355,6 +447,13 @@ impl<'db, M, E> WriteSet<'db, M, E> {
             let seq = rec.payload.word(word).wrapping_add(1);
             self.data[start + 8 * word..start + 8 * word + 8].copy_from_slice(&seq.to_le_bytes());
             self.log.record(rec.order_key(), seq);
+            // Before the store: the epoch is taken before the write is visible (`crate::log`).
+            self.log.capture(
+                rec.order_key(),
+                rec.rid.0,
+                seq,
+                &self.data[start..end - stamp::STAMP_BYTES],
+            );
         }
         rec.payload.store(&self.data[start..end]);
     }

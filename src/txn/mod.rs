@@ -27,6 +27,7 @@ mod remote;
 pub use ops::TxnOps;
 
 use crate::check::history::{HistOp, Version, WorkerHistory, history_key, split_history_key};
+use crate::log::Logger;
 use crate::protocol::declared::merge_declared;
 use crate::protocol::{Abort, AccessSet, AttemptStart, DeclaredRecord, Protocol, WriteKind};
 use crate::storage::stamp::{Stamp, UNINSTALLED_SEQ, row_checksum};
@@ -68,6 +69,18 @@ pub struct Txn<'db, P: Protocol> {
     /// (`storage/grace.rs`): pinned while a transaction runs, from its first `declare` or
     /// `begin` to its commit.
     pin: Option<crate::storage::grace::PinSlot<'db>>,
+    /// With a redo log (`--log`): where committed attempts go ([`Txn::attach_log`]).
+    log: Option<TxnLog<'db>>,
+}
+
+/// A handle's part of the redo log (`crate::log`).
+struct TxnLog<'db> {
+    logger: &'db Logger,
+    /// This attempt's writes: (record order key, table), to name each logged entry's table.
+    writes: Vec<(usize, u32)>,
+    /// The epoch of the last committed attempt that wrote, until the executor takes it to
+    /// wait for its durability.
+    committed_epoch: Option<u64>,
 }
 
 /// Operations of the current attempt (check mode), and the committed history of this worker.
@@ -146,6 +159,7 @@ impl<'db, P: Protocol> Txn<'db, P> {
             scheduled: Vec::new(),
             check_declared: false,
             pin: db.grace().map(|g| g.claim()),
+            log: None,
             history: record_history.then(|| HistoryStage {
                 attempt: Vec::with_capacity(64),
                 committed: WorkerHistory::default(),
@@ -160,6 +174,76 @@ impl<'db, P: Protocol> Txn<'db, P> {
         if let Some(h) = &mut self.history {
             h.committed = WorkerHistory::with_budget(ops);
         }
+    }
+
+    /// Logs this worker's committed writes to `logger` (`crate::log`): the install path
+    /// captures each install (its epoch and seq need the database's stamps, as check mode's
+    /// do), and each commit appends the attempt to the worker's log buffer.
+    pub fn attach_log(&mut self, logger: &'db Logger) {
+        assert!(
+            self.tables.iter().all(|t| t.is_stamped()),
+            "a logged run needs a database built with stamps (its seqs order replay)"
+        );
+        self.protocol
+            .install_log(&mut self.worker)
+            .enable_redo(logger.clock().clone(), self.worker_id);
+        self.log = Some(TxnLog {
+            logger,
+            writes: Vec::with_capacity(64),
+            committed_epoch: None,
+        });
+    }
+
+    /// With a log: the epoch of the attempt that just committed, if it wrote anything (the
+    /// executor waits for it to be durable before acknowledging the commit).
+    pub(crate) fn take_committed_epoch(&mut self) -> Option<u64> {
+        self.log.as_mut().and_then(|l| l.committed_epoch.take())
+    }
+
+    /// The log this handle writes to, if any.
+    pub(crate) fn logger(&self) -> Option<&'db Logger> {
+        self.log.as_ref().map(|l| l.logger)
+    }
+
+    /// With a log: notes that this attempt wrote the record at `key` of `table`.
+    #[inline]
+    fn note_write(&mut self, key: usize, table: TableId) {
+        if let Some(l) = &mut self.log {
+            l.writes.push((key, table.0));
+        }
+    }
+
+    /// With a log: appends the committed attempt's installs to the worker's log buffer and
+    /// leaves its epoch (`crate::log`).
+    fn log_commit(&mut self) {
+        let Some(l) = &mut self.log else {
+            return;
+        };
+        let capture = self
+            .protocol
+            .install_log(&mut self.worker)
+            .redo()
+            .expect("attach_log enabled the capture");
+        let Some(epoch) = capture.epoch() else {
+            l.writes.clear();
+            return; // wrote nothing: nothing to log or wait for
+        };
+        l.writes.sort_unstable();
+        let (entries, at) = capture.parts();
+        for &(key, offset) in at {
+            let i = l.writes.partition_point(|&(k, _)| k < key);
+            let table = match l.writes.get(i) {
+                Some(&(k, table)) if k == key => table,
+                _ => panic!("an install of a record this attempt never wrote"),
+            };
+            crate::log::format::set_entry_table(entries, offset, table);
+        }
+        let count = u32::try_from(at.len()).expect("entries fit in u32");
+        l.logger
+            .append_txn(self.worker_id, epoch, self.id, count, entries);
+        capture.finish();
+        l.writes.clear();
+        l.committed_epoch = Some(epoch);
     }
 
     /// Unique id of the current attempt: worker id + 1 in the top 24 bits, a per-worker attempt
@@ -382,7 +466,12 @@ impl<'db, P: Protocol> Txn<'db, P> {
         self.id = crate::check::history::txn_id(self.worker_id, self.attempts_started);
         if let Some(h) = &mut self.history {
             h.attempt.clear();
+        }
+        if self.history.is_some() || self.log.is_some() {
             self.protocol.install_log(&mut self.worker).clear();
+        }
+        if let Some(l) = &mut self.log {
+            l.writes.clear();
         }
         self.protocol.begin(&mut self.worker, start);
         self.apply_deferred_removals();
@@ -409,6 +498,8 @@ impl<'db, P: Protocol> Txn<'db, P> {
     /// The attempt committed: apply its deferred index removals and keep its history (check
     /// mode).
     pub(crate) fn committed(&mut self) {
+        // First: the epoch stays taken (holding up its flush) until the append.
+        self.log_commit();
         self.apply_index_removals();
         self.record_commit();
         // Last: the transaction holds no record from here on.
@@ -479,6 +570,11 @@ impl<'db, P: Protocol> Txn<'db, P> {
     pub(crate) fn aborted(&mut self, why: Abort) {
         self.index_removals.clear();
         self.protocol.abort(&mut self.worker, why);
+        if self.log.is_some()
+            && let Some(capture) = self.protocol.install_log(&mut self.worker).redo()
+        {
+            capture.finish();
+        }
     }
 
     /// The worker runs no more transactions
@@ -601,6 +697,7 @@ impl<P: Protocol, F: FnOnce(&mut [u8]) -> R, R> Future for UpdateOp<'_, '_, P, F
             Poll::Ready(Err(why)) => Poll::Ready(Err(why)),
             Poll::Ready(Ok(())) => {
                 progress::op_completed();
+                tx.note_write(rec.order_key(), this.table);
                 if let Some(h) = &mut tx.history {
                     let key = history_key(this.table.0, this.rid.0);
                     h.attempt.push(HistOp::write(key, Version::UNKNOWN_SEQ));
@@ -648,6 +745,7 @@ impl<P: Protocol, F: FnOnce(&mut [u8])> Future for WriteOp<'_, '_, P, F> {
             .write(&mut tx.worker, rec, buf, WriteKind::Blind);
         if let Poll::Ready(Ok(())) = written {
             progress::op_completed();
+            tx.note_write(rec.order_key(), this.table);
             if let Some(h) = &mut tx.history {
                 let key = history_key(this.table.0, this.rid.0);
                 h.attempt.push(HistOp::write(key, Version::UNKNOWN_SEQ));

@@ -63,6 +63,7 @@ impl<'db, P: Protocol> Txn<'db, P> {
             .write(&mut self.worker, rec, buf, WriteKind::ReadModifyWrite);
         if let Poll::Ready(Ok(())) = written {
             progress::op_completed();
+            self.note_write(rec.order_key(), table);
             if let Some(h) = &mut self.history {
                 h.attempt.push(HistOp::write(
                     history_key(table.0, rid.0),

@@ -329,6 +329,7 @@ fn run(proto: Proto, mutant: Mutant, load: Load, threads: usize, seed: u64) -> C
         progress: crate::metrics::progress::ProgressMode::Never,
         open_loop: None,
         table_memory_bytes: u64::MAX,
+        log: None,
         interactive: None,
     };
     let machine = MachineInfo::detect();

@@ -219,7 +219,7 @@ fn protected_reader(contiguous: bool) -> (i64, u64) {
     for v in 3..=7 {
         write(&m, v);
     }
-    let live = m.version_stats().unwrap().live_versions;
+    let live = m.version_stats().live_versions;
     ready(m.read(&mut reader, y, &mut out)).unwrap();
     ready(m.commit(&mut reader)).unwrap();
     (live, u64::from_le_bytes(out))

@@ -1,0 +1,165 @@
+//! Durability: redo (value) logging with epoch-based group commit, and recovery.
+//!
+//! # Where the log hooks in
+//!
+//! One shared hook, no protocol code: [`WriteSet::install`](crate::protocol::WriteSet::install),
+//! which every protocol calls while it holds a record exclusively, after validation and before
+//! the write is visible, hands each install to the worker's
+//! [`InstallLog`](crate::protocol::InstallLog). With a log, the install log:
+//!
+//! - takes the transaction's epoch from the [`EpochClock`] at its first install (`epoch.rs`
+//!   says why that epoch orders every dependency);
+//! - gives the new version the next seq of its record (the check-mode stamp's seq word, which a
+//!   logged run's tables carry: `storage::stamp`), exactly the version order the checker uses;
+//! - copies the row it installs, with its record id and seq, into a reused arena.
+//!
+//! When the attempt commits, the `Txn` handle names each entry's table and appends the
+//! transaction to its worker's buffer ([`Logger::append_txn`]); the executor then waits for
+//! the durable acknowledgement ([`Logger::wait_durable`]). The log thus sees exactly the
+//! installs the checker sees, for every protocol.
+//!
+//! # Replay needs no global order
+//!
+//! Each entry carries its record's seq, a total order of that record's versions given by the
+//! install path while the record was held exclusively. Recovery (`recover.rs`) replays each
+//! worker's file on its own thread and keeps, per record, the entry with the highest seq (a
+//! last-writer-wins merge), for the transactions at or below the durable frontier: the least
+//! epoch marker over the files (`writer.rs`).
+//!
+//! Files: `format.rs` (the bytes), `epoch.rs` (the clock), `writer.rs` (buffers, flusher,
+//! acknowledgement), `files.rs` (the directory and its manifest), `device.rs` (files, and a
+//! simulated device that loses unsynced bytes), `recover.rs` (replay).
+
+pub mod device;
+pub mod epoch;
+pub mod files;
+pub mod format;
+pub mod recover;
+pub mod writer;
+
+pub use epoch::EpochClock;
+pub use writer::{LogStats, Logger};
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+/// When a committed transaction is acknowledged (`--log-sync`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum LogSync {
+    /// At once: the log is written every group interval but never synced (durable only once
+    /// the run ends cleanly).
+    None,
+    /// When a group flush that closed its epoch has synced every file (`--log-group-us`).
+    Group,
+    /// After a flush, with sync, that the transaction itself started once it committed.
+    Txn,
+}
+
+impl LogSync {
+    /// The flag value.
+    pub fn name(self) -> &'static str {
+        match self {
+            LogSync::None => "none",
+            LogSync::Group => "group",
+            LogSync::Txn => "txn",
+        }
+    }
+}
+
+/// The default group interval (`--log-group-us`): SiloR's epochs are 40 ms; a few
+/// milliseconds keeps the acknowledgement latency near an fsync.
+pub const DEFAULT_GROUP_US: u64 = 2_000;
+
+/// The log's part of a run's configuration (`--log`, `--log-sync`, `--log-group-us`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct LogSettings {
+    /// The directory the log goes in.
+    pub dir: PathBuf,
+    /// When commits are acknowledged.
+    pub sync: LogSync,
+    /// The group interval.
+    pub group: Duration,
+    /// Crash tests (`--log-acks`): where acknowledged transaction ids are listed.
+    pub acks: Option<PathBuf>,
+    /// The run's `txbench run` arguments without the log's own flags, for the manifest
+    /// (recovery rebuilds the loaded database from them); the binary fills them in.
+    pub run_args: Vec<String>,
+}
+
+/// The arguments of a `txbench run` command line (`argv` without the program and `run`)
+/// less the log's own flags and their values, for a log's manifest.
+pub fn run_args_without_log_flags(argv: &[String]) -> Vec<String> {
+    const LOG_FLAGS: [&str; 4] = ["--log", "--log-sync", "--log-group-us", "--log-acks"];
+    let mut out = Vec::with_capacity(argv.len());
+    let mut skip_value = false;
+    for a in argv {
+        if skip_value {
+            skip_value = false;
+            continue;
+        }
+        if LOG_FLAGS.contains(&a.as_str()) {
+            skip_value = true;
+            continue;
+        }
+        if LOG_FLAGS.iter().any(|f| a.starts_with(&format!("{f}="))) {
+            continue;
+        }
+        out.push(a.clone());
+    }
+    out
+}
+
+/// Why a log could not be created or read.
+#[derive(Debug, thiserror::Error)]
+pub enum LogError {
+    /// The directory does not exist.
+    #[error("log directory {0} does not exist (create it first)")]
+    Missing(PathBuf),
+    /// The path is not a directory.
+    #[error("log directory {0} is not a directory")]
+    NotADirectory(PathBuf),
+    /// The directory holds a log already.
+    #[error(
+        "log directory {0} holds another run's log (manifest.json or worker-*.log); recover it \
+         with `txbench recover`, or choose an empty directory"
+    )]
+    HoldsLog(PathBuf),
+    /// A file cannot be created in the directory.
+    #[error("log directory {dir} is not writable: {why}")]
+    NotWritable {
+        /// The directory.
+        dir: PathBuf,
+        /// The system's reason.
+        why: String,
+    },
+    /// An I/O error on a path.
+    #[error("{path}: {why}")]
+    Io {
+        /// The file or directory.
+        path: PathBuf,
+        /// The system's reason.
+        why: String,
+    },
+    /// No manifest: not a log directory.
+    #[error("{0} holds no log (no manifest.json)")]
+    NoManifest(PathBuf),
+    /// The manifest does not parse.
+    #[error("{path}: not a txbench log manifest: {why}")]
+    BadManifest {
+        /// The manifest.
+        path: PathBuf,
+        /// What is wrong.
+        why: String,
+    },
+}
+
+impl LogError {
+    /// An I/O error on `path`.
+    pub fn io(path: &Path, e: std::io::Error) -> Self {
+        LogError::Io {
+            path: path.to_path_buf(),
+            why: e.to_string(),
+        }
+    }
+}

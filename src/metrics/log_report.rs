@@ -1,0 +1,75 @@
+//! The redo log's numbers for one run (`--log`): what was written and synced, and the two
+//! latencies a durable commit has (docs/METRICS.md, "Durability").
+
+use super::LatencySummary;
+use comfy_table::{Cell, CellAlignment, Table, presets};
+use serde::Serialize;
+
+/// What the log did over a run (warm-up included: the log does not know the periods), and the
+/// measured transactions' acknowledgement latency.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct LogReport {
+    /// The log directory.
+    pub dir: String,
+    /// `--log-sync`: none, group or txn.
+    pub sync: &'static str,
+    /// `--log-group-us`.
+    pub group_us: u64,
+    /// Transactions logged (those that wrote).
+    pub txns_logged: u64,
+    /// Bytes written to the log files.
+    pub bytes: u64,
+    /// `bytes / txns_logged`.
+    pub bytes_per_txn: f64,
+    /// Epochs closed (flushes).
+    pub flushes: u64,
+    /// `fdatasync` calls (one per file per flush with sync).
+    pub fsyncs: u64,
+    /// `fsyncs` per second of the run (warm-up and measured period).
+    pub fsyncs_per_s: f64,
+    /// `txns_logged / fsyncs` (0 without syncs).
+    pub txns_per_fsync: f64,
+    /// The durable frontier at the end.
+    pub durable_epoch: u64,
+    /// Measured commits that were acknowledged durable.
+    pub acknowledged: u64,
+    /// From the first attempt's start to the durable acknowledgement (writing transactions of
+    /// the measured period); the report's `latency_us` stays the commit latency.
+    pub durable_latency_us: LatencySummary,
+}
+
+/// The durability table (`None` when no run logged).
+pub fn render_log_table<'a>(
+    reports: impl Iterator<Item = (&'a str, &'a LogReport, &'a LatencySummary)>,
+) -> Option<String> {
+    let mut t = Table::new();
+    t.load_preset(presets::UTF8_FULL_CONDENSED);
+    t.set_header(vec![
+        "protocol",
+        "sync",
+        "commit p99 us",
+        "durable p50 us",
+        "durable p99 us",
+        "fsyncs/s",
+        "txns/fsync",
+        "log B/txn",
+        "log MiB",
+    ]);
+    let right = |s: String| Cell::new(s).set_alignment(CellAlignment::Right);
+    let mut any = false;
+    for (protocol, l, commit) in reports {
+        any = true;
+        t.add_row(vec![
+            Cell::new(protocol),
+            Cell::new(l.sync),
+            right(format!("{:.1}", commit.p99)),
+            right(format!("{:.1}", l.durable_latency_us.p50)),
+            right(format!("{:.1}", l.durable_latency_us.p99)),
+            right(format!("{:.0}", l.fsyncs_per_s)),
+            right(format!("{:.1}", l.txns_per_fsync)),
+            right(format!("{:.0}", l.bytes_per_txn)),
+            right(format!("{:.1}", l.bytes as f64 / (1u64 << 20) as f64)),
+        ]);
+    }
+    any.then(|| t.to_string())
+}
