@@ -37,8 +37,8 @@ impl Interactive {
 
 impl RunArgs {
     /// The interactive mode, if any, checked against the rest of the run; with `--interactive
-    /// -p all`, drops the one protocol a server cannot serve (DecentSched: its workers meet at
-    /// an epoch barrier, which an idle session would hold up).
+    /// -p all`, drops the protocols a server cannot serve (DecentSched, Aria: an idle session
+    /// would hold up the others).
     pub(super) fn interactive_mode(
         &self,
         executor: Executor,
@@ -147,14 +147,19 @@ impl RunArgs {
             ));
         }
         if matches!(mode, Interactive::Loopback { .. }) {
+            // Not served (as `txbench serve` refuses them): DecentSched's workers meet at an
+            // epoch barrier and Aria's batches wait for their members, which an idle session
+            // would hold up.
+            let unserved =
+                |p: &ProtocolKind| matches!(p, ProtocolKind::DecentSched | ProtocolKind::Aria);
             if self.protocol.trim().eq_ignore_ascii_case("all") {
-                protocols.retain(|p| *p != ProtocolKind::DecentSched);
-            } else if protocols.contains(&ProtocolKind::DecentSched) {
+                protocols.retain(|p| !unserved(p));
+            } else if protocols.iter().any(unserved) {
                 return Err(out_of_range(
                     "protocol",
                     &self.protocol,
-                    "any protocol but decentsched with --interactive (its workers meet at an \
-                     epoch barrier, which an idle session would hold up)",
+                    "any protocol but decentsched and aria with --interactive (an epoch \
+                     barrier, batches: an idle session would hold up the others)",
                 ));
             }
         }
