@@ -11,7 +11,7 @@
 //! condition). Every output names them apart, and says "not checked" for what a run did not check.
 
 use super::machine::MachineInfo;
-use super::repeat_spread::with_range;
+use super::repeat_spread::{compact_with_range, with_range};
 use super::version_series::VersionSample;
 use super::{AttemptSummary, LatencySummary, Phase, TypeStats, WorkerStats};
 use crate::check::CheckReport;
@@ -795,8 +795,8 @@ pub fn render_table_with(reports: &[RunReport], wide: bool) -> String {
                 r.offered_tps.map_or("-".into(), |t| format!("{t:.0}")),
             ));
         }
-        row.push(right(with_range(
-            &format!("{:.0}", r.throughput_tps),
+        row.push(right(compact_with_range(
+            r.throughput_tps,
             r.spread.map(|s| s.throughput_tps),
         )));
         if show_vs {
