@@ -303,7 +303,20 @@ fn deterministic_checked(common: &[&str]) -> Vec<serde_json::Value> {
         );
         let commits = r["commits"].as_u64().unwrap_or(0);
         assert!(commits > 0, "{name} {common:?}: nothing committed");
-        assert!(r.get("warnings").is_none(), "{name}: {}", r["warnings"]);
+        // Warnings other than about the machine (other tests' runs share it) are findings.
+        let findings: Vec<&serde_json::Value> = r
+            .get("warnings")
+            .and_then(|w| w.as_array())
+            .map(|w| {
+                w.iter()
+                    .filter(|w| {
+                        !w.as_str()
+                            .is_some_and(|w| w.starts_with("the machine was busy"))
+                    })
+                    .collect()
+            })
+            .unwrap_or_default();
+        assert!(findings.is_empty(), "{name}: {findings:?}");
     }
     assert_eq!(reports.len(), 5);
     reports

@@ -24,6 +24,11 @@ pub const FALLBACK_BYTES: u64 = 64 << 30;
 /// taken to mean that.
 const V1_UNLIMITED: u64 = 1 << 60;
 
+/// Address space set aside under `RLIMIT_AS` for the threads a run starts beside its workers
+/// (progress, sampling, logging) and the malloc arenas they map: two arenas of 64 MiB. Without it
+/// the stated maximum `--records` failed to allocate once a progress thread was added.
+pub const THREAD_ADDRESS_SPACE_BYTES: u64 = 128 << 20;
+
 /// Which limit is the tightest.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum MemorySource {
@@ -104,8 +109,18 @@ impl AvailableMemory {
                 ),
                 ("Max data size", "VmData:", MemorySource::DataLimit),
             ] {
-                let left = soft_limit(&limits, limit)
-                    .map(|max| max.saturating_sub(kib_field(&status, used).unwrap_or(0)));
+                // The address-space limit also counts what the run's threads will reserve but
+                // not use: each thread's stack and the malloc arena glibc maps for a thread that
+                // allocates (64 MiB of address space each, mostly never touched).
+                let reserved = if source == MemorySource::AddressSpaceLimit {
+                    THREAD_ADDRESS_SPACE_BYTES
+                } else {
+                    0
+                };
+                let left = soft_limit(&limits, limit).map(|max| {
+                    max.saturating_sub(kib_field(&status, used).unwrap_or(0))
+                        .saturating_sub(reserved)
+                });
                 add(left, source);
             }
         }
@@ -297,7 +312,10 @@ Max address space         unlimited            unlimited            bytes
             ("/proc/self/limits", &limits),
             ("/proc/self/status", STATUS),
         ]));
-        assert_eq!(a.bytes, 8_000_000_000 - 4000 * 1024);
+        assert_eq!(
+            a.bytes,
+            8_000_000_000 - 4000 * 1024 - THREAD_ADDRESS_SPACE_BYTES
+        );
         assert_eq!(a.source, MemorySource::AddressSpaceLimit);
         let data = LIMITS_UNLIMITED.replace(
             "Max data size             unlimited",
