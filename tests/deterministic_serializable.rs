@@ -156,9 +156,13 @@ fn decentsched_opportunistic_is_serializable_and_abort_free() {
         reexecutions > 0,
         "no re-execution in {speculated} speculations"
     );
-    assert_eq!(
-        speculated,
-        committed + reexecutions as f64,
-        "every speculation either commits or re-executes (user aborts aside: YCSB has none)"
+    // Every speculation either commits or re-executes (user aborts aside: YCSB has none). The
+    // protocol counts all of them; the workers count re-executions whose attempt ended inside
+    // the measured window, so each worker's transaction in hand at the stop (8 workers) may be
+    // missing from the right-hand side, never more.
+    let accounted = committed + reexecutions as f64;
+    assert!(
+        speculated >= accounted && speculated <= accounted + 8.0,
+        "{speculated} speculations, {committed} committed, {reexecutions} re-executed"
     );
 }
