@@ -199,6 +199,8 @@ struct ConfigRecord<'a> {
     adaptive_backoff: bool,
     read_phase_extension_ns: u64,
     pin_threads: bool,
+    /// `--core-slice-us` (0: off).
+    core_slice_us: u64,
     options: &'a crate::protocol::ProtocolOptions,
     /// `--rate`: offered transactions per second (open loop); absent in a closed loop.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -332,6 +334,7 @@ impl RunReport {
             adaptive_backoff: cfg.exec.adaptive_backoff,
             read_phase_extension_ns: cfg.exec.read_phase_extension_ns,
             pin_threads: cfg.exec.pin_threads,
+            core_slice_us: u64::try_from(cfg.exec.core_slice.as_micros()).unwrap_or(u64::MAX),
             options: &cfg.options,
             rate_tps: cfg.open_loop.map(|o| o.rate_tps),
             arrival: cfg.open_loop.map(|o| o.arrival.name()),
