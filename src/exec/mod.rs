@@ -8,6 +8,7 @@ mod arrivals;
 pub mod backoff;
 pub mod coro;
 pub mod interactive;
+pub(crate) mod start_gate;
 pub mod thread;
 pub mod wait;
 

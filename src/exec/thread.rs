@@ -18,6 +18,7 @@
 
 use super::arrivals::{ArrivalClock, wait_until};
 use super::backoff::AdaptiveBackoff;
+use super::start_gate::StartGate;
 use super::wait::{CoreSlice, WaitPolicy, delay, drive, pause};
 use crate::check::history::WorkerHistory;
 pub use crate::config::ExecConfig;
@@ -151,6 +152,7 @@ pub fn run_threads_logged<P: Protocol, W: Workload>(
             .map(|id| {
                 let (period, backoff, start, cores) = (&period, backoff.as_ref(), &start, &cores);
                 s.spawn(move || {
+                    let mut gate = StartGate::new(start);
                     if cfg.pin_threads && !cores.is_empty() {
                         core_affinity::set_for_current(cores[id % cores.len()]);
                     }
@@ -173,7 +175,7 @@ pub fn run_threads_logged<P: Protocol, W: Workload>(
                         read_phase_extension_ns: cfg.read_phase_extension_ns,
                         acks: std::collections::VecDeque::with_capacity(1024),
                     };
-                    start.wait();
+                    gate.arrive();
                     // Every worker's arrivals count from the moment the run starts.
                     let mut arrivals = open_loop
                         .as_ref()

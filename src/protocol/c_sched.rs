@@ -12,7 +12,8 @@
 //! A transaction holds nothing while it waits (grants are all or nothing), and the flags are
 //! raised afresh every pass (see `schedule_loop`), so nothing can deadlock. The scheduler is the
 //! central bottleneck DecentSched removes; its thread is pinned to the core after the workers'
-//! (when cores can be listed) and reported with the run ([`RunHooks::stats`]).
+//! when there is one to spare (else the kernel places it), and reported with the run
+//! ([`RunHooks::stats`]).
 
 use super::in_place::{InPlaceWorker, in_place_operations};
 #[cfg(test)]
@@ -92,8 +93,12 @@ impl CSched {
             #[cfg(test)]
             mutant,
         });
+        // Pinned only to a core of its own, the one after the workers'. With no core to spare
+        // it is left to the kernel: pinned beside worker 0 (as it was), it could run only when
+        // that worker gave up its core, while a worker waiting for a grant had parked and left
+        // its own core idle; grants then waited for the kernel's time slice (milliseconds).
         let cores = core_affinity::get_core_ids().unwrap_or_default();
-        let core = (!cores.is_empty()).then(|| cores[workers % cores.len()]);
+        let core = cores.get(workers).copied();
         let for_thread = Arc::clone(&shared);
         let scheduler = std::thread::Builder::new()
             .name("c_sched scheduler".into())

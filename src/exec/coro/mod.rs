@@ -26,6 +26,7 @@ mod slot;
 mod suspend;
 
 use super::backoff::AdaptiveBackoff;
+use super::start_gate::StartGate;
 use super::thread::{ExecOutcome, coordinate, first_period};
 use super::wait::{StepOutcome, WaitPolicy, Waiting};
 use crate::check::history::WorkerHistory;
@@ -75,6 +76,7 @@ pub fn run_coro<P: Protocol, W: Workload>(
                 let (period, backoff, start, cores) = (&period, backoff.as_ref(), &start, &cores);
                 let global = &global;
                 s.spawn(move || {
+                    let mut gate = StartGate::new(start);
                     if cfg.pin_threads && !cores.is_empty() {
                         core_affinity::set_for_current(cores[thread % cores.len()]);
                     }
@@ -113,7 +115,7 @@ pub fn run_coro<P: Protocol, W: Workload>(
                                 Some(Box::pin(run_slot(&env, tx, rng)))
                             })
                             .collect();
-                        start.wait();
+                        gate.arrive();
                         schedule(&mut slots, &env, policy, thread == 0);
                     }
                     let histories: Vec<WorkerHistory> = txs

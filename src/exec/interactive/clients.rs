@@ -18,6 +18,7 @@ use super::client::{Session, SessionError};
 use super::remote_txn::RemoteTxn;
 use super::wire::TableInfo;
 use crate::config::ExecConfig;
+use crate::exec::start_gate::StartGate;
 use crate::exec::thread::{ExecOutcome, MEASURE, STOP, coordinate, first_period, nanos};
 use crate::metrics::{Phase, WorkerStats, new_latency_histogram};
 use crate::protocol::{Abort, AttemptStart};
@@ -109,6 +110,7 @@ pub fn run_clients<W: Workload>(
             .map(|(id, tx)| {
                 let (period, start) = (&period, &start);
                 s.spawn(move || {
+                    let mut gate = StartGate::new(start);
                     let mut client = Client {
                         id,
                         workload,
@@ -123,7 +125,7 @@ pub fn run_clients<W: Workload>(
                         declare,
                     };
                     let pinged = client.measure_ping();
-                    start.wait();
+                    gate.arrive();
                     let ran = pinged.and_then(|()| client.run(period));
                     (client, ran)
                 })
