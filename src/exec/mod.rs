@@ -11,5 +11,8 @@ pub mod interactive;
 pub mod thread;
 pub mod wait;
 
-pub use coro::run_coro;
-pub use thread::{ExecConfig, ExecOutcome, run_threads, run_threads_logged, run_threads_open_loop};
+pub use coro::{run_coro, run_coro_sampled};
+pub use thread::{
+    ExecConfig, ExecOutcome, run_threads, run_threads_logged, run_threads_open_loop,
+    run_threads_sampled,
+};
