@@ -327,8 +327,8 @@ fn list_text() -> String {
     s += &wrap(
         "  ",
         &format!(
-            "{} schedule from access sets declared before a transaction runs: ycsb, long-scan \
-             and tpcc --mix np declare them; tpcc mixes with order_status, delivery or \
+            "{} schedule from access sets declared before a transaction runs: ycsb, long-scan, \
+             write-skew, shifting and tpcc --mix np declare them; tpcc mixes with order_status, delivery or \
              stock_level do not (rejected).",
             declared.join(", ")
         ),

@@ -124,6 +124,9 @@ pub fn recover_dir(
             &crate::workload::write_skew::WriteSkew::new(c.clone()),
             replay,
         )?,
+        WorkloadConfig::Shifting(c) => {
+            recover_workload(&crate::workload::shifting::Shifting::new(c.clone()), replay)?
+        }
     };
     Ok(RecoveryReport {
         dir: dir.display().to_string(),

@@ -7,20 +7,23 @@ use crate::config::Executor;
 use crate::config::{Interactive, RunConfig};
 use crate::exec::interactive::clients::{ClientsError, ClientsOutcome, run_clients};
 use crate::exec::interactive::loopback::run_loopback;
-use crate::exec::{run_coro, run_threads_logged};
+use crate::exec::{run_coro_sampled, run_threads_sampled};
 use crate::log::Logger;
 use crate::metrics::cpu_load::{CpuSnapshot, OtherLoad};
 use crate::metrics::log_report::LogReport;
 use crate::metrics::machine::MachineInfo;
 use crate::metrics::progress::{LOG_EVERY, Phase};
+use crate::metrics::rate_series::{self, RateCounters, RateTotals};
 use crate::metrics::report::{ProtocolLabel, RunReport};
-use crate::metrics::version_series::{self, VersionSample};
+use crate::metrics::sampler;
+use crate::metrics::version_series::VersionSample;
 use crate::protocol::{Protocol, ProtocolKind, ProtocolOptions, ProtocolVisitor, parts};
 use crate::storage::versions::VersionMemoryExhausted;
 use crate::storage::{Database, TableAllocError};
 use crate::workload::Workload;
 use crate::workload::WorkloadConfig;
 use crate::workload::long_scan::LongScan;
+use crate::workload::shifting::Shifting;
 use crate::workload::tpcc::Tpcc;
 use crate::workload::write_skew::WriteSkew;
 use crate::workload::ycsb::Ycsb;
@@ -81,6 +84,7 @@ pub fn run_all(
         WorkloadConfig::LongScan(c) => run_rounds(cfg, &LongScan::new(c.clone()), on_report),
         WorkloadConfig::Tpcc(c) => run_rounds(cfg, &Tpcc::new(c.clone()), on_report),
         WorkloadConfig::WriteSkew(c) => run_rounds(cfg, &WriteSkew::new(c.clone()), on_report),
+        WorkloadConfig::Shifting(c) => run_rounds(cfg, &Shifting::new(c.clone()), on_report),
     }
 }
 
@@ -186,6 +190,7 @@ pub fn run_custom<P: Protocol>(
         WorkloadConfig::LongScan(c) => rounds(label, cfg, &LongScan::new(c.clone()), make, on),
         WorkloadConfig::Tpcc(c) => rounds(label, cfg, &Tpcc::new(c.clone()), make, on),
         WorkloadConfig::WriteSkew(c) => rounds(label, cfg, &WriteSkew::new(c.clone()), make, on),
+        WorkloadConfig::Shifting(c) => rounds(label, cfg, &Shifting::new(c.clone()), make, on),
     }
 }
 
@@ -241,12 +246,17 @@ pub fn run_named<P: Protocol, W: Workload>(
     );
     let cpu_before = CpuSnapshot::take();
     let mut interactive = None;
-    let (outcome, version_samples) = std::thread::scope(|s| {
+    // Interactive clients count in the loopback's client loop, not in these slots: no series.
+    let rates = cfg
+        .interactive
+        .is_none()
+        .then(|| RateCounters::new(cfg.exec.threads));
+    let (outcome, version_samples, rate_samples) = std::thread::scope(|s| {
         if let Some(log) = &logger {
             s.spawn(|| log.run_flusher());
         }
-        let ran =
-            sample_versions_while(&protocol, cfg, || match (&cfg.interactive, cfg.executor) {
+        let ran = sample_while(&protocol, cfg, rates.as_ref(), || {
+            match (&cfg.interactive, cfg.executor) {
                 (Some(Interactive::Loopback { rtt_us }), _) => {
                     let rtt = Duration::from_micros(*rtt_us);
                     run_loopback(&protocol, &db, workload, &cfg.exec, rtt).map(|o| {
@@ -254,18 +264,25 @@ pub fn run_named<P: Protocol, W: Workload>(
                         o.clients.exec
                     })
                 }
-                (_, Executor::Thread) => Ok(run_threads_logged(
+                (_, Executor::Thread) => Ok(run_threads_sampled(
                     &protocol,
                     &db,
                     workload,
                     &cfg.exec,
                     cfg.open_loop,
                     logger.as_ref(),
+                    rates.as_ref(),
                 )),
-                (_, Executor::Coro { queue }) => {
-                    Ok(run_coro(&protocol, &db, workload, &cfg.exec, queue))
-                }
-            });
+                (_, Executor::Coro { queue }) => Ok(run_coro_sampled(
+                    &protocol,
+                    &db,
+                    workload,
+                    &cfg.exec,
+                    queue,
+                    rates.as_ref(),
+                )),
+            }
+        });
         // Ends the flusher's loop (the scope then joins it) and makes the rest durable.
         if let Some(log) = &logger {
             let _ = log.finish();
@@ -328,6 +345,7 @@ pub fn run_named<P: Protocol, W: Workload>(
     report.versions = versions;
     report.log = log_report;
     report.version_samples = version_samples;
+    report.rate_samples = rate_series::intervals(&rate_samples, workload.txn_types().len());
     report.growing_tables = db
         .tables()
         .iter()
@@ -423,18 +441,20 @@ fn open_loop_warning(r: &RunReport) -> Option<String> {
     })
 }
 
-/// Runs `run` (the executor) and, for a multi-version protocol (one that reports
-/// [`Protocol::MULTI_VERSION`]), samples its versions every `--sample-ms` on a
-/// thread of its own meanwhile ([`version_series`]); the samples are empty for a single-version
-/// protocol. The sampler sleeps between samples and reads per-worker counts, so the workers do
-/// not pay for it.
-fn sample_versions_while<P: Protocol, T>(
+/// Runs `run` (the executor) and meanwhile, on a thread of its own, samples every
+/// `--sample-ms` ([`sampler`]): a multi-version protocol's versions (one that reports
+/// [`Protocol::MULTI_VERSION`]; none for a single-version protocol) and, given `rates`, the
+/// workers' live commit and abort counts ([`rate_series`]; the snapshots are empty without). The
+/// sampler sleeps between samples and reads per-worker counts, so the workers do not pay for it.
+fn sample_while<P: Protocol, T>(
     protocol: &P,
     cfg: &RunConfig,
+    rates: Option<&RateCounters>,
     run: impl FnOnce() -> T,
-) -> (T, Vec<VersionSample>) {
-    if P::MULTI_VERSION.is_none() {
-        return (run(), Vec::new());
+) -> (T, Vec<VersionSample>, Vec<(f64, RateTotals)>) {
+    let versions = P::MULTI_VERSION.is_some();
+    if !versions && rates.is_none() {
+        return (run(), Vec::new(), Vec::new());
     }
     let every = Duration::from_millis(cfg.options.mv.version_sample_ms);
     let expected = (cfg.exec.warmup + cfg.exec.duration).as_millis()
@@ -442,19 +462,30 @@ fn sample_versions_while<P: Protocol, T>(
     let stop = AtomicBool::new(false);
     std::thread::scope(|s| {
         let sampler = s.spawn(|| {
-            version_series::sample_until(
+            sampler::sample_until(
                 every,
                 usize::try_from(expected).unwrap_or(usize::MAX),
                 &stop,
-                || parts::version_stats(protocol).unwrap_or_default(),
+                |t| {
+                    let v = versions.then(|| {
+                        VersionSample::of(t, parts::version_stats(protocol).unwrap_or_default())
+                    });
+                    (v, (t, rates.map(RateCounters::totals).unwrap_or_default()))
+                },
             )
         });
         let outcome = run();
         // Release: pairs with the sampler's Acquire, after the workers joined.
         stop.store(true, Ordering::Release);
         sampler.thread().unpark();
-        let samples = sampler.join().expect("the version sampler panicked");
-        (outcome, samples)
+        let samples = sampler.join().expect("the sampler panicked");
+        let version_samples = samples.iter().filter_map(|(v, _)| *v).collect();
+        let rate_snapshots = if rates.is_some() {
+            samples.iter().map(|(_, r)| *r).collect()
+        } else {
+            Vec::new()
+        };
+        (outcome, version_samples, rate_snapshots)
     })
 }
 

@@ -398,6 +398,41 @@ fn every_bad_invocation_ends_promptly_with_its_status_and_message() {
         case(&["--help"], 1, "writing the output failed").stdout_to_dev_full(),
         case(&["--version"], 1, "writing the output failed").stdout_to_dev_full(),
         case(&["run", "-p", "all,silo"], 2, "`all` alone"),
+        // The shifting workload (issue 27): each of its flags' ranges, and its flags elsewhere.
+        case(
+            &["run", "-w", "shifting", "--shift-period-ms", "0"],
+            2,
+            "1 <= ms <= 60000",
+        ),
+        case(
+            &["run", "-w", "shifting", "--shift-period-ms", "-5"],
+            2,
+            "allowed 1 <= ms <= 60000",
+        ),
+        case(
+            &[
+                "run",
+                "-w",
+                "shifting",
+                "--records",
+                "10",
+                "--large-reads",
+                "20",
+            ],
+            2,
+            "1 <= reads <= min(records, 4096) = 10",
+        ),
+        case(
+            &["run", "-w", "shifting", "--large-reads", "1.5"],
+            2,
+            "allowed 1 <= reads <= min(records, 4096)",
+        ),
+        case(
+            &["run", "-w", "ycsb", "--shift-period-ms", "100"],
+            2,
+            "--shift-period-ms does not apply to --workload ycsb",
+        ),
+        case(&["run", "--mocc-threshold", "64"], 2, "0 <= H <= 63"),
         run_case(
             &["--ds-opportunistic"],
             0,

@@ -115,7 +115,7 @@ pub struct RunArgs {
     /// and the deterministic protocols where the workload declares access sets).
     #[arg(long, short = 'p', default_value = "all")]
     pub protocol: String,
-    /// Workload: ycsb, long-scan, tpcc or write-skew.
+    /// Workload: ycsb, long-scan, tpcc, write-skew or shifting.
     #[arg(long, short = 'w', default_value = "ycsb")]
     pub workload: String,
     /// Workload preset: ycsb-a, ycsb-b, ycsb-c, ycsb-f, ycsb-a-bimodal, sgpm-high, sgpm-low.
@@ -142,12 +142,20 @@ pub struct RunArgs {
     /// Exactly this many writes per transaction, at random positions (overrides --read-ratio).
     #[arg(long, value_parser = Whole::<usize>::new(), allow_negative_numbers = true)]
     pub writes: Option<usize>,
-    /// long-scan: records in the small hot table.
+    /// long-scan, shifting: records in the small hot table.
     #[arg(long, value_parser = Whole::<u64>::new(), allow_negative_numbers = true)]
     pub hot_records: Option<u64>,
     /// long-scan: consecutive records each transaction scans.
     #[arg(long, value_parser = Whole::<u64>::new(), allow_negative_numbers = true)]
     pub scan_length: Option<u64>,
+    /// shifting: distinct large-table records each transaction reads, 1..=min(records, 4096)
+    /// (default 20, MOCC's figure 8).
+    #[arg(long, value_parser = Whole::<u64>::new(), allow_negative_numbers = true)]
+    pub large_reads: Option<u64>,
+    /// shifting: milliseconds the small-table operation stays a read, then a read-modify-write,
+    /// and so on, 1..=60000 (default 100, MOCC's 0.1 s).
+    #[arg(long, value_parser = Whole::<u64>::new(), allow_negative_numbers = true)]
+    pub shift_period_ms: Option<u64>,
     /// tpcc: warehouses W, 1..=1024 (default 1).
     #[arg(long, value_parser = Whole::<u64>::new(), allow_negative_numbers = true)]
     pub warehouses: Option<u64>,
@@ -250,7 +258,8 @@ pub struct RunArgs {
     /// Silo epoch length in milliseconds.
     #[arg(long, default_value_t = 40, value_parser = Whole::<u64>::new(), allow_negative_numbers = true)]
     pub silo_epoch_ms: u64,
-    /// MOCC temperature threshold H (read-lock records at or above it), 1..=63.
+    /// MOCC temperature threshold H (read-lock records at or above it), 0..=63 (0: every
+    /// record is hot, so every read locks: MOCC's pessimistic end).
     #[arg(long, default_value_t = 10, value_parser = Whole::<u32>::new(), allow_negative_numbers = true)]
     pub mocc_threshold: u32,
     /// MOCC temperature granularity.
@@ -406,11 +415,12 @@ pub struct RunArgs {
     /// commit, while the other workers run unchanged (CCBench figure 14), 0..=10000000.
     #[arg(long, value_parser = Whole::<u64>::new(), allow_negative_numbers = true)]
     pub long_txn_delay_us: Option<u64>,
-    // ---- live versions over time (issue 9) ----
-    /// Multi-version protocols: sample live versions and version memory every this many
-    /// milliseconds while the run goes on (the report's `version_samples`; `txbench plot` draws
-    /// them over time), 1..=60000, at most 100000 samples over warm-up and duration (default
-    /// 100, or what keeps a longer run within 100000 samples).
+    // ---- time series: live versions (issue 9), rates (issue 27) ----
+    /// Sample every this many milliseconds while the run goes on: each interval's throughput
+    /// and abort ratio (the report's `rate_samples`), and for multi-version protocols live
+    /// versions and version memory (`version_samples`); `txbench plot` draws them over time.
+    /// 1..=60000, at most 100000 samples over warm-up and duration (default 100, or what keeps
+    /// a longer run within 100000 samples).
     #[arg(long, value_parser = Whole::<u64>::new(), allow_negative_numbers = true)]
     pub sample_ms: Option<u64>,
     // ---- interactive transactions (issue 24) ----

@@ -111,4 +111,8 @@ pub const WORKLOADS: &[(&str, &str)] = &[
         "write-skew",
         "pairs of --records/2 record pairs whose counts must add up to 1 or more: SI breaks it",
     ),
+    (
+        "shifting",
+        "MOCC 5.5: one op on a small table (a read, then an RMW, switching every --shift-period-ms) and --large-reads reads of a large one",
+    ),
 ];

@@ -82,6 +82,7 @@ impl RunArgs {
         reject_flags("tpcc", &self.ycsb_only_flags())?;
         reject_flags("tpcc", &self.key_dist_flags())?;
         reject_flags("tpcc", &self.long_scan_flags())?;
+        reject_flags("tpcc", &self.shifting_flags())?;
         reject_flags("tpcc", &self.index_flag())?;
         reject_flags(
             "tpcc",

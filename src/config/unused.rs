@@ -74,11 +74,6 @@ impl RunArgs {
                 &[Mvto],
             ),
             (
-                "sample-ms",
-                self.sample_ms.is_some(),
-                &[Si, Ermia, Mvto, ProtocolKind::Cicada],
-            ),
-            (
                 "cicada-no-early-abort",
                 self.cicada_no_early_abort,
                 &[ProtocolKind::Cicada],
@@ -136,6 +131,19 @@ impl RunArgs {
             && cfg.protocols.contains(&Plor)
         {
             out.push("--plor-slack has no effect without --plor-priority deadline".into());
+        }
+        // Every in-process run samples its rates; an interactive run's clients count elsewhere,
+        // so there only the multi-version protocols' version samples remain.
+        let multi_version = [Si, Ermia, Mvto, ProtocolKind::Cicada];
+        if self.sample_ms.is_some()
+            && cfg.interactive.is_some()
+            && !cfg.protocols.iter().any(|p| multi_version.contains(p))
+        {
+            out.push(
+                "--sample-ms has no effect: interactive runs record no rates over time, and no \
+                 multi-version protocol (si, ermia, mvto, cicada) is selected"
+                    .into(),
+            );
         }
         if self.writes.is_some() && self.read_ratio.is_some() {
             out.push("--read-ratio has no effect: --writes sets the writes per transaction".into());
@@ -234,5 +242,13 @@ mod tests {
             "{w:?}"
         );
         assert!(warnings(&["--ops", "2", "--long-ops", "16", "--long-share", "0.5"]).is_empty());
+    }
+
+    #[test]
+    fn sample_ms_applies_to_every_in_process_run() {
+        assert!(warnings(&["-p", "silo", "--sample-ms", "10"]).is_empty());
+        let w = warnings(&["-p", "silo", "--interactive", "--sample-ms", "10"]);
+        assert!(w.len() == 1 && w[0].contains("--sample-ms"), "{w:?}");
+        assert!(warnings(&["-p", "si", "--interactive", "--sample-ms", "10"]).is_empty());
     }
 }

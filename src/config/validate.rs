@@ -22,6 +22,7 @@ use crate::storage::record_stride;
 use crate::workload::WorkloadConfig;
 use crate::workload::key_index::KeyIndexKind;
 use crate::workload::long_scan::LongScanConfig;
+use crate::workload::shifting::{MAX_LARGE_READS, MAX_SHIFT_PERIOD_MS, ShiftingConfig};
 use crate::workload::write_skew::WriteSkewConfig;
 use crate::workload::ycsb::KeyDist;
 use crate::workload::ycsb::{MAX_DISTINCT_KEY_DRAWS, YcsbConfig, distinct_key_draws};
@@ -109,6 +110,22 @@ fn seconds(param: &'static str, s: f64, allow_zero: bool) -> Result<Duration, Co
         return Err(out_of_range(param, s, allowed));
     }
     Ok(Duration::from_secs_f64(s))
+}
+
+/// A large table of `records` and a small hot one of `hot_records` (long-scan's and the
+/// shifting workload's pair): 1..=2^40 and 1..=2^20 records.
+fn two_tables(records: u64, hot_records: u64) -> Result<(), ConfigError> {
+    if records == 0 || records > 1 << 40 {
+        return Err(out_of_range("records", records, "1 <= records <= 2^40"));
+    }
+    if hot_records == 0 || hot_records > 1 << 20 {
+        return Err(out_of_range(
+            "hot-records",
+            hot_records,
+            "1 <= records <= 2^20",
+        ));
+    }
+    Ok(())
 }
 
 /// Rejects the first flag in `flags` that was given (`true`) as not applying to `workload`: a
@@ -223,6 +240,7 @@ impl RunArgs {
             "long-scan" => WorkloadConfig::LongScan(self.long_scan_config(&fit)?),
             "tpcc" => WorkloadConfig::Tpcc(self.tpcc_config(duration + warmup, workers, &fit)?),
             "write-skew" => WorkloadConfig::WriteSkew(self.write_skew_config(&fit)?),
+            "shifting" => WorkloadConfig::Shifting(self.shifting_config(&fit)?),
             other => {
                 return Err(ConfigError::UnknownName {
                     param: "workload",
@@ -722,11 +740,11 @@ impl RunArgs {
                 "1 <= ms <= 10000",
             ));
         }
-        if self.mocc_threshold == 0 || self.mocc_threshold > 63 {
+        if self.mocc_threshold > 63 {
             return Err(out_of_range(
                 "mocc-threshold",
                 self.mocc_threshold,
-                "1 <= H <= 63",
+                "0 <= H <= 63",
             ));
         }
         if self.gc_interval_us > 10_000_000 {
@@ -870,6 +888,7 @@ impl RunArgs {
     /// The YCSB parameters: the preset (YCSB-A by default) with explicit flags on top.
     fn ycsb_config(&self, fit: &Fit) -> Result<YcsbConfig, ConfigError> {
         reject_flags("ycsb", &self.long_scan_flags())?;
+        reject_flags("ycsb", &self.shifting_flags())?;
         reject_flags("ycsb", &self.tpcc_flags())?;
         let mut y = match &self.preset {
             Some(p) => preset(p)?,
@@ -1046,6 +1065,7 @@ impl RunArgs {
         reject_flags("long-scan", &self.ycsb_only_flags())?;
         reject_flags("long-scan", &self.key_dist_flags())?;
         reject_flags("long-scan", &self.tpcc_flags())?;
+        reject_flags("long-scan", &self.shifting_flags())?;
         let d = LongScanConfig::default();
         let c = LongScanConfig {
             records: self.records.unwrap_or(d.records),
@@ -1054,16 +1074,7 @@ impl RunArgs {
             payload: self.payload.unwrap_or(d.payload),
             index: self.index_kind().unwrap_or(d.index),
         };
-        if c.records == 0 || c.records > 1 << 40 {
-            return Err(out_of_range("records", c.records, "1 <= records <= 2^40"));
-        }
-        if c.hot_records == 0 || c.hot_records > 1 << 20 {
-            return Err(out_of_range(
-                "hot-records",
-                c.hot_records,
-                "1 <= records <= 2^20",
-            ));
-        }
+        two_tables(c.records, c.hot_records)?;
         if c.scan_length == 0 || c.scan_length > c.records {
             return Err(out_of_range(
                 "scan-length",
@@ -1082,12 +1093,61 @@ impl RunArgs {
         Ok(c)
     }
 
+    /// The flags only the shifting workload reads, each with whether it was given.
+    pub(super) fn shifting_flags(&self) -> [(&'static str, bool); 2] {
+        [
+            ("large-reads", self.large_reads.is_some()),
+            ("shift-period-ms", self.shift_period_ms.is_some()),
+        ]
+    }
+
+    /// The shifting workload's parameters: `--records` (the large table), `--hot-records` (the
+    /// small one), `--large-reads`, `--shift-period-ms`, `--payload`; other workloads' flags are
+    /// an error here.
+    fn shifting_config(&self, fit: &Fit) -> Result<ShiftingConfig, ConfigError> {
+        reject_flags("shifting", &self.ycsb_only_flags())?;
+        reject_flags("shifting", &self.key_dist_flags())?;
+        reject_flags("shifting", &self.tpcc_flags())?;
+        reject_flags("shifting", &self.index_flag())?;
+        reject_flags("shifting", &[("scan-length", self.scan_length.is_some())])?;
+        let d = ShiftingConfig::default();
+        let c = ShiftingConfig {
+            records: self.records.unwrap_or(d.records),
+            hot_records: self.hot_records.unwrap_or(d.hot_records),
+            large_reads: self.large_reads.unwrap_or(d.large_reads),
+            payload: self.payload.unwrap_or(d.payload),
+            shift_period_ms: self.shift_period_ms.unwrap_or(d.shift_period_ms),
+        };
+        two_tables(c.records, c.hot_records)?;
+        if c.large_reads == 0 || c.large_reads > c.records.min(MAX_LARGE_READS) {
+            return Err(out_of_range(
+                "large-reads",
+                c.large_reads,
+                format!(
+                    "1 <= reads <= min(records, {MAX_LARGE_READS}) = {}",
+                    c.records.min(MAX_LARGE_READS)
+                ),
+            ));
+        }
+        if c.shift_period_ms == 0 || c.shift_period_ms > MAX_SHIFT_PERIOD_MS {
+            return Err(out_of_range(
+                "shift-period-ms",
+                c.shift_period_ms,
+                format!("1 <= ms <= {MAX_SHIFT_PERIOD_MS}"),
+            ));
+        }
+        self.validate_payload(c.payload)?;
+        fit.records(c.records, c.hot_records, c.payload, 0)?;
+        Ok(c)
+    }
+
     /// The write-skew parameters: `--records` only (an even count, two per pair).
     fn write_skew_config(&self, fit: &Fit) -> Result<WriteSkewConfig, ConfigError> {
         reject_flags("write-skew", &self.ycsb_only_flags())?;
         reject_flags("write-skew", &self.long_scan_flags())?;
         reject_flags("write-skew", &self.index_flag())?;
         reject_flags("write-skew", &self.tpcc_flags())?;
+        reject_flags("write-skew", &self.shifting_flags())?;
         reject_flags("write-skew", &[("payload", self.payload.is_some())])?;
         let c = WriteSkewConfig {
             records: self.records.unwrap_or(WriteSkewConfig::default().records),
@@ -1302,6 +1362,47 @@ mod tests {
         );
     }
 
+    #[test]
+    fn shifting_takes_its_own_flags_with_mocc_figure_8_defaults() {
+        let c = args(&["-w", "shifting"]).unwrap();
+        assert_eq!(
+            c.workload,
+            WorkloadConfig::Shifting(ShiftingConfig {
+                records: 1_000_000,
+                hot_records: 1,
+                large_reads: 20,
+                payload: 100,
+                shift_period_ms: 100,
+            })
+        );
+        let c = args(&[
+            "-w",
+            "shifting",
+            "--records",
+            "5000",
+            "--hot-records",
+            "2",
+            "--large-reads",
+            "7",
+            "--shift-period-ms",
+            "250",
+            "--mocc-threshold",
+            "0",
+        ])
+        .unwrap();
+        assert_eq!(
+            c.workload,
+            WorkloadConfig::Shifting(ShiftingConfig {
+                records: 5000,
+                hot_records: 2,
+                large_reads: 7,
+                payload: 100,
+                shift_period_ms: 250,
+            })
+        );
+        assert_eq!(c.options.mocc.threshold, 0, "H = 0: MOCC's pessimistic end");
+    }
+
     /// The most MiB a `--version-memory-mb` error says fit.
     fn stated_most_version_mib(e: &ConfigError) -> u64 {
         let text = e.to_string();
@@ -1488,6 +1589,48 @@ mod tests {
                 &["--workload", "long-scan", "--hot-records", "0"],
                 "--hot-records",
             ),
+            (
+                &["--workload", "shifting", "--shift-period-ms", "0"],
+                "1 <= ms <= 60000",
+            ),
+            (
+                &["--workload", "shifting", "--shift-period-ms", "60001"],
+                "--shift-period-ms",
+            ),
+            (
+                &[
+                    "--workload",
+                    "shifting",
+                    "--records",
+                    "10",
+                    "--large-reads",
+                    "11",
+                ],
+                "1 <= reads <= min(records, 4096) = 10",
+            ),
+            (
+                &["--workload", "shifting", "--large-reads", "0"],
+                "--large-reads",
+            ),
+            (
+                &["--workload", "shifting", "--hot-records", "0"],
+                "--hot-records",
+            ),
+            (
+                &["--workload", "shifting", "--scan-length", "5"],
+                "--scan-length does not apply",
+            ),
+            (&["--workload", "shifting", "--theta", "0.5"], "--theta"),
+            (&["--workload", "shifting", "--index", "hash"], "--index"),
+            (
+                &["--shift-period-ms", "50"],
+                "--shift-period-ms does not apply",
+            ),
+            (
+                &["--workload", "long-scan", "--large-reads", "5"],
+                "--large-reads does not apply",
+            ),
+            (&["--mocc-threshold", "64"], "0 <= H <= 63"),
             (
                 &["--check-limit", "10"],
                 "--check-limit applies only with --check",

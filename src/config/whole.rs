@@ -18,6 +18,7 @@ use std::marker::PhantomData;
 /// for a flag whose only bound is its type's.
 pub fn allowed(flag: &str) -> Option<String> {
     use crate::metrics::version_series::MAX_SAMPLE_MS;
+    use crate::workload::shifting::{MAX_LARGE_READS, MAX_SHIFT_PERIOD_MS};
     use crate::workload::tpcc::MAX_WAREHOUSES;
     Some(match flag {
         "threads" => format!("1 <= threads <= {MAX_THREADS}"),
@@ -28,11 +29,13 @@ pub fn allowed(flag: &str) -> Option<String> {
         "writes" => "0 <= writes <= ops".into(),
         "hot-records" => "1 <= records <= 2^20".into(),
         "scan-length" => "1 <= length <= records".into(),
+        "large-reads" => format!("1 <= reads <= min(records, {MAX_LARGE_READS})"),
+        "shift-period-ms" => format!("1 <= ms <= {MAX_SHIFT_PERIOD_MS}"),
         "warehouses" => format!("1 <= warehouses <= {MAX_WAREHOUSES}"),
         "repeat" => "1 <= repeat <= 1000".into(),
         "read-phase-extension" => "0 <= ns <= 1000000000".into(),
         "silo-epoch-ms" => "1 <= ms <= 10000".into(),
-        "mocc-threshold" => "1 <= H <= 63".into(),
+        "mocc-threshold" => "0 <= H <= 63".into(),
         "plor-ro-threshold" => "0 <= aborts <= 1000000".into(),
         "gc-interval-us" => "0 <= us <= 10000000".into(),
         "version-memory-mb" => "1 <= MiB <= 16777216 (and what memory holds)".into(),

@@ -12,5 +12,8 @@ pub(crate) mod start_gate;
 pub mod thread;
 pub mod wait;
 
-pub use coro::run_coro;
-pub use thread::{ExecConfig, ExecOutcome, run_threads, run_threads_logged, run_threads_open_loop};
+pub use coro::{run_coro, run_coro_sampled};
+pub use thread::{
+    ExecConfig, ExecOutcome, run_threads, run_threads_logged, run_threads_open_loop,
+    run_threads_sampled,
+};

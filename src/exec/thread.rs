@@ -24,6 +24,7 @@ use crate::check::history::WorkerHistory;
 pub use crate::config::ExecConfig;
 use crate::config::OpenLoop;
 use crate::log::{LogSync, Logger};
+use crate::metrics::rate_series::{RateCounters, RateSlot};
 use crate::metrics::{Phase, WaitCounts, WorkerStats};
 use crate::park::ParkingLot;
 use crate::protocol::parts::version_memory_exhausted;
@@ -127,9 +128,7 @@ pub fn run_threads_open_loop<P: Protocol, W: Workload>(
     run_threads_logged(protocol, db, workload, cfg, open_loop, None)
 }
 
-/// [`run_threads_open_loop`], logging every committed write to `log` when given (`crate::log`):
-/// each worker acknowledges a commit that wrote only once the log says it is durable, and
-/// records that latency apart (`WorkerStats::durable_latency`). A log that fails stops the run.
+/// [`run_threads_sampled`] without live counts.
 pub fn run_threads_logged<P: Protocol, W: Workload>(
     protocol: &P,
     db: &Database<P::RecordMeta>,
@@ -137,6 +136,23 @@ pub fn run_threads_logged<P: Protocol, W: Workload>(
     cfg: &ExecConfig,
     open_loop: Option<OpenLoop>,
     log: Option<&Logger>,
+) -> ExecOutcome {
+    run_threads_sampled(protocol, db, workload, cfg, open_loop, log, None)
+}
+
+/// [`run_threads_open_loop`], logging every committed write to `log` when given (`crate::log`):
+/// each worker acknowledges a commit that wrote only once the log says it is durable, and
+/// records that latency apart (`WorkerStats::durable_latency`). A log that fails stops the run.
+/// With `rates` (one slot per worker), every worker also counts its measured commits and aborts
+/// in its slot as they happen, for the runner's time series (`metrics::rate_series`).
+pub fn run_threads_sampled<P: Protocol, W: Workload>(
+    protocol: &P,
+    db: &Database<P::RecordMeta>,
+    workload: &W,
+    cfg: &ExecConfig,
+    open_loop: Option<OpenLoop>,
+    log: Option<&Logger>,
+    rates: Option<&RateCounters>,
 ) -> ExecOutcome {
     // Written by the coordinator only; read by every worker once per transaction (Acquire pairs
     // with the coordinator's Release so a worker that sees STOP also sees everything before it).
@@ -174,6 +190,7 @@ pub fn run_threads_logged<P: Protocol, W: Workload>(
                         core_slice: CoreSlice::new(cfg.core_slice, policy),
                         read_phase_extension_ns: cfg.read_phase_extension_ns,
                         acks: std::collections::VecDeque::with_capacity(1024),
+                        rates: rates.map(|r| r.slot(id)),
                     };
                     gate.arrive();
                     // Every worker's arrivals count from the moment the run starts.
@@ -228,6 +245,8 @@ struct Worker<'db, 'w, P: Protocol, W: Workload> {
     read_phase_extension_ns: u64,
     /// With a log: commits waiting for their durable acknowledgement, oldest first.
     acks: std::collections::VecDeque<PendingAck>,
+    /// Its live counts, when the runner samples them.
+    rates: Option<&'w RateSlot>,
 }
 
 /// A commit waiting for the log's durable frontier to reach its epoch.
@@ -444,6 +463,9 @@ impl<P: Protocol, W: Workload> Worker<'_, '_, P, W> {
                             nanos(end - first_start),
                             u64::from(aborts_in_a_row) + 1,
                         );
+                        if let Some(r) = self.rates {
+                            r.commit(ty);
+                        }
                     }
                     return true;
                 }
@@ -461,6 +483,9 @@ impl<P: Protocol, W: Workload> Worker<'_, '_, P, W> {
                     }
                     if counted {
                         self.stats.abort(ty, why);
+                        if let Some(r) = self.rates {
+                            r.abort(why);
+                        }
                         self.stats.add_phase(Phase::Wait, waited);
                         self.stats.waits.add(waits);
                         self.stats.add_phase(Phase::Abort, abort_ns);

@@ -8,7 +8,7 @@
 
 use super::plot_breakdown::{PointRows, plot_point};
 use super::plot_caption;
-use super::plot_series::plot_version_series;
+use super::plot_series::plot_time_series;
 use super::results::ResultRow;
 use super::summary::{
     METRICS, Metric, Spread, metrics_for, other_axes, series_of, version_metrics,
@@ -574,7 +574,7 @@ pub fn plot_selected(
                 (label, *r)
             })
             .collect();
-        written.extend(plot_version_series(exp, &runs, dir, formats)?);
+        written.extend(plot_time_series(exp, &runs, dir, formats)?);
     }
     Ok(written)
 }

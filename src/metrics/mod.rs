@@ -11,8 +11,10 @@ pub mod machine;
 pub mod measured_time;
 pub mod output;
 pub mod progress;
+pub mod rate_series;
 pub mod repeat_spread;
 pub mod report;
+pub mod sampler;
 pub mod version_series;
 
 use crate::protocol::Abort;

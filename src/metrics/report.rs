@@ -11,6 +11,7 @@
 //! condition). Every output names them apart, and says "not checked" for what a run did not check.
 
 use super::machine::MachineInfo;
+use super::rate_series::RateSample;
 use super::repeat_spread::{compact_with_range, with_range};
 use super::version_series::VersionSample;
 use super::{AttemptSummary, LatencySummary, Phase, TypeStats, WorkerStats};
@@ -155,6 +156,12 @@ pub struct RunReport {
     /// protocols.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub version_samples: Vec<VersionSample>,
+    /// Throughput and abort ratio per `--sample-ms` interval, from just before the workers
+    /// start (warm-up included, where they read zero: only measured attempts count, so the
+    /// intervals add up to `commits` and `aborts`; [`rate_series`](super::rate_series)). Empty
+    /// (and not serialised) for interactive runs, whose clients count in another process.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub rate_samples: Vec<RateSample>,
     /// With `--repeat`, the min-max of the runs a [`medians`] report stands for (shown beside
     /// the medians in the table); `None` for a single run. Not serialised: each run has its row.
     #[serde(skip)]
@@ -381,6 +388,7 @@ impl RunReport {
             latency_cdf_us: super::latency_distribution(&total.latency),
             growing_tables: Vec::new(),
             version_samples: Vec::new(),
+            rate_samples: Vec::new(),
             spread: None,
         }
     }
@@ -1097,6 +1105,7 @@ pub fn describe_run(cfg: &RunConfig) -> String {
             crate::workload::WorkloadConfig::LongScan(_) => "long-scan",
             crate::workload::WorkloadConfig::Tpcc(_) => "tpcc",
             crate::workload::WorkloadConfig::WriteSkew(_) => "write-skew",
+            crate::workload::WorkloadConfig::Shifting(_) => "shifting",
         },
     );
     let run = format!(

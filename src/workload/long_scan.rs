@@ -207,15 +207,15 @@ async fn run_long_scan<Tx: TxnOps>(
         scanned += 1;
     }
     debug_assert_eq!(scanned, w.config.scan_length, "the large table is dense");
-    tx.update(HOT, hot, |data| {
-        let n = data.len().min(8);
-        let mut counter = [0u8; 8];
-        counter[..n].copy_from_slice(&data[..n]);
-        let next = u64::from_le_bytes(counter).wrapping_add(1).to_le_bytes();
-        data[..n].copy_from_slice(&next[..n]);
-    })
-    .await?;
+    tx.update(HOT, hot, count_hot_update).await?;
     Ok(())
+}
+
+/// Adds one to the update counter of hot record `row` (see [`hot_update_count`]).
+pub fn count_hot_update(row: &mut [u8]) {
+    let n = row.len().min(8);
+    let next = hot_update_count(row).wrapping_add(1).to_le_bytes();
+    row[..n].copy_from_slice(&next[..n]);
 }
 
 /// The number of updates the hot record `row` has seen (its first 8 bytes, little endian,

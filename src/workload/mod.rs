@@ -9,6 +9,7 @@
 pub mod distinct_keys;
 pub mod key_index;
 pub mod long_scan;
+pub mod shifting;
 pub mod tpcc;
 pub mod write_skew;
 pub mod ycsb;
@@ -32,6 +33,8 @@ pub enum WorkloadConfig {
     Tpcc(tpcc::TpccConfig),
     /// Pairs of records with a constraint over both (`write_skew`).
     WriteSkew(write_skew::WriteSkewConfig),
+    /// MOCC's multi-table, shifting workload (`shifting`).
+    Shifting(shifting::ShiftingConfig),
 }
 
 impl WorkloadConfig {
@@ -43,6 +46,7 @@ impl WorkloadConfig {
             WorkloadConfig::LongScan(c) => c.tables(),
             WorkloadConfig::Tpcc(c) => c.tables(),
             WorkloadConfig::WriteSkew(c) => c.tables(),
+            WorkloadConfig::Shifting(c) => c.tables(),
         }
     }
 
@@ -56,7 +60,9 @@ impl WorkloadConfig {
             WorkloadConfig::LongScan(c) => {
                 u128::from(c.records + c.hot_records) * c.index.estimated_bytes_per_key() as u128
             }
-            WorkloadConfig::Tpcc(_) | WorkloadConfig::WriteSkew(_) => 0,
+            WorkloadConfig::Tpcc(_)
+            | WorkloadConfig::WriteSkew(_)
+            | WorkloadConfig::Shifting(_) => 0,
         }
     }
 
@@ -67,7 +73,8 @@ impl WorkloadConfig {
         match self {
             WorkloadConfig::Ycsb(_)
             | WorkloadConfig::LongScan(_)
-            | WorkloadConfig::WriteSkew(_) => None,
+            | WorkloadConfig::WriteSkew(_)
+            | WorkloadConfig::Shifting(_) => None,
             // Every mix that can declare access sets (--mix np) runs New-Order; and Payment
             // aborts too once a district's HISTORY slots run out.
             WorkloadConfig::Tpcc(_) => Some(
@@ -87,7 +94,8 @@ impl WorkloadConfig {
         match self {
             WorkloadConfig::Ycsb(_)
             | WorkloadConfig::LongScan(_)
-            | WorkloadConfig::WriteSkew(_) => None,
+            | WorkloadConfig::WriteSkew(_)
+            | WorkloadConfig::Shifting(_) => None,
             WorkloadConfig::Tpcc(c) => c.cannot_declare(),
         }
     }
@@ -97,7 +105,7 @@ impl WorkloadConfig {
         match self {
             WorkloadConfig::Tpcc(c) => c.indexes(),
             WorkloadConfig::Ycsb(_) | WorkloadConfig::LongScan(_) => Vec::new(),
-            WorkloadConfig::WriteSkew(_) => Vec::new(),
+            WorkloadConfig::WriteSkew(_) | WorkloadConfig::Shifting(_) => Vec::new(),
         }
     }
 }

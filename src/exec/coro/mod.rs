@@ -31,6 +31,7 @@ use super::thread::{ExecOutcome, coordinate, first_period};
 use super::wait::{StepOutcome, WaitPolicy, Waiting};
 use crate::check::history::WorkerHistory;
 use crate::config::ExecConfig;
+use crate::metrics::rate_series::RateCounters;
 use crate::metrics::{WaitCounts, WorkerStats};
 use crate::park::ParkingLot;
 use crate::protocol::Protocol;
@@ -57,6 +58,20 @@ pub fn run_coro<P: Protocol, W: Workload>(
     workload: &W,
     cfg: &ExecConfig,
     queue: usize,
+) -> ExecOutcome {
+    run_coro_sampled(protocol, db, workload, cfg, queue, None)
+}
+
+/// [`run_coro`], each thread also counting its measured commits and aborts in its slot of
+/// `rates` (one per thread) as they happen, for the runner's time series
+/// (`metrics::rate_series`).
+pub fn run_coro_sampled<P: Protocol, W: Workload>(
+    protocol: &P,
+    db: &Database<P::RecordMeta>,
+    workload: &W,
+    cfg: &ExecConfig,
+    queue: usize,
+    rates: Option<&RateCounters>,
 ) -> ExecOutcome {
     assert!(queue >= 1, "validated: --queue >= 1");
     let workers = cfg.threads * queue;
@@ -90,6 +105,7 @@ pub fn run_coro<P: Protocol, W: Workload>(
                         lot: ParkingLot::global(),
                         read_phase_extension_ns: cfg.read_phase_extension_ns,
                         stats: &stats,
+                        rates: rates.map(|r| r.slot(thread)),
                         attempts_ended: &attempts_ended,
                         commits: &commits,
                         thread,

@@ -24,6 +24,7 @@ use super::super::thread::{MEASURE, STOP, nanos};
 use super::super::wait::pause;
 use super::global_queue::GlobalQueue;
 use super::suspend::{sleep_ns, yield_now};
+use crate::metrics::rate_series::RateSlot;
 use crate::metrics::{Phase, WorkerStats};
 use crate::park::ParkingLot;
 use crate::protocol::signal::Signal;
@@ -60,6 +61,8 @@ pub struct SlotEnv<'r, W: Workload> {
     pub read_phase_extension_ns: u64,
     /// The thread's statistics (slots never hold the borrow across a suspension).
     pub stats: &'r RefCell<WorkerStats>,
+    /// The thread's live counts, when the runner samples them.
+    pub rates: Option<&'r RateSlot>,
     /// Attempts ended on this thread: the scheduler's sign of progress.
     pub attempts_ended: &'r Cell<u64>,
     /// Commits on this thread (published for AdaptiveBackoff).
@@ -231,6 +234,9 @@ async fn run_job<P: Protocol, W: Workload>(
                     stats.add_phase(Phase::Commit, commit);
                     stats.add_phase(Phase::Wait, waited);
                     stats.commit(job.ty, nanos(end - first_start), u64::from(job.aborts) + 1);
+                    if let Some(r) = env.rates {
+                        r.commit(job.ty);
+                    }
                 }
                 env.commits.set(env.commits.get() + 1);
                 if let Some(b) = env.backoff {
@@ -258,6 +264,9 @@ async fn run_job<P: Protocol, W: Workload>(
                 if counted {
                     let mut stats = env.stats.borrow_mut();
                     stats.abort(job.ty, why);
+                    if let Some(r) = env.rates {
+                        r.abort(why);
+                    }
                     stats.add_phase(Phase::Wait, waited);
                     stats.add_phase(Phase::Abort, abort_ns);
                     stats.signal(signal);

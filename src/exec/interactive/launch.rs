@@ -7,6 +7,7 @@ use crate::config::RunConfig;
 use crate::protocol::{Protocol, ProtocolKind, ProtocolOptions, ProtocolVisitor};
 use crate::storage::Database;
 use crate::workload::long_scan::LongScan;
+use crate::workload::shifting::Shifting;
 use crate::workload::tpcc::Tpcc;
 use crate::workload::write_skew::WriteSkew;
 use crate::workload::ycsb::Ycsb;
@@ -58,6 +59,7 @@ pub fn serve_configured(
         WorkloadConfig::LongScan(c) => go.protocol(kind, &LongScan::new(c.clone())),
         WorkloadConfig::Tpcc(c) => go.protocol(kind, &Tpcc::new(c.clone())),
         WorkloadConfig::WriteSkew(c) => go.protocol(kind, &WriteSkew::new(c.clone())),
+        WorkloadConfig::Shifting(c) => go.protocol(kind, &Shifting::new(c.clone())),
     }
 }
 
