@@ -286,7 +286,7 @@ fn hundreds_of_coroutines_every_protocol_checked() {
 /// The protocols that schedule from declared access sets, DecentSched also with opportunistic
 /// execution.
 const DETERMINISTIC_RUNS: &[&[&str]] = &[
-    &["-p", "decentsched,ord_lock,calvin,c_sched"],
+    &["-p", "decentsched,ord_lock,calvin,calvin_ticket,c_sched"],
     &["-p", "decentsched", "--ds-opportunistic"],
 ];
 
@@ -395,5 +395,22 @@ fn aria_reports_next_batch_signals() {
         assert_eq!(count("nb"), aborts, "{s}");
         assert_eq!(count("rr") + count("ml") + count("sf"), 0, "{s}");
         assert!(count("ag") > 0, "members wait for each other: {s}");
+    }
+}
+
+/// Batched Calvin's no-wait form under coroutines: checked, and each transaction that found a
+/// lock taken at its turn moves to the next batch (NB), never RR, ML or SF.
+#[test]
+fn calvin_no_wait_reports_next_batch_signals() {
+    let mut args = vec!["--executor", "coro", "-t", "2", "--queue", "4"];
+    args.extend(["--records", "64", "--theta", "0.99", "--rmw", "-d", "0.3"]);
+    let runs: &[&[&str]] = &[&["-p", "calvin", "--calvin-no-wait"]];
+    for r in runs_checked(runs, &args) {
+        let s = &r["signals"];
+        let count = |k: &str| s[k].as_u64().unwrap();
+        let aborts = r["aborts"].as_u64().unwrap();
+        assert!(aborts > 0, "{r}");
+        assert_eq!(count("nb"), aborts, "{s}");
+        assert_eq!(count("rr") + count("ml") + count("sf"), 0, "{s}");
     }
 }
