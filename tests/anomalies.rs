@@ -75,6 +75,7 @@ use txbench::exec::{ExecConfig, run_coro, run_threads};
 use txbench::protocol::aria::Aria;
 use txbench::protocol::c_sched::CSched;
 use txbench::protocol::calvin::Calvin;
+use txbench::protocol::calvin_ticket::CalvinTicket;
 use txbench::protocol::cicada::Cicada;
 use txbench::protocol::decentsched::DecentSched;
 use txbench::protocol::ermia::Ermia;
@@ -201,7 +202,7 @@ const PROTOCOLS: &[ProtocolRow] = &[
     serializable("ermia", |s, e| s.observe(Ermia::new(&opts(e)).unwrap(), e)),
     serializable("mvto", |s, e| s.observe(Mvto::new(&opts(e)), e)),
     serializable("c_sched", |s, e| s.observe(CSched::new(&opts(e)), e)),
-    serializable("calvin", |s, e| s.observe(Calvin::new(), e)),
+    serializable("calvin_ticket", |s, e| s.observe(CalvinTicket::new(), e)),
     serializable("cicada", |s, e| s.observe(Cicada::new(&opts(e)), e)),
     ProtocolRow {
         name: "twopl_er",
@@ -268,6 +269,15 @@ const PROTOCOLS: &[ProtocolRow] = &[
         let mut o = opts(e);
         o.aria.reordering = true;
         s.observe(Aria::new(&o.batch, o.aria), e)
+    }),
+    serializable("calvin", |s, e| {
+        let o = opts(e);
+        s.observe(Calvin::new(&o.batch, o.calvin), e)
+    }),
+    serializable("calvin_no_wait", |s, e| {
+        let mut o = opts(e);
+        o.calvin.no_wait = true;
+        s.observe(Calvin::new(&o.batch, o.calvin), e)
     }),
     serializable("decentsched_opportunistic", |s, e| {
         let mut o = opts(e);

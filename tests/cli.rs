@@ -70,6 +70,7 @@ fn invalid_input_exits_2_naming_the_parameter() {
             "--batch-timeout-us",
         ),
         (&["serve", "-p", "aria", "-d", "1"], "in batches"),
+        (&["serve", "-p", "calvin", "-d", "1"], "in batches"),
         (
             &["run", "--workload", "tpcc", "--warehouses", "0"],
             "--warehouses",
@@ -975,15 +976,22 @@ fn run_json_carries_the_build_and_plots() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
-/// The bar for Aria: `txbench run -p aria --records 64 --rmw -t 8 --check` passes (with
-/// and without deterministic reordering), and the report carries the batches it formed.
+/// The bar for the batch protocols: `txbench run -p NAME --records 64 --rmw -t 8
+/// --check` passes (Aria with and without deterministic reordering, batched Calvin waiting and
+/// no-wait), and the report carries the batches it formed.
 #[test]
-fn aria_passes_the_checker_on_64_records() {
-    for reordering in [None, Some("--aria-reordering")] {
+fn batch_protocols_pass_the_checker_on_64_records() {
+    let variants: [(&str, Option<&str>); 4] = [
+        ("aria", None),
+        ("aria", Some("--aria-reordering")),
+        ("calvin", None),
+        ("calvin", Some("--calvin-no-wait")),
+    ];
+    for (protocol, option) in variants {
         let mut args = vec![
             "run",
             "-p",
-            "aria",
+            protocol,
             "--records",
             "64",
             "--rmw",
@@ -997,7 +1005,7 @@ fn aria_passes_the_checker_on_64_records() {
             "--format",
             "json",
         ];
-        args.extend(reordering);
+        args.extend(option);
         let out = txbench(&args);
         let stderr = String::from_utf8_lossy(&out.stderr);
         assert!(out.status.success(), "{args:?}: {stderr}");

@@ -286,7 +286,7 @@ fn hundreds_of_coroutines_every_protocol_checked() {
 /// The protocols that schedule from declared access sets, DecentSched also with opportunistic
 /// execution.
 const DETERMINISTIC_RUNS: &[&[&str]] = &[
-    &["-p", "decentsched,ord_lock,calvin,c_sched"],
+    &["-p", "decentsched,ord_lock,calvin,calvin_ticket,c_sched"],
     &["-p", "decentsched", "--ds-opportunistic"],
 ];
 
@@ -379,14 +379,19 @@ fn early_release_one_thread_eight_coroutines() {
     }
 }
 
-/// Aria under coroutines through the command line: checked, and the report counts its batch
-/// conflicts as SGPM's NB signal (one per retried abort), never RR, ML or SF; waiting for the
+/// Aria and batched Calvin's no-wait form under coroutines through the command line: checked,
+/// and the report counts their batch conflicts (Aria's, a lock Calvin_NW found taken at its
+/// turn) as SGPM's NB signal (one per retried abort), never RR, ML or SF; waiting for the
 /// batch's other members is AG.
 #[test]
-fn aria_reports_next_batch_signals() {
+fn batch_protocols_report_next_batch_signals() {
     let mut args = vec!["--executor", "coro", "-t", "2", "--queue", "4"];
     args.extend(["--records", "64", "--theta", "0.99", "--rmw", "-d", "0.3"]);
-    let runs: &[&[&str]] = &[&["-p", "aria"], &["-p", "aria", "--aria-reordering"]];
+    let runs: &[&[&str]] = &[
+        &["-p", "aria"],
+        &["-p", "aria", "--aria-reordering"],
+        &["-p", "calvin", "--calvin-no-wait"],
+    ];
     for r in runs_checked(runs, &args) {
         let s = &r["signals"];
         let count = |k: &str| s[k].as_u64().unwrap();

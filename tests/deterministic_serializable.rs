@@ -8,8 +8,10 @@ mod common;
 use common::{checked_db, checked_exec, contended_ycsb, run_checked};
 use txbench::check::check;
 use txbench::exec::run_threads;
+use txbench::protocol::batch::BatchOptions;
 use txbench::protocol::c_sched::CSched;
-use txbench::protocol::calvin::Calvin;
+use txbench::protocol::calvin::{Calvin, CalvinOptions};
+use txbench::protocol::calvin_ticket::CalvinTicket;
 use txbench::protocol::decentsched::{DecentSched, DecentSchedOptions};
 use txbench::protocol::ord_lock::OrdLock;
 use txbench::protocol::{Protocol, ProtocolOptions};
@@ -114,8 +116,16 @@ fn c_sched_is_serializable_and_abort_free() {
 }
 
 #[test]
+fn calvin_ticket_is_serializable_and_abort_free() {
+    check_deterministic("calvin_ticket", CalvinTicket::new);
+}
+
+/// Batched Calvin (its waiting form: the no-wait form aborts by design, `batch_serializable.rs`).
+#[test]
 fn calvin_is_serializable_and_abort_free() {
-    check_deterministic("calvin", Calvin::new);
+    check_deterministic("calvin", || {
+        Calvin::new(&BatchOptions::default(), CalvinOptions::default())
+    });
 }
 
 #[test]

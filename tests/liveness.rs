@@ -115,17 +115,22 @@ fn deterministic_protocols_end_on_time_with_short_epochs() {
         "--ds-epoch-us",
         "50",
     ];
-    let reports = progress("decentsched,ord_lock,c_sched,calvin", 0.5, &args, |v| {
-        let epochs = v["protocol_stats"]["epochs"].as_f64().unwrap_or(0.0);
-        if v["protocol"] == "decentsched" && epochs < 10.0 {
-            return Err(format!("{epochs} epochs, {} commits", commits(v)));
-        }
-        // 20 commits: far above a stalled barrier's or a starved waiter's nothing.
-        if commits(v) < 20 {
-            return Err(format!("{} commits", commits(v)));
-        }
-        Ok(())
-    });
+    let reports = progress(
+        "decentsched,ord_lock,c_sched,calvin,calvin_ticket",
+        0.5,
+        &args,
+        |v| {
+            let epochs = v["protocol_stats"]["epochs"].as_f64().unwrap_or(0.0);
+            if v["protocol"] == "decentsched" && epochs < 10.0 {
+                return Err(format!("{epochs} epochs, {} commits", commits(v)));
+            }
+            // 20 commits: far above a stalled barrier's or a starved waiter's nothing.
+            if commits(v) < 20 {
+                return Err(format!("{} commits", commits(v)));
+            }
+            Ok(())
+        },
+    );
     for v in &reports {
         assert_eq!(v["aborts"].as_u64(), Some(0), "{}", v["protocol"]);
     }

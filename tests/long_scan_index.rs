@@ -50,7 +50,7 @@ fn checked_runs(protocols: &str, index: &str) -> Vec<RunReport> {
 #[test]
 fn each_protocol_family_is_serializable_through_each_index() {
     for index in ["array", "hash", "ordered"] {
-        for r in checked_runs("silo,no_wait,mvto,calvin", index) {
+        for r in checked_runs("silo,no_wait,mvto,calvin_ticket", index) {
             let check = r.check.as_ref().expect("checked");
             assert!(
                 r.commits > 0,

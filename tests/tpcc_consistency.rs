@@ -18,6 +18,7 @@ use txbench::exec::{ExecConfig, run_threads};
 use txbench::protocol::aria::Aria;
 use txbench::protocol::c_sched::CSched;
 use txbench::protocol::calvin::Calvin;
+use txbench::protocol::calvin_ticket::CalvinTicket;
 use txbench::protocol::cicada::Cicada;
 use txbench::protocol::decentsched::DecentSched;
 use txbench::protocol::ermia::Ermia;
@@ -215,9 +216,21 @@ fn decentsched_opportunistic_keeps_tpcc_np_consistent() {
 }
 
 #[test]
-fn c_sched_and_calvin_keep_tpcc_np_consistent() {
+fn c_sched_and_calvin_ticket_keep_tpcc_np_consistent() {
     assert_np_consistent("c_sched", CSched::new);
-    assert_np_consistent("calvin", |_| Calvin::new());
+    assert_np_consistent("calvin_ticket", |_| CalvinTicket::new());
+}
+
+/// Batched Calvin, waiting and no-wait: NP (declared sets), consistent.
+#[test]
+fn calvin_keeps_tpcc_np_consistent() {
+    for no_wait in [false, true] {
+        assert_np_consistent("calvin", |o| {
+            let mut calvin = o.calvin;
+            calvin.no_wait = no_wait;
+            Calvin::new(&o.batch, calvin)
+        });
+    }
 }
 
 /// Aria needs no declared sets: the full mix, the Delivery race and NP, with and without

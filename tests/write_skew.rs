@@ -7,6 +7,7 @@ use common::checked_exec;
 use txbench::exec::{run_coro, run_threads};
 use txbench::protocol::c_sched::CSched;
 use txbench::protocol::calvin::Calvin;
+use txbench::protocol::calvin_ticket::CalvinTicket;
 use txbench::protocol::cicada::Cicada;
 use txbench::protocol::decentsched::DecentSched;
 use txbench::protocol::ermia::Ermia;
@@ -115,7 +116,11 @@ const SERIALIZABLE: &[(&str, Runner)] = &[
     ("ermia", |h, ms| run(Ermia::new(&opts()).unwrap(), 1, h, ms)),
     ("mvto", |h, ms| run(Mvto::new(&opts()), 1, h, ms)),
     ("c_sched", |h, ms| run(CSched::new(&opts()), 1, h, ms)),
-    ("calvin", |h, ms| run(Calvin::new(), 1, h, ms)),
+    ("calvin_ticket", |h, ms| run(CalvinTicket::new(), 1, h, ms)),
+    ("calvin", |h, ms| {
+        let o = opts();
+        run(Calvin::new(&o.batch, o.calvin), 1, h, ms)
+    }),
     ("cicada", |h, ms| run(Cicada::new(&opts()), 1, h, ms)),
     ("twopl_er", |h, ms| run(TwoPlEr::new(), 1, h, ms)),
 ];
@@ -135,7 +140,7 @@ fn serializable_protocols_keep_the_constraint() {
     // opportunistic execution.
     assert_eq!(
         SERIALIZABLE.len(),
-        17,
+        18,
         "every serializable protocol and variant"
     );
     let mut failures = Vec::new();

@@ -37,7 +37,7 @@ impl Interactive {
 
 impl RunArgs {
     /// The interactive mode, if any, checked against the rest of the run; with `--interactive
-    /// -p all`, drops the protocols a server cannot serve (DecentSched, Aria: an idle session
+    /// -p all`, drops the protocols a server cannot serve (DecentSched, the batch protocols: an idle session
     /// would hold up the others).
     pub(super) fn interactive_mode(
         &self,
@@ -148,18 +148,19 @@ impl RunArgs {
         }
         if matches!(mode, Interactive::Loopback { .. }) {
             // Not served (as `txbench serve` refuses them): DecentSched's workers meet at an
-            // epoch barrier and Aria's batches wait for their members, which an idle session
-            // would hold up.
+            // epoch barrier and the batch protocols' batches wait for their members, which an
+            // idle session would hold up.
             let unserved =
-                |p: &ProtocolKind| matches!(p, ProtocolKind::DecentSched | ProtocolKind::Aria);
+                |p: &ProtocolKind| *p == ProtocolKind::DecentSched || p.runs_in_batches();
             if self.protocol.trim().eq_ignore_ascii_case("all") {
                 protocols.retain(|p| !unserved(p));
             } else if protocols.iter().any(unserved) {
                 return Err(out_of_range(
                     "protocol",
                     &self.protocol,
-                    "any protocol but decentsched and aria with --interactive (an epoch \
-                     barrier, batches: an idle session would hold up the others)",
+                    "any protocol but decentsched and the batch protocols (aria, calvin) with \
+                     --interactive (an epoch barrier, batches: an idle session would hold up \
+                     the others)",
                 ));
             }
         }

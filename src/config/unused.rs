@@ -10,7 +10,7 @@ use crate::protocol::ProtocolKind;
 impl RunArgs {
     /// Warnings for the flags of `self` that do not affect the validated run `cfg`.
     pub fn ineffective_flags(&self, cfg: &RunConfig) -> Vec<String> {
-        use ProtocolKind::{Aria, DecentSched, Ermia, Mocc, Mvto, Plor, Si, Silo, TicToc};
+        use ProtocolKind::{Aria, Calvin, DecentSched, Ermia, Mocc, Mvto, Plor, Si, Silo, TicToc};
         // (flag, given with a non-default value, the protocols it applies to)
         let options: &[(&str, bool, &[ProtocolKind])] = &[
             (
@@ -49,9 +49,14 @@ impl RunArgs {
             ("ds-epoch-txns", self.ds_epoch_txns != 1024, &[DecentSched]),
             ("ds-epoch-us", self.ds_epoch_us != 1000, &[DecentSched]),
             ("ds-opportunistic", self.ds_opportunistic, &[DecentSched]),
-            ("batch-size", self.batch_size != 1024, &[Aria]),
-            ("batch-timeout-us", self.batch_timeout_us != 100, &[Aria]),
+            ("batch-size", self.batch_size != 1024, &[Aria, Calvin]),
+            (
+                "batch-timeout-us",
+                self.batch_timeout_us != 100,
+                &[Aria, Calvin],
+            ),
             ("aria-reordering", self.aria_reordering, &[Aria]),
+            ("calvin-no-wait", self.calvin_no_wait, &[Calvin]),
             (
                 "gc-interval-us",
                 self.gc_interval_us != 10,

@@ -870,6 +870,9 @@ impl RunArgs {
             aria: crate::protocol::aria::AriaOptions {
                 reordering: self.aria_reordering,
             },
+            calvin: crate::protocol::calvin::CalvinOptions {
+                no_wait: self.calvin_no_wait,
+            },
             cicada: crate::protocol::CicadaOptions {
                 early_abort: !self.cicada_no_early_abort,
                 inlining: !self.cicada_no_inlining && !self.cicada_ccbench_build,

@@ -8,8 +8,9 @@
 //! a type.
 
 use super::{
-    MoccLockKind, Protocol, ProtocolKind, ProtocolOptions, aria, c_sched, calvin, cicada,
-    decentsched, ermia, mocc, mvto, nocc, ord_lock, plor, si, silo, tictoc, twopl, twopl_er,
+    MoccLockKind, Protocol, ProtocolKind, ProtocolOptions, aria, c_sched, calvin, calvin_ticket,
+    cicada, decentsched, ermia, mocc, mvto, nocc, ord_lock, plor, si, silo, tictoc, twopl,
+    twopl_er,
 };
 use std::fmt::Display;
 
@@ -69,10 +70,11 @@ impl ProtocolKind {
             ProtocolKind::Ermia => v.visit(|o| built(ermia::Ermia::new(o))),
             ProtocolKind::Mvto => v.visit(mvto::Mvto::new),
             ProtocolKind::CSched => v.visit(c_sched::CSched::new),
-            ProtocolKind::Calvin => v.visit(|_| calvin::Calvin::new()),
+            ProtocolKind::CalvinTicket => v.visit(|_| calvin_ticket::CalvinTicket::new()),
             ProtocolKind::Cicada => v.visit(cicada::Cicada::new),
             ProtocolKind::TwoPlEr => v.visit(|_| twopl_er::TwoPlEr::new()),
             ProtocolKind::Aria => v.visit(|o| aria::Aria::new(&o.batch, o.aria)),
+            ProtocolKind::Calvin => v.visit(|o| calvin::Calvin::new(&o.batch, o.calvin)),
         }
     }
 
@@ -151,7 +153,7 @@ mod tests {
         let declaring = ProtocolKind::ALL.map(ProtocolKind::needs_declared_set);
         // Which kinds have which part: `parts`' tests.
         assert_eq!(multi_version.iter().filter(|&&m| m).count(), 4);
-        assert_eq!(declaring.iter().filter(|&&d| d).count(), 5);
+        assert_eq!(declaring.iter().filter(|&&d| d).count(), 6);
         // ERMIA's nodes carry its stamps; the others' carry nothing but the header.
         let bytes = |p: ProtocolKind| p.version_node_bytes(100).unwrap_or(0);
         assert!(bytes(ProtocolKind::Ermia) > bytes(ProtocolKind::Si));

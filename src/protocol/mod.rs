@@ -38,6 +38,7 @@ pub mod batch;
 mod by_kind;
 pub mod c_sched;
 pub mod calvin;
+pub mod calvin_ticket;
 pub mod cicada;
 pub mod decentsched;
 pub mod declared;

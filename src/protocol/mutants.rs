@@ -112,16 +112,21 @@ pub(crate) enum Mutant {
     /// MVTO: commit installs without checking the write and read timestamps of the version it
     /// replaces.
     MvtoSkipWriteCheck,
-    /// Calvin: declared writes request reader locks (readers' counters stay consistent, so the
+    /// Calvin (both variants, batched and ticket; `calvin::lock`): declared writes request
+    /// reader locks (readers' counters stay consistent, so the
     /// bug never hangs: letting readers skip earlier writers would, as later readers' releases
     /// then overtake a writer's position).
     CalvinWritesLockShared,
-    /// Calvin: a writer waits only for earlier readers, not for earlier writers.
+    /// Calvin (both variants; the no-wait form's free check too): a writer waits only for
+    /// earlier readers, not for earlier writers.
     CalvinWritersIgnoreWriters,
-    /// Calvin: the sequencer's turn is passed on before the transaction's lock requests, and
+    /// Calvin with tickets: the sequencer's turn is passed on before the transaction's lock requests, and
     /// the worker is preempted between the two (unit tests only: in a run, requests made out
     /// of sequence order on two records can deadlock, which no run could end).
     CalvinPassTurnBeforeRequests,
+    /// Batched Calvin: a member runs its program as soon as it made its requests, without
+    /// waiting for them to be granted (the lock manager grants on request).
+    CalvinBatchRunsBeforeGrants,
     /// C-Sched: the scheduler grants a writer without looking at the keys' other writers.
     CSchedWritersIgnoreWriters,
     /// C-Sched: the scheduler checks only a transaction's first key before granting it.

@@ -5,6 +5,7 @@
 
 use super::aria::AriaOptions;
 use super::batch::BatchOptions;
+use super::calvin::CalvinOptions;
 use super::decentsched::DecentSchedOptions;
 use serde::Serialize;
 use std::fmt;
@@ -45,9 +46,9 @@ pub enum ProtocolKind {
     /// C-Sched: a central scheduler thread grants declared sets that conflict with no running
     /// transaction (deterministic, abort-free).
     CSched,
-    /// Calvin-style locking: a global sequence, each record's locks granted in sequence order
-    /// (deterministic, abort-free).
-    Calvin,
+    /// Calvin's locking with a ticket per transaction instead of batches: a global sequence,
+    /// each record's locks granted in sequence order (deterministic, abort-free).
+    CalvinTicket,
     /// Cicada: multi-version timestamp ordering with OCC validation and loosely synchronised
     /// per-worker clocks, serializable.
     Cicada,
@@ -57,11 +58,14 @@ pub enum ProtocolKind {
     /// Aria: batches executed against one snapshot, per-record reservations, conflicting
     /// transactions moved to the next batch (deterministic, no declared sets needed).
     Aria,
+    /// Calvin: a sequencer forms batches, a lock manager grants each batch's locks in batch
+    /// order (deterministic, abort-free; `--calvin-no-wait`: a conflict reruns next batch).
+    Calvin,
 }
 
 impl ProtocolKind {
     /// Every protocol, in the order reports list them (`nocc` first: the ceiling row).
-    pub const ALL: [ProtocolKind; 18] = [
+    pub const ALL: [ProtocolKind; 19] = [
         ProtocolKind::Nocc,
         ProtocolKind::NoWait,
         ProtocolKind::WaitDie,
@@ -76,10 +80,11 @@ impl ProtocolKind {
         ProtocolKind::Ermia,
         ProtocolKind::Mvto,
         ProtocolKind::CSched,
-        ProtocolKind::Calvin,
+        ProtocolKind::CalvinTicket,
         ProtocolKind::Cicada,
         ProtocolKind::TwoPlEr,
         ProtocolKind::Aria,
+        ProtocolKind::Calvin,
     ];
 
     /// The name used on the command line and in reports.
@@ -99,10 +104,11 @@ impl ProtocolKind {
             ProtocolKind::Ermia => "ermia",
             ProtocolKind::Mvto => "mvto",
             ProtocolKind::CSched => "c_sched",
-            ProtocolKind::Calvin => "calvin",
+            ProtocolKind::CalvinTicket => "calvin_ticket",
             ProtocolKind::Cicada => "cicada",
             ProtocolKind::TwoPlEr => "twopl_er",
             ProtocolKind::Aria => "aria",
+            ProtocolKind::Calvin => "calvin",
         }
     }
 
@@ -146,8 +152,8 @@ impl ProtocolKind {
             ProtocolKind::CSched => {
                 "deterministic: a scheduler thread grants non-conflicting declared sets, no aborts (DecentSched V)"
             }
-            ProtocolKind::Calvin => {
-                "deterministic: global sequence, record locks granted in sequence order, no aborts (Calvin)"
+            ProtocolKind::CalvinTicket => {
+                "deterministic: a ticket per transaction, record locks granted in ticket order, no aborts (DecentSched V)"
             }
             ProtocolKind::Cicada => {
                 "multi-version TO + OCC validation, per-worker clocks, six switchable optimizations (CCBench 2)"
@@ -158,13 +164,16 @@ impl ProtocolKind {
             ProtocolKind::Aria => {
                 "deterministic batches: one snapshot per batch, reservations, WAW/RAW conflicts rerun next batch (Aria)"
             }
+            ProtocolKind::Calvin => {
+                "deterministic batches: sequencer batches, locks granted in batch order; --calvin-no-wait reruns conflicts next batch (Calvin)"
+            }
         }
     }
 
     /// Whether the protocol runs transactions in batches (`protocol::batch`), each waiting for
     /// every member of its batch.
     pub fn runs_in_batches(self) -> bool {
-        matches!(self, ProtocolKind::Aria)
+        matches!(self, ProtocolKind::Aria | ProtocolKind::Calvin)
     }
 }
 
@@ -317,10 +326,12 @@ pub struct ProtocolOptions {
     pub cicada: CicadaOptions,
     /// ERMIA's (SSN's) read-phase checks.
     pub ermia: ErmiaOptions,
-    /// How the batch protocols (Aria) form batches.
+    /// How the batch protocols (Aria, batched Calvin) form batches.
     pub batch: BatchOptions,
     /// Aria's options.
     pub aria: AriaOptions,
+    /// Batched Calvin's options.
+    pub calvin: CalvinOptions,
 }
 
 impl Default for ProtocolOptions {
@@ -338,6 +349,7 @@ impl Default for ProtocolOptions {
             ermia: ErmiaOptions::default(),
             batch: BatchOptions::default(),
             aria: AriaOptions::default(),
+            calvin: CalvinOptions::default(),
         }
     }
 }

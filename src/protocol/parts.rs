@@ -18,8 +18,8 @@
 //! | part | trait | constant | who |
 //! | --- | --- | --- | --- |
 //! | older versions: report, memory cap, reclamation watermark | [`MultiVersion`] | [`Protocol::MULTI_VERSION`] | si, ermia, mvto, cicada |
-//! | scheduling from declared access sets | [`DeclaredSet`] | [`Protocol::DECLARED_SET`] | ord_lock, decentsched, c_sched, calvin, twopl_er |
-//! | hooks into the run: statistics, helper threads, backoff, coroutine signals, stopping a worker | [`RunHooks`] | [`Protocol::RUN_HOOKS`] | c_sched, decentsched, cicada |
+//! | scheduling from declared access sets | [`DeclaredSet`] | [`Protocol::DECLARED_SET`] | ord_lock, decentsched, c_sched, calvin, calvin_ticket, twopl_er |
+//! | hooks into the run: statistics, helper threads, backoff, coroutine signals, stopping a worker | [`RunHooks`] | [`Protocol::RUN_HOOKS`] | c_sched, decentsched, cicada, aria, calvin |
 //!
 //! # Why constants
 //!
@@ -363,8 +363,15 @@ mod tests {
             let (mv, declared, helpers) = p.visit(&options, Parts);
             let name = p.name();
             let expect_mv = ["si", "ermia", "mvto", "cicada"].contains(&name);
-            let expect_declared =
-                ["ord_lock", "decentsched", "c_sched", "calvin", "twopl_er"].contains(&name);
+            let expect_declared = [
+                "ord_lock",
+                "decentsched",
+                "c_sched",
+                "calvin",
+                "calvin_ticket",
+                "twopl_er",
+            ]
+            .contains(&name);
             assert_eq!(mv, expect_mv, "{name}: multi-version part");
             assert_eq!(declared, expect_declared, "{name}: declared-set part");
             assert_eq!(

@@ -73,11 +73,11 @@ struct Launch<'a> {
 impl Launch<'_> {
     /// Serves `w` under the protocol type [`ProtocolKind::visit`] names for `kind`.
     fn protocol<W: Workload>(self, kind: ProtocolKind, w: &W) -> Result<ServeSummary, ServeError> {
-        // DecentSched's epochs and Aria's batches wait for every worker of the run, which a
+        // DecentSched's epochs and the batch protocols' batches wait for every worker of the run, which a
         // session's idle client cannot promise.
         match kind {
             ProtocolKind::DecentSched => return Err(ServeError::Declared(kind)),
-            ProtocolKind::Aria => return Err(ServeError::Batched(kind)),
+            k if k.runs_in_batches() => return Err(ServeError::Batched(kind)),
             _ => {}
         }
         let options = &self.run.options;

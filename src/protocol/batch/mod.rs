@@ -1,5 +1,5 @@
-//! The batch layer shared by the batch-executing protocols (Aria; next BOHM, PWV and batched
-//! Calvin): transactions are collected into batches, each batch is ordered deterministically, and
+//! The batch layer shared by the batch-executing protocols (Aria, batched Calvin; next BOHM
+//! and PWV): transactions are collected into batches, each batch is ordered deterministically, and
 //! batches run one after another (SGPM's batch manager, section 3 and figure 7).
 //!
 //! # Batches in this engine
@@ -27,6 +27,9 @@
 //! first batch) and then its worker id. The protocol decides what the rank means (Aria: the
 //! lowest rank wins a reservation). Since every transaction newer than an old one ranks after it,
 //! the oldest transaction of a batch is first in it: no transaction starves behind newer ones.
+//! A member also has a [`position`](BatchTicket::position), the order in which members joined
+//! (a sequencer's arrival order, which batched Calvin's lock manager follows): fixed as soon as
+//! the member joined, so a protocol can act on it before the batch is closed.
 //!
 //! Latency is the executor's, from the transaction's first attempt (or its arrival, open loop):
 //! the wait to join a batch and for the batch's other members is inside it, as SGPM's and Aria's
@@ -52,8 +55,10 @@
 //! from zero.
 
 mod ticket;
+mod turn;
 
 pub use ticket::{BatchTicket, RANK_LIMIT};
+pub use turn::Turn;
 
 use crossbeam_utils::CachePadded;
 use serde::Serialize;
@@ -260,7 +265,7 @@ impl Batches {
                 .compare_exchange(word, joined.encode(), Ordering::AcqRel, Ordering::Acquire)
                 .is_ok()
             {
-                t.joined(f.batch);
+                t.joined(f.batch, f.members);
                 if closes {
                     self.counted_close(members, false);
                     // Members waiting for the batch to close.

@@ -118,8 +118,13 @@ fn ranks_put_older_transactions_first() {
     );
     let (a, c) = (BatchTicket::new(3), BatchTicket::new(4));
     let (mut a, mut c) = (a, c);
-    a.joined(9);
-    c.joined(9);
+    a.joined(9, 1);
+    c.joined(9, 0);
     assert!(a.rank() < c.rank(), "same age: worker id");
+    assert_eq!(
+        (a.position(), c.position()),
+        (1, 0),
+        "arrival order, apart from rank"
+    );
     assert!(c.rank() < RANK_LIMIT);
 }

@@ -16,6 +16,9 @@ pub struct BatchTicket {
     worker: u32,
     /// The batch the worker is a member of now (0: none).
     pub(super) batch: u64,
+    /// How many members joined that batch before this one (its place in the sequencer's
+    /// arrival order).
+    position: u32,
     /// The last batch the worker was a member of (it waits for a later one).
     pub(super) last: u64,
     /// The current transaction's first batch (0: it has not joined one yet); kept across its
@@ -30,14 +33,16 @@ impl BatchTicket {
         BatchTicket {
             worker: (worker as u32) & ((1 << WORKER_BITS) - 1),
             batch: 0,
+            position: 0,
             last: 0,
             first: 0,
             left: false,
         }
     }
 
-    pub(super) fn joined(&mut self, batch: u64) {
+    pub(super) fn joined(&mut self, batch: u64, position: u64) {
         self.batch = batch;
+        self.position = position as u32;
         self.last = batch;
         if self.first == 0 {
             self.first = batch;
@@ -52,6 +57,14 @@ impl BatchTicket {
     /// The batch the worker is a member of (0: none).
     pub fn batch(&self) -> u64 {
         self.batch
+    }
+
+    /// How many members joined the ticket's batch before it: the batch in arrival order, as a
+    /// sequencer appends transactions to it (batched Calvin's order). Unique within a batch,
+    /// `0..members`, and fixed once the member joined.
+    pub fn position(&self) -> u32 {
+        debug_assert!(self.batch != 0, "placed within a batch");
+        self.position
     }
 
     /// The member's place in its batch, lower first: its transaction's age in batches (older

@@ -15,6 +15,7 @@ use crate::metrics::machine::MachineInfo;
 use crate::protocol::aria::Aria;
 use crate::protocol::c_sched::CSched;
 use crate::protocol::calvin::Calvin;
+use crate::protocol::calvin_ticket::CalvinTicket;
 use crate::protocol::cicada::Cicada;
 use crate::protocol::decentsched::DecentSched;
 use crate::protocol::ermia::Ermia;
@@ -63,7 +64,12 @@ enum Proto {
     Ermia,
     Mvto,
     CSched,
+    /// Calvin with a ticket per transaction.
+    CalvinTicket,
+    /// Batched Calvin.
     Calvin,
+    /// Batched Calvin's no-wait form (`--calvin-no-wait`).
+    CalvinNoWait,
     /// DecentSched with opportunistic execution (`--ds-opportunistic`).
     DecentSchedOpportunistic,
     Cicada,
@@ -208,8 +214,13 @@ const CASES: &[Case] = &[
     (Proto::Mvto, Mutant::MvtoSkipWriteCheck, Load::HotRmw),
     (Proto::CSched, Mutant::CSchedWritersIgnoreWriters, Load::HotRmwSlowCommit),
     (Proto::CSched, Mutant::CSchedChecksFirstKeyOnly, Load::HotRmwSlowCommit),
-    (Proto::Calvin, Mutant::CalvinWritesLockShared, Load::HotRmw),
+    (Proto::CalvinTicket, Mutant::CalvinWritesLockShared, Load::HotRmw),
+    (Proto::CalvinTicket, Mutant::CalvinWritersIgnoreWriters, Load::HotRmwSlowCommit),
+    (Proto::Calvin, Mutant::CalvinWritesLockShared, Load::HotRmwSlowCommit),
     (Proto::Calvin, Mutant::CalvinWritersIgnoreWriters, Load::HotRmwSlowCommit),
+    (Proto::Calvin, Mutant::CalvinBatchRunsBeforeGrants, Load::HotRmwSlowCommit),
+    (Proto::CalvinNoWait, Mutant::CalvinWritesLockShared, Load::HotRmw),
+    (Proto::CalvinNoWait, Mutant::CalvinWritersIgnoreWriters, Load::HotRmwSlowCommit),
     (Proto::DecentSchedOpportunistic, Mutant::DecentSchedSkipReexecution, Load::HotRmw),
     (Proto::DecentSchedOpportunistic, Mutant::DecentSchedInstallWithoutVersion, Load::HotRmw),
     (Proto::Cicada, Mutant::CicadaSkipReadValidation, Load::HotRmwSlowCommit),
@@ -285,7 +296,8 @@ fn run(proto: Proto, mutant: Mutant, load: Load, threads: usize, seed: u64) -> C
         Proto::Ermia => ProtocolKind::Ermia,
         Proto::Mvto => ProtocolKind::Mvto,
         Proto::CSched => ProtocolKind::CSched,
-        Proto::Calvin => ProtocolKind::Calvin,
+        Proto::CalvinTicket => ProtocolKind::CalvinTicket,
+        Proto::Calvin | Proto::CalvinNoWait => ProtocolKind::Calvin,
         Proto::DecentSchedOpportunistic => ProtocolKind::DecentSched,
         Proto::Cicada => ProtocolKind::Cicada,
         Proto::TwoPlEr => ProtocolKind::TwoPlEr,
@@ -293,6 +305,7 @@ fn run(proto: Proto, mutant: Mutant, load: Load, threads: usize, seed: u64) -> C
         Proto::Aria | Proto::AriaReordering => ProtocolKind::Aria,
     };
     options.aria.reordering = proto == Proto::AriaReordering;
+    options.calvin.no_wait = proto == Proto::CalvinNoWait;
     let (executor, threads) = load.executor(threads);
     let workers = match executor {
         crate::config::Executor::Coro { queue } => threads * queue,
@@ -391,8 +404,12 @@ fn run(proto: Proto, mutant: Mutant, load: Load, threads: usize, seed: u64) -> C
             let p = CSched::with_mutant(o, mutant);
             run_with(kind, p, &cfg, &workload, &machine)
         }
-        Proto::Calvin => {
-            let p = Calvin::new().with_mutant(mutant);
+        Proto::CalvinTicket => {
+            let p = CalvinTicket::new().with_mutant(mutant);
+            run_with(kind, p, &cfg, &workload, &machine)
+        }
+        Proto::Calvin | Proto::CalvinNoWait => {
+            let p = Calvin::new(&o.batch, o.calvin).with_mutant(mutant);
             run_with(kind, p, &cfg, &workload, &machine)
         }
         Proto::Cicada => {
@@ -521,8 +538,18 @@ fn c_sched_mutants_are_caught() {
 }
 
 #[test]
+fn calvin_ticket_mutants_are_caught() {
+    check_protocol(Proto::CalvinTicket);
+}
+
+#[test]
 fn calvin_mutants_are_caught() {
     check_protocol(Proto::Calvin);
+}
+
+#[test]
+fn calvin_no_wait_mutants_are_caught() {
+    check_protocol(Proto::CalvinNoWait);
 }
 
 #[test]

@@ -1,105 +1,49 @@
-//! Calvin-style deterministic locking (Thomson et al., SIGMOD 2012; DecentSched's section V
-//! baseline): transactions are sequenced in one global order, and each record's lock requests
-//! are granted in that order. No deadlock (a transaction only ever waits for transactions
-//! sequenced before it), no abort.
+//! Calvin's locking with a per-transaction ticket instead of batches (kind `calvin_ticket`; the
+//! DecentSched paper's section V compares against this form): transactions are sequenced in one
+//! global order, one at a time, and each record's locks are granted in that order. No
+//! deadlock (a transaction only ever waits for transactions sequenced before it), no abort.
+//! Batched Calvin, as the Calvin paper describes it, is [`super::calvin`].
 //!
 //! The sequencer is a ticket: a transaction takes the next sequence number, waits for its turn
 //! (`Pending`, never a spin), requests the locks of its whole declared set (one `fetch_add` per
 //! record, so the per-record request order is the sequence order), and passes the turn on. The
 //! turn is held only for those requests, never while waiting for a lock. Then it waits for each
-//! lock to be granted. Each record's lock is a reader/writer ticket lock: a request takes a
-//! position among the record's writers and readers; a writer is granted once every earlier
-//! request has been released, a reader once every earlier writer has.
+//! lock to be granted ([`CalvinLock`]: a reader/writer ticket lock).
 
+use super::calvin::lock::{CalvinLock, LockRules, Requests};
 use super::in_place::{InPlaceWorker, in_place_operations};
 #[cfg(test)]
 use super::mutants::Mutant;
 use super::parts::{DeclaredSet, DeclaredSetPart};
-use super::{AccessMode, AttemptStart, DeclaredRecord, OpResult, Protocol, WriteSet};
-use crate::storage::Record;
+use super::{AttemptStart, DeclaredRecord, OpResult, Protocol, WriteSet};
 use crossbeam_utils::CachePadded;
-use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::task::Poll;
 
-/// A record's lock: writer and reader requests taken, and releases done. Counters wrap; only
-/// equality is compared. Requests to one record are made by one transaction at a time (the
-/// sequencer's turn), so reading the two request counters one after the other is a snapshot.
-/// Grants compare the release counters with the snapshot one at a time, which is sound because
-/// once a release counter reaches a request's snapshot it cannot move on until that request is
-/// granted and released (later requests wait for it).
+/// Calvin with a ticket per transaction: the sequencer's two counters.
 #[derive(Debug, Default)]
-pub struct CalvinLock {
-    writers_requested: AtomicU32,
-    readers_requested: AtomicU32,
-    writers_released: AtomicU32,
-    readers_released: AtomicU32,
-}
-
-/// Whether a wrapping release counter has reached `target`. In the protocol it never passes a
-/// waiting request's target (module docs), so this is equality; comparing by distance keeps a
-/// broken variant (a test mutant that lets releases overtake) from waiting forever.
-#[inline]
-fn reached(released: u32, target: u32) -> bool {
-    released.wrapping_sub(target) < 1 << 31
-}
-
-/// The request counters a lock request saw: how many writers and readers came before it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-struct Position {
-    writers: u32,
-    readers: u32,
-}
-
-/// The Calvin protocol: the sequencer's two counters.
-#[derive(Debug, Default)]
-pub struct Calvin {
+pub struct CalvinTicket {
     /// Next sequence number to hand out.
     next_seq: CachePadded<AtomicU64>,
     /// Sequence number whose turn it is to request its locks.
     turn: CachePadded<AtomicU64>,
+    rules: LockRules,
     #[cfg(test)]
     mutant: Mutant,
 }
 
-impl Calvin {
+impl CalvinTicket {
     /// The protocol.
     pub fn new() -> Self {
-        Calvin::default()
+        CalvinTicket::default()
     }
 
     /// The same protocol with a deliberate bug (`protocol::mutants`).
     #[cfg(test)]
     pub(crate) fn with_mutant(mut self, mutant: Mutant) -> Self {
         self.mutant = mutant;
+        self.rules.mutant = mutant;
         self
-    }
-
-    /// The mode a declared access requests its lock in (a mutant may weaken it).
-    #[inline]
-    fn lock_mode(&self, mode: AccessMode) -> AccessMode {
-        #[cfg(test)]
-        if self.mutant == Mutant::CalvinWritesLockShared {
-            return AccessMode::Read;
-        }
-        mode
-    }
-
-    /// Whether the lock requested at `at` (in `mode`) is granted: every earlier writer released
-    /// (a reader), every earlier request released (a writer).
-    #[inline]
-    fn granted(&self, lock: &CalvinLock, mode: AccessMode, at: Position) -> bool {
-        // Acquire: pairs with the earlier holders' Release in `end_attempt`, so their installs
-        // are visible to us.
-        let writers_done = reached(lock.writers_released.load(Ordering::Acquire), at.writers);
-        let readers_done = || reached(lock.readers_released.load(Ordering::Acquire), at.readers);
-        #[cfg(test)]
-        if self.mutant == Mutant::CalvinWritersIgnoreWriters && mode == AccessMode::Write {
-            return readers_done();
-        }
-        match mode {
-            AccessMode::Read => writers_done,
-            AccessMode::Write => writers_done && readers_done(),
-        }
     }
 }
 
@@ -116,13 +60,11 @@ enum Stage {
     Running,
 }
 
-/// A Calvin worker.
-pub struct CalvinWorker<'db> {
+/// A worker of Calvin with tickets.
+pub struct CalvinTicketWorker<'db> {
     stage: Stage,
-    /// The declared records, their modes and the counter values their requests saw.
-    locks: Vec<(Record<'db, CalvinLock>, AccessMode, Position)>,
-    /// Locks granted so far (in order).
-    granted: usize,
+    /// The attempt's lock requests.
+    requests: Requests<'db>,
     writes: WriteSet<'db, CalvinLock, ()>,
     /// Mutation testing (`Mutant::CalvinPassTurnBeforeRequests`): the attempt passed the turn
     /// on before making its requests.
@@ -130,7 +72,7 @@ pub struct CalvinWorker<'db> {
     turn_passed: bool,
 }
 
-impl CalvinWorker<'_> {
+impl CalvinTicketWorker<'_> {
     /// Whether the attempt already passed the turn on (only a mutant does so before its
     /// requests).
     #[inline]
@@ -143,7 +85,7 @@ impl CalvinWorker<'_> {
     }
 }
 
-impl<'db> InPlaceWorker<'db, CalvinLock> for CalvinWorker<'db> {
+impl<'db> InPlaceWorker<'db, CalvinLock> for CalvinTicketWorker<'db> {
     #[inline]
     fn writes(&mut self) -> &mut WriteSet<'db, CalvinLock, ()> {
         &mut self.writes
@@ -151,20 +93,7 @@ impl<'db> InPlaceWorker<'db, CalvinLock> for CalvinWorker<'db> {
 
     /// Releases every lock requested (granted or not: a later request waits for each).
     fn end_attempt(&mut self) {
-        if self.stage == Stage::Requested || self.stage == Stage::Running {
-            for &(rec, mode, _) in &self.locks {
-                let lock = rec.meta();
-                let released = match mode {
-                    AccessMode::Write => &lock.writers_released,
-                    AccessMode::Read => &lock.readers_released,
-                };
-                // Release: the holder's reads and installs happen before the next holder's
-                // grant (its Acquire load in `granted`).
-                released.fetch_add(1, Ordering::Release);
-            }
-        }
-        self.locks.clear();
-        self.granted = 0;
+        self.requests.release_all();
         self.stage = Stage::Idle;
         #[cfg(test)]
         {
@@ -173,34 +102,33 @@ impl<'db> InPlaceWorker<'db, CalvinLock> for CalvinWorker<'db> {
     }
 }
 
-impl Protocol for Calvin {
+impl Protocol for CalvinTicket {
     type RecordMeta = CalvinLock;
-    type Worker<'db> = CalvinWorker<'db>;
+    type Worker<'db> = CalvinTicketWorker<'db>;
 
     const DECLARED_SET: Option<DeclaredSetPart<Self>> = Some(DeclaredSetPart::from_impl());
 
-    fn new_worker<'db>(&'db self, _id: usize) -> CalvinWorker<'db> {
-        CalvinWorker {
+    fn new_worker<'db>(&'db self, _id: usize) -> CalvinTicketWorker<'db> {
+        CalvinTicketWorker {
             stage: Stage::Idle,
-            locks: Vec::new(),
-            granted: 0,
+            requests: Requests::default(),
             writes: WriteSet::default(),
             #[cfg(test)]
             turn_passed: false,
         }
     }
 
-    fn begin(&self, w: &mut CalvinWorker<'_>, _start: AttemptStart) {
+    fn begin(&self, w: &mut CalvinTicketWorker<'_>, _start: AttemptStart) {
         w.writes.clear();
     }
 
     in_place_operations!(read, read_committed, write, commit, abort, install_log);
 }
 
-impl DeclaredSet for Calvin {
+impl DeclaredSet for CalvinTicket {
     fn schedule<'db>(
         &self,
-        w: &mut CalvinWorker<'db>,
+        w: &mut CalvinTicketWorker<'db>,
         set: &[DeclaredRecord<'db, CalvinLock>],
     ) -> OpResult {
         loop {
@@ -227,39 +155,18 @@ impl DeclaredSet for Calvin {
                         super::wake::wake_waiters();
                         return Poll::Pending;
                     }
-                    w.locks.clear();
-                    for d in set {
-                        let lock = d.record.meta();
-                        // Relaxed: requests are ordered by the turn (module docs); grants read
-                        // the release counters.
-                        let at = Position {
-                            writers: lock.writers_requested.load(Ordering::Relaxed),
-                            readers: lock.readers_requested.load(Ordering::Relaxed),
-                        };
-                        let mode = self.lock_mode(d.mode);
-                        let requested = match mode {
-                            AccessMode::Write => &lock.writers_requested,
-                            AccessMode::Read => &lock.readers_requested,
-                        };
-                        // Relaxed: as above; only the turn holder writes request counters.
-                        requested.fetch_add(1, Ordering::Relaxed);
-                        w.locks.push((d.record, mode, at));
-                    }
+                    w.requests.request_all(self.rules, set);
                     if !w.passed_turn_early() {
                         // Release: publishes our requests to the next sequence number.
                         self.turn.store(seq + 1, Ordering::Release);
                         // The next sequence number may be parked waiting for its turn.
                         super::wake::wake_waiters();
                     }
-                    w.granted = 0;
                     w.stage = Stage::Requested;
                 }
                 Stage::Requested => {
-                    while let Some(&(rec, mode, at)) = w.locks.get(w.granted) {
-                        if !self.granted(rec.meta(), mode, at) {
-                            return Poll::Pending;
-                        }
-                        w.granted += 1;
+                    if !w.requests.all_granted(self.rules) {
+                        return Poll::Pending;
                     }
                     w.stage = Stage::Running;
                 }
@@ -272,6 +179,7 @@ impl DeclaredSet for Calvin {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::protocol::AccessMode;
     use crate::storage::{Table, TableSpec};
 
     const OK: OpResult = Poll::Ready(Ok(()));
@@ -287,7 +195,7 @@ mod tests {
             records: 2,
             payload_bytes: 8,
         });
-        let p = Calvin::new();
+        let p = CalvinTicket::new();
         let mut ws: Vec<_> = (0..3).map(|i| p.new_worker(i)).collect();
         let (rd, wr) = (AccessMode::Read, AccessMode::Write);
         let writer = declared(&t, &[(0, wr), (1, rd)]);
@@ -312,7 +220,7 @@ mod tests {
     /// Whether `b`, sequenced after `a` and declaring the same record, is granted the lock
     /// before `a` released it, whatever `a`'s first poll answered (`a` may be preempted
     /// anywhere after taking its sequence number).
-    fn later_sequence_runs_first(p: &Calvin) -> bool {
+    fn later_sequence_runs_first(p: &CalvinTicket) -> bool {
         let t: Table<CalvinLock> = Table::new(TableSpec {
             name: "t".into(),
             records: 1,
@@ -339,13 +247,13 @@ mod tests {
 
     #[test]
     fn a_later_sequence_never_overtakes_an_earlier_one() {
-        assert!(!later_sequence_runs_first(&Calvin::new()));
+        assert!(!later_sequence_runs_first(&CalvinTicket::new()));
     }
 
     /// The same check fails for a sequencer that passes the turn before its requests.
     #[test]
     fn passing_the_turn_before_the_requests_fails_the_order_check() {
-        let p = Calvin::new().with_mutant(Mutant::CalvinPassTurnBeforeRequests);
+        let p = CalvinTicket::new().with_mutant(Mutant::CalvinPassTurnBeforeRequests);
         assert!(later_sequence_runs_first(&p));
     }
 
@@ -357,7 +265,7 @@ mod tests {
             records: 1,
             payload_bytes: 8,
         });
-        let p = Calvin::new();
+        let p = CalvinTicket::new();
         let (mut a, mut b) = (p.new_worker(0), p.new_worker(1));
         let s = declared(&t, &[(0, AccessMode::Write)]);
         // a takes sequence 0 but has not requested yet (its turn check is the next step).

@@ -1,0 +1,46 @@
+//! Taking turns in a batch's arrival order: the member at position `p` of a closed batch acts
+//! (batched Calvin requests its locks, BOHM places its versions) when the member before it has,
+//! so that what they do to shared records happens in batch order exactly as if one thread had
+//! walked the batch (Calvin's lock manager, BOHM's concurrency-control phase).
+
+use super::BatchTicket;
+use crossbeam_utils::CachePadded;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+/// Bits of a position in the turn word (a batch holds at most 1024 members).
+const POSITION_BITS: u32 = 24;
+
+/// The turn word's value that lets the member at `position` of `batch` act.
+#[inline]
+fn turn_of(batch: u64, position: u32) -> u64 {
+    batch << POSITION_BITS | u64::from(position)
+}
+
+/// Whose turn it is: `[ batch | position ]`. Position 0 of a batch needs no turn: batches are
+/// sequential, so everything the batches before it did is done when its batch is open.
+#[derive(Debug, Default)]
+pub struct Turn {
+    word: CachePadded<AtomicU64>,
+}
+
+impl Turn {
+    /// Whether the member of `t` may act: it is first in its batch, or the member before it
+    /// passed the turn. The caller waits for its batch to close first, so that no member it
+    /// should come after can still join.
+    #[inline]
+    pub fn is_mine(&self, t: &BatchTicket) -> bool {
+        // Acquire: pairs with the previous member's Release in `pass`, so what it did to shared
+        // records (lock requests, placed versions) is visible to this member.
+        t.position() == 0 || self.word.load(Ordering::Acquire) == turn_of(t.batch(), t.position())
+    }
+
+    /// Passes the turn from the member of `t` to the one after it, and wakes parked waiters
+    /// (it may be one of them).
+    #[inline]
+    pub fn pass(&self, t: &BatchTicket) {
+        // Release: publishes what this member did in its turn (its Acquire in `is_mine`).
+        self.word
+            .store(turn_of(t.batch(), t.position() + 1), Ordering::Release);
+        crate::protocol::wake::wake_waiters();
+    }
+}
