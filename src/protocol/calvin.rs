@@ -67,12 +67,8 @@ impl Calvin {
         Calvin::default()
     }
 
-    /// The same protocol with a deliberate bug (`protocol::mutants`).
     #[cfg(test)]
-    pub(crate) fn with_mutant(mut self, mutant: Mutant) -> Self {
-        self.mutant = mutant;
-        self
-    }
+    crate::protocol::mutants::with_mutant!();
 
     /// The mode a declared access requests its lock in (a mutant may weaken it).
     #[inline]

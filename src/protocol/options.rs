@@ -160,12 +160,6 @@ impl ProtocolKind {
             }
         }
     }
-
-    /// Whether the protocol runs transactions in batches (`protocol::batch`), each waiting for
-    /// every member of its batch.
-    pub fn runs_in_batches(self) -> bool {
-        matches!(self, ProtocolKind::Aria)
-    }
 }
 
 impl fmt::Display for ProtocolKind {
