@@ -13,6 +13,8 @@
 //! --ignored` runs the 200-round variant (docs/TESTING.md). A SIGKILL keeps the page cache, so
 //! these rounds test the process dying; `tests/power_loss.rs` drops unsynced bytes.
 
+mod common;
+
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -40,21 +42,6 @@ impl Moments {
         self.0 ^= self.0 >> 27;
         self.0.wrapping_mul(0x2545_f491_4f6c_dd1d) % n
     }
-}
-
-/// Ids in the `ack-*.txt` files (a cut last line, without its newline, is skipped).
-fn acknowledged(acks: &Path) -> Vec<u64> {
-    let mut ids = Vec::new();
-    for entry in std::fs::read_dir(acks).expect("ack directory") {
-        let text = std::fs::read_to_string(entry.expect("entry").path()).expect("ack file");
-        let whole = text.rfind('\n').map_or("", |end| &text[..end]);
-        ids.extend(
-            whole
-                .lines()
-                .map(|l| l.parse::<u64>().expect("an id per line")),
-        );
-    }
-    ids
 }
 
 /// What one round saw.
@@ -114,7 +101,7 @@ fn crash_round(
     );
     child.kill().expect("SIGKILL");
     child.wait().expect("reap the child");
-    let acked = acknowledged(&acks);
+    let acked: Vec<u64> = common::acknowledged(&acks);
     let recover = Command::new(env!("CARGO_BIN_EXE_txbench"))
         .arg("recover")
         .arg(&log)

@@ -10,6 +10,8 @@
 //! acknowledged before it; a few cuts are replayed into a loaded database whose TPC-C
 //! consistency conditions must hold.
 
+mod common;
+
 use clap::Parser;
 use std::collections::HashSet;
 use std::path::PathBuf;
@@ -69,21 +71,6 @@ fn logger(devices: &[MemDevice], acks: &std::path::Path) -> Logger {
     let mut log = Logger::new(boxed, LogSync::Group, Duration::from_micros(500));
     log.record_acks_in(acks).expect("ack files");
     log
-}
-
-/// Ids in the ack files (whole lines).
-fn acknowledged(acks: &std::path::Path) -> HashSet<u64> {
-    let mut ids = HashSet::new();
-    for entry in std::fs::read_dir(acks).expect("ack directory") {
-        let text = std::fs::read_to_string(entry.expect("entry").path()).expect("ack file");
-        let whole = text.rfind('\n').map_or("", |end| &text[..end]);
-        ids.extend(
-            whole
-                .lines()
-                .map(|l| l.parse::<u64>().expect("an id per line")),
-        );
-    }
-    ids
 }
 
 /// The transactions recovery would replay from `files`: those at or below the frontier in
@@ -214,7 +201,7 @@ fn power_loss_at_any_moment_and_any_torn_tail_keeps_every_acknowledged_transacti
                     .wrapping_add(1);
                 std::thread::sleep(Duration::from_millis(50 + (moment >> 33) % 200));
                 // Acknowledged before the cut: each must survive it.
-                let acked = acknowledged(&acks);
+                let acked: HashSet<u64> = common::acknowledged(&acks);
                 cuts.push((acked, cut(&devs)));
             }
             cuts
@@ -316,7 +303,7 @@ fn a_full_disk_stops_the_run_and_keeps_what_was_acknowledged() {
         outcome.measured < cfg.exec.duration,
         "the run did not stop when the log failed"
     );
-    let acked = acknowledged(&acks);
+    let acked: HashSet<u64> = common::acknowledged(&acks);
     assert!(
         !acked.is_empty(),
         "nothing was acknowledged before the disk filled"

@@ -35,37 +35,11 @@ pub fn short_measurements(reports: &[RunReport]) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::config::memory::AvailableMemory;
-    use crate::config::{Cli, Command};
-    use crate::metrics::WorkerStats;
-    use crate::metrics::machine::MachineInfo;
-    use clap::Parser;
     use std::time::Duration;
 
     /// A silo report over YCSB asked for `--duration 2` that measured `measured`.
     fn report(measured: Duration) -> RunReport {
-        let cli = Cli::try_parse_from(["txbench", "run", "-p", "silo", "-d", "2"]).unwrap();
-        let Command::Run(args) = cli.command else {
-            unreachable!("a run command line")
-        };
-        let cfg = args
-            .validate_with(AvailableMemory::given(1 << 40))
-            .expect("valid");
-        let crate::workload::WorkloadConfig::Ycsb(y) = &cfg.workload else {
-            unreachable!("ycsb by default")
-        };
-        let workload = crate::workload::ycsb::Ycsb::new(y.clone());
-        let mut w = WorkerStats::new(1);
-        w.commit(0, 1000, 1);
-        RunReport::build(
-            cfg.protocols[0],
-            &cfg,
-            &workload,
-            &[w],
-            measured,
-            None,
-            &MachineInfo::detect(),
-        )
+        super::super::report::one_worker_report(&["-p", "silo", "-d", "2"], &[], measured)
     }
 
     #[test]

@@ -1147,6 +1147,42 @@ fn wrap_words(text: &str, width: usize) -> String {
 /// What the table says for a check a run did not make.
 const NOT_CHECKED: &str = "not checked";
 
+/// The report of a YCSB run of `txbench run FLAGS` (the flags choose the protocol and the
+/// workload's parameters) whose one worker committed once and then aborted once for each of
+/// `aborts`, measured over `measured`: what the report's and its neighbours' tests read.
+#[cfg(test)]
+pub(super) fn one_worker_report(flags: &[&str], aborts: &[Abort], measured: Duration) -> RunReport {
+    use crate::config::memory::AvailableMemory;
+    use crate::config::{Cli, Command};
+    use clap::Parser;
+    let line = ["txbench", "run"].iter().chain(flags);
+    let cli = Cli::try_parse_from(line).expect("clap accepts the flags");
+    let Command::Run(args) = cli.command else {
+        unreachable!("a run command line")
+    };
+    let cfg = args
+        .validate_with(AvailableMemory::given(1 << 40))
+        .expect("valid");
+    let crate::workload::WorkloadConfig::Ycsb(y) = &cfg.workload else {
+        unreachable!("ycsb by default")
+    };
+    let workload = crate::workload::ycsb::Ycsb::new(y.clone());
+    let mut w = WorkerStats::new(1);
+    w.commit(0, 1000, 1);
+    for &why in aborts {
+        w.abort(0, why);
+    }
+    RunReport::build(
+        cfg.protocols[0],
+        &cfg,
+        &workload,
+        &[w],
+        measured,
+        None,
+        &MachineInfo::detect(),
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -1220,37 +1256,12 @@ mod tests {
     /// A report of `protocol` over YCSB whose one worker aborted once for each of `aborts` and
     /// re-executed twice.
     fn report_with(protocol: &str, aborts: &[Abort]) -> RunReport {
-        use crate::config::memory::AvailableMemory;
-        use crate::config::{Cli, Command};
-        use clap::Parser;
-        let cli = Cli::try_parse_from(["txbench", "run", "-p", protocol, "--records", "1000"])
-            .expect("clap accepts the flags");
-        let Command::Run(args) = cli.command else {
-            unreachable!("a run command line")
-        };
-        let cfg = args
-            .validate_with(AvailableMemory::given(1 << 40))
-            .expect("valid");
-        let crate::workload::WorkloadConfig::Ycsb(y) = &cfg.workload else {
-            unreachable!("ycsb by default")
-        };
-        let workload = crate::workload::ycsb::Ycsb::new(y.clone());
-        let mut w = WorkerStats::new(1);
-        w.commit(0, 1000, 1);
-        for &why in aborts {
-            w.abort(0, why);
-        }
-        w.abort(0, Abort::Reexecute);
-        w.abort(0, Abort::Reexecute);
-        let kind = cfg.protocols[0];
-        RunReport::build(
-            kind,
-            &cfg,
-            &workload,
-            &[w],
+        let mut reasons = aborts.to_vec();
+        reasons.extend([Abort::Reexecute; 2]);
+        one_worker_report(
+            &["-p", protocol, "--records", "1000"],
+            &reasons,
             Duration::from_secs(1),
-            None,
-            &MachineInfo::detect(),
         )
     }
 

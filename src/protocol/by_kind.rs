@@ -6,13 +6,39 @@
 //! size of its record metadata, tests read its constants. Adding a protocol adds its line to
 //! `visit` (and its `ProtocolKind` variant with its name); nothing else matches on kinds to find
 //! a type.
+//!
+//! Each line of `visit` names its type through `visit_type!`, which also checks, at compile
+//! time, that the type opted into exactly the optional parts whose traits it implements
+//! ([`parts::Implements`](super::parts::Implements)): a protocol that implements
+//! `MultiVersion` but forgets `const MULTI_VERSION` would otherwise run without its part.
 
+use super::parts::NotImplemented as _;
 use super::{
     MoccLockKind, Protocol, ProtocolKind, ProtocolOptions, aria, c_sched, calvin, calvin_ticket,
     cicada, decentsched, ermia, mocc, mvto, nocc, ord_lock, plor, si, silo, tictoc, twopl,
     twopl_er,
 };
 use std::fmt::Display;
+
+/// `visitor.visit::<P>(build)`, after a compile-time check that `P` opted into the parts it
+/// implements (module docs).
+macro_rules! visit_type {
+    ($visitor:ident, $p:ty, $build:expr) => {{
+        const _: () = assert!(
+            super::parts::opted_into_what_it_implements::<$p>([
+                <super::parts::Implements<$p>>::MULTI_VERSION,
+                <super::parts::Implements<$p>>::DECLARED_SET,
+                <super::parts::Implements<$p>>::RUN_HOOKS,
+            ]),
+            concat!(
+                stringify!($p),
+                " implements an optional part's trait without setting the part's constant in its \
+                 `impl Protocol` (or sets a constant without the trait): protocol/parts.rs"
+            )
+        );
+        $visitor.visit::<$p>($build)
+    }};
+}
 
 /// Something to do with the protocol type a [`ProtocolKind`] names ([`ProtocolKind::visit`]),
 /// monomorphised for that type.
@@ -38,43 +64,71 @@ impl ProtocolKind {
     pub fn visit<V: ProtocolVisitor>(self, options: &ProtocolOptions, visitor: V) -> V::Output {
         let v = visitor;
         match self {
-            ProtocolKind::Nocc => v.visit(|_| nocc::Nocc),
-            ProtocolKind::NoWait => v.visit(|o| built(twopl::NoWait::new(o))),
+            ProtocolKind::Nocc => visit_type!(v, nocc::Nocc, |_| nocc::Nocc),
+            ProtocolKind::NoWait => {
+                visit_type!(v, twopl::NoWait, |o| built(twopl::NoWait::new(o)))
+            }
             // More workers than one-word lock bitmaps name (coroutines: threads x Q): wide locks.
             ProtocolKind::WaitDie if twopl::needs_wide_locks(options.threads) => {
-                v.visit(|o| built(twopl::WaitDieWide::new(o)))
+                visit_type!(v, twopl::WaitDieWide, |o| built(twopl::WaitDieWide::new(o)))
             }
-            ProtocolKind::WaitDie => v.visit(|o| built(twopl::WaitDie::new(o))),
+            ProtocolKind::WaitDie => {
+                visit_type!(v, twopl::WaitDie, |o| built(twopl::WaitDie::new(o)))
+            }
             ProtocolKind::WoundWait if twopl::needs_wide_locks(options.threads) => {
-                v.visit(|o| built(twopl::WoundWaitWide::new(o)))
+                visit_type!(v, twopl::WoundWaitWide, |o| built(
+                    twopl::WoundWaitWide::new(o)
+                ))
             }
-            ProtocolKind::WoundWait => v.visit(|o| built(twopl::WoundWait::new(o))),
-            ProtocolKind::Silo => v.visit(silo::Silo::new),
-            ProtocolKind::TicToc => v.visit(tictoc::TicToc::new),
+            ProtocolKind::WoundWait => {
+                visit_type!(v, twopl::WoundWait, |o| built(twopl::WoundWait::new(o)))
+            }
+            ProtocolKind::Silo => visit_type!(v, silo::Silo, silo::Silo::new),
+            ProtocolKind::TicToc => visit_type!(v, tictoc::TicToc, tictoc::TicToc::new),
             ProtocolKind::Mocc => match options.mocc.lock {
-                MoccLockKind::Rw => v.visit(mocc::Mocc::<mocc::RwLock>::new),
-                MoccLockKind::Mql => v.visit(mocc::Mocc::<mocc::MqlLock>::new),
+                MoccLockKind::Rw => {
+                    visit_type!(v, mocc::Mocc<mocc::RwLock>, mocc::Mocc::<mocc::RwLock>::new)
+                }
+                MoccLockKind::Mql => {
+                    visit_type!(
+                        v,
+                        mocc::Mocc<mocc::MqlLock>,
+                        mocc::Mocc::<mocc::MqlLock>::new
+                    )
+                }
             },
             // More workers than the two-word locker names (coroutines: threads x Q): the wide one.
             ProtocolKind::Plor if plor::needs_wide_locker(options.threads) => {
-                v.visit(|o| built(plor::PlorWide::new(o)))
+                visit_type!(v, plor::PlorWide, |o| built(plor::PlorWide::new(o)))
             }
-            ProtocolKind::Plor => v.visit(|o| built(plor::Plor::new(o))),
-            ProtocolKind::OrdLock => v.visit(|_| ord_lock::OrdLock::new()),
-            ProtocolKind::Si => v.visit(si::Si::new),
-            ProtocolKind::DecentSched => v.visit(decentsched::DecentSched::new),
+            ProtocolKind::Plor => visit_type!(v, plor::Plor, |o| built(plor::Plor::new(o))),
+            ProtocolKind::OrdLock => {
+                visit_type!(v, ord_lock::OrdLock, |_| ord_lock::OrdLock::new())
+            }
+            ProtocolKind::Si => visit_type!(v, si::Si, si::Si::new),
+            ProtocolKind::DecentSched => {
+                visit_type!(v, decentsched::DecentSched, decentsched::DecentSched::new)
+            }
             // More workers than one-word reader registries name (coroutines: threads x Q).
             ProtocolKind::Ermia if ermia::needs_wide_readers(options.threads) => {
-                v.visit(|o| built(ermia::ErmiaWide::new(o)))
+                visit_type!(v, ermia::ErmiaWide, |o| built(ermia::ErmiaWide::new(o)))
             }
-            ProtocolKind::Ermia => v.visit(|o| built(ermia::Ermia::new(o))),
-            ProtocolKind::Mvto => v.visit(mvto::Mvto::new),
-            ProtocolKind::CSched => v.visit(c_sched::CSched::new),
-            ProtocolKind::CalvinTicket => v.visit(|_| calvin_ticket::CalvinTicket::new()),
-            ProtocolKind::Cicada => v.visit(cicada::Cicada::new),
-            ProtocolKind::TwoPlEr => v.visit(|_| twopl_er::TwoPlEr::new()),
-            ProtocolKind::Aria => v.visit(|o| aria::Aria::new(&o.batch, o.aria)),
-            ProtocolKind::Calvin => v.visit(|o| calvin::Calvin::new(&o.batch, o.calvin)),
+            ProtocolKind::Ermia => visit_type!(v, ermia::Ermia, |o| built(ermia::Ermia::new(o))),
+            ProtocolKind::Mvto => visit_type!(v, mvto::Mvto, mvto::Mvto::new),
+            ProtocolKind::CSched => visit_type!(v, c_sched::CSched, c_sched::CSched::new),
+            ProtocolKind::Calvin => {
+                visit_type!(v, calvin::Calvin, |o| calvin::Calvin::new(&o.batch, o.calvin))
+            }
+            ProtocolKind::Cicada => visit_type!(v, cicada::Cicada, cicada::Cicada::new),
+            ProtocolKind::TwoPlEr => {
+                visit_type!(v, twopl_er::TwoPlEr, |_| twopl_er::TwoPlEr::new())
+            }
+            ProtocolKind::Aria => {
+                visit_type!(v, aria::Aria, |o| aria::Aria::new(&o.batch, o.aria))
+            }
+            ProtocolKind::CalvinTicket => visit_type!(v, calvin_ticket::CalvinTicket, |_| {
+                calvin_ticket::CalvinTicket::new()
+            }),
         }
     }
 
@@ -105,6 +159,20 @@ impl ProtocolKind {
         }
         // Every variant of a kind (narrow or wide) schedules alike: the defaults pick one.
         self.visit(&ProtocolOptions::default(), Declares)
+    }
+
+    /// Whether the protocol runs transactions in batches ([`RunHooks::RUNS_IN_BATCHES`](
+    /// super::parts::RunHooks::RUNS_IN_BATCHES)), each waiting for every member of its batch.
+    pub fn runs_in_batches(self) -> bool {
+        struct Batched;
+        impl ProtocolVisitor for Batched {
+            type Output = bool;
+            fn visit<P: Protocol>(self, _: fn(&ProtocolOptions) -> P) -> bool {
+                P::RUN_HOOKS.runs_in_batches
+            }
+        }
+        // Every variant of a kind (narrow or wide) batches alike: the defaults pick one.
+        self.visit(&ProtocolOptions::default(), Batched)
     }
 
     /// Multi-version protocols: bytes one older version of a `payload`-byte record takes as a
@@ -154,10 +222,12 @@ mod tests {
         // Which kinds have which part: `parts`' tests.
         assert_eq!(multi_version.iter().filter(|&&m| m).count(), 4);
         assert_eq!(declaring.iter().filter(|&&d| d).count(), 6);
-        // ERMIA's nodes carry its stamps; the others' carry nothing but the header.
         let bytes = |p: ProtocolKind| p.version_node_bytes(100).unwrap_or(0);
+        // ERMIA's nodes carry its stamps, MVTO's the replacement timestamp, the others' nothing
+        // but the header: each as its store allocates them.
         assert!(bytes(ProtocolKind::Ermia) > bytes(ProtocolKind::Si));
-        assert_eq!(bytes(ProtocolKind::Si), bytes(ProtocolKind::Mvto));
+        assert!(bytes(ProtocolKind::Mvto) > bytes(ProtocolKind::Si));
+        assert_eq!(bytes(ProtocolKind::Si), bytes(ProtocolKind::Cicada));
         assert!(bytes(ProtocolKind::Si) >= 100);
     }
 

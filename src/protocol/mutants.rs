@@ -10,6 +10,19 @@
 //! fields and branches are `#[cfg(test)]`).
 
 /// A deliberate bug a protocol value runs with (`None`: the real protocol).
+/// Writes a protocol's `with_mutant` (the protocol with a deliberate bug: its field `mutant` set),
+/// inside the protocol's `impl` block: `#[cfg(test)] crate::protocol::mutants::with_mutant!();`.
+macro_rules! with_mutant {
+    () => {
+        /// The same protocol with a deliberate bug (`protocol::mutants`).
+        pub(crate) fn with_mutant(mut self, mutant: $crate::protocol::mutants::Mutant) -> Self {
+            self.mutant = mutant;
+            self
+        }
+    };
+}
+pub(crate) use with_mutant;
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub(crate) enum Mutant {
     /// The real protocol.

@@ -169,12 +169,6 @@ impl ProtocolKind {
             }
         }
     }
-
-    /// Whether the protocol runs transactions in batches (`protocol::batch`), each waiting for
-    /// every member of its batch.
-    pub fn runs_in_batches(self) -> bool {
-        matches!(self, ProtocolKind::Aria | ProtocolKind::Calvin)
-    }
 }
 
 impl fmt::Display for ProtocolKind {

@@ -36,32 +36,49 @@
 use super::declared::DeclaredRecord;
 use super::signal::Signal;
 use super::{Abort, OpResult, Protocol};
-use crate::storage::versions::{Version, VersionMemoryExhausted, VersionStats};
+use crate::storage::versions::{
+    Version, VersionMemoryExhausted, VersionStats, VersionStore, Watermark,
+};
 
 /// The multi-version part: a protocol that keeps older versions of records in the shared version
-/// storage (`storage::versions`), so that reads at a snapshot find them.
+/// storage (`storage::versions`), so that reads at a snapshot find them. A protocol names its
+/// store and its watermark, and says which commit stamp a worker's last commit had; the
+/// statistics, the memory check and the oldest snapshot follow from the store and the watermark.
 pub trait MultiVersion: Protocol {
-    /// The protocol's metadata in each version node (ERMIA's stamps; `()` for most). Memory
-    /// estimates size a node from it before anything is allocated.
-    type VersionMeta;
+    /// The protocol's metadata in each version node (ERMIA's stamps, MVTO's replacement
+    /// timestamp; `()` for most): the type its [`VersionStore`] holds, so memory estimates size
+    /// a node exactly as the store allocates it, before anything is allocated.
+    type VersionMeta: Default;
 
-    /// What the older versions cost, for the report (after the run) and the version sampler
-    /// (during it, from another thread).
-    fn version_stats(&self) -> VersionStats;
+    /// The store of the protocol's older versions.
+    fn version_store(&self) -> &VersionStore<Self::VersionMeta>;
 
-    /// The error that stopped the run when version memory reached its cap
-    /// ([`VersionPool::take_past_cap`](crate::storage::versions::VersionPool::take_past_cap)):
-    /// the executors stop a run as soon as it is `Some`, and the runner returns it.
-    fn version_memory_exhausted(&self) -> Option<VersionMemoryExhausted>;
+    /// The watermark its collections use: the oldest snapshot of a running attempt.
+    fn watermark(&self) -> &Watermark;
 
     /// The commit timestamp of the attempt that just committed, on the scale of
     /// [`oldest_snapshot`](Self::oldest_snapshot). A delete's index entry stays until no snapshot
     /// older than the delete remains (`txn::index_ops`, "Snapshot readers").
     fn snapshot_commit_stamp(&self, w: &Self::Worker<'_>) -> u64;
 
+    /// What the older versions cost, for the report (after the run) and the version sampler
+    /// (during it, from another thread).
+    fn version_stats(&self) -> VersionStats {
+        self.version_store().stats()
+    }
+
+    /// The error that stopped the run when version memory reached its cap
+    /// ([`VersionPool::take_past_cap`](crate::storage::versions::VersionPool::take_past_cap)):
+    /// the executors stop a run as soon as it is `Some`, and the runner returns it.
+    fn version_memory_exhausted(&self) -> Option<VersionMemoryExhausted> {
+        self.version_store().exhausted()
+    }
+
     /// Every running and future attempt reads at a snapshot at or above this value (a
     /// reclamation watermark, possibly stale, hence possibly smaller).
-    fn oldest_snapshot(&self) -> u64;
+    fn oldest_snapshot(&self) -> u64 {
+        self.watermark().current()
+    }
 }
 
 /// The multi-version part's functions ([`Protocol::MULTI_VERSION`]; module docs).
@@ -237,13 +254,23 @@ pub trait RunHooks: Protocol {
     fn adaptive_backoff(&self) -> bool {
         false
     }
+
+    /// Whether the protocol runs transactions in batches (`protocol::batch`), each attempt
+    /// waiting for every member of its batch (Aria): `txbench serve` refuses such a protocol,
+    /// whose batches one idle client would stall. False by default.
+    const RUNS_IN_BATCHES: bool = false;
 }
 
 /// The run hooks' functions ([`Protocol::RUN_HOOKS`]; module docs): [`RunHooksPart::DEFAULT`]
 /// for a protocol that overrides none.
 pub struct RunHooksPart<P: Protocol> {
+    /// Whether the protocol opted in ([`RunHooksPart::from_impl`]), rather than taking
+    /// [`RunHooksPart::DEFAULT`].
+    pub opted_in: bool,
     /// [`RunHooks::HELPER_THREADS`].
     pub helper_threads: usize,
+    /// [`RunHooks::RUNS_IN_BATCHES`].
+    pub runs_in_batches: bool,
     stats: fn(&P) -> Vec<(&'static str, f64)>,
     signal: fn(&P, Abort) -> Signal,
     stop_worker: for<'w, 'db> fn(&P, &'w mut P::Worker<'db>),
@@ -261,7 +288,9 @@ impl<P: RunHooks> RunHooksPart<P> {
     /// The hooks as `P` implements them.
     pub const fn from_impl() -> Self {
         RunHooksPart {
+            opted_in: true,
             helper_threads: P::HELPER_THREADS,
+            runs_in_batches: P::RUNS_IN_BATCHES,
             stats: P::stats,
             signal: P::signal,
             stop_worker: P::stop_worker,
@@ -273,7 +302,9 @@ impl<P: RunHooks> RunHooksPart<P> {
 impl<P: Protocol> RunHooksPart<P> {
     /// Every hook at its default ([`RunHooks`]' provided methods).
     pub const DEFAULT: Self = RunHooksPart {
+        opted_in: false,
         helper_threads: 0,
+        runs_in_batches: false,
         stats: |_| Vec::new(),
         signal: |_, why| Signal::for_abort(why),
         stop_worker: |_, _| {},
@@ -303,6 +334,50 @@ impl<P: Protocol> RunHooksPart<P> {
     }
 }
 
+/// Which parts' traits a protocol type implements, read at compile time where the type is
+/// concrete: for each part, an inherent constant `true` that exists only where the type
+/// implements the part's trait, which takes precedence over [`NotImplemented`]'s `false`.
+/// [`ProtocolKind::visit`](super::ProtocolKind::visit) compares it with the part's constant for
+/// every protocol it names, so a protocol that implements a part's trait and forgets its
+/// constant (or sets the constant without the trait) does not compile.
+pub struct Implements<P>(std::marker::PhantomData<P>);
+
+impl<P: MultiVersion> Implements<P> {
+    /// `P` implements [`MultiVersion`].
+    pub const MULTI_VERSION: bool = true;
+}
+
+impl<P: DeclaredSet> Implements<P> {
+    /// `P` implements [`DeclaredSet`].
+    pub const DECLARED_SET: bool = true;
+}
+
+impl<P: RunHooks> Implements<P> {
+    /// `P` implements [`RunHooks`].
+    pub const RUN_HOOKS: bool = true;
+}
+
+/// [`Implements`]' answer for a part whose trait the type does not implement (module docs).
+pub trait NotImplemented {
+    /// The type does not implement [`MultiVersion`].
+    const MULTI_VERSION: bool = false;
+    /// The type does not implement [`DeclaredSet`].
+    const DECLARED_SET: bool = false;
+    /// The type does not implement [`RunHooks`].
+    const RUN_HOOKS: bool = false;
+}
+
+impl<P> NotImplemented for Implements<P> {}
+
+/// Whether protocol `P` opted into exactly the parts whose traits it implements: `implements`
+/// is [`Implements`]' answer for `P` (multi-version, declared set, run hooks), read where `P` is
+/// concrete. Evaluated in a constant by [`ProtocolKind::visit`](super::ProtocolKind::visit).
+pub const fn opted_into_what_it_implements<P: Protocol>(implements: [bool; 3]) -> bool {
+    implements[0] == P::MULTI_VERSION.is_some()
+        && implements[1] == P::DECLARED_SET.is_some()
+        && implements[2] == P::RUN_HOOKS.opted_in
+}
+
 /// What the multi-version part says about version memory, for any protocol: the error that
 /// stopped the run, or `None` (always, without the part).
 #[inline]
@@ -319,28 +394,83 @@ pub fn version_stats<P: Protocol>(p: &P) -> Option<VersionStats> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::protocol::nocc::Nocc;
-    use crate::protocol::{ProtocolKind, ProtocolOptions, ProtocolVisitor};
+    use crate::protocol::in_place::in_place_operations;
+    use crate::protocol::nocc::{Nocc, NoccWorker};
+    use crate::protocol::{AttemptStart, ProtocolKind, ProtocolOptions, ProtocolVisitor};
 
-    /// A protocol that opts into the run hooks and overrides none.
-    impl RunHooks for Nocc {}
+    /// NoCC opted into the run hooks, overriding none.
+    struct Hooked;
+
+    impl Protocol for Hooked {
+        type RecordMeta = ();
+        type Worker<'db> = NoccWorker<'db>;
+
+        const RUN_HOOKS: RunHooksPart<Self> = RunHooksPart::from_impl();
+
+        fn new_worker<'db>(&'db self, id: usize) -> NoccWorker<'db> {
+            Nocc.new_worker(id)
+        }
+
+        fn begin(&self, w: &mut NoccWorker<'_>, start: AttemptStart) {
+            Nocc.begin(w, start);
+        }
+
+        in_place_operations!(read, read_committed, write, commit, abort, install_log);
+    }
+
+    impl RunHooks for Hooked {}
 
     /// The defaults a protocol gets without the part are the trait's provided methods: opting
     /// in without overriding changes nothing.
     #[test]
     fn the_default_hooks_are_the_traits_defaults() {
         let (none, opted) = (
-            RunHooksPart::<Nocc>::DEFAULT,
-            RunHooksPart::<Nocc>::from_impl(),
+            RunHooksPart::<Hooked>::DEFAULT,
+            RunHooksPart::<Hooked>::from_impl(),
         );
+        assert!(opted.opted_in && !none.opted_in);
         assert_eq!(none.helper_threads, opted.helper_threads);
-        assert_eq!(none.adaptive_backoff(&Nocc), opted.adaptive_backoff(&Nocc));
-        assert_eq!(none.stats(&Nocc), opted.stats(&Nocc));
+        assert_eq!(none.runs_in_batches, opted.runs_in_batches);
+        assert_eq!(
+            none.adaptive_backoff(&Hooked),
+            opted.adaptive_backoff(&Hooked)
+        );
+        assert_eq!(none.stats(&Hooked), opted.stats(&Hooked));
         for why in Abort::ALL {
-            assert_eq!(none.signal(&Nocc, why), opted.signal(&Nocc, why), "{why:?}");
+            assert_eq!(
+                none.signal(&Hooked, why),
+                opted.signal(&Hooked, why),
+                "{why:?}"
+            );
         }
-        let mut w = Nocc.new_worker(0);
-        none.stop_worker(&Nocc, &mut w);
+        let mut w = Hooked.new_worker(0);
+        none.stop_worker(&Hooked, &mut w);
+    }
+
+    /// The probe behind `ProtocolKind::visit`'s compile-time check tells the types that implement
+    /// a part's trait from those that do not (were it always `false`, or always `true`, the
+    /// check would pass a protocol that forgot its constant).
+    #[test]
+    fn the_probe_sees_which_traits_a_type_implements() {
+        use crate::protocol::{cicada::Cicada, ord_lock::OrdLock, silo::Silo};
+        assert!(<Implements<Cicada>>::MULTI_VERSION && <Implements<Cicada>>::RUN_HOOKS);
+        assert!(!<Implements<Cicada>>::DECLARED_SET);
+        assert!(<Implements<OrdLock>>::DECLARED_SET && !<Implements<OrdLock>>::MULTI_VERSION);
+        assert!(<Implements<Hooked>>::RUN_HOOKS && !<Implements<Nocc>>::RUN_HOOKS);
+        let silo = [
+            <Implements<Silo>>::MULTI_VERSION,
+            <Implements<Silo>>::DECLARED_SET,
+            <Implements<Silo>>::RUN_HOOKS,
+        ];
+        assert_eq!(silo, [false; 3]);
+        assert!(opted_into_what_it_implements::<Silo>(silo));
+        assert!(opted_into_what_it_implements::<Hooked>([
+            false, false, true
+        ]));
+        assert!(
+            !opted_into_what_it_implements::<Nocc>([true, false, false]),
+            "a type that implemented MultiVersion without its constant"
+        );
     }
 
     /// Which kinds set which part, read through the constants the engine reads: implementing a
@@ -349,18 +479,19 @@ mod tests {
     fn each_family_sets_its_constant() {
         struct Parts;
         impl ProtocolVisitor for Parts {
-            type Output = (bool, bool, usize);
-            fn visit<P: Protocol>(self, _: fn(&ProtocolOptions) -> P) -> (bool, bool, usize) {
+            type Output = (bool, bool, usize, bool);
+            fn visit<P: Protocol>(self, _: fn(&ProtocolOptions) -> P) -> (bool, bool, usize, bool) {
                 (
                     P::MULTI_VERSION.is_some(),
                     P::DECLARED_SET.is_some(),
                     P::RUN_HOOKS.helper_threads,
+                    P::RUN_HOOKS.runs_in_batches,
                 )
             }
         }
         let options = ProtocolOptions::default();
         for p in ProtocolKind::ALL {
-            let (mv, declared, helpers) = p.visit(&options, Parts);
+            let (mv, declared, helpers, batches) = p.visit(&options, Parts);
             let name = p.name();
             let expect_mv = ["si", "ermia", "mvto", "cicada"].contains(&name);
             let expect_declared = [
@@ -379,6 +510,8 @@ mod tests {
                 usize::from(name == "c_sched"),
                 "{name}: helper threads"
             );
+            assert_eq!(batches, name == "aria", "{name}: runs in batches");
+            assert_eq!(batches, p.runs_in_batches(), "{name}");
         }
     }
 }

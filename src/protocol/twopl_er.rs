@@ -48,12 +48,8 @@ impl TwoPlEr {
         TwoPlEr::default()
     }
 
-    /// The same protocol with a deliberate bug (`protocol::mutants`).
     #[cfg(test)]
-    pub(crate) fn with_mutant(mut self, mutant: Mutant) -> Self {
-        self.mutant = mutant;
-        self
-    }
+    crate::protocol::mutants::with_mutant!();
 
     /// Whether declared reads are locked (a mutant skips them).
     #[inline]

@@ -201,7 +201,7 @@ impl TxnTable {
     /// Whether the transaction whose marker a held record carries (`marker_word`, loaded `SeqCst`
     /// after the reader's snapshot load; 0 when the holder has not marked it yet) will commit
     /// with a stamp above `snapshot`, so a snapshot reader may skip its in-flight version
-    /// (`MvOptions::skip_in_flight`; `si::snapshot_read_skipping`).
+    /// (`MvOptions::skip_in_flight`; `mv_common::snapshot_read_skipping`).
     ///
     /// A holder locks the record, then stores its marker, then says `Committing` with stamp 0,
     /// then draws its stamp from the clock, all but the lock `SeqCst`. So: no marker yet means

@@ -20,7 +20,7 @@ use crate::protocol::silo::{TidCell, TidWord};
 use crate::protocol::twopl::{LockMode, OwnedLock};
 use crate::storage::Payload;
 use crate::storage::grace::Grace;
-use crate::storage::versions::{VersionChain, VersionCollected, VersionStore};
+use crate::storage::versions::{VersionChain, VersionCollected, VersionPool, VersionStore};
 use crate::sync::atomic::{AtomicU64, Ordering, fence};
 use loom::sync::Arc;
 use loom::thread;
@@ -36,6 +36,23 @@ fn free_node(store: &VersionStore<()>) {
     let mut pool = store.pool(1);
     let node = pool.take(16).expect("cap");
     pool.put_back(node);
+}
+
+/// A type-stable version store for two workers (reuse off) and an empty chain.
+fn store_and_chain() -> (Arc<VersionStore<()>>, Arc<VersionChain<()>>) {
+    (
+        Arc::new(VersionStore::new(2, 1 << 20, false).type_stable()),
+        Arc::new(VersionChain::default()),
+    )
+}
+
+/// Pushes onto `chain` a version at `ts` whose payload holds `10 * ts` in both words, from a
+/// node of `pool`.
+fn push_version(chain: &VersionChain<()>, pool: &mut VersionPool<'_, ()>, ts: u64) {
+    let src = words(10 * ts);
+    let mut node = pool.take(16).expect("cap");
+    node.fill(ts, payload(&src), &mut [0u8; 16]);
+    chain.push(node, pool);
 }
 
 fn model(f: impl Fn() + Sync + Send + 'static) {
@@ -102,26 +119,12 @@ fn loom_seqlock_write_read_cycle() {
 #[test]
 fn loom_version_chain_push_is_seen_initialised() {
     model(|| {
-        let store: Arc<VersionStore<()>> =
-            Arc::new(VersionStore::new(2, 1 << 20, false).type_stable());
-        let chain: Arc<VersionChain<()>> = Arc::new(VersionChain::default());
-        let src = words(10);
-        {
-            let mut pool = store.pool(0);
-            let mut node = pool.take(16).expect("cap");
-            node.fill(1, payload(&src), &mut [0u8; 16]);
-            chain.push(node, &mut pool);
-        }
+        let (store, chain) = store_and_chain();
+        push_version(&chain, &mut store.pool(0), 1);
         free_node(&store);
         let writer = {
             let (store, chain) = (store.clone(), chain.clone());
-            thread::spawn(move || {
-                let src = words(20);
-                let mut pool = store.pool(1);
-                let mut node = pool.take(16).expect("cap");
-                node.fill(2, payload(&src), &mut [0u8; 16]);
-                chain.push(node, &mut pool);
-            })
+            thread::spawn(move || push_version(&chain, &mut store.pool(1), 2))
         };
         // SAFETY: nothing collects this chain during the model.
         let v = unsafe { chain.find_visible(5) }.expect("ts 1 at least");
@@ -143,27 +146,18 @@ fn loom_version_chain_push_is_seen_initialised() {
 #[test]
 fn loom_version_chain_collector_bit_and_detach() {
     model(|| {
-        let store: Arc<VersionStore<()>> =
-            Arc::new(VersionStore::new(2, 1 << 20, false).type_stable());
-        let chain: Arc<VersionChain<()>> = Arc::new(VersionChain::default());
+        let (store, chain) = store_and_chain();
         {
             let mut pool = store.pool(0);
-            for ts in [1u64, 2] {
-                let src = words(ts * 10);
-                let mut node = pool.take(16).expect("cap");
-                node.fill(ts, payload(&src), &mut [0u8; 16]);
-                chain.push(node, &mut pool);
-            }
+            push_version(&chain, &mut pool, 1);
+            push_version(&chain, &mut pool, 2);
         }
         free_node(&store);
         let writer = {
             let (store, chain) = (store.clone(), chain.clone());
             thread::spawn(move || {
-                let src = words(30);
                 let mut pool = store.pool(0);
-                let mut node = pool.take(16).expect("cap");
-                node.fill(3, payload(&src), &mut [0u8; 16]);
-                chain.push(node, &mut pool);
+                push_version(&chain, &mut pool, 3);
                 chain.collect(4, 2, &mut pool)
             })
         };
@@ -187,28 +181,19 @@ fn loom_version_chain_collector_bit_and_detach() {
 #[test]
 fn loom_aggressive_gc_validated_read() {
     model(|| {
-        let store: Arc<VersionStore<()>> =
-            Arc::new(VersionStore::new(2, 1 << 20, false).type_stable());
-        let chain: Arc<VersionChain<()>> = Arc::new(VersionChain::default());
+        let (store, chain) = store_and_chain();
         {
             let mut pool = store.pool(0);
-            for ts in [1u64, 2] {
-                let src = words(ts * 10);
-                let mut node = pool.take(16).expect("cap");
-                node.fill(ts, payload(&src), &mut [0u8; 16]);
-                chain.push(node, &mut pool);
-            }
+            push_version(&chain, &mut pool, 1);
+            push_version(&chain, &mut pool, 2);
         }
         let writer = {
             let (store, chain) = (store.clone(), chain.clone());
             thread::spawn(move || {
                 let mut pool = store.pool(0);
                 assert_eq!(chain.collect_aggressively(1, &mut pool), 1);
-                let src = words(30);
                 // Reuse off: the freed node is the one the next take returns.
-                let mut node = pool.take(16).expect("cap");
-                node.fill(3, payload(&src), &mut [0u8; 16]);
-                chain.push(node, &mut pool);
+                push_version(&chain, &mut pool, 3);
             })
         };
         let mut out = [0u8; 16];

@@ -114,3 +114,19 @@ fn lost_updates<M>(db: &Database<M>, histories: &[WorkerHistory], records: u64) 
         })
         .count()
 }
+
+/// The transaction ids in the `ack-*.txt` files under `acks` (`Logger::record_acks_in`): one per
+/// whole line; a cut last line, without its newline (the writer died mid-line), is skipped.
+pub fn acknowledged<C: Default + Extend<u64>>(acks: &std::path::Path) -> C {
+    let mut ids = C::default();
+    for entry in std::fs::read_dir(acks).expect("ack directory") {
+        let text = std::fs::read_to_string(entry.expect("entry").path()).expect("ack file");
+        let whole = text.rfind('\n').map_or("", |end| &text[..end]);
+        ids.extend(
+            whole
+                .lines()
+                .map(|l| l.parse::<u64>().expect("an id per line")),
+        );
+    }
+    ids
+}

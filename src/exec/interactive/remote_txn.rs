@@ -161,6 +161,13 @@ impl RemoteTxn {
         self.failure.take()
     }
 
+    /// The answer to one request: records its round trip, and turns a failure into the abort
+    /// the program sees ([`fail`](Self::fail)).
+    fn answered<T>(&mut self, done: Result<T, SessionError>) -> Result<T, Abort> {
+        self.timed();
+        done.map_err(|e| self.fail(e))
+    }
+
     /// Turns an operation's error into what the program sees (module docs).
     #[cold]
     fn fail(&mut self, e: SessionError) -> Abort {
@@ -195,15 +202,13 @@ impl RemoteTxn {
             }
             Err(e) => Err(e),
         };
-        self.timed();
-        read.map_err(|e| self.fail(e))
+        self.answered(read)
     }
 
     /// Writes `self.row` as the write half of a read-modify-write.
     fn update_from_row(&mut self, table: TableId, rid: RecordId) -> Result<(), Abort> {
         let written = self.session.update(table, rid, &self.row);
-        self.timed();
-        written.map_err(|e| self.fail(e))
+        self.answered(written)
     }
 }
 
@@ -218,19 +223,13 @@ impl TxnOps for RemoteTxn {
 
     async fn read(&mut self, table: TableId, rid: RecordId) -> Result<&[u8], Abort> {
         let read = self.session.read(table, rid).map(|_| ());
-        self.timed();
-        if let Err(e) = read {
-            return Err(self.fail(e));
-        }
+        self.answered(read)?;
         Ok(self.session.last_value())
     }
 
     async fn read_committed(&mut self, table: TableId, rid: RecordId) -> Result<&[u8], Abort> {
         let read = self.session.read_committed(table, rid).map(|_| ());
-        self.timed();
-        if let Err(e) = read {
-            return Err(self.fail(e));
-        }
+        self.answered(read)?;
         Ok(self.session.last_value())
     }
 
@@ -248,8 +247,7 @@ impl TxnOps for RemoteTxn {
 
     async fn write(&mut self, table: TableId, rid: RecordId, data: &[u8]) -> Result<(), Abort> {
         let written = self.session.write(table, rid, data);
-        self.timed();
-        written.map_err(|e| self.fail(e))
+        self.answered(written)
     }
 
     async fn write_with<F: FnOnce(&mut [u8])>(
@@ -263,8 +261,7 @@ impl TxnOps for RemoteTxn {
         self.row.resize(n, 0);
         fill(&mut self.row);
         let written = self.session.write(table, rid, &self.row);
-        self.timed();
-        written.map_err(|e| self.fail(e))
+        self.answered(written)
     }
 
     fn insert<F: FnOnce(&mut [u8])>(
@@ -309,20 +306,12 @@ impl TxnOps for RemoteTxn {
         rid: RecordId,
     ) -> Result<bool, Abort> {
         let done = self.session.index_insert(index.0, key, rid);
-        self.timed();
-        match done {
-            Ok(entered) => Ok(entered),
-            Err(e) => Err(self.fail(e)),
-        }
+        self.answered(done)
     }
 
     async fn index_remove(&mut self, index: IndexId, key: u64) -> Result<(), Abort> {
         let done = self.session.index_remove(index.0, key);
-        self.timed();
-        match done {
-            Ok(()) => Ok(()),
-            Err(e) => Err(self.fail(e)),
-        }
+        self.answered(done)
     }
 
     async fn scan_first(
@@ -333,11 +322,7 @@ impl TxnOps for RemoteTxn {
         let row = self
             .session
             .scan_first(index.0, *range.start(), *range.end());
-        self.timed();
-        match row {
-            Ok(row) => Ok(row),
-            Err(e) => Err(self.fail(e)),
-        }
+        self.answered(row)
     }
 
     async fn scan_last(
@@ -348,11 +333,7 @@ impl TxnOps for RemoteTxn {
         let row = self
             .session
             .scan_last(index.0, *range.start(), *range.end());
-        self.timed();
-        match row {
-            Ok(row) => Ok(row),
-            Err(e) => Err(self.fail(e)),
-        }
+        self.answered(row)
     }
 
     /// One reply carries fewer than [`MAX_SCAN_ROWS`](super::wire::MAX_SCAN_ROWS) rows; a scan
@@ -367,10 +348,7 @@ impl TxnOps for RemoteTxn {
         let limit = super::wire::MAX_SCAN_ROWS;
         self.rows.clear();
         let scanned = self.session.scan(index.0, lo, hi, limit, &mut self.rows);
-        self.timed();
-        if let Err(e) = scanned {
-            return Err(self.fail(e));
-        }
+        self.answered(scanned)?;
         if self.rows.len() >= limit as usize {
             let e = SessionError::Unexpected(
                 "a SCAN of 4096 rows or more (more than one reply carries)",

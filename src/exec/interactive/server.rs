@@ -526,13 +526,18 @@ impl<P: Protocol> Session<'_, '_, P> {
     /// Runs one operation of the open transaction and replies.
     fn operate(&mut self, req: Request<'_>, stream: &mut TcpStream) -> std::io::Result<()> {
         let stopping = self.ending;
+        let committed = matches!(req, Request::ReadCommitted { .. });
         match req {
-            Request::Read { table, rid } => {
+            Request::Read { table, rid } | Request::ReadCommitted { table, rid } => {
                 let (t, r) = match self.record(table, rid, None) {
                     Ok(at) => at,
                     Err(why) => return self.bad_request(stream, why),
                 };
-                let outcome = wait_for(pin!(self.tx.read(t, r)), stopping);
+                let outcome = if committed {
+                    wait_for(pin!(self.tx.read_committed(t, r)), stopping)
+                } else {
+                    wait_for(pin!(self.tx.read(t, r)), stopping)
+                };
                 match outcome {
                     Some(Ok(row)) => {
                         self.out.clear();
@@ -664,24 +669,6 @@ impl<P: Protocol> Session<'_, '_, P> {
             Request::Abort => {
                 self.end_aborted(Abort::User);
                 self.reply(stream, Reply::Ok)
-            }
-            Request::ReadCommitted { table, rid } => {
-                let (t, r) = match self.record(table, rid, None) {
-                    Ok(at) => at,
-                    Err(why) => return self.bad_request(stream, why),
-                };
-                let outcome = wait_for(pin!(self.tx.read_committed(t, r)), stopping);
-                match outcome {
-                    Some(Ok(row)) => {
-                        self.out.clear();
-                        Reply::Value(row).encode(&mut self.out);
-                        self.send(stream)
-                    }
-                    other => {
-                        let other = other.map(|r| r.map(|_| ()));
-                        self.failed(stream, other)
-                    }
-                }
             }
             Request::IndexInsert { index, key, rid } => {
                 let Some(ix) = self.db.indexes().get(index as usize) else {

@@ -83,12 +83,8 @@ impl Aria {
         }
     }
 
-    /// The same protocol with a deliberate bug (`protocol::mutants`).
     #[cfg(test)]
-    pub(crate) fn with_mutant(mut self, mutant: Mutant) -> Self {
-        self.mutant = mutant;
-        self
-    }
+    crate::protocol::mutants::with_mutant!();
 
     /// Joins the open batch (every operation's first step; `Pending` until one takes us).
     #[inline]
@@ -302,6 +298,8 @@ impl Protocol for Aria {
 }
 
 impl RunHooks for Aria {
+    const RUNS_IN_BATCHES: bool = true;
+
     fn stats(&self) -> Vec<(&'static str, f64)> {
         self.batches.stats()
     }

@@ -232,6 +232,8 @@ impl DeclaredSet for Calvin {
 }
 
 impl RunHooks for Calvin {
+    const RUNS_IN_BATCHES: bool = true;
+
     fn stats(&self) -> Vec<(&'static str, f64)> {
         let mut stats = self.batches.stats();
         if self.no_wait {

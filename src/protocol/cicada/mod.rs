@@ -72,24 +72,20 @@ pub use clock::{TimeSource, WORKER_BITS, WorkerClock};
 
 #[cfg(test)]
 use super::mutants::Mutant;
-use super::mv_common::{collect_queued, push_version, raise_read_timestamp};
+use super::mv_common::{
+    LOCK, MvState, WorkerVersions, install_write, lock_write_set, mv_record, push_version,
+    raise_read_timestamp, retry, snapshot_read, unlock_write_set,
+};
 use super::parts::{MultiVersion, MultiVersionPart, RunHooks, RunHooksPart};
-use super::si::{LOCK, snapshot_read};
 use super::{
     Abort, AttemptStart, CICADA_CONTINUING_COMMITS, CicadaOptions, InstallLog, OpResult, Protocol,
     ProtocolOptions, ReadSet, WriteKind, WriteSet,
 };
 use crate::storage::Record;
-use crate::storage::versions::{
-    GcQueue, VersionChain, VersionMemoryExhausted, VersionPool, VersionStats, VersionStore,
-    Watermark,
-};
+use crate::storage::versions::{VersionChain, VersionStore, Watermark};
+use std::ops::ControlFlow;
 use std::sync::atomic::{AtomicU64, Ordering, fence};
 use std::task::Poll;
-use std::time::{Duration, Instant};
-
-/// How many times a read retries a torn inline copy before yielding to the executor.
-const READ_RETRIES: usize = 8;
 
 /// Per-record metadata.
 #[derive(Default)]
@@ -102,11 +98,12 @@ pub struct CicadaMeta {
     rts: AtomicU64,
 }
 
+mv_record!(CicadaMeta, ());
+
 /// Cicada: the time source of the worker clocks, the watermark and the version store.
 pub struct Cicada {
     time: TimeSource,
-    watermark: Watermark,
-    versions: VersionStore<()>,
+    mv: MvState<()>,
     opts: CicadaOptions,
     #[cfg(test)]
     mutant: Mutant,
@@ -117,24 +114,15 @@ impl Cicada {
     pub fn new(opts: &ProtocolOptions) -> Self {
         Cicada {
             time: TimeSource::new(),
-            watermark: Watermark::new(opts.threads, Duration::from_micros(opts.mv.gc_interval_us)),
-            versions: VersionStore::new(
-                opts.threads,
-                opts.mv.version_memory_bytes,
-                opts.mv.version_reuse,
-            ),
+            mv: MvState::new(opts),
             opts: opts.cicada,
             #[cfg(test)]
             mutant: Mutant::None,
         }
     }
 
-    /// The same protocol with a deliberate bug (`protocol::mutants`).
     #[cfg(test)]
-    pub(crate) fn with_mutant(mut self, mutant: Mutant) -> Self {
-        self.mutant = mutant;
-        self
-    }
+    crate::protocol::mutants::with_mutant!();
 }
 
 /// A Cicada worker's state.
@@ -154,13 +142,10 @@ pub struct CicadaWorker<'db> {
     continuing_commits: u32,
     /// Commit progress: the first `locked` writes are locked.
     locked: usize,
-    pool: VersionPool<'db, ()>,
-    scratch: Vec<u8>,
-    last_refresh: Instant,
-    /// Records this worker installed, to collect once the watermark passes them (RapidGC; with
+    /// The worker's pool, scratch and RapidGC queue (which queues records with
     /// BestEffortInlining only: without it the chain holds the newest version too, and only
     /// installs collect it).
-    gc: GcQueue<&'db CicadaMeta>,
+    versions: WorkerVersions<'db, CicadaMeta>,
 }
 
 impl Cicada {
@@ -174,21 +159,21 @@ impl Cicada {
     ) -> Poll<Result<u64, Abort>> {
         let meta = rec.meta();
         if self.opts.inlining {
-            // SAFETY: `ts` is registered with `self.watermark` (begin), which every collect of
+            // SAFETY: `ts` is registered with the watermark (begin), which every collect of
             // this chain uses.
-            return unsafe { snapshot_read(&meta.word, &meta.chain, rec, ts, out) };
+            return unsafe { snapshot_read(rec, ts, out) };
         }
-        for _ in 0..READ_RETRIES {
+        retry(|| {
             // Acquire: pairs with the committer's Release stores (chain pushes before them).
             let seen = meta.word.load(Ordering::Acquire);
             if seen & LOCK != 0 && seen & !LOCK <= ts {
-                return Poll::Pending;
+                return ControlFlow::Break(Poll::Pending);
             }
             // SAFETY: `ts` is registered with the watermark, and with inlining off every collect
             // of this chain passes `u64::MAX` as the inline timestamp (`install`).
             if let Some(v) = unsafe { meta.chain.find_visible(ts) } {
                 v.payload().load(out);
-                return Poll::Ready(Ok(v.ts()));
+                return ControlFlow::Break(Poll::Ready(Ok(v.ts())));
             }
             // An empty chain: the record was never written, its loaded version is inline.
             rec.payload.load(out);
@@ -197,10 +182,10 @@ impl Cicada {
             fence(Ordering::Acquire);
             // Relaxed: ordered by the fence above.
             if meta.word.load(Ordering::Relaxed) == seen && seen & LOCK == 0 {
-                return Poll::Ready(Ok(seen));
+                return ControlFlow::Break(Poll::Ready(Ok(seen)));
             }
-        }
-        Poll::Pending
+            ControlFlow::Continue(())
+        })
     }
 
     /// Whether the version of `rec` visible at `ts` is still the one with write timestamp
@@ -234,14 +219,6 @@ impl Cicada {
         let meta = rec.meta();
         // Relaxed (both): a prediction; step 3 and step 6 decide with the orderings they need.
         meta.word.load(Ordering::Relaxed) & !LOCK <= ts && meta.rts.load(Ordering::Relaxed) <= ts
-    }
-
-    fn unlock_held(&self, w: &mut CicadaWorker<'_>) {
-        for e in &w.writes.entries()[..w.locked] {
-            // Release: restores the word seen at lock time (nothing was installed).
-            e.rec.meta().word.store(e.state, Ordering::Release);
-        }
-        w.locked = 0;
     }
 
     /// Steps 1 and 2 of the commit (module docs), omitted by the adaptive skip.
@@ -283,53 +260,51 @@ impl Cicada {
 
     /// Step 7 for write `i` (held, validated).
     fn install(&self, w: &mut CicadaWorker<'_>, i: usize, watermark: u64) {
-        let (rec, old) = {
-            let e = &w.writes.entries()[i];
-            (e.rec, e.state)
-        };
-        let meta = rec.meta();
+        let ts = w.ts;
         if self.opts.inlining {
+            install_write(
+                &mut w.writes,
+                i,
+                &mut w.versions,
+                ts,
+                |_| (),
+                |_| (),
+                |chain, pool| {
+                    chain.collect(ts, watermark, pool);
+                },
+            );
+            return;
+        }
+        // Every version, the newest too, is a node; the word never says `LOCK | ts` (a reader
+        // at or above `ts` waits for the unlock, one below finds its node either way).
+        let rec = w.writes.entries()[i].rec;
+        let meta = rec.meta();
+        let v = &mut w.versions;
+        if meta.chain.is_empty() {
+            // The first write: the loaded version becomes a node like every other.
+            let old = w.writes.entries()[i].state;
             push_version(
                 &meta.chain,
-                &mut w.pool,
-                &mut w.scratch,
+                &mut v.pool,
+                &mut v.scratch,
                 old,
                 rec.payload,
                 |_| (),
             );
-            // Release: the push before it is visible to a reader that sees the new timestamp.
-            meta.word.store(LOCK | w.ts, Ordering::Release);
-            w.writes.install(i);
-            meta.chain.collect(w.ts, watermark, &mut w.pool);
-        } else {
-            if meta.chain.is_empty() {
-                // The first write: the loaded version becomes a node like every other.
-                push_version(
-                    &meta.chain,
-                    &mut w.pool,
-                    &mut w.scratch,
-                    old,
-                    rec.payload,
-                    |_| (),
-                );
-            }
-            // The record keeps a copy inline too (read-committed fallbacks, check mode's seq).
-            w.writes.install(i);
-            push_version(
-                &meta.chain,
-                &mut w.pool,
-                &mut w.scratch,
-                w.ts,
-                rec.payload,
-                |_| (),
-            );
-            meta.chain.collect(u64::MAX, watermark, &mut w.pool);
         }
+        // The record keeps a copy inline too (read-committed fallbacks, check mode's seq).
+        w.writes.install(i);
+        push_version(
+            &meta.chain,
+            &mut v.pool,
+            &mut v.scratch,
+            ts,
+            rec.payload,
+            |_| (),
+        );
+        meta.chain.collect(u64::MAX, watermark, &mut v.pool);
         // Release: publishes the install.
-        meta.word.store(w.ts, Ordering::Release);
-        if self.opts.inlining {
-            w.gc.defer(w.ts, meta);
-        }
+        meta.word.store(ts, Ordering::Release);
     }
 }
 
@@ -350,10 +325,7 @@ impl Protocol for Cicada {
             prepared: false,
             continuing_commits: 0,
             locked: 0,
-            pool: self.versions.pool(id),
-            scratch: Vec::new(),
-            last_refresh: Instant::now(),
-            gc: GcQueue::default(),
+            versions: self.mv.worker(id),
         }
     }
 
@@ -362,17 +334,13 @@ impl Protocol for Cicada {
         w.writes.clear();
         w.prepared = false;
         w.locked = 0;
-        self.watermark.enter_at(w.id, self.time.now());
+        self.mv.watermark.enter_at(w.id, self.time.now());
         w.ts = w.clock.next(self.time.now());
-        w.last_refresh = self
+        w.versions.last_refresh = self
+            .mv
             .watermark
-            .maybe_refresh_at(|| self.time.now(), w.last_refresh);
-        collect_queued(
-            &mut w.gc,
-            self.watermark.current(),
-            &mut w.pool,
-            |m: &CicadaMeta| (&m.word, &m.chain),
-        );
+            .maybe_refresh_at(|| self.time.now(), w.versions.last_refresh);
+        w.versions.collect_queued(self.mv.watermark.current());
     }
 
     #[inline]
@@ -436,24 +404,16 @@ impl Protocol for Cicada {
             }
             w.prepared = true;
         }
-        // Step 3.
-        while w.locked < w.writes.len() {
-            let meta = w.writes.entries()[w.locked].rec.meta();
-            let seen = meta.word.load(Ordering::Acquire);
-            // SeqCst on success: ordered before the `rts` loads of step 6 (module docs).
-            if seen & LOCK != 0
-                || meta
-                    .word
-                    .compare_exchange(seen, seen | LOCK, Ordering::SeqCst, Ordering::Relaxed)
-                    .is_err()
-            {
-                return Poll::Ready(Err(Abort::LockConflict));
+        // Step 3 (the lock's SeqCst orders it before the `rts` loads of step 6: module docs).
+        let ts = w.ts;
+        let admitted = lock_write_set(&mut w.writes, &mut w.locked, |_, seen| {
+            if seen > ts {
+                return Err(Abort::TimestampOrder);
             }
-            w.writes.entries_mut()[w.locked].state = seen;
-            w.locked += 1;
-            if seen > w.ts {
-                return Poll::Ready(Err(Abort::TimestampOrder));
-            }
+            Ok(())
+        });
+        if let Err(why) = admitted {
+            return Poll::Ready(Err(why));
         }
         // Step 4.
         #[cfg(test)]
@@ -487,28 +447,30 @@ impl Protocol for Cicada {
                 return Poll::Ready(Err(Abort::TimestampOrder));
             }
         }
-        // Step 7. Release fence, the seqlock writer's half: the lock CASes above are ordered
-        // before the installs' payload stores (pairs with the Acquire fence of the inline read).
+        // Step 7. Release fence, the seqlock writer's half, for BestEffortInlining off: the lock
+        // CASes above are ordered before the installs' payload stores (pairs with the Acquire
+        // fence of the inline read); with it on, `install_write` fences after each record's
+        // `LOCK | ts` as well.
         fence(Ordering::Release);
-        let watermark = self.watermark.current();
+        let watermark = self.mv.watermark.current();
         for i in 0..w.writes.len() {
             self.install(w, i, watermark);
         }
         w.locked = 0;
         w.continuing_commits = w.continuing_commits.saturating_add(1);
         w.clock.settle();
-        self.watermark.leave(w.id);
+        self.mv.watermark.leave(w.id);
         Poll::Ready(Ok(()))
     }
 
     fn abort(&self, w: &mut CicadaWorker<'_>, _why: Abort) {
-        self.unlock_held(w);
+        unlock_write_set(&w.writes, &mut w.locked, |_| ());
         w.reads.clear();
         w.writes.clear();
         w.prepared = false;
         w.continuing_commits = 0;
         w.clock.boost();
-        self.watermark.leave(w.id);
+        self.mv.watermark.leave(w.id);
     }
 
     fn install_log<'w>(&self, w: &'w mut CicadaWorker<'_>) -> &'w mut InstallLog {
@@ -525,19 +487,15 @@ impl RunHooks for Cicada {
 impl MultiVersion for Cicada {
     type VersionMeta = ();
 
-    fn version_stats(&self) -> VersionStats {
-        self.versions.stats()
+    fn version_store(&self) -> &VersionStore<()> {
+        &self.mv.versions
     }
 
-    fn version_memory_exhausted(&self) -> Option<VersionMemoryExhausted> {
-        self.versions.exhausted()
+    fn watermark(&self) -> &Watermark {
+        &self.mv.watermark
     }
 
     fn snapshot_commit_stamp(&self, w: &CicadaWorker<'_>) -> u64 {
         w.ts
-    }
-
-    fn oldest_snapshot(&self) -> u64 {
-        self.watermark.current()
     }
 }

@@ -55,9 +55,11 @@ mod tests;
 
 #[cfg(test)]
 use super::mutants::Mutant;
-use super::mv_common::{collect_queued, push_version};
+use super::mv_common::{
+    LOCK, MvState, WorkerVersions, install_write, lock_write_set, mv_record, retry, snapshot_read,
+    snapshot_read_skipping, unlock_write_set,
+};
 use super::parts::{MultiVersion, MultiVersionPart};
-use super::si::{LOCK, snapshot_read, snapshot_read_skipping};
 use super::txn_table::{Marker, Phase, Seen, TxnTable};
 use super::worker_set::AtomicWorkerSet;
 use super::{
@@ -65,14 +67,11 @@ use super::{
     WriteKind, WriteSet,
 };
 use crate::storage::Record;
-use crate::storage::versions::{
-    GcQueue, VersionChain, VersionMemoryExhausted, VersionPool, VersionStats, VersionStore,
-    Watermark,
-};
+use crate::storage::versions::{VersionChain, VersionStore, Watermark};
 use crossbeam_utils::CachePadded;
-use std::sync::atomic::{AtomicU64, Ordering, fence};
+use std::ops::ControlFlow;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::task::Poll;
-use std::time::{Duration, Instant};
 
 /// Words of the wide reader registry ([`ErmiaWide`]).
 pub const WIDE_WORDS: usize = 16;
@@ -95,9 +94,6 @@ pub type ErmiaWide = ErmiaWith<WIDE_WORDS>;
 /// [`Ermia`]'s per-record metadata.
 pub type ErmiaMeta = ErmiaMetaWith<1>;
 
-/// How many times a commit re-reads a record whose overwriter finished under it before yielding.
-const RETRIES: usize = 8;
-
 /// A read-set entry's state once the same transaction overwrote the record (read-set pruning):
 /// no version has this timestamp (the clock never reaches it).
 const PRUNED: u64 = u64::MAX;
@@ -117,6 +113,8 @@ pub struct ErmiaMetaWith<const WORDS: usize> {
     readers: AtomicWorkerSet<WORDS>,
 }
 
+mv_record!(ErmiaMetaWith<WORDS>, Stamps, WORDS);
+
 /// What an overwriter leaves on the version it overwrote.
 #[derive(Default)]
 pub struct Stamps {
@@ -132,8 +130,7 @@ pub struct ErmiaWith<const WORDS: usize> {
     /// Snapshots and commit stamps (a global counter, as SI demands).
     clock: CachePadded<AtomicU64>,
     table: TxnTable,
-    watermark: Watermark,
-    versions: VersionStore<Stamps>,
+    mv: MvState<Stamps>,
     opts: ErmiaOptions,
     /// Readers skip in-flight versions (`MvOptions::skip_in_flight`).
     skip_in_flight: bool,
@@ -163,12 +160,7 @@ impl<const WORDS: usize> ErmiaWith<WORDS> {
         Ok(ErmiaWith {
             clock: CachePadded::new(AtomicU64::new(0)),
             table: TxnTable::new(opts.threads),
-            watermark: Watermark::new(opts.threads, Duration::from_micros(opts.mv.gc_interval_us)),
-            versions: VersionStore::new(
-                opts.threads,
-                opts.mv.version_memory_bytes,
-                opts.mv.version_reuse,
-            ),
+            mv: MvState::new(opts),
             opts: opts.ermia,
             skip_in_flight: opts.mv.skip_in_flight,
             #[cfg(test)]
@@ -176,12 +168,8 @@ impl<const WORDS: usize> ErmiaWith<WORDS> {
         })
     }
 
-    /// The same protocol with a deliberate bug (`protocol::mutants`).
     #[cfg(test)]
-    pub(crate) fn with_mutant(mut self, mutant: Mutant) -> Self {
-        self.mutant = mutant;
-        self
-    }
+    crate::protocol::mutants::with_mutant!();
 }
 
 /// An ERMIA worker's state.
@@ -204,11 +192,7 @@ pub struct ErmiaWorker<'db, const WORDS: usize> {
     locked: usize,
     /// The commit stamp, 0 until drawn.
     stamp: u64,
-    pool: VersionPool<'db, Stamps>,
-    scratch: Vec<u8>,
-    last_refresh: Instant,
-    /// Records this worker installed, to collect once the watermark passes them (RapidGC).
-    gc: GcQueue<&'db ErmiaMetaWith<WORDS>>,
+    versions: WorkerVersions<'db, ErmiaMetaWith<WORDS>>,
 }
 
 impl<const WORDS: usize> ErmiaWith<WORDS> {
@@ -223,7 +207,7 @@ impl<const WORDS: usize> ErmiaWith<WORDS> {
         c: u64,
     ) -> Poll<Option<u64>> {
         let meta = rec.meta();
-        for _ in 0..RETRIES {
+        retry(|| {
             // SeqCst (the three loads): the Dekker argument in the module docs.
             let before = meta.word.load(Ordering::SeqCst);
             if before & !LOCK != ts {
@@ -237,33 +221,29 @@ impl<const WORDS: usize> ErmiaWith<WORDS> {
                 });
                 // Relaxed: written before the node's publication, which the walk acquired.
                 let successor = v.meta.successor.load(Ordering::Relaxed);
-                return Poll::Ready((successor < c).then(|| v.meta.sstamp.load(Ordering::Relaxed)));
+                let pi = (successor < c).then(|| v.meta.sstamp.load(Ordering::Relaxed));
+                return ControlFlow::Break(Poll::Ready(pi));
             }
             let sstamp = meta.sstamp.load(Ordering::SeqCst);
             if meta.word.load(Ordering::SeqCst) != before {
-                continue;
+                return ControlFlow::Continue(());
             }
             let Some(marker) = Marker::decode(sstamp) else {
-                return Poll::Ready(None);
+                return ControlFlow::Break(Poll::Ready(None));
             };
             if marker.worker() == w.id {
-                return Poll::Ready(None); // our own overwrite
+                return ControlFlow::Break(Poll::Ready(None)); // our own overwrite
             }
             match self.table.seen(marker) {
-                Seen::Gone => continue,
-                Seen::Now(state, pi) => {
-                    return match state.phase() {
-                        Phase::Active | Phase::Aborted => Poll::Ready(None),
-                        Phase::Committing if state.stamp() == 0 || state.stamp() < c => {
-                            Poll::Pending
-                        }
-                        Phase::Committing => Poll::Ready(None),
-                        Phase::Committed => Poll::Ready((state.stamp() < c).then_some(pi)),
-                    };
-                }
+                Seen::Gone => ControlFlow::Continue(()),
+                Seen::Now(state, pi) => ControlFlow::Break(match state.phase() {
+                    Phase::Active | Phase::Aborted => Poll::Ready(None),
+                    Phase::Committing if state.stamp() == 0 || state.stamp() < c => Poll::Pending,
+                    Phase::Committing => Poll::Ready(None),
+                    Phase::Committed => Poll::Ready((state.stamp() < c).then_some(pi)),
+                }),
             }
-        }
-        Poll::Pending
+        })
     }
 
     /// `η` contribution of the committed readers of `rec`, which `w` overwrites; `Pending` while
@@ -346,14 +326,10 @@ impl<const WORDS: usize> ErmiaWith<WORDS> {
 
     /// Undoes what commit's first phase did to the first `w.locked` writes.
     fn release_writes(&self, w: &mut ErmiaWorker<'_, WORDS>) {
-        for e in &w.writes.entries()[..w.locked] {
-            let meta = e.rec.meta();
+        unlock_write_set(&w.writes, &mut w.locked, |meta| {
             // SeqCst: the marker goes before the lock (observers re-check the word).
             meta.sstamp.store(0, Ordering::SeqCst);
-            // Release: restores the word seen at lock time (nothing was installed).
-            meta.word.store(e.state, Ordering::Release);
-        }
-        w.locked = 0;
+        });
     }
 }
 
@@ -374,10 +350,7 @@ impl<const WORDS: usize> Protocol for ErmiaWith<WORDS> {
             writes: WriteSet::default(),
             locked: 0,
             stamp: 0,
-            pool: self.versions.pool(id),
-            scratch: Vec::new(),
-            last_refresh: Instant::now(),
-            gc: GcQueue::default(),
+            versions: self.mv.worker(id),
         }
     }
 
@@ -389,14 +362,8 @@ impl<const WORDS: usize> Protocol for ErmiaWith<WORDS> {
         w.locked = 0;
         w.stamp = 0;
         w.serial = self.table.begin(w.id);
-        w.snapshot = self.watermark.enter(w.id, &self.clock);
-        w.last_refresh = self.watermark.maybe_refresh(&self.clock, w.last_refresh);
-        collect_queued(
-            &mut w.gc,
-            self.watermark.current(),
-            &mut w.pool,
-            |m: &ErmiaMetaWith<WORDS>| (&m.word, &m.chain),
-        );
+        w.snapshot = self.mv.watermark.enter(w.id, &self.clock);
+        w.versions.start_attempt(&self.mv.watermark, &self.clock);
     }
 
     #[inline]
@@ -422,13 +389,13 @@ impl<const WORDS: usize> Protocol for ErmiaWith<WORDS> {
                 self.table
                     .holder_commits_after(meta.sstamp.load(Ordering::SeqCst), snapshot)
             };
-            // SAFETY: `w.snapshot` is registered with `self.watermark` (begin), which every
+            // SAFETY: `w.snapshot` is registered with the watermark (begin), which every
             // collect of this chain uses.
-            unsafe { snapshot_read_skipping(&meta.word, &meta.chain, rec, snapshot, out, after) }
+            unsafe { snapshot_read_skipping(rec, snapshot, out, after) }
         } else {
-            // SAFETY: `w.snapshot` is registered with `self.watermark` (begin), which every
+            // SAFETY: `w.snapshot` is registered with the watermark (begin), which every
             // collect of this chain uses.
-            unsafe { snapshot_read(&meta.word, &meta.chain, rec, snapshot, out) }
+            unsafe { snapshot_read(rec, snapshot, out) }
         };
         match read {
             Poll::Ready(Ok(ts)) => {
@@ -455,10 +422,8 @@ impl<const WORDS: usize> Protocol for ErmiaWith<WORDS> {
         if w.writes.read_own(&rec, out) {
             return Poll::Ready(Ok(()));
         }
-        let meta = rec.meta();
         // SAFETY: as in `read`.
-        unsafe { snapshot_read(&meta.word, &meta.chain, rec, w.snapshot, out) }
-            .map(|r| r.map(|_| ()))
+        unsafe { snapshot_read(rec, w.snapshot, out) }.map(|r| r.map(|_| ()))
     }
 
     #[inline]
@@ -496,26 +461,17 @@ impl<const WORDS: usize> Protocol for ErmiaWith<WORDS> {
             if w.locked == 0 {
                 w.writes.sort_by_record();
             }
-            let marker = Marker::new(w.id, w.serial);
-            while w.locked < w.writes.len() {
-                let meta = w.writes.entries()[w.locked].rec.meta();
-                let seen = meta.word.load(Ordering::Acquire);
-                // Acquire on success: our installs follow the previous holder's.
-                if seen & LOCK != 0
-                    || meta
-                        .word
-                        .compare_exchange(seen, seen | LOCK, Ordering::Acquire, Ordering::Relaxed)
-                        .is_err()
-                {
-                    return Poll::Ready(Err(Abort::LockConflict));
-                }
-                w.writes.entries_mut()[w.locked].state = seen;
-                w.locked += 1;
-                if seen > w.snapshot {
-                    return Poll::Ready(Err(Abort::WriteWriteConflict));
+            let (snapshot, marker) = (w.snapshot, Marker::new(w.id, w.serial));
+            let admitted = lock_write_set(&mut w.writes, &mut w.locked, |meta, seen| {
+                if seen > snapshot {
+                    return Err(Abort::WriteWriteConflict);
                 }
                 // SeqCst: before drawing the stamp (module docs).
                 meta.sstamp.store(marker.0, Ordering::SeqCst);
+                Ok(())
+            });
+            if let Err(why) = admitted {
+                return Poll::Ready(Err(why));
             }
             self.table.committing(w.id, 0);
             // SeqCst: one order of stamps, snapshots, markers and table states.
@@ -559,42 +515,34 @@ impl<const WORDS: usize> Protocol for ErmiaWith<WORDS> {
 
         // Committed: publish π, install, stamp what was read.
         self.table.committed(w.id, c, pi);
-        // Release fence, the seqlock writer's half: the lock CASes are ordered before the
-        // payload stores below (pairs with the Acquire fence in `si::snapshot_read`).
-        fence(Ordering::Release);
-        let watermark = self.watermark.current();
+        let watermark = self.mv.watermark.current();
         for i in 0..w.writes.len() {
-            let (rec, old) = {
-                let e = &w.writes.entries()[i];
-                (e.rec, e.state)
-            };
-            let meta = rec.meta();
-            push_version(
-                &meta.chain,
-                &mut w.pool,
-                &mut w.scratch,
-                old,
-                rec.payload,
+            install_write(
+                &mut w.writes,
+                i,
+                &mut w.versions,
+                c,
                 |stamps| {
                     // Relaxed: published by the push's Release.
                     stamps.sstamp.store(pi, Ordering::Relaxed);
                     stamps.successor.store(c, Ordering::Relaxed);
                 },
+                |meta| {
+                    // SeqCst: ordered with the readers' bitmap and pstamp accesses.
+                    meta.pstamp.fetch_max(c, Ordering::SeqCst);
+                    // SeqCst: the marker goes after the word says `LOCK | c` (an observer that
+                    // loads the cleared marker, an acquire, then re-loads the word sees the
+                    // new timestamp: the word's Release store precedes this one).
+                    meta.sstamp.store(0, Ordering::SeqCst);
+                },
+                |chain, pool| {
+                    chain.collect(c, watermark, pool);
+                },
             );
-            // SeqCst: the new timestamp before the marker goes (observers re-check the word).
-            meta.word.store(LOCK | c, Ordering::SeqCst);
-            w.writes.install(i);
-            // SeqCst: ordered with the readers' bitmap and pstamp accesses.
-            meta.pstamp.fetch_max(c, Ordering::SeqCst);
-            meta.sstamp.store(0, Ordering::SeqCst);
-            meta.chain.collect(c, watermark, &mut w.pool);
-            // Release: publishes the install to snapshot readers.
-            meta.word.store(c, Ordering::Release);
-            w.gc.defer(c, meta);
         }
         w.locked = 0;
         self.leave_readers(w, Some(c));
-        self.watermark.leave(w.id);
+        self.mv.watermark.leave(w.id);
         Poll::Ready(Ok(()))
     }
 
@@ -604,7 +552,7 @@ impl<const WORDS: usize> Protocol for ErmiaWith<WORDS> {
         self.leave_readers(w, None);
         w.reads.clear();
         w.writes.clear();
-        self.watermark.leave(w.id);
+        self.mv.watermark.leave(w.id);
     }
 
     fn install_log<'w>(&self, w: &'w mut ErmiaWorker<'_, WORDS>) -> &'w mut InstallLog {
@@ -615,19 +563,15 @@ impl<const WORDS: usize> Protocol for ErmiaWith<WORDS> {
 impl<const WORDS: usize> MultiVersion for ErmiaWith<WORDS> {
     type VersionMeta = Stamps;
 
-    fn version_stats(&self) -> VersionStats {
-        self.versions.stats()
+    fn version_store(&self) -> &VersionStore<Stamps> {
+        &self.mv.versions
     }
 
-    fn version_memory_exhausted(&self) -> Option<VersionMemoryExhausted> {
-        self.versions.exhausted()
+    fn watermark(&self) -> &Watermark {
+        &self.mv.watermark
     }
 
     fn snapshot_commit_stamp(&self, w: &ErmiaWorker<'_, WORDS>) -> u64 {
         w.stamp
-    }
-
-    fn oldest_snapshot(&self) -> u64 {
-        self.watermark.current()
     }
 }

@@ -150,20 +150,24 @@ fn cycle_seen_while_reading(
     (read, commit)
 }
 
-#[test]
-fn the_early_check_aborts_at_the_read_that_closes_a_cycle() {
+/// What `scenario` returns on a fresh table with the early exclusion check on, then off.
+fn early_check_on_and_off<R>(scenario: fn(&Ermia, &Table<ErmiaMeta>) -> R) -> [R; 2] {
     let (e, t) = setup(Mutant::None);
-    assert_eq!(
-        cycle_seen_while_reading(&e, &t),
-        (Err(Abort::SsnExclusion), Err(Abort::SsnExclusion))
-    );
+    let on = scenario(&e, &t);
     let off = ErmiaOptions {
         early_exclusion: false,
         ..ErmiaOptions::default()
     };
     let (e, t) = setup_with(Mutant::None, off);
+    [on, scenario(&e, &t)]
+}
+
+#[test]
+fn the_early_check_aborts_at_the_read_that_closes_a_cycle() {
+    let [on, off] = early_check_on_and_off(cycle_seen_while_reading);
+    assert_eq!(on, (Err(Abort::SsnExclusion), Err(Abort::SsnExclusion)));
     assert_eq!(
-        cycle_seen_while_reading(&e, &t),
+        off,
         (Ok(()), Err(Abort::SsnExclusion)),
         "without the early check the commit catches it"
     );
@@ -200,20 +204,9 @@ fn window_closed_by_a_write(
 
 #[test]
 fn the_early_check_aborts_at_the_write_that_closes_the_window() {
-    let (e, t) = setup(Mutant::None);
-    assert_eq!(
-        window_closed_by_a_write(&e, &t),
-        (Err(Abort::SsnExclusion), Err(Abort::SsnExclusion))
-    );
-    let off = ErmiaOptions {
-        early_exclusion: false,
-        ..ErmiaOptions::default()
-    };
-    let (e, t) = setup_with(Mutant::None, off);
-    assert_eq!(
-        window_closed_by_a_write(&e, &t),
-        (Ok(()), Err(Abort::SsnExclusion))
-    );
+    let [on, off] = early_check_on_and_off(window_closed_by_a_write);
+    assert_eq!(on, (Err(Abort::SsnExclusion), Err(Abort::SsnExclusion)));
+    assert_eq!(off, (Ok(()), Err(Abort::SsnExclusion)));
 }
 
 #[test]

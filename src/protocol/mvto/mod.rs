@@ -61,24 +61,20 @@ mod tests;
 
 #[cfg(test)]
 use super::mutants::Mutant;
-use super::mv_common::{collect_queued, load_visible, push_version, raise_read_timestamp};
+use super::mv_common::{
+    LOCK, MvState, WorkerVersions, install_write, load_visible, lock_write_set, mv_record,
+    raise_read_timestamp, retry, unlock_write_set,
+};
 use super::parts::{MultiVersion, MultiVersionPart};
-use super::si::LOCK;
 use super::{
     Abort, AttemptStart, InstallLog, OpResult, Protocol, ProtocolOptions, WriteKind, WriteSet,
 };
 use crate::storage::Record;
-use crate::storage::versions::{
-    GcQueue, VersionChain, VersionMemoryExhausted, VersionPool, VersionStats, VersionStore,
-    Watermark,
-};
+use crate::storage::versions::{VersionChain, VersionStore, Watermark};
 use crossbeam_utils::CachePadded;
+use std::ops::ControlFlow;
 use std::sync::atomic::{AtomicU64, Ordering, fence};
 use std::task::Poll;
-use std::time::{Duration, Instant};
-
-/// How many times a read retries a torn inline copy before yielding to the executor.
-const READ_RETRIES: usize = 8;
 
 /// What MVTO keeps on an older version: the commit timestamp of the version that replaced it
 /// (its end of visibility), which AggressiveGC's readers check
@@ -96,12 +92,13 @@ pub struct MvtoMeta {
     rts: AtomicU64,
 }
 
+mv_record!(MvtoMeta, ReplacedAt);
+
 /// MVTO: the timestamp clock, the watermark and the version store.
 pub struct Mvto {
     /// Transaction timestamps (a global counter: timestamp ordering needs unique, ordered ones).
     clock: CachePadded<AtomicU64>,
-    watermark: Watermark,
-    versions: VersionStore<ReplacedAt>,
+    mv: MvState<ReplacedAt>,
     /// AggressiveGC (module docs).
     aggressive: bool,
     /// AggressiveGC keeps contiguous versions (kVSR-like; module docs).
@@ -125,18 +122,20 @@ impl Mvto {
     pub fn new(opts: &ProtocolOptions) -> Self {
         Mvto {
             clock: CachePadded::new(AtomicU64::new(0)),
-            watermark: Watermark::new(opts.threads, Duration::from_micros(opts.mv.gc_interval_us)),
-            versions: {
-                let store = VersionStore::new(
-                    opts.threads,
-                    opts.mv.version_memory_bytes,
-                    opts.mv.version_reuse,
-                );
+            mv: {
+                let MvState {
+                    watermark,
+                    versions,
+                } = MvState::new(opts);
                 // AggressiveGC's validated readers may read a node after its collection.
-                if opts.mv.aggressive_gc {
-                    store.type_stable()
+                let versions = if opts.mv.aggressive_gc {
+                    versions.type_stable()
                 } else {
-                    store
+                    versions
+                };
+                MvState {
+                    watermark,
+                    versions,
                 }
             },
             aggressive: opts.mv.aggressive_gc,
@@ -148,12 +147,8 @@ impl Mvto {
         }
     }
 
-    /// The same protocol with a deliberate bug (`protocol::mutants`).
     #[cfg(test)]
-    pub(crate) fn with_mutant(mut self, mutant: Mutant) -> Self {
-        self.mutant = mutant;
-        self
-    }
+    crate::protocol::mutants::with_mutant!();
 }
 
 /// An MVTO worker's state.
@@ -165,15 +160,11 @@ pub struct MvtoWorker<'db> {
     writes: WriteSet<'db, MvtoMeta, u64>,
     /// Commit progress: the first `locked` writes are locked.
     locked: usize,
-    pool: VersionPool<'db, ReplacedAt>,
-    scratch: Vec<u8>,
-    last_refresh: Instant,
+    versions: WorkerVersions<'db, MvtoMeta>,
     /// The transaction's priority: its first attempt's timestamp (AggressiveGC, module docs).
     priority: u64,
     /// The last attempt aborted because a version it needed was collected.
     starved: bool,
-    /// Records this worker installed, to collect once the watermark passes them (RapidGC).
-    gc: GcQueue<&'db MvtoMeta>,
 }
 
 impl Mvto {
@@ -232,26 +223,28 @@ impl Mvto {
         register: bool,
     ) -> OpResult {
         let meta = rec.meta();
-        for _ in 0..READ_RETRIES {
+        retry(|| {
             // SeqCst: the argument in the module docs (and Acquire for the chain and payload).
             let seen = meta.word.load(Ordering::SeqCst);
             if seen & !LOCK > ts && self.aggressive {
                 // Relaxed: the replacement timestamp was written before the node's publication,
                 // which the walk acquired; the walk's generation checks reject a reused node.
                 let replaced_at = |r: &ReplacedAt| r.load(Ordering::Relaxed);
-                return match meta.chain.read_validated_until(ts, out, replaced_at) {
-                    Ok(Some(_)) => Poll::Ready(Ok(())),
-                    Ok(None) | Err(_) => Poll::Ready(Err(Abort::VersionCollected)),
-                };
+                return ControlFlow::Break(
+                    match meta.chain.read_validated_until(ts, out, replaced_at) {
+                        Ok(Some(_)) => Poll::Ready(Ok(())),
+                        Ok(None) | Err(_) => Poll::Ready(Err(Abort::VersionCollected)),
+                    },
+                );
             }
             if seen & !LOCK > ts {
-                // SAFETY: `ts` is registered with `self.watermark` (begin), which every collect of
+                // SAFETY: `ts` is registered with the watermark (begin), which every collect of
                 // this chain uses, and the inline version is newer than `ts`.
                 unsafe { load_visible(&meta.chain, rec, ts, out) };
-                return Poll::Ready(Ok(()));
+                return ControlFlow::Break(Poll::Ready(Ok(())));
             }
             if seen & LOCK != 0 {
-                return Poll::Pending;
+                return ControlFlow::Break(Poll::Pending);
             }
             #[cfg(test)]
             let register = register && self.mutant != Mutant::MvtoSkipReadTimestamp;
@@ -261,22 +254,14 @@ impl Mvto {
                 raise_read_timestamp(&meta.rts, ts);
             }
             rec.payload.load(out);
-            // Acquire fence: pairs with the committer's Release fence after its lock CASes, so a
-            // copy that read an installed word re-reads a locked (or newer) word.
+            // Acquire fence: pairs with the committer's Release fence after its word stores
+            // (`install_write`), so a copy that read an installed word re-reads a changed word.
             fence(Ordering::Acquire);
             if meta.word.load(Ordering::SeqCst) == seen {
-                return Poll::Ready(Ok(()));
+                return ControlFlow::Break(Poll::Ready(Ok(())));
             }
-        }
-        Poll::Pending
-    }
-
-    fn unlock_held(&self, w: &mut MvtoWorker<'_>) {
-        for e in &w.writes.entries()[..w.locked] {
-            // Release: restores the word seen at lock time (nothing was installed).
-            e.rec.meta().word.store(e.state, Ordering::Release);
-        }
-        w.locked = 0;
+            ControlFlow::Continue(())
+        })
     }
 }
 
@@ -292,26 +277,17 @@ impl Protocol for Mvto {
             ts: 0,
             writes: WriteSet::default(),
             locked: 0,
-            pool: self.versions.pool(id),
-            scratch: Vec::new(),
-            last_refresh: Instant::now(),
+            versions: self.mv.worker(id),
             priority: 0,
             starved: false,
-            gc: GcQueue::default(),
         }
     }
 
     fn begin(&self, w: &mut MvtoWorker<'_>, start: AttemptStart) {
         w.writes.clear();
         w.locked = 0;
-        w.ts = self.watermark.enter_unique(w.id, &self.clock);
-        w.last_refresh = self.watermark.maybe_refresh(&self.clock, w.last_refresh);
-        collect_queued(
-            &mut w.gc,
-            self.watermark.current(),
-            &mut w.pool,
-            |m: &MvtoMeta| (&m.word, &m.chain),
-        );
+        w.ts = self.mv.watermark.enter_unique(w.id, &self.clock);
+        w.versions.start_attempt(&self.mv.watermark, &self.clock);
         if !start.retry {
             if self.aggressive && w.priority != 0 {
                 // A transaction that ended without committing (a user abort) gives back a
@@ -379,74 +355,51 @@ impl Protocol for Mvto {
         if w.locked == 0 {
             w.writes.sort_by_record();
         }
-        while w.locked < w.writes.len() {
-            let meta = w.writes.entries()[w.locked].rec.meta();
-            let seen = meta.word.load(Ordering::Acquire);
-            // SeqCst on success: ordered before the `rts` load below (module docs).
-            if seen & LOCK != 0
-                || meta
-                    .word
-                    .compare_exchange(seen, seen | LOCK, Ordering::SeqCst, Ordering::Relaxed)
-                    .is_err()
-            {
-                return Poll::Ready(Err(Abort::LockConflict));
-            }
-            w.writes.entries_mut()[w.locked].state = seen;
-            w.locked += 1;
+        let ts = w.ts;
+        let admitted = lock_write_set(&mut w.writes, &mut w.locked, |meta, seen| {
             #[cfg(test)]
             if self.mutant == Mutant::MvtoSkipWriteCheck {
-                continue;
+                return Ok(());
             }
-            // SeqCst: the argument in the module docs.
-            if seen > w.ts || meta.rts.load(Ordering::SeqCst) > w.ts {
-                return Poll::Ready(Err(Abort::TimestampOrder));
+            // SeqCst: after the lock in the one total order (module docs).
+            if seen > ts || meta.rts.load(Ordering::SeqCst) > ts {
+                return Err(Abort::TimestampOrder);
             }
+            Ok(())
+        });
+        if let Err(why) = admitted {
+            return Poll::Ready(Err(why));
         }
-        // Release fence, the seqlock writer's half: the lock CASes above are ordered before the
-        // payload stores below (pairs with the Acquire fence of `read`'s inline copy).
-        fence(Ordering::Release);
-        let watermark = self.watermark.current();
+        let watermark = self.mv.watermark.current();
         for i in 0..w.writes.len() {
-            let (rec, old) = {
-                let e = &w.writes.entries()[i];
-                (e.rec, e.state)
-            };
-            let meta = rec.meta();
-            let ts = w.ts;
-            push_version(
-                &meta.chain,
-                &mut w.pool,
-                &mut w.scratch,
-                old,
-                rec.payload,
+            install_write(
+                &mut w.writes,
+                i,
+                &mut w.versions,
+                ts,
                 // Relaxed: published by the push's Release.
                 |replaced_at| replaced_at.store(ts, Ordering::Relaxed),
+                |_| (),
+                |chain, pool| {
+                    if !self.aggressive {
+                        chain.collect(ts, watermark, pool);
+                        return;
+                    }
+                    // SeqCst: pairs with the holder's store at begin (module docs).
+                    let protected = self.protected_snapshot.load(Ordering::SeqCst);
+                    if !self.contiguous {
+                        // The newest older version and the one the protected snapshot sees.
+                        chain.collect_keeping(AGGRESSIVE_KEEP, protected, pool);
+                    } else if protected < ts {
+                        chain.collect(ts, protected, pool);
+                    } else {
+                        chain.collect_aggressively(AGGRESSIVE_KEEP, pool);
+                    }
+                },
             );
-            // Release: the push before it is visible to a reader that sees the new timestamp.
-            meta.word.store(LOCK | w.ts, Ordering::Release);
-            w.writes.install(i);
-            if self.aggressive {
-                // SeqCst: pairs with the holder's store at begin (module docs).
-                let protected = self.protected_snapshot.load(Ordering::SeqCst);
-                if !self.contiguous {
-                    // The newest older version and the one the protected snapshot sees.
-                    meta.chain
-                        .collect_keeping(AGGRESSIVE_KEEP, protected, &mut w.pool);
-                } else if protected < w.ts {
-                    meta.chain.collect(w.ts, protected, &mut w.pool);
-                } else {
-                    meta.chain
-                        .collect_aggressively(AGGRESSIVE_KEEP, &mut w.pool);
-                }
-            } else {
-                meta.chain.collect(w.ts, watermark, &mut w.pool);
-            }
-            // Release: publishes the install.
-            meta.word.store(w.ts, Ordering::Release);
-            w.gc.defer(w.ts, meta);
         }
         w.locked = 0;
-        self.watermark.leave(w.id);
+        self.mv.watermark.leave(w.id);
         if self.aggressive {
             self.release_protection(w.priority);
         }
@@ -455,9 +408,9 @@ impl Protocol for Mvto {
 
     fn abort(&self, w: &mut MvtoWorker<'_>, why: Abort) {
         w.starved = why == Abort::VersionCollected;
-        self.unlock_held(w);
+        unlock_write_set(&w.writes, &mut w.locked, |_| ());
         w.writes.clear();
-        self.watermark.leave(w.id);
+        self.mv.watermark.leave(w.id);
     }
 
     fn install_log<'w>(&self, w: &'w mut MvtoWorker<'_>) -> &'w mut InstallLog {
@@ -466,21 +419,17 @@ impl Protocol for Mvto {
 }
 
 impl MultiVersion for Mvto {
-    type VersionMeta = ();
+    type VersionMeta = ReplacedAt;
 
-    fn version_stats(&self) -> VersionStats {
-        self.versions.stats()
+    fn version_store(&self) -> &VersionStore<ReplacedAt> {
+        &self.mv.versions
     }
 
-    fn version_memory_exhausted(&self) -> Option<VersionMemoryExhausted> {
-        self.versions.exhausted()
+    fn watermark(&self) -> &Watermark {
+        &self.mv.watermark
     }
 
     fn snapshot_commit_stamp(&self, w: &MvtoWorker<'_>) -> u64 {
         w.ts
-    }
-
-    fn oldest_snapshot(&self) -> u64 {
-        self.watermark.current()
     }
 }

@@ -34,12 +34,8 @@ impl OrdLock {
         OrdLock::default()
     }
 
-    /// The same protocol with a deliberate bug (`protocol::mutants`).
     #[cfg(test)]
-    pub(crate) fn with_mutant(mut self, mutant: Mutant) -> Self {
-        self.mutant = mutant;
-        self
-    }
+    crate::protocol::mutants::with_mutant!();
 
     /// The mode a declared access is locked in (a mutant may weaken it).
     #[inline]

@@ -128,12 +128,8 @@ impl<const WORDS: usize> PlorOf<WORDS> {
         })
     }
 
-    /// The same protocol with a deliberate bug (`protocol::mutants`).
     #[cfg(test)]
-    pub(crate) fn with_mutant(mut self, mutant: Mutant) -> Self {
-        self.mutant = mutant;
-        self
-    }
+    crate::protocol::mutants::with_mutant!();
 
     /// The workers' contexts (tests wound workers directly).
     pub fn contexts(&self) -> &ContextTable {

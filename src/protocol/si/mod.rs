@@ -48,27 +48,22 @@ mod tests;
 
 #[cfg(test)]
 use super::mutants::Mutant;
-use super::mv_common::{collect_queued, load_visible, push_version};
+#[cfg(test)]
+use super::mv_common::LOCK;
+use super::mv_common::{
+    MvState, WorkerVersions, install_write, lock_write_set, mv_record, snapshot_read,
+    snapshot_read_skipping, unlock_write_set,
+};
 use super::parts::{MultiVersion, MultiVersionPart};
 use super::txn_table::{Marker, TxnTable};
 use super::{
     Abort, AttemptStart, InstallLog, OpResult, Protocol, ProtocolOptions, WriteKind, WriteSet,
 };
 use crate::storage::Record;
-use crate::storage::versions::{
-    GcQueue, VersionChain, VersionMemoryExhausted, VersionPool, VersionStats, VersionStore,
-    Watermark,
-};
+use crate::storage::versions::{VersionChain, VersionStore, Watermark};
 use crossbeam_utils::CachePadded;
-use std::sync::atomic::{AtomicU64, Ordering, fence};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::task::Poll;
-use std::time::{Duration, Instant};
-
-/// The lock bit of the record word.
-pub(crate) const LOCK: u64 = 1 << 63;
-
-/// How many times a read retries a torn inline copy before yielding to the executor.
-const READ_RETRIES: usize = 8;
 
 /// Per-record metadata: the record word and the chain of older versions.
 #[derive(Default)]
@@ -80,41 +75,14 @@ pub struct SiMeta {
     holder: AtomicU64,
 }
 
-impl SiMeta {
-    /// The record word. `Acquire` pairs with the committer's `Release` stores, so what follows
-    /// (a payload copy, a chain walk) sees the version the word names.
-    #[inline]
-    fn load(&self) -> u64 {
-        self.word.load(Ordering::Acquire)
-    }
-
-    /// Locks the record expecting it unlocked at `seen`. `Acquire` on success pairs with the
-    /// previous holder's `Release` unlock, so our install follows theirs. It does not keep our
-    /// payload stores after the lock for a seqlock reader (an acquire orders later loads and
-    /// stores after it in this thread only): the commit's `fence(Release)` after the locks does
-    /// (`snapshot_read`).
-    #[inline]
-    fn try_lock(&self, seen: u64) -> bool {
-        self.word
-            .compare_exchange(seen, seen | LOCK, Ordering::Acquire, Ordering::Relaxed)
-            .is_ok()
-    }
-
-    /// Publishes `word`. `Release`: the chain push and payload install before it are visible to
-    /// a reader that loads it (`Acquire`).
-    #[inline]
-    fn store(&self, word: u64) {
-        self.word.store(word, Ordering::Release);
-    }
-}
+mv_record!(SiMeta, ());
 
 /// Snapshot isolation: the commit clock, the watermark and the version store.
 pub struct Si {
     /// The commit clock: the last commit timestamp handed out. A global counter, which SI
     /// demands (snapshots and commit timestamps are totally ordered).
     clock: CachePadded<AtomicU64>,
-    watermark: Watermark,
-    versions: VersionStore<()>,
+    mv: MvState<()>,
     /// Readers skip in-flight versions (`MvOptions::skip_in_flight`): committers then mark
     /// what they hold and say their stamp in `table`.
     skip_in_flight: bool,
@@ -128,12 +96,7 @@ impl Si {
     pub fn new(opts: &ProtocolOptions) -> Self {
         Si {
             clock: CachePadded::new(AtomicU64::new(0)),
-            watermark: Watermark::new(opts.threads, Duration::from_micros(opts.mv.gc_interval_us)),
-            versions: VersionStore::new(
-                opts.threads,
-                opts.mv.version_memory_bytes,
-                opts.mv.version_reuse,
-            ),
+            mv: MvState::new(opts),
             skip_in_flight: opts.mv.skip_in_flight,
             table: TxnTable::new(if opts.mv.skip_in_flight {
                 opts.threads
@@ -145,12 +108,8 @@ impl Si {
         }
     }
 
-    /// The same protocol with a deliberate bug (`protocol::mutants`).
     #[cfg(test)]
-    pub(crate) fn with_mutant(mut self, mutant: Mutant) -> Self {
-        self.mutant = mutant;
-        self
-    }
+    crate::protocol::mutants::with_mutant!();
 }
 
 impl Si {
@@ -163,7 +122,7 @@ impl Si {
             return c;
         }
         let _ = c;
-        self.watermark.current()
+        self.mv.watermark.current()
     }
 
     /// The watermark RapidGC's deferred pass collects queued records below (a mutant collects
@@ -174,7 +133,7 @@ impl Si {
         if self.mutant == Mutant::SiDeferredIgnoresWatermark {
             return LOCK - 1;
         }
-        self.watermark.current()
+        self.mv.watermark.current()
     }
 }
 
@@ -187,27 +146,11 @@ pub struct SiWorker<'db> {
     writes: WriteSet<'db, SiMeta, u64>,
     /// Commit progress: the write set is sorted and its first `locked` entries are locked.
     locked: usize,
-    pool: VersionPool<'db, ()>,
-    /// Scratch for copying a version into a chain node.
-    scratch: Vec<u8>,
-    last_refresh: Instant,
+    versions: WorkerVersions<'db, SiMeta>,
     /// Commit timestamp of the last attempt that committed writes.
     committed_at: u64,
     /// The current transaction's serial in the table (readers skipping in-flight versions).
     serial: u64,
-    /// Records this worker installed, to collect once the watermark passes them (RapidGC).
-    gc: GcQueue<&'db SiMeta>,
-}
-
-impl SiWorker<'_> {
-    fn unlock_held(&mut self) {
-        for e in &self.writes.entries()[..self.locked] {
-            // SeqCst: the marker goes before the lock (skipping readers re-check the word).
-            e.rec.meta().holder.store(0, Ordering::SeqCst);
-            e.rec.meta().store(e.state);
-        }
-        self.locked = 0;
-    }
 }
 
 impl Si {
@@ -221,83 +164,15 @@ impl Si {
                 self.table
                     .holder_commits_after(meta.holder.load(Ordering::SeqCst), snapshot)
             };
-            // SAFETY: this worker's snapshot is registered with `self.watermark` (begin), which
+            // SAFETY: this worker's snapshot is registered with the watermark (begin), which
             // every collect of this record's chain uses.
-            unsafe { snapshot_read_skipping(&meta.word, &meta.chain, rec, snapshot, out, after) }
+            unsafe { snapshot_read_skipping(rec, snapshot, out, after) }
         } else {
             // SAFETY: as above.
-            unsafe { snapshot_read(&meta.word, &meta.chain, rec, snapshot, out) }
+            unsafe { snapshot_read(rec, snapshot, out) }
         };
         read.map(|r| r.map(|_| ()))
     }
-}
-
-/// Copies into `out` the version of a record visible at `snapshot`, given the record's word
-/// (`LOCK | timestamp of the inline version`), its chain and `rec`'s inline payload; returns the
-/// version's timestamp. `Pending` when a committer holds the record and may be installing a
-/// version the snapshot must see (module docs), or when the inline copy kept tearing.
-///
-/// # Safety
-///
-/// `snapshot` is registered with the watermark that every collect of `chain` uses
-/// ([`VersionChain::find_visible`]).
-#[inline]
-pub(crate) unsafe fn snapshot_read<V, M>(
-    word: &AtomicU64,
-    chain: &VersionChain<V>,
-    rec: Record<'_, M>,
-    snapshot: u64,
-    out: &mut [u8],
-) -> Poll<Result<u64, Abort>> {
-    // SAFETY: the caller's contract; a holder is never skipped.
-    unsafe { snapshot_read_skipping(word, chain, rec, snapshot, out, || false) }
-}
-
-/// [`snapshot_read`] for readers that skip in-flight versions (`MvOptions::skip_in_flight`):
-/// where the record is held by a committer whose inline version is visible at `snapshot`,
-/// `commits_after_snapshot` is asked whether that committer's commit timestamp is certainly
-/// above `snapshot` (not drawn yet, or drawn larger); if so the reader takes the inline version
-/// the holder has not replaced yet (the committed one the snapshot sees) instead of waiting.
-/// The copy is validated like any inline copy: a holder that starts installing changes the word
-/// first (`LOCK | c`), so an unchanged word proves the copy is the old version whole. The
-/// predicate runs after the word's first load (its loads are ordered after it).
-///
-/// # Safety
-///
-/// As [`snapshot_read`].
-#[inline]
-pub(crate) unsafe fn snapshot_read_skipping<V, M>(
-    word: &AtomicU64,
-    chain: &VersionChain<V>,
-    rec: Record<'_, M>,
-    snapshot: u64,
-    out: &mut [u8],
-    commits_after_snapshot: impl Fn() -> bool,
-) -> Poll<Result<u64, Abort>> {
-    for _ in 0..READ_RETRIES {
-        // Acquire: pairs with the committer's Release stores, so the chain push (and the payload
-        // of an unlocked word) are visible.
-        let seen = word.load(Ordering::Acquire);
-        if seen & !LOCK > snapshot {
-            // SAFETY: the caller's contract, and the inline version is newer than the snapshot.
-            return Poll::Ready(Ok(unsafe { load_visible(chain, rec, snapshot, out) }));
-        }
-        if seen & LOCK != 0 && !commits_after_snapshot() {
-            // A committer may install a version this snapshot must see (module docs).
-            return Poll::Pending;
-        }
-        rec.payload.load(out);
-        // Acquire fence: pairs with the committer's Release fence between its lock CAS and its
-        // payload stores (SI's, MVTO's, ERMIA's commit): if the copy read any installed word,
-        // the re-load below sees the lock or a later word, so an unchanged word proves no
-        // install overlapped the copy.
-        fence(Ordering::Acquire);
-        // Relaxed: ordered by the fence above.
-        if word.load(Ordering::Relaxed) == seen {
-            return Poll::Ready(Ok(seen & !LOCK));
-        }
-    }
-    Poll::Pending
 }
 
 impl Protocol for Si {
@@ -312,12 +187,9 @@ impl Protocol for Si {
             snapshot: 0,
             writes: WriteSet::default(),
             locked: 0,
-            pool: self.versions.pool(id),
-            scratch: Vec::new(),
-            last_refresh: Instant::now(),
+            versions: self.mv.worker(id),
             committed_at: 0,
             serial: 0,
-            gc: GcQueue::default(),
         }
     }
 
@@ -327,14 +199,12 @@ impl Protocol for Si {
         if self.skip_in_flight {
             w.serial = self.table.begin(w.id);
         }
-        w.snapshot = self.watermark.enter(w.id, &self.clock);
-        w.last_refresh = self.watermark.maybe_refresh(&self.clock, w.last_refresh);
-        collect_queued(
-            &mut w.gc,
-            self.deferred_watermark(),
-            &mut w.pool,
-            |m: &SiMeta| (&m.word, &m.chain),
-        );
+        w.snapshot = self.mv.watermark.enter(w.id, &self.clock);
+        w.versions.last_refresh = self
+            .mv
+            .watermark
+            .maybe_refresh(&self.clock, w.versions.last_refresh);
+        w.versions.collect_queued(self.deferred_watermark());
     }
 
     #[inline]
@@ -381,31 +251,28 @@ impl Protocol for Si {
 
     fn commit(&self, w: &mut SiWorker<'_>) -> OpResult {
         if w.writes.is_empty() {
-            self.watermark.leave(w.id);
+            self.mv.watermark.leave(w.id);
             return Poll::Ready(Ok(()));
         }
         w.writes.sort_by_record();
-        while w.locked < w.writes.len() {
-            let meta = w.writes.entries()[w.locked].rec.meta();
-            let seen = meta.load();
-            if seen & LOCK != 0 || !meta.try_lock(seen) {
-                return Poll::Ready(Err(Abort::LockConflict));
-            }
-            w.writes.entries_mut()[w.locked].state = seen;
-            w.locked += 1;
+        let (snapshot, marker) = (w.snapshot, Marker::new(w.id, w.serial));
+        let admitted = lock_write_set(&mut w.writes, &mut w.locked, |meta, seen| {
             #[cfg(test)]
             if self.mutant == Mutant::SiSkipFirstCommitterWins {
-                continue;
+                return Ok(());
             }
-            if seen > w.snapshot {
+            if seen > snapshot {
                 // First committer wins: someone committed this record after our snapshot.
-                return Poll::Ready(Err(Abort::WriteWriteConflict));
+                return Err(Abort::WriteWriteConflict);
             }
             if self.skip_in_flight {
                 // SeqCst: before drawing the stamp (`TxnTable::holder_commits_after`).
-                meta.holder
-                    .store(Marker::new(w.id, w.serial).0, Ordering::SeqCst);
+                meta.holder.store(marker.0, Ordering::SeqCst);
             }
+            Ok(())
+        });
+        if let Err(why) = admitted {
+            return Poll::Ready(Err(why));
         }
         if self.skip_in_flight {
             self.table.committing(w.id, 0);
@@ -416,51 +283,44 @@ impl Protocol for Si {
         if self.skip_in_flight {
             self.table.committing(w.id, c);
         }
-        // Release fence, the seqlock writer's half: every lock CAS above is ordered before the
-        // payload stores below, so a reader whose copy sees any of them and then fences Acquire
-        // re-reads a locked (or newer) word and retries (pairs with `snapshot_read`'s fence).
-        fence(Ordering::Release);
         let watermark = self.collect_watermark(c);
         for i in 0..w.writes.len() {
-            let (rec, old) = {
-                let e = &w.writes.entries()[i];
-                (e.rec, e.state)
-            };
-            let meta = rec.meta();
-            push_version(
-                &meta.chain,
-                &mut w.pool,
-                &mut w.scratch,
-                old,
-                rec.payload,
+            install_write(
+                &mut w.writes,
+                i,
+                &mut w.versions,
+                c,
                 |_| (),
+                |meta| {
+                    if self.skip_in_flight {
+                        // SeqCst: after the install (`TxnTable::holder_commits_after`).
+                        meta.holder.store(0, Ordering::SeqCst);
+                    }
+                },
+                |chain, pool| {
+                    chain.collect(c, watermark, pool);
+                },
             );
-            meta.store(LOCK | c);
-            w.writes.install(i);
-            if self.skip_in_flight {
-                // SeqCst: after the install (`TxnTable::holder_commits_after`).
-                meta.holder.store(0, Ordering::SeqCst);
-            }
-            meta.chain.collect(c, watermark, &mut w.pool);
-            meta.store(c);
-            w.gc.defer(c, meta);
         }
         if self.skip_in_flight {
             self.table.committed(w.id, c, 0);
         }
         w.locked = 0;
         w.committed_at = c;
-        self.watermark.leave(w.id);
+        self.mv.watermark.leave(w.id);
         Poll::Ready(Ok(()))
     }
 
     fn abort(&self, w: &mut SiWorker<'_>, _why: Abort) {
-        w.unlock_held();
+        unlock_write_set(&w.writes, &mut w.locked, |meta| {
+            // SeqCst: the marker goes before the lock (skipping readers re-check the word).
+            meta.holder.store(0, Ordering::SeqCst);
+        });
         if self.skip_in_flight {
             self.table.aborted(w.id);
         }
         w.writes.clear();
-        self.watermark.leave(w.id);
+        self.mv.watermark.leave(w.id);
     }
 
     fn install_log<'w>(&self, w: &'w mut SiWorker<'_>) -> &'w mut InstallLog {
@@ -471,19 +331,15 @@ impl Protocol for Si {
 impl MultiVersion for Si {
     type VersionMeta = ();
 
-    fn version_stats(&self) -> VersionStats {
-        self.versions.stats()
+    fn version_store(&self) -> &VersionStore<()> {
+        &self.mv.versions
     }
 
-    fn version_memory_exhausted(&self) -> Option<VersionMemoryExhausted> {
-        self.versions.exhausted()
+    fn watermark(&self) -> &Watermark {
+        &self.mv.watermark
     }
 
     fn snapshot_commit_stamp(&self, w: &SiWorker<'_>) -> u64 {
         w.committed_at
-    }
-
-    fn oldest_snapshot(&self) -> u64 {
-        self.watermark.current()
     }
 }

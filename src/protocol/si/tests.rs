@@ -4,6 +4,14 @@ use super::*;
 use crate::protocol::AttemptStart;
 use crate::storage::{RecordId, Table, TableSpec};
 
+/// Locks `meta`'s record word as a committer would, returning the word it replaced.
+fn hold(meta: &SiMeta) -> u64 {
+    let seen = meta.word.load(Ordering::SeqCst);
+    assert_eq!(seen & LOCK, 0, "unlocked");
+    meta.word.store(seen | LOCK, Ordering::SeqCst);
+    seen
+}
+
 fn setup() -> (Si, Table<SiMeta>) {
     let mut opts = ProtocolOptions {
         threads: 2,
@@ -172,12 +180,11 @@ fn a_read_of_a_locked_record_at_or_above_its_timestamp_waits() {
     let (si, t) = setup();
     let x = t.get(RecordId(0)).unwrap();
     let mut r = si.new_worker(0);
-    let seen = x.meta().load();
-    assert!(x.meta().try_lock(seen));
+    let seen = hold(x.meta());
     si.begin(&mut r, AttemptStart::FIRST);
     let mut out = [0u8; 8];
     assert!(si.read(&mut r, x, &mut out).is_pending());
-    x.meta().store(seen);
+    x.meta().word.store(seen, Ordering::SeqCst);
     ready(si.read(&mut r, x, &mut out)).unwrap();
 }
 
@@ -222,8 +229,7 @@ fn a_skipping_reader_waits_only_for_a_holder_that_may_commit_into_its_snapshot()
     // The holder: locked x at its committed word, marked it, still active.
     let serial = si.table.begin(1);
     let meta = x.meta();
-    let word = meta.load();
-    assert!(meta.try_lock(word));
+    let word = hold(meta);
     meta.holder
         .store(Marker::new(1, serial).0, Ordering::SeqCst);
     let mut out = [0u8; 8];
@@ -245,5 +251,5 @@ fn a_skipping_reader_waits_only_for_a_holder_that_may_commit_into_its_snapshot()
     });
     assert!(plain.read_at(x, snapshot, &mut [0u8; 8]).is_pending());
     meta.holder.store(0, Ordering::SeqCst);
-    meta.store(word);
+    meta.word.store(word, Ordering::SeqCst);
 }

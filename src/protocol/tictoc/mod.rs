@@ -119,12 +119,8 @@ impl TicToc {
         }
     }
 
-    /// The same protocol with a deliberate bug (`protocol::mutants`).
     #[cfg(test)]
-    pub(crate) fn with_mutant(mut self, mutant: Mutant) -> Self {
-        self.mutant = mutant;
-        self
-    }
+    crate::protocol::mutants::with_mutant!();
 }
 
 /// A TicToc worker: read and write sets, and how far its commit has progressed.
