@@ -36,6 +36,7 @@
 use super::declared::DeclaredRecord;
 use super::signal::Signal;
 use super::{Abort, OpResult, Protocol};
+use crate::storage::grace::Holds;
 use crate::storage::versions::{Version, VersionMemoryExhausted, VersionStats};
 
 /// The multi-version part: a protocol that keeps older versions of records in the shared version
@@ -62,6 +63,11 @@ pub trait MultiVersion: Protocol {
     /// Every running and future attempt reads at a snapshot at or above this value (a
     /// reclamation watermark, possibly stale, hence possibly smaller).
     fn oldest_snapshot(&self) -> u64;
+
+    /// The grace-period epochs of the record references the worker keeps past its commits
+    /// (its [`GcQueue`](crate::storage::versions::GcQueue)): the transaction handle keeps its
+    /// slot pinned at the oldest one (`storage::grace`, "Records kept past a commit").
+    fn grace_holds<'w>(&self, w: &'w mut Self::Worker<'_>) -> &'w mut Holds;
 }
 
 /// The multi-version part's functions ([`Protocol::MULTI_VERSION`]; module docs).
@@ -70,6 +76,7 @@ pub struct MultiVersionPart<P: Protocol> {
     version_memory_exhausted: fn(&P) -> Option<VersionMemoryExhausted>,
     snapshot_commit_stamp: for<'w, 'db> fn(&P, &'w P::Worker<'db>) -> u64,
     oldest_snapshot: fn(&P) -> u64,
+    grace_holds: for<'w, 'db> fn(&P, &'w mut P::Worker<'db>) -> &'w mut Holds,
     version_node_bytes: fn(usize) -> usize,
 }
 
@@ -88,6 +95,7 @@ impl<P: MultiVersion> MultiVersionPart<P> {
             version_memory_exhausted: P::version_memory_exhausted,
             snapshot_commit_stamp: P::snapshot_commit_stamp,
             oldest_snapshot: P::oldest_snapshot,
+            grace_holds: P::grace_holds,
             version_node_bytes: Version::<P::VersionMeta>::node_bytes,
         }
     }
@@ -116,6 +124,12 @@ impl<P: Protocol> MultiVersionPart<P> {
     #[inline]
     pub fn oldest_snapshot(self, p: &P) -> u64 {
         (self.oldest_snapshot)(p)
+    }
+
+    /// [`MultiVersion::grace_holds`].
+    #[inline]
+    pub fn grace_holds<'w>(self, p: &P, w: &'w mut P::Worker<'_>) -> &'w mut Holds {
+        (self.grace_holds)(p, w)
     }
 
     /// Bytes one older version of a `payload`-byte record takes as a node of the shared version

@@ -80,6 +80,7 @@ use super::{
     ProtocolOptions, ReadSet, WriteKind, WriteSet,
 };
 use crate::storage::Record;
+use crate::storage::grace::Holds;
 use crate::storage::versions::{
     GcQueue, VersionChain, VersionMemoryExhausted, VersionPool, VersionStats, VersionStore,
     Watermark,
@@ -539,5 +540,9 @@ impl MultiVersion for Cicada {
 
     fn oldest_snapshot(&self) -> u64 {
         self.watermark.current()
+    }
+
+    fn grace_holds<'w>(&self, w: &'w mut CicadaWorker<'_>) -> &'w mut Holds {
+        w.gc.holds()
     }
 }

@@ -65,6 +65,7 @@ use super::{
     WriteKind, WriteSet,
 };
 use crate::storage::Record;
+use crate::storage::grace::Holds;
 use crate::storage::versions::{
     GcQueue, VersionChain, VersionMemoryExhausted, VersionPool, VersionStats, VersionStore,
     Watermark,
@@ -629,5 +630,9 @@ impl<const WORDS: usize> MultiVersion for ErmiaWith<WORDS> {
 
     fn oldest_snapshot(&self) -> u64 {
         self.watermark.current()
+    }
+
+    fn grace_holds<'w>(&self, w: &'w mut ErmiaWorker<'_, WORDS>) -> &'w mut Holds {
+        w.gc.holds()
     }
 }

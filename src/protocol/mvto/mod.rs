@@ -68,6 +68,7 @@ use super::{
     Abort, AttemptStart, InstallLog, OpResult, Protocol, ProtocolOptions, WriteKind, WriteSet,
 };
 use crate::storage::Record;
+use crate::storage::grace::Holds;
 use crate::storage::versions::{
     GcQueue, VersionChain, VersionMemoryExhausted, VersionPool, VersionStats, VersionStore,
     Watermark,
@@ -482,5 +483,9 @@ impl MultiVersion for Mvto {
 
     fn oldest_snapshot(&self) -> u64 {
         self.watermark.current()
+    }
+
+    fn grace_holds<'w>(&self, w: &'w mut MvtoWorker<'_>) -> &'w mut Holds {
+        w.gc.holds()
     }
 }

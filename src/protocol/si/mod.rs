@@ -55,6 +55,7 @@ use super::{
     Abort, AttemptStart, InstallLog, OpResult, Protocol, ProtocolOptions, WriteKind, WriteSet,
 };
 use crate::storage::Record;
+use crate::storage::grace::Holds;
 use crate::storage::versions::{
     GcQueue, VersionChain, VersionMemoryExhausted, VersionPool, VersionStats, VersionStore,
     Watermark,
@@ -485,5 +486,9 @@ impl MultiVersion for Si {
 
     fn oldest_snapshot(&self) -> u64 {
         self.watermark.current()
+    }
+
+    fn grace_holds<'w>(&self, w: &'w mut SiWorker<'_>) -> &'w mut Holds {
+        w.gc.holds()
     }
 }
