@@ -71,6 +71,7 @@ fn executor<P: Protocol>(p: &P, db: &Database<P::RecordMeta>, y: &Ycsb, secs: f6
         adaptive_backoff: false,
         read_phase_extension_ns: 0,
         pin_threads: false,
+        core_slice: std::time::Duration::ZERO,
     };
     let out = run_threads(p, db, y, &cfg);
     let mut total = WorkerStats::new(1);

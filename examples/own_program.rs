@@ -151,6 +151,7 @@ fn run(interactive: bool) -> Result<u64, String> {
         adaptive_backoff: false,
         read_phase_extension_ns: 0,
         pin_threads: false,
+        core_slice: std::time::Duration::ZERO,
     };
     let protocol = Silo::new(&ProtocolOptions {
         threads: cfg.threads,

@@ -57,6 +57,9 @@ const BUCKETS: u64 = 4;
 /// Rows present in each bucket at the start.
 const INITIAL_PER_BUCKET: u64 = 8;
 const MAX_WORKERS: u64 = 8;
+/// Transaction kinds (insert, delete, count, ends): each worker counts its observations per kind,
+/// so a failure says which comparison broke.
+const KINDS: u64 = 4;
 /// Row slots each worker may fill; its inserts stop when they run out.
 const SLOTS_PER_WORKER: u64 = 1 << 16;
 /// Slots: the initial rows, then each worker's, then the end sentinel's.
@@ -132,7 +135,7 @@ impl Workload for Phantoms {
         vec![
             spec("rows", SENTINEL_SLOT + 1),
             spec("counts", BUCKETS),
-            spec("observed", MAX_WORKERS),
+            spec("observed", MAX_WORKERS * KINDS),
         ]
     }
 
@@ -250,7 +253,7 @@ async fn run<Tx: TxnOps>(w: &Phantoms, tx: &mut Tx, req: Request) -> Result<(), 
         }
     }
     if broken {
-        let me = RecordId(tx.worker_id() as u64);
+        let me = RecordId(tx.worker_id() as u64 * KINDS + req.kind as u64);
         tx.update(OBSERVED, me, |c| add(c, 1)).await?;
     }
     Ok(())
@@ -259,8 +262,8 @@ async fn run<Tx: TxnOps>(w: &Phantoms, tx: &mut Tx, req: Request) -> Result<(), 
 /// What a run left behind.
 struct Outcome {
     committed: u64,
-    /// Committed transactions that observed a broken comparison.
-    observed: u64,
+    /// Committed transactions that observed a broken comparison, by kind.
+    observed: [u64; KINDS as usize],
     /// Buckets whose counter differs from their present rows at the end.
     miscounted_buckets: u64,
     /// Present rows missing from the index at the end.
@@ -281,6 +284,7 @@ fn run_phantoms<P: Protocol>(protocol: P, threads: usize, millis: u64) -> Outcom
         adaptive_backoff: false,
         read_phase_extension_ns: 0,
         pin_threads: false,
+        core_slice: std::time::Duration::ZERO,
     };
     let out = run_threads(&protocol, &db, &w, &exec);
     let load = |t: TableId, r: u64| {
@@ -288,7 +292,10 @@ fn run_phantoms<P: Protocol>(protocol: P, threads: usize, millis: u64) -> Outcom
         db.table(t).get(RecordId(r)).unwrap().payload.load(&mut b);
         b
     };
-    let observed = (0..MAX_WORKERS).map(|r| word(&load(OBSERVED, r))).sum();
+    let mut observed = [0; KINDS as usize];
+    for r in 0..MAX_WORKERS * KINDS {
+        observed[(r % KINDS) as usize] += word(&load(OBSERVED, r));
+    }
     let mut present = [0; BUCKETS as usize];
     let mut unindexed_rows = 0;
     for slot in 0..SENTINEL_SLOT {
@@ -331,7 +338,11 @@ fn assert_serializable<P: Protocol>(name: &str, make: impl Fn(&ProtocolOptions) 
         let mut millis = 300;
         loop {
             let o = run_phantoms(make(&opts(threads)), threads, millis);
-            assert_eq!(o.observed, 0, "{name}/{threads}: phantom observed");
+            assert_eq!(
+                o.observed, [0; KINDS as usize],
+                "{name}/{threads}: phantom observed (committed observations by kind: insert, \
+                 delete, count, ends)"
+            );
             assert_eq!(
                 o.miscounted_buckets, 0,
                 "{name}/{threads}: lost insert/delete"
@@ -393,7 +404,7 @@ fn plor_has_no_phantoms() {
 fn nocc_phantoms_are_caught() {
     let caught = (0..10).any(|_| {
         let o = run_phantoms(Nocc, 8, 200);
-        o.observed + o.miscounted_buckets + o.unindexed_rows > 0
+        o.observed.iter().sum::<u64>() + o.miscounted_buckets + o.unindexed_rows > 0
     });
     assert!(caught, "NoCC passed the phantom test ten times");
 }

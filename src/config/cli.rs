@@ -232,6 +232,12 @@ pub struct RunArgs {
     /// ReadPhaseExtension: artificial delay at the end of the read phase, in ns (all protocols).
     #[arg(long, default_value_t = 0, value_parser = Whole::<u64>::new(), allow_negative_numbers = true)]
     pub read_phase_extension: u64,
+    /// CoreSlice: with more workers than cores (thread executor), a worker that has run this
+    /// many microseconds since it last gave up its core yields between two transactions, so the
+    /// switch falls where it holds no locks (0: never; the kernel preempts wherever it is).
+    /// 0..=1000000 (default 200)
+    #[arg(long, default_value_t = 200, value_parser = Whole::<u64>::new(), allow_negative_numbers = true)]
+    pub core_slice_us: u64,
     /// TicToc NoWaitTT: on a busy lock in validation, release all locks, pause and retry.
     #[arg(long)]
     pub tictoc_nowait_tt: bool,

@@ -29,6 +29,9 @@ pub struct ExecConfig {
     pub read_phase_extension_ns: u64,
     /// Pin worker `i` to core `i % cores` where the OS allows.
     pub pin_threads: bool,
+    /// CoreSlice: when workers outnumber cores, a worker that has run this long since it last
+    /// gave up its core yields between two transactions (`--core-slice-us`; zero: never).
+    pub core_slice: Duration,
 }
 
 /// Which execution model drives the transaction programs (`--executor`, `--queue`).

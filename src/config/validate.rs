@@ -320,6 +320,13 @@ impl RunArgs {
                 "0 <= ns <= 1000000000",
             ));
         }
+        if self.core_slice_us > 1_000_000 {
+            return Err(out_of_range(
+                "core-slice-us",
+                self.core_slice_us,
+                "0 <= us <= 1000000",
+            ));
+        }
         if self.repeat == 0 || self.repeat > 1000 {
             return Err(out_of_range("repeat", self.repeat, "1 <= repeat <= 1000"));
         }
@@ -345,6 +352,7 @@ impl RunArgs {
                 adaptive_backoff: self.backoff,
                 read_phase_extension_ns: self.read_phase_extension,
                 pin_threads: !self.no_pin,
+                core_slice: std::time::Duration::from_micros(self.core_slice_us),
             },
             options,
             check: self.check,

@@ -18,7 +18,7 @@
 
 use super::arrivals::{ArrivalClock, wait_until};
 use super::backoff::AdaptiveBackoff;
-use super::wait::{WaitPolicy, delay, drive, pause};
+use super::wait::{CoreSlice, WaitPolicy, delay, drive, pause};
 use crate::check::history::WorkerHistory;
 pub use crate::config::ExecConfig;
 use crate::config::OpenLoop;
@@ -169,6 +169,7 @@ pub fn run_threads_logged<P: Protocol, W: Workload>(
                         backoff,
                         lot: ParkingLot::global(),
                         policy,
+                        core_slice: CoreSlice::new(cfg.core_slice, policy),
                         read_phase_extension_ns: cfg.read_phase_extension_ns,
                         acks: std::collections::VecDeque::with_capacity(1024),
                     };
@@ -220,6 +221,8 @@ struct Worker<'db, 'w, P: Protocol, W: Workload> {
     lot: &'static ParkingLot,
     /// How it waits: by whether the run's threads outnumber the cores (open-loop waits too).
     policy: WaitPolicy,
+    /// Where it gives up a core it shares: between transactions (`--core-slice-us`).
+    core_slice: CoreSlice,
     read_phase_extension_ns: u64,
     /// With a log: commits waiting for their durable acknowledgement, oldest first.
     acks: std::collections::VecDeque<PendingAck>,
@@ -250,6 +253,7 @@ impl<P: Protocol, W: Workload> Worker<'_, '_, P, W> {
             if now_period == STOP {
                 break;
             }
+            self.core_slice.at_boundary();
             let arrived = match arrivals.as_deref_mut() {
                 Some(clock) => {
                     let at = clock.take();

@@ -199,6 +199,8 @@ struct ConfigRecord<'a> {
     adaptive_backoff: bool,
     read_phase_extension_ns: u64,
     pin_threads: bool,
+    /// `--core-slice-us` (0: off).
+    core_slice_us: u64,
     options: &'a crate::protocol::ProtocolOptions,
     /// `--rate`: offered transactions per second (open loop); absent in a closed loop.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -332,6 +334,7 @@ impl RunReport {
             adaptive_backoff: cfg.exec.adaptive_backoff,
             read_phase_extension_ns: cfg.exec.read_phase_extension_ns,
             pin_threads: cfg.exec.pin_threads,
+            core_slice_us: u64::try_from(cfg.exec.core_slice.as_micros()).unwrap_or(u64::MAX),
             options: &cfg.options,
             rate_tps: cfg.open_loop.map(|o| o.rate_tps),
             arrival: cfg.open_loop.map(|o| o.arrival.name()),
@@ -913,7 +916,10 @@ pub fn render_protocol_stats(reports: &[RunReport]) -> Option<String> {
                 .iter()
                 .map(|(k, v)| format!("{k} {}", short_number(*v)))
                 .collect();
-            format!("{}{at}: {}", r.protocol, stats.join(", "))
+            wrap_words(
+                &format!("{}{at}: {}", r.protocol, stats.join(", ")),
+                HEADER_WIDTH,
+            )
         })
         .collect();
     (!lines.is_empty()).then(|| lines.join("\n"))
@@ -1084,18 +1090,49 @@ pub fn describe_run(cfg: &RunConfig) -> String {
     } else {
         ", history not checked (--check)"
     };
-    format!(
-        "{}{preset}: {params}; {threads}, {} s measured after {} s warm-up{}{open_loop}",
+    let workload = format!(
+        "{}{preset}: {params};",
         match cfg.workload {
             crate::workload::WorkloadConfig::Ycsb(_) => "ycsb",
             crate::workload::WorkloadConfig::LongScan(_) => "long-scan",
             crate::workload::WorkloadConfig::Tpcc(_) => "tpcc",
             crate::workload::WorkloadConfig::WriteSkew(_) => "write-skew",
         },
+    );
+    let run = format!(
+        "{threads}, {} s measured after {} s warm-up{checked}{open_loop}",
         cfg.exec.duration.as_secs_f64(),
         cfg.exec.warmup.as_secs_f64(),
-        checked
+    );
+    format!(
+        "{}\n{}",
+        wrap_words(&workload, HEADER_WIDTH),
+        wrap_words(&run, HEADER_WIDTH)
     )
+}
+
+/// The widest line `describe_run` and `render_protocol_stats` write: the default table fits a
+/// 100-column terminal, and so does the text around it.
+const HEADER_WIDTH: usize = 100;
+
+/// `text` broken at spaces into lines of at most `width` characters (a longer word stays whole),
+/// continuation lines indented by two spaces.
+fn wrap_words(text: &str, width: usize) -> String {
+    let mut out = String::with_capacity(text.len() + 8);
+    let mut line_len = 0;
+    for word in text.split(' ').filter(|w| !w.is_empty()) {
+        let len = word.chars().count();
+        if line_len > 0 && line_len + 1 + len > width {
+            out.push_str("\n  ");
+            line_len = 2;
+        } else if line_len > 0 {
+            out.push(' ');
+            line_len += 1;
+        }
+        out.push_str(word);
+        line_len += len;
+    }
+    out
 }
 
 /// What the table says for a check a run did not make.
@@ -1104,6 +1141,23 @@ const NOT_CHECKED: &str = "not checked";
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn header_lines_fit_the_width_and_keep_every_word() {
+        let text = "ycsb: index array, key_dist zipf, long_ops 16, long_share 0.0, long_txn_delay_us 0, \
+                    ops 16, payload 100, read_ratio 0.5, records 1048576, rmw false, theta 0.99;";
+        let wrapped = wrap_words(text, 40);
+        assert!(
+            wrapped.lines().all(|l| l.chars().count() <= 40),
+            "{wrapped}"
+        );
+        assert!(wrapped.lines().count() > 1);
+        let words = |s: &str| s.split_whitespace().map(str::to_string).collect::<Vec<_>>();
+        assert_eq!(words(&wrapped), words(text));
+        assert_eq!(wrap_words("short line", 40), "short line");
+        // A word longer than the width stays whole on its own line.
+        assert_eq!(wrap_words("a abcdefghij b", 5), "a\n  abcdefghij\n  b");
+    }
 
     fn checked(cycles: u64, conditions: Option<(u32, u64)>) -> CheckReport {
         CheckReport {

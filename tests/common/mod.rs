@@ -42,6 +42,7 @@ pub fn checked_exec(threads: usize, millis: u64) -> ExecConfig {
         adaptive_backoff: false,
         read_phase_extension_ns: 0,
         pin_threads: false,
+        core_slice: std::time::Duration::ZERO,
     }
 }
 

@@ -536,6 +536,7 @@ fn overlaps(mutant: Mutant) -> (u64, u64) {
         adaptive_backoff: false,
         read_phase_extension_ns: 50_000,
         pin_threads: false,
+        core_slice: std::time::Duration::ZERO,
     };
     let out = run_threads(&p, &db, &workload, &exec);
     let commits = out.workers.iter().flat_map(|w| &w.types).map(|t| t.commits);

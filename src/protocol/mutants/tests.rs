@@ -302,6 +302,7 @@ fn run(proto: Proto, mutant: Mutant, load: Load, threads: usize, seed: u64) -> C
             adaptive_backoff: false,
             read_phase_extension_ns: load.read_phase_extension_ns(),
             pin_threads: false,
+            core_slice: std::time::Duration::ZERO,
         },
         options,
         check: true,
@@ -594,6 +595,7 @@ fn audit_run(mutant: Mutant, seed: u64) -> CheckReport {
         adaptive_backoff: false,
         read_phase_extension_ns: 0,
         pin_threads: false,
+        core_slice: std::time::Duration::ZERO,
     };
     let out = crate::exec::run_threads(&p, &db, &workload, &exec);
     crate::check::check(&out.histories)
