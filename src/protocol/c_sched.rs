@@ -4,17 +4,13 @@
 //! Each worker has a slot: it writes its declared keys (record addresses and modes) into the slot
 //! and marks it submitted; the scheduler thread, looping over the slots, grants a submitted
 //! transaction when every key is free for it (per-key reader and writer counts), and releases
-//! the keys of a finished one. Readers cannot starve a writer: the scheduler numbers each
-//! transaction when it first sees it submitted (its *ticket*), and a key that a waiting
-//! (submitted, not yet granted) transaction wants to write is *reserved* for the oldest such
-//! ticket: a younger transaction is refused that key, to read or to write, until the writer is
-//! granted. So the oldest waiting transaction is refused only by running holders, which finish;
-//! each waiting transaction is then granted after the finitely many older ones (issue 21, item
-//! 9: before, a refused writer's flags lasted one pass over the slots and the pass's first slot
-//! rotated, so readers scanned before the writer were still granted, and a steady stream of them
-//! kept its keys read-held pass after pass; `readers_cannot_starve_a_writer` replays that
-//! stream). A transaction holds nothing while it waits (grants are all or nothing), so nothing
-//! can deadlock. The scheduler is the
+//! the keys of a finished one. A writer that is refused raises its keys' writer-waiting flags, and
+//! readers later in the same pass over the slots are refused those keys. That narrows a writer's
+//! wait but does not bound it: the flags last one pass and the pass's first slot rotates, so
+//! readers scanned before the writer are still granted, and a steady stream of them can keep
+//! the writer's keys read-held pass after pass (readers can starve a writer; issue 21, item 9).
+//! A transaction holds nothing while it waits (grants are all or nothing), and the flags are
+//! raised afresh every pass (see `schedule_loop`), so nothing can deadlock. The scheduler is the
 //! central bottleneck DecentSched removes; its thread is pinned to the core after the workers'
 //! (when cores can be listed) and reported with the run ([`RunHooks::stats`]).
 
@@ -26,7 +22,7 @@ use super::{
     AccessMode, AttemptStart, DeclaredRecord, OpResult, Protocol, ProtocolOptions, WriteSet,
 };
 use crossbeam_utils::CachePadded;
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::sync::atomic::{AtomicBool, AtomicU8, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::task::Poll;
@@ -129,21 +125,108 @@ impl Drop for CSched {
     }
 }
 
-/// Whether `mode` on a key in `state` is compatible with the key's running holders.
-fn free_for(state: &KeyState, mode: AccessMode) -> bool {
+/// Whether `mode` on a key in `state` can be granted now (`writer_waiting`: a writer refused
+/// earlier in this pass wants the key).
+fn free_for(state: &KeyState, mode: AccessMode, writer_waiting: bool) -> bool {
     match mode {
-        AccessMode::Read => !state.writer,
+        AccessMode::Read => !state.writer && !writer_waiting,
         AccessMode::Write => !state.writer && state.readers == 0,
     }
 }
 
 /// The scheduler thread: grant and release until stopped; yields when idle.
 fn schedule_loop(shared: &Shared) {
-    let mut scheduler = Scheduler::new(shared.slots.len());
+    let mut keys: HashMap<usize, KeyState> = HashMap::new();
+    // Keys a refused writer wants, in the current pass over the slots. Raised afresh every pass:
+    // flags that outlived their pass could block a writer's own reads forever (two refused
+    // writers each reading a key the other writes). Within a pass, writers ignore the flags
+    // and are refused only by running holders, so once those finish the first writer of a pass
+    // whose keys are free is granted: no deadlock.
+    let mut writer_waiting: HashSet<usize> = HashSet::new();
     let mut idle_rounds = 0u32;
+    // Slot states as the last pass read them (what a change wakes an idle scheduler from).
+    let mut seen: Vec<u8> = Vec::with_capacity(shared.slots.len());
+    let mut start = 0;
+    let n = shared.slots.len();
     // Acquire: pairs with the Release in `Drop`.
     while !shared.stop.load(Ordering::Acquire) {
-        if scheduler.pass(shared) {
+        let mut progress = false;
+        writer_waiting.clear();
+        seen.clear();
+        seen.resize(n, IDLE);
+        for k in 0..n {
+            let slot = &shared.slots[(start + k) % n];
+            // Acquire: pairs with the worker's Release of SUBMITTED or DONE, so its keys (and
+            // its installs, for DONE) are visible.
+            let state = slot.state.load(Ordering::Acquire);
+            seen[(start + k) % n] = state;
+            match state {
+                DONE => {
+                    let held = slot.keys.lock().unwrap_or_else(|e| e.into_inner());
+                    for &(key, mode) in held.iter() {
+                        let s = keys.entry(key).or_default();
+                        match mode {
+                            // Saturating: the mutants grant overlapping holds (test only).
+                            AccessMode::Read => s.readers = s.readers.saturating_sub(1),
+                            AccessMode::Write => s.writer = false,
+                        }
+                        if s.readers == 0 && !s.writer {
+                            keys.remove(&key);
+                        }
+                    }
+                    drop(held);
+                    // Release: the worker may refill its keys once it sees IDLE.
+                    slot.state.store(IDLE, Ordering::Release);
+                    progress = true;
+                }
+                SUBMITTED => {
+                    let wanted = slot.keys.lock().unwrap_or_else(|e| e.into_inner());
+                    #[cfg(test)]
+                    let checked = if shared.mutant == Mutant::CSchedChecksFirstKeyOnly {
+                        wanted.len().min(1)
+                    } else {
+                        wanted.len()
+                    };
+                    #[cfg(not(test))]
+                    let checked = wanted.len();
+                    let grant = wanted[..checked].iter().all(|&(key, mode)| {
+                        let s = keys.get(&key).copied().unwrap_or_default();
+                        #[cfg(test)]
+                        if shared.mutant == Mutant::CSchedWritersIgnoreWriters
+                            && mode == AccessMode::Write
+                        {
+                            return s.readers == 0;
+                        }
+                        free_for(&s, mode, writer_waiting.contains(&key))
+                    });
+                    if grant {
+                        for &(key, mode) in wanted.iter() {
+                            let s = keys.entry(key).or_default();
+                            match mode {
+                                AccessMode::Read => s.readers += 1,
+                                AccessMode::Write => s.writer = true,
+                            }
+                        }
+                        drop(wanted);
+                        // Relaxed: a statistic read after the run.
+                        shared.grants.fetch_add(1, Ordering::Relaxed);
+                        // Release: the grant follows every release the scheduler saw, whose
+                        // installs (DONE's Acquire above) become visible to the grantee.
+                        slot.state.store(GRANTED, Ordering::Release);
+                        progress = true;
+                    } else {
+                        for &(key, mode) in wanted.iter() {
+                            if mode == AccessMode::Write {
+                                writer_waiting.insert(key);
+                            }
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+        start = (start + 1) % n;
+        if progress {
             idle_rounds = 0;
             // Grants (and the IDLE that lets a worker submit again) end waits: the grantees
             // may be parked.
@@ -160,164 +243,18 @@ fn schedule_loop(shared: &Shared) {
                 // idle scheduler does not take a core from the workers. Stopping wakes it too.
                 // `seen` holds the states this pass read (it changed none): a change since, even
                 // one whose wake came before this thread registered as a sleeper, ends the park.
-                let seen = &scheduler.seen;
                 let (_, _) = crate::park::ParkingLot::global().park_while(|| {
                     // Relaxed: only whether anything changed; the next pass reads with Acquire.
                     let changed = shared.stop.load(Ordering::Relaxed)
                         || shared
                             .slots
                             .iter()
-                            .zip(seen)
+                            .zip(&seen)
                             .any(|(slot, &was)| slot.state.load(Ordering::Relaxed) != was);
                     changed.then_some(())
                 });
             }
         }
-    }
-}
-
-/// What the scheduler thread keeps between passes over the slots (module docs).
-struct Scheduler {
-    /// The running holders of every held key.
-    keys: HashMap<usize, KeyState>,
-    /// Per slot: the ticket of its waiting transaction (`None` unless submitted).
-    tickets: Vec<Option<u64>>,
-    next_ticket: u64,
-    /// This pass: each key a waiting transaction wants to write, and the oldest such ticket.
-    reserved: HashMap<usize, u64>,
-    /// Slot states as this pass read them (what a change wakes an idle scheduler from).
-    seen: Vec<u8>,
-    /// The slot a pass starts with (rotates: among transactions that do not conflict, none is
-    /// always looked at first).
-    start: usize,
-}
-
-impl Scheduler {
-    fn new(slots: usize) -> Self {
-        Scheduler {
-            keys: HashMap::new(),
-            tickets: vec![None; slots],
-            next_ticket: 0,
-            reserved: HashMap::new(),
-            seen: vec![IDLE; slots],
-            start: 0,
-        }
-    }
-
-    /// One pass over the slots: reads every slot's state (a submitted slot keeps its state
-    /// until this thread grants it, a done one until this thread idles it, so the pass may act
-    /// on what it read), numbers newly submitted transactions and reserves the keys they write,
-    /// then releases the done ones and grants what it can. Whether anything changed.
-    fn pass(&mut self, shared: &Shared) -> bool {
-        let n = shared.slots.len();
-        self.reserved.clear();
-        for (i, slot) in shared.slots.iter().enumerate() {
-            // Acquire: pairs with the worker's Release of SUBMITTED or DONE, so its keys (and
-            // its installs, for DONE) are visible.
-            let state = slot.state.load(Ordering::Acquire);
-            self.seen[i] = state;
-            if state != SUBMITTED {
-                self.tickets[i] = None;
-                continue;
-            }
-            let ticket = *self.tickets[i].get_or_insert_with(|| {
-                self.next_ticket += 1;
-                self.next_ticket
-            });
-            let wanted = slot.keys.lock().unwrap_or_else(|e| e.into_inner());
-            for &(key, mode) in wanted.iter() {
-                if mode == AccessMode::Write {
-                    let oldest = self.reserved.entry(key).or_insert(ticket);
-                    *oldest = (*oldest).min(ticket);
-                }
-            }
-        }
-        let mut progress = false;
-        for k in 0..n {
-            let i = (self.start + k) % n;
-            let slot = &shared.slots[i];
-            match self.seen[i] {
-                DONE => {
-                    self.release(slot);
-                    // Release: the worker may refill its keys once it sees IDLE.
-                    slot.state.store(IDLE, Ordering::Release);
-                    progress = true;
-                }
-                SUBMITTED => {
-                    let ticket = self.tickets[i].expect("numbered above");
-                    if self.try_grant(shared, slot, ticket) {
-                        self.tickets[i] = None;
-                        // Relaxed: a statistic read after the run.
-                        shared.grants.fetch_add(1, Ordering::Relaxed);
-                        // Release: the grant follows every release the scheduler saw, whose
-                        // installs (DONE's Acquire above) become visible to the grantee.
-                        slot.state.store(GRANTED, Ordering::Release);
-                        progress = true;
-                    }
-                }
-                _ => {}
-            }
-        }
-        self.start = (self.start + 1) % n;
-        progress
-    }
-
-    /// Gives back the keys of a finished transaction.
-    fn release(&mut self, slot: &Slot) {
-        let held = slot.keys.lock().unwrap_or_else(|e| e.into_inner());
-        for &(key, mode) in held.iter() {
-            let s = self.keys.entry(key).or_default();
-            match mode {
-                // Saturating: the mutants grant overlapping holds (test only).
-                AccessMode::Read => s.readers = s.readers.saturating_sub(1),
-                AccessMode::Write => s.writer = false,
-            }
-            if s.readers == 0 && !s.writer {
-                self.keys.remove(&key);
-            }
-        }
-    }
-
-    /// Grants the transaction numbered `ticket` in `slot` if every key it declared is free for
-    /// it: compatible with the running holders and not reserved by an older waiting writer.
-    fn try_grant(&mut self, shared: &Shared, slot: &Slot, ticket: u64) -> bool {
-        let wanted = slot.keys.lock().unwrap_or_else(|e| e.into_inner());
-        #[cfg(test)]
-        let checked = if shared.mutant == Mutant::CSchedChecksFirstKeyOnly {
-            wanted.len().min(1)
-        } else {
-            wanted.len()
-        };
-        #[cfg(not(test))]
-        let checked = wanted.len();
-        #[cfg(not(test))]
-        let _ = shared;
-        let grant = wanted[..checked].iter().all(|&(key, mode)| {
-            let s = self.keys.get(&key).copied().unwrap_or_default();
-            let reserved = self
-                .reserved
-                .get(&key)
-                .is_some_and(|&oldest| oldest < ticket);
-            #[cfg(test)]
-            let reserved = reserved
-                && !(shared.mutant == Mutant::CSchedReadersIgnoreWaitingWriters
-                    && mode == AccessMode::Read);
-            #[cfg(test)]
-            if shared.mutant == Mutant::CSchedWritersIgnoreWriters && mode == AccessMode::Write {
-                return s.readers == 0 && !reserved;
-            }
-            free_for(&s, mode) && !reserved
-        });
-        if grant {
-            for &(key, mode) in wanted.iter() {
-                let s = self.keys.entry(key).or_default();
-                match mode {
-                    AccessMode::Read => s.readers += 1,
-                    AccessMode::Write => s.writer = true,
-                }
-            }
-        }
-        grant
     }
 }
 
@@ -432,86 +369,6 @@ mod tests {
     use super::*;
     use crate::ids::{RecordId, TableId};
     use crate::storage::{Table, TableSpec};
-
-    /// Slots for a scheduler driven pass by pass on this thread (no scheduler thread).
-    fn slots(n: usize, mutant: Mutant) -> Shared {
-        Shared {
-            slots: (0..n).map(|_| CachePadded::default()).collect(),
-            stop: AtomicBool::new(false),
-            grants: AtomicU64::new(0),
-            mutant,
-        }
-    }
-
-    fn submit(shared: &Shared, i: usize, keys: &[(usize, AccessMode)]) {
-        *shared.slots[i].keys.lock().unwrap() = keys.to_vec();
-        // Release: as a worker publishes its keys.
-        shared.slots[i].state.store(SUBMITTED, Ordering::Release);
-    }
-
-    fn state(shared: &Shared, i: usize) -> u8 {
-        // Acquire: as a worker reads its grant.
-        shared.slots[i].state.load(Ordering::Acquire)
-    }
-
-    /// A writer (slot 1) of key 7 behind a stream of readers of it (slots 0 and 2): each reader
-    /// holds the key for `hold` passes, finishes, and submits again as soon as the scheduler
-    /// idles its slot, the two staggered by one pass so that their holds overlap. The pass in
-    /// which the writer was granted, if it was within `passes`.
-    fn writer_granted_behind_readers(mutant: Mutant, hold: usize, passes: usize) -> Option<usize> {
-        const KEY: usize = 7;
-        let shared = slots(3, mutant);
-        let mut scheduler = Scheduler::new(3);
-        let read = [(KEY, AccessMode::Read)];
-        let mut held = [0; 3];
-        submit(&shared, 0, &read);
-        for pass in 1..=passes {
-            if pass == 2 {
-                submit(&shared, 2, &read);
-                submit(&shared, 1, &[(KEY, AccessMode::Write)]);
-            }
-            scheduler.pass(&shared);
-            if state(&shared, 1) == GRANTED {
-                return Some(pass);
-            }
-            for r in [0, 2] {
-                match state(&shared, r) {
-                    GRANTED => {
-                        held[r] += 1;
-                        if held[r] == hold {
-                            held[r] = 0;
-                            // Release: as a worker's end of attempt.
-                            shared.slots[r].state.store(DONE, Ordering::Release);
-                        }
-                    }
-                    IDLE => submit(&shared, r, &read),
-                    _ => {}
-                }
-            }
-        }
-        None
-    }
-
-    /// Issue 21, item 9: readers that keep a key read-held cannot keep a waiting writer of it
-    /// out: once it waits, younger readers are refused the key, and the writer is granted as
-    /// soon as the readers already holding it finish. Without the reservation (the mutant), the
-    /// same stream of readers keeps it out for good (as the one-pass flags before the fix did
-    /// for holds of 2 and 4 passes in a replay of this schedule).
-    #[test]
-    fn readers_cannot_starve_a_writer() {
-        for hold in [2, 3, 4] {
-            let granted = writer_granted_behind_readers(Mutant::None, hold, 200);
-            assert!(
-                granted.is_some_and(|pass| pass <= hold + 2),
-                "holds of {hold} passes: writer granted at {granted:?}"
-            );
-            assert_eq!(
-                writer_granted_behind_readers(Mutant::CSchedReadersIgnoreWaitingWriters, hold, 200),
-                None,
-                "holds of {hold} passes: the mutant lets the readers starve the writer"
-            );
-        }
-    }
 
     /// Polls `w`'s schedule until it is granted (the scheduler thread runs meanwhile) or
     /// `tries` yields passed.

@@ -129,9 +129,6 @@ pub(crate) enum Mutant {
     CSchedWritersIgnoreWriters,
     /// C-Sched: the scheduler checks only a transaction's first key before granting it.
     CSchedChecksFirstKeyOnly,
-    /// C-Sched: readers ignore the keys older waiting writers reserved (unit tests only: a
-    /// liveness bug, readers starving a writer; `readers_cannot_starve_a_writer`).
-    CSchedReadersIgnoreWaitingWriters,
     /// DecentSched, opportunistic execution: a speculative attempt whose reads changed before
     /// its turn commits its stale writes instead of re-executing.
     DecentSchedSkipReexecution,
