@@ -348,6 +348,9 @@ thread_local! {
     /// threads of Q coroutines: still `THREADS` protocol workers), 0 for the thread executor.
     /// Each `#[test]` runs on its own thread, so setting it changes that test only.
     static CORO_QUEUE: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+    /// Whether the protocol being run must show the phenomenon ([`Expect::Shows`]): only then
+    /// does the coroutine executor's write skew get its pause ([`WRITE_SKEW_CORO_EXTENSION_NS`]).
+    static MUST_SHOW: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
 }
 
 /// The whole table again under the SGPM coroutine executor, 4 threads x 2 coroutines: every
@@ -362,6 +365,19 @@ thread_local! {
 /// Only write skew gets it: the other races (a dirty write, for one) happen inside a program,
 /// which a wait after the program does not widen, and a thread busy in the wait is preempted
 /// there rather than inside a program.
+///
+/// And only the protocols that must show write skew get it (NoCC, PL-1, SI): the pause exists
+/// to provoke the race, and a protocol that prevents write skew is judged by its whole report
+/// being clean, which the threads running side by side and the coroutines' own waits already
+/// exercise. Under MVTO the pause made the workload a near-livelock (issue 21, item 8): two
+/// transactions on one pair each read both keys and then sat suspended before commit; each
+/// one's retry (with a new, younger timestamp) read the pair again and raised the keys' read
+/// timestamps past the other's, so each commit aborted on the other's reads, over and over
+/// (62-78 commits in runs doubled six times in release builds, against the 100 a run needs).
+/// That is MVTO's known behaviour (a writer loses to any younger reader, and a retry cannot keep
+/// its old timestamp: the reads that aborted it stay above it), not a bug the suite should
+/// report, so the fix is in the scenario: a serializable protocol's transactions are not held
+/// suspended between their reads and their commit.
 const WRITE_SKEW_CORO_EXTENSION_NS: u64 = 20_000;
 
 #[test]
@@ -401,6 +417,7 @@ fn check_phenomenon(scenario: Scenario) {
             continue;
         }
         let started = Instant::now();
+        MUST_SHOW.with(|m| m.set(expect == Expect::Shows));
         let mut verdict = Err(String::new());
         let mut millis = RUN_MILLIS;
         for attempt in 1..=TRIES {
@@ -517,7 +534,9 @@ impl Scenario {
                     &workload,
                     &ExecConfig {
                         threads,
-                        read_phase_extension_ns: if self == Scenario::WriteSkew {
+                        read_phase_extension_ns: if self == Scenario::WriteSkew
+                            && MUST_SHOW.with(std::cell::Cell::get)
+                        {
                             WRITE_SKEW_CORO_EXTENSION_NS
                         } else {
                             0

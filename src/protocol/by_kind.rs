@@ -117,7 +117,9 @@ impl ProtocolKind {
             ProtocolKind::Mvto => visit_type!(v, mvto::Mvto, mvto::Mvto::new),
             ProtocolKind::CSched => visit_type!(v, c_sched::CSched, c_sched::CSched::new),
             ProtocolKind::Calvin => {
-                visit_type!(v, calvin::Calvin, |o| calvin::Calvin::new(&o.batch, o.calvin))
+                visit_type!(v, calvin::Calvin, |o| calvin::Calvin::new(
+                    &o.batch, o.calvin
+                ))
             }
             ProtocolKind::Cicada => visit_type!(v, cicada::Cicada, cicada::Cicada::new),
             ProtocolKind::TwoPlEr => {

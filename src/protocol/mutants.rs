@@ -101,15 +101,18 @@ pub(crate) enum Mutant {
     /// under the checker missed 8 times in 8; figure 2b's step-by-step test catches it).
     DecentSchedSkipReadyWait,
     /// DecentSched: queue walks stop at, and the search skips, a transaction that finished
-    /// instead of one that retired, though what it depended on may still be running.
+    /// instead of one that retired, though what it depended on may still be running (unit
+    /// tests only: `a_walk_passes_a_finished_transaction_that_is_not_retired`; 8 checked runs
+    /// in 8 missed it).
     DecentSchedPruneAtFinished,
     /// DecentSched: the epoch barrier completes (clearing the queues, restarting the ids) when
-    /// all but one worker arrived, while that worker's transaction may still be live.
+    /// all but one worker arrived, while that worker's transaction may still be live (unit
+    /// tests only: `the_epoch_barrier_waits_for_every_live_transaction`).
     DecentSchedClearQueuesWhileLive,
     /// DecentSched, opportunistic execution: a rollback the program decided while running
     /// ahead of its turn stands at once, without waiting for the turn and checking its reads
-    /// (meant to be caught through the reads of standing rollbacks, which check mode keeps, on
-    /// `audit.rs`'s workload; runs have not caught it yet, its test is `#[ignore]`d).
+    /// (unit tests: `a_rollback_on_a_stale_read_does_not_stand`; through the checker, on
+    /// `audit.rs`'s workload, runs have not caught it yet and that test is `#[ignore]`d).
     DecentSchedUserAbortUnconfirmed,
     /// DecentSched, test only: every transaction also waits until no other is executing (a
     /// serial schedule, which the parallelism test must tell apart from the real one).

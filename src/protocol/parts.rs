@@ -36,6 +36,7 @@
 use super::declared::DeclaredRecord;
 use super::signal::Signal;
 use super::{Abort, OpResult, Protocol};
+use crate::storage::grace::Holds;
 use crate::storage::versions::{
     Version, VersionMemoryExhausted, VersionStats, VersionStore, Watermark,
 };
@@ -79,6 +80,11 @@ pub trait MultiVersion: Protocol {
     fn oldest_snapshot(&self) -> u64 {
         self.watermark().current()
     }
+
+    /// The grace-period epochs of the record references the worker keeps past its commits
+    /// (its [`GcQueue`](crate::storage::versions::GcQueue)): the transaction handle keeps its
+    /// slot pinned at the oldest one (`storage::grace`, "Records kept past a commit").
+    fn grace_holds<'w>(&self, w: &'w mut Self::Worker<'_>) -> &'w mut Holds;
 }
 
 /// The multi-version part's functions ([`Protocol::MULTI_VERSION`]; module docs).
@@ -87,6 +93,7 @@ pub struct MultiVersionPart<P: Protocol> {
     version_memory_exhausted: fn(&P) -> Option<VersionMemoryExhausted>,
     snapshot_commit_stamp: for<'w, 'db> fn(&P, &'w P::Worker<'db>) -> u64,
     oldest_snapshot: fn(&P) -> u64,
+    grace_holds: for<'w, 'db> fn(&P, &'w mut P::Worker<'db>) -> &'w mut Holds,
     version_node_bytes: fn(usize) -> usize,
 }
 
@@ -105,6 +112,7 @@ impl<P: MultiVersion> MultiVersionPart<P> {
             version_memory_exhausted: P::version_memory_exhausted,
             snapshot_commit_stamp: P::snapshot_commit_stamp,
             oldest_snapshot: P::oldest_snapshot,
+            grace_holds: P::grace_holds,
             version_node_bytes: Version::<P::VersionMeta>::node_bytes,
         }
     }
@@ -133,6 +141,12 @@ impl<P: Protocol> MultiVersionPart<P> {
     #[inline]
     pub fn oldest_snapshot(self, p: &P) -> u64 {
         (self.oldest_snapshot)(p)
+    }
+
+    /// [`MultiVersion::grace_holds`].
+    #[inline]
+    pub fn grace_holds<'w>(self, p: &P, w: &'w mut P::Worker<'_>) -> &'w mut Holds {
+        (self.grace_holds)(p, w)
     }
 
     /// Bytes one older version of a `payload`-byte record takes as a node of the shared version
@@ -449,14 +463,15 @@ mod tests {
 
     /// The probe behind `ProtocolKind::visit`'s compile-time check tells the types that implement
     /// a part's trait from those that do not (were it always `false`, or always `true`, the
-    /// check would pass a protocol that forgot its constant).
+    /// check would pass a protocol that forgot its constant). The constant answers are
+    /// asserted at compile time: a wrong probe fails the build of the tests.
     #[test]
     fn the_probe_sees_which_traits_a_type_implements() {
         use crate::protocol::{cicada::Cicada, ord_lock::OrdLock, silo::Silo};
-        assert!(<Implements<Cicada>>::MULTI_VERSION && <Implements<Cicada>>::RUN_HOOKS);
-        assert!(!<Implements<Cicada>>::DECLARED_SET);
-        assert!(<Implements<OrdLock>>::DECLARED_SET && !<Implements<OrdLock>>::MULTI_VERSION);
-        assert!(<Implements<Hooked>>::RUN_HOOKS && !<Implements<Nocc>>::RUN_HOOKS);
+        const { assert!(<Implements<Cicada>>::MULTI_VERSION && <Implements<Cicada>>::RUN_HOOKS) };
+        const { assert!(!<Implements<Cicada>>::DECLARED_SET) };
+        const { assert!(<Implements<OrdLock>>::DECLARED_SET && !<Implements<OrdLock>>::MULTI_VERSION) };
+        const { assert!(<Implements<Hooked>>::RUN_HOOKS && !<Implements<Nocc>>::RUN_HOOKS) };
         let silo = [
             <Implements<Silo>>::MULTI_VERSION,
             <Implements<Silo>>::DECLARED_SET,

@@ -18,7 +18,8 @@
 //!   copies the epoch into its slot and issues a SeqCst fence before it looks anything up. It
 //!   stays pinned across aborts and retries and *unpins* (slot := IDLE) only once it commits
 //!   (or its worker stops): a transaction that aborted for good stays pinned, conservatively,
-//!   until its slot's next commit.
+//!   until its slot's next commit. A worker that keeps record references past the commit
+//!   *holds* an epoch instead of unpinning (below, "Records kept past a commit").
 //! - A chunk is *retired* after every row of it was deleted and its index entries were taken
 //!   out ([`Grace::retire_epoch`]): a SeqCst fence, then the epoch is advanced from `e` to
 //!   `e + 1`; the chunk is tagged with `e`.
@@ -35,11 +36,29 @@
 //! and of every QSBR scheme). Unpinning is a Release store read by the reclaimer's Acquire load,
 //! so everything the transaction did with the chunk happens before the chunk is reinitialised.
 //!
+//! # Records kept past a commit: holds
+//!
+//! A multi-version protocol's worker keeps references to the records its commits installed in
+//! its garbage queue (`versions::GcQueue`) and collects their chains at a *later* transaction's
+//! start, once the reclamation watermark has passed them. Those references outlive the
+//! transaction that found the records, so unpinning at its commit would let a chunk retired
+//! meanwhile be reset, or freed, while the queue still points into it: the worker's next start
+//! would then collect a chain that another thread is dropping (a use-after-free, reachable with
+//! TPC-C's retiring NEW-ORDER table under SI, ERMIA, MVTO or Cicada). So the slot keeps
+//! announcing the epoch at which the worker's *oldest* kept reference was found
+//! ([`PinSlot::hold`]): every record a worker still references was found by a transaction
+//! pinned at that epoch or later, which is exactly what a pin announces. [`Holds`] tracks,
+//! queue order, the epoch each kept reference was found at. The announced epoch only moves
+//! forward as the queue drains (a Release store: the collections of the references dropped
+//! before it happen before a reclaimer that reads the new epoch reuses a chunk), and the slot
+//! goes IDLE when nothing is kept.
+//!
 //! Cost: the pin's store and fence once per transaction (not per access), and only in
 //! databases with a retiring table (TPC-C's NEW-ORDER); nothing on the access path.
 
 use crate::sync::atomic::{AtomicU64, AtomicUsize, Ordering, fence};
 use crossbeam_utils::CachePadded;
+use std::collections::VecDeque;
 
 /// A slot whose transaction holds nothing.
 const IDLE: u64 = 0;
@@ -98,7 +117,8 @@ impl Grace {
                 return PinSlot {
                     grace: self,
                     index: i,
-                    pinned: false,
+                    announced: IDLE,
+                    running: None,
                 };
             }
         }
@@ -143,38 +163,122 @@ impl Grace {
 pub struct PinSlot<'g> {
     grace: &'g Grace,
     index: usize,
-    /// Whether the slot holds an epoch now (only this handle writes it).
-    pinned: bool,
+    /// What the slot holds now: IDLE, or an epoch (only this handle writes it).
+    announced: u64,
+    /// The epoch the running transaction was pinned at (it may run under an older announced
+    /// one, see [`PinSlot::pin`]); `None` between transactions.
+    running: Option<u64>,
 }
 
 impl PinSlot<'_> {
     /// Announces that a transaction runs from now on, unless one already does (it stays pinned
-    /// across retries, see the module docs).
+    /// across retries, see the module docs), and returns the epoch it runs at: the records it
+    /// finds are from chunks not retired before that epoch ([`Holds::found_at`]).
     #[inline]
-    pub fn pin(&mut self) {
-        if self.pinned {
-            return;
+    pub fn pin(&mut self) -> u64 {
+        if let Some(epoch) = self.running {
+            return epoch;
         }
-        self.pinned = true;
         // Acquire: pairs with `retire_epoch`'s AcqRel increment (module docs).
         let epoch = self.grace.epoch.load(Ordering::Acquire);
-        // Release: a reclaimer that reads this pin also sees the end of this slot's previous
-        // transaction.
-        self.grace.slots[self.index].store(epoch, Ordering::Release);
-        // SeqCst fence: the pin precedes this transaction's lookups in the SeqCst order.
-        fence(Ordering::SeqCst);
+        if self.announced == IDLE {
+            // Release: a reclaimer that reads this pin also sees the end of this slot's
+            // previous transaction.
+            self.grace.slots[self.index].store(epoch, Ordering::Release);
+            // SeqCst fence: the pin precedes this transaction's lookups in the SeqCst order.
+            fence(Ordering::SeqCst);
+            self.announced = epoch;
+        }
+        // Else the slot holds an older epoch for references kept from earlier transactions
+        // (`hold`), announced (and fenced) since before this transaction: it covers this
+        // transaction's lookups too, conservatively. The epoch loaded above still says what
+        // this transaction can find: a chunk retired before it had its entries removed before
+        // the advance that this Acquire load read.
+        self.running = Some(epoch);
+        epoch
     }
 
-    /// The transaction ended: it holds no record any more.
+    /// The transaction ended and nothing it or an earlier transaction found is kept: the slot
+    /// holds no record any more.
     #[inline]
     pub fn unpin(&mut self) {
-        if !self.pinned {
+        self.running = None;
+        if self.announced == IDLE {
             return;
         }
-        self.pinned = false;
+        self.announced = IDLE;
         // Release: the transaction's accesses happen before a reclaimer that reads IDLE reuses
         // a chunk.
         self.grace.slots[self.index].store(IDLE, Ordering::Release);
+    }
+
+    /// The transaction ended, but the worker keeps references to records found by
+    /// transactions pinned at `oldest` or later ([`Holds::oldest`]; module docs, "Records kept
+    /// past a commit"): the slot announces `oldest` until the next `hold` or `unpin`.
+    #[inline]
+    pub fn hold(&mut self, oldest: u64) {
+        self.running = None;
+        debug_assert!(
+            self.announced != IDLE && oldest >= self.announced,
+            "kept references come from transactions pinned at {oldest}, the slot holds {}",
+            self.announced
+        );
+        if oldest > self.announced {
+            self.announced = oldest;
+            // Release: the accesses to the references dropped since the slot announced its
+            // previous epoch happen before a reclaimer that reads this one reuses a chunk
+            // retired in between. No fence: the slot was never IDLE since its pin's fence.
+            self.grace.slots[self.index].store(oldest, Ordering::Release);
+        }
+    }
+}
+
+/// The epochs at which a worker's kept record references were found, in the order the worker
+/// keeps them (a first-in, first-out queue; module docs, "Records kept past a commit"). Run-length
+/// coded: the epoch changes only when a chunk is retired, so a run covers many references.
+#[derive(Debug, Default)]
+pub struct Holds {
+    /// The epoch the worker's running transaction was pinned at ([`PinSlot::pin`]): the records
+    /// it keeps are tagged with it. 0 in a database that retires nothing (never read there).
+    current: u64,
+    /// (epoch, references found at it), oldest first.
+    runs: VecDeque<(u64, usize)>,
+}
+
+impl Holds {
+    /// The worker's running transaction was pinned at `epoch`.
+    #[inline]
+    pub fn found_at(&mut self, epoch: u64) {
+        self.current = epoch;
+    }
+
+    /// The epoch the oldest kept reference was found at; `None` when nothing is kept.
+    #[inline]
+    pub fn oldest(&self) -> Option<u64> {
+        self.runs.front().map(|&(epoch, _)| epoch)
+    }
+
+    /// One more reference kept, found by the running transaction.
+    #[inline]
+    pub fn keep(&mut self) {
+        match self.runs.back_mut() {
+            Some((epoch, n)) if *epoch == self.current => *n += 1,
+            // Allocates only when the epoch moved (a chunk retired) and the buffer is full.
+            _ => self.runs.push_back((self.current, 1)),
+        }
+    }
+
+    /// The oldest kept reference was dropped.
+    #[inline]
+    pub fn drop_oldest(&mut self) {
+        let (_, n) = self
+            .runs
+            .front_mut()
+            .expect("a reference is kept for every one dropped");
+        *n -= 1;
+        if *n == 0 {
+            self.runs.pop_front();
+        }
     }
 }
 
@@ -215,5 +319,57 @@ mod tests {
         );
         let c = g.claim();
         assert_eq!(c.index, 0, "the freed slot is claimed again");
+    }
+
+    /// A worker that keeps references past its commits (a garbage queue) holds the epoch of the
+    /// oldest one; the held epoch moves forward as the references are dropped.
+    #[test]
+    fn a_slot_holds_the_epoch_of_its_oldest_kept_reference() {
+        let g = Grace::new();
+        let mut slot = g.claim();
+        let mut holds = Holds::default();
+        let first = slot.pin();
+        holds.found_at(first);
+        holds.keep();
+        holds.keep();
+        assert_eq!(slot.pin(), first, "a retry runs at its first pin");
+        slot.hold(holds.oldest().unwrap());
+        let e1 = g.retire_epoch();
+        assert_eq!(e1, first);
+        assert!(
+            !g.quiescent_since(e1),
+            "two references from before e1 are kept"
+        );
+        let second = slot.pin();
+        assert!(
+            second > e1,
+            "the next transaction runs after the retirement"
+        );
+        holds.found_at(second);
+        holds.keep();
+        holds.drop_oldest();
+        slot.hold(holds.oldest().unwrap());
+        assert!(
+            !g.quiescent_since(e1),
+            "one reference from before e1 is still kept"
+        );
+        holds.drop_oldest();
+        assert_eq!(holds.oldest(), Some(second));
+        slot.pin();
+        slot.hold(holds.oldest().unwrap());
+        assert!(
+            g.quiescent_since(e1),
+            "only references found after e1 are kept"
+        );
+        let e2 = g.retire_epoch();
+        assert!(
+            !g.quiescent_since(e2),
+            "a reference found before e2 is kept"
+        );
+        holds.drop_oldest();
+        assert_eq!(holds.oldest(), None);
+        slot.pin();
+        slot.unpin();
+        assert!(g.quiescent_since(e2), "nothing kept");
     }
 }

@@ -76,6 +76,7 @@
 //! an inline version at or below the watermark and no push came in since it took the bit.
 //!
 use super::Payload;
+use super::grace::Holds;
 use crate::sync::atomic::{AtomicI64, AtomicPtr, AtomicU64, AtomicUsize, Ordering, fence};
 use crossbeam_utils::CachePadded;
 use serde::Serialize;
@@ -947,15 +948,31 @@ impl<V> VersionPool<'_, V> {
 /// held the watermark back for 100 ms (CCBench's figure 14), the short workers' commits
 /// overflowed it every pause, and live versions climbed through the run (to 300-580k in 0.7 s,
 /// never back to the floor) where collection should return them to a few thousand.
+///
+/// The queued references outlive the transaction that found their records, so in a database
+/// whose tables retire chunks, the worker's grace-period slot must keep covering them after its
+/// commit: `holds` records the epoch each was found at (`storage::grace`, "Records kept past a
+/// commit"), and the transaction handle announces the oldest ([`GcQueue::holds`]).
 pub struct GcQueue<T> {
     items: std::collections::VecDeque<(u64, T)>,
+    /// The grace-period epochs the items were found at, in the same order.
+    holds: Holds,
 }
 
 impl<T> Default for GcQueue<T> {
     fn default() -> Self {
         GcQueue {
             items: std::collections::VecDeque::new(),
+            holds: Holds::default(),
         }
+    }
+}
+
+impl<T> GcQueue<T> {
+    /// The grace-period epochs of the queued references: the transaction handle tells it the
+    /// epoch each transaction runs at and announces the oldest one kept.
+    pub fn holds(&mut self) -> &mut Holds {
+        &mut self.holds
     }
 }
 
@@ -966,6 +983,7 @@ impl<T: Copy> GcQueue<T> {
         // Grows (amortised doubling) only while a held-back watermark lets entries pile up; a
         // warm queue reuses its buffer.
         self.items.push_back((ts, item));
+        self.holds.keep();
     }
 
     /// The oldest queued item whose timestamp `watermark` has passed, dequeued.
@@ -974,6 +992,9 @@ impl<T: Copy> GcQueue<T> {
         match self.items.front() {
             Some(&(ts, item)) if ts <= watermark => {
                 self.items.pop_front();
+                // The caller's use of `item` comes before its next `hold`/`unpin` (the handle's
+                // commit), which is what publishes the drop to reclaimers.
+                self.holds.drop_oldest();
                 Some(item)
             }
             _ => None,

@@ -20,6 +20,8 @@
 //! read-committed reads are not recorded (they are not dependencies the checker judges).
 
 mod index_ops;
+#[cfg(test)]
+mod kept_references;
 mod ops;
 pub mod progress;
 mod remote;
@@ -461,7 +463,13 @@ impl<'db, P: Protocol> Txn<'db, P> {
         // Before anything is looked up; a retry stays pinned from its first attempt, whose
         // findings (MOCC's retrospective locks, a declared set) it may still hold.
         if let Some(pin) = &mut self.pin {
-            pin.pin();
+            let epoch = pin.pin();
+            // What a multi-version protocol's commit keeps past this transaction is tagged with
+            // the epoch it runs at (`end_pin`).
+            if let Some(mv) = P::MULTI_VERSION {
+                mv.grace_holds(self.protocol, &mut self.worker)
+                    .found_at(epoch);
+            }
         }
         self.id = crate::check::history::txn_id(self.worker_id, self.attempts_started);
         if let Some(h) = &mut self.history {
@@ -503,8 +511,24 @@ impl<'db, P: Protocol> Txn<'db, P> {
         self.apply_index_removals();
         self.record_commit();
         // Last: the transaction holds no record from here on.
-        if let Some(pin) = &mut self.pin {
-            pin.unpin();
+        self.end_pin();
+    }
+
+    /// The transaction ended: the grace-period slot goes IDLE, or, while the protocol keeps
+    /// references to records past the commit (a multi-version protocol's garbage queue),
+    /// announces the epoch the oldest of them was found at, so that no chunk retired since is
+    /// reset or freed under them (`storage::grace`, "Records kept past a commit").
+    fn end_pin(&mut self) {
+        let Some(pin) = &mut self.pin else {
+            return;
+        };
+        let kept = P::MULTI_VERSION
+            .and_then(|mv| mv.grace_holds(self.protocol, &mut self.worker).oldest());
+        #[cfg(test)]
+        let kept = kept.filter(|_| !mutant::unpins_over_kept_references());
+        match kept {
+            Some(oldest) => pin.hold(oldest),
+            None => pin.unpin(),
         }
     }
 
@@ -580,9 +604,8 @@ impl<'db, P: Protocol> Txn<'db, P> {
     /// The worker runs no more transactions
     /// ([`RunHooks::stop_worker`](crate::protocol::parts::RunHooks::stop_worker)).
     pub(crate) fn stopped(&mut self) {
-        if let Some(pin) = &mut self.pin {
-            pin.unpin();
-        }
+        // The protocol's kept references stay held: this handle may run again.
+        self.end_pin();
         P::RUN_HOOKS.stop_worker(self.protocol, &mut self.worker);
     }
 
@@ -752,6 +775,25 @@ impl<P: Protocol, F: FnOnce(&mut [u8])> Future for WriteOp<'_, '_, P, F> {
             }
         }
         written
+    }
+}
+
+/// A deliberately broken variant for tests: the grace-period slot goes IDLE at every commit,
+/// whatever the protocol keeps past it (the code before issue 21's fix; `kept_references`).
+#[cfg(test)]
+mod mutant {
+    thread_local! {
+        static UNPIN_OVER_KEPT: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+    }
+
+    /// Whether this thread runs the mutant.
+    pub(super) fn unpins_over_kept_references() -> bool {
+        UNPIN_OVER_KEPT.with(std::cell::Cell::get)
+    }
+
+    /// Turns the mutant on or off for this thread.
+    pub(super) fn set_unpin_over_kept_references(on: bool) {
+        UNPIN_OVER_KEPT.with(|m| m.set(on));
     }
 }
 

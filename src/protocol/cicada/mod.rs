@@ -82,6 +82,7 @@ use super::{
     ProtocolOptions, ReadSet, WriteKind, WriteSet,
 };
 use crate::storage::Record;
+use crate::storage::grace::Holds;
 use crate::storage::versions::{VersionChain, VersionStore, Watermark};
 use std::ops::ControlFlow;
 use std::sync::atomic::{AtomicU64, Ordering, fence};
@@ -497,5 +498,9 @@ impl MultiVersion for Cicada {
 
     fn snapshot_commit_stamp(&self, w: &CicadaWorker<'_>) -> u64 {
         w.ts
+    }
+
+    fn grace_holds<'w>(&self, w: &'w mut CicadaWorker<'_>) -> &'w mut Holds {
+        w.versions.gc.holds()
     }
 }

@@ -174,6 +174,87 @@ fn figure_4_transactions_without_conflict_run_concurrently() {
     assert_eq!(p.commit(&mut ws[2]), OK);
 }
 
+/// Pruning (III-B5) stops a queue walk only at a *retired* transaction: T1 and T2 read x and run
+/// together; T2 commits while T1 still runs, so T2 is finished but not retired (T1 was ahead of
+/// it). T3 then writes x: its walk passes T2 and finds T1, and T3 waits for it. Returns which
+/// of T1 and T3 are scheduled (executing) at that point.
+fn t3_behind_finished_reader(p: &DecentSched) -> (bool, bool) {
+    let t = table(1);
+    let x = t.get(RecordId(0)).unwrap();
+    let mut ws: Vec<_> = (0..3).map(|i| p.new_worker(i)).collect();
+    let (rd, wr) = (AccessMode::Read, AccessMode::Write);
+    let reads = declared(&[(x, rd)]);
+    let writes = declared(&[(x, wr)]);
+    assert_eq!(p.schedule(&mut ws[0], &reads), OK);
+    assert_eq!(p.schedule(&mut ws[1], &reads), OK, "readers run together");
+    assert_eq!(p.commit(&mut ws[1]), OK);
+    assert!(p.table.is_finished(1) && !p.table.retire_if_done(1));
+    let t3 = p.schedule(&mut ws[2], &writes);
+    (ws[0].stage == Stage::Running, t3 == OK)
+}
+
+#[test]
+fn a_walk_passes_a_finished_transaction_that_is_not_retired() {
+    assert_eq!(
+        t3_behind_finished_reader(&protocol(3, 16_384)),
+        (true, false),
+        "T3 waits for T1"
+    );
+    let p = protocol(3, 16_384).with_mutant(Mutant::DecentSchedPruneAtFinished);
+    assert_eq!(
+        t3_behind_finished_reader(&p),
+        (true, true),
+        "the mutant stops at T2 and writes x while T1 reads it"
+    );
+}
+
+/// The epoch barrier (III-D2) completes only when every registered worker arrived: with one
+/// transaction per worker per epoch, worker 1's second transaction must wait at the barrier
+/// while worker 0's transaction (which writes x) is live; the new epoch's cleared queues would
+/// otherwise hide it. Returns whether worker 1's transaction on x was scheduled.
+fn second_epoch_starts_under_a_live_transaction(p: &DecentSched) -> bool {
+    let t = table(2);
+    let [x, y] = [0, 1].map(|i| t.get(RecordId(i)).unwrap());
+    let mut ws: Vec<_> = (0..2).map(|i| p.new_worker(i)).collect();
+    let wr = AccessMode::Write;
+    assert_eq!(p.schedule(&mut ws[0], &declared(&[(x, wr)])), OK);
+    assert_eq!(p.schedule(&mut ws[1], &declared(&[(y, wr)])), OK);
+    assert_eq!(p.commit(&mut ws[1]), OK);
+    let scheduled = p.schedule(&mut ws[1], &declared(&[(x, wr)])) == OK;
+    assert_eq!(
+        ws[0].stage,
+        Stage::Running,
+        "worker 0's transaction is live"
+    );
+    scheduled
+}
+
+#[test]
+fn the_epoch_barrier_waits_for_every_live_transaction() {
+    let one_per_epoch = |mutant| {
+        DecentSched::new(&ProtocolOptions {
+            threads: 2,
+            decentsched: DecentSchedOptions {
+                epoch_txns: 1,
+                // Long enough that no epoch ends on time in this test.
+                epoch_us: 3_600_000_000,
+                ..DecentSchedOptions::default()
+            },
+            ..ProtocolOptions::default()
+        })
+        .with_mutant(mutant)
+    };
+    assert!(!second_epoch_starts_under_a_live_transaction(
+        &one_per_epoch(Mutant::None)
+    ));
+    assert!(
+        second_epoch_starts_under_a_live_transaction(&one_per_epoch(
+            Mutant::DecentSchedClearQueuesWhileLive
+        )),
+        "the mutant clears the queues and schedules a second writer of x"
+    );
+}
+
 fn declared<'a>(
     recs: &[(Record<'a, ObjectVersion>, AccessMode)],
 ) -> Vec<DeclaredRecord<'a, ObjectVersion>> {
@@ -333,6 +414,39 @@ fn a_user_abort_decided_ahead_of_the_turn_is_confirmed_or_reexecuted() {
         assert_eq!(u64::from_le_bytes(buf), 41, "decides again on T1's x");
         assert_eq!(p.commit(&mut ws[1]), OK);
     }
+}
+
+/// A rollback decided ahead of the turn on a read that the transaction scheduled before it then
+/// overwrote (T2 reads x = 0 and rolls back; T1, first in the schedule, writes 41 and commits):
+/// what `confirm_user_abort` answers once T1 finished. In the schedule's order T2 reads 41, so
+/// the rollback must not stand (it re-executes); the mutant lets it stand on the stale 0.
+fn rollback_on_a_stale_read(p: &DecentSched) -> OpResult {
+    let t = table(1);
+    let x = t.get(RecordId(0)).unwrap();
+    let mut ws: Vec<_> = (0..2).map(|i| p.new_worker(i)).collect();
+    let set = declared(&[(x, AccessMode::Write)]);
+    let mut buf = [0u8; 8];
+    t2_runs_ahead_of_t1(p, &mut ws, &set);
+    assert_eq!(p.read(&mut ws[1], x, &mut buf), OK);
+    assert_eq!(u64::from_le_bytes(buf), 0, "T2 rolls back on x = 0");
+    let blind = WriteKind::Blind;
+    assert_eq!(p.write(&mut ws[0], x, &41u64.to_le_bytes(), blind), OK);
+    assert_eq!(p.commit(&mut ws[0]), OK);
+    p.confirm_user_abort(&mut ws[1])
+}
+
+#[test]
+fn a_rollback_on_a_stale_read_does_not_stand() {
+    assert_eq!(
+        rollback_on_a_stale_read(&opportunistic(2)),
+        Poll::Ready(Err(Abort::Reexecute))
+    );
+    let p = opportunistic(2).with_mutant(Mutant::DecentSchedUserAbortUnconfirmed);
+    assert_eq!(
+        rollback_on_a_stale_read(&p),
+        OK,
+        "the mutant lets the rollback stand on x = 0 after T1 wrote 41"
+    );
 }
 
 /// A program that ran in its scheduled place read what the schedule's order gives: its user

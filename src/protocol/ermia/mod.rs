@@ -67,6 +67,7 @@ use super::{
     WriteKind, WriteSet,
 };
 use crate::storage::Record;
+use crate::storage::grace::Holds;
 use crate::storage::versions::{VersionChain, VersionStore, Watermark};
 use crossbeam_utils::CachePadded;
 use std::ops::ControlFlow;
@@ -573,5 +574,9 @@ impl<const WORDS: usize> MultiVersion for ErmiaWith<WORDS> {
 
     fn snapshot_commit_stamp(&self, w: &ErmiaWorker<'_, WORDS>) -> u64 {
         w.stamp
+    }
+
+    fn grace_holds<'w>(&self, w: &'w mut ErmiaWorker<'_, WORDS>) -> &'w mut Holds {
+        w.versions.gc.holds()
     }
 }

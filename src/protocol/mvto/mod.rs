@@ -70,6 +70,7 @@ use super::{
     Abort, AttemptStart, InstallLog, OpResult, Protocol, ProtocolOptions, WriteKind, WriteSet,
 };
 use crate::storage::Record;
+use crate::storage::grace::Holds;
 use crate::storage::versions::{VersionChain, VersionStore, Watermark};
 use crossbeam_utils::CachePadded;
 use std::ops::ControlFlow;
@@ -431,5 +432,9 @@ impl MultiVersion for Mvto {
 
     fn snapshot_commit_stamp(&self, w: &MvtoWorker<'_>) -> u64 {
         w.ts
+    }
+
+    fn grace_holds<'w>(&self, w: &'w mut MvtoWorker<'_>) -> &'w mut Holds {
+        w.versions.gc.holds()
     }
 }

@@ -60,6 +60,7 @@ use super::{
     Abort, AttemptStart, InstallLog, OpResult, Protocol, ProtocolOptions, WriteKind, WriteSet,
 };
 use crate::storage::Record;
+use crate::storage::grace::Holds;
 use crate::storage::versions::{VersionChain, VersionStore, Watermark};
 use crossbeam_utils::CachePadded;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -341,5 +342,9 @@ impl MultiVersion for Si {
 
     fn snapshot_commit_stamp(&self, w: &SiWorker<'_>) -> u64 {
         w.committed_at
+    }
+
+    fn grace_holds<'w>(&self, w: &'w mut SiWorker<'_>) -> &'w mut Holds {
+        w.versions.gc.holds()
     }
 }
