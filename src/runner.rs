@@ -152,7 +152,13 @@ pub fn run_with<P: Protocol, W: Workload>(
     workload: &W,
     machine: &MachineInfo,
 ) -> Result<RunReport, RunError> {
-    run_named(&ProtocolLabel::from(kind), protocol, cfg, workload, machine)
+    run_named(
+        &ProtocolLabel::for_run(kind, &cfg.options),
+        protocol,
+        cfg,
+        workload,
+        machine,
+    )
 }
 
 /// Runs a protocol that is not one of txbench's own (not a [`ProtocolKind`]; for example one a
@@ -502,7 +508,7 @@ fn run_connected<W: Workload>(
     let declare = kind.needs_declared_set();
     let outcome = run_clients(addr, token, workload, &cfg.exec, declare)?;
     let mut report = RunReport::build_named(
-        &ProtocolLabel::from(kind),
+        &ProtocolLabel::for_run(kind, &cfg.options),
         cfg,
         workload,
         &outcome.exec.workers,

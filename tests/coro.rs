@@ -318,7 +318,7 @@ fn deterministic_checked(common: &[&str]) -> Vec<serde_json::Value> {
             .unwrap_or_default();
         assert!(findings.is_empty(), "{name}: {findings:?}");
     }
-    assert_eq!(reports.len(), 5);
+    assert_eq!(reports.len(), 6);
     reports
 }
 

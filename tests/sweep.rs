@@ -105,8 +105,10 @@ fn sweep_records_every_run_and_resume_finishes_an_interrupted_one() {
     let plots = dir.join("plots");
     let listed = ok(txbench(&["plot", r, "-o", plots.to_str().unwrap()]));
     // Four figures against the parameter and throughput, then the latency distribution and
-    // the phase breakdown at the largest thread count, each as PNG and SVG.
-    assert_eq!(listed.lines().count(), 12, "{listed}");
+    // the phase breakdown at the largest thread count, and throughput and abort ratio over time
+    // (every run samples its rates), each as PNG and SVG.
+    assert_eq!(listed.lines().count(), 16, "{listed}");
+    assert!(listed.contains("tiny-throughput-over-time.svg"), "{listed}");
     assert!(listed.contains("tiny-latency-cdf.svg") && listed.contains("tiny-phases.png"));
     for f in listed.lines() {
         assert!(std::fs::metadata(f).unwrap().len() > 5_000, "{f}");

@@ -127,6 +127,10 @@ pub struct RunReport {
     /// these protocols count user aborts only. Absent for every other protocol.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub reexecutions: Option<u64>,
+    /// The protocol's form reruns conflicts by design ([`ProtocolLabel::reruns_conflicts`]):
+    /// its `lock_conflict` aborts are not a bug.
+    #[serde(skip)]
+    pub reruns_conflicts: bool,
     /// Cores that other processes kept busy on average while the workers ran (CPU time from
     /// `/proc/stat` less this process's own; [`cpu_load`](super::cpu_load)); absent where
     /// `/proc` cannot be read. Above a quarter of a core the run carries a warning.
@@ -238,6 +242,10 @@ pub struct ProtocolLabel {
     /// Whether the protocol is scheduled from declared access sets (a deterministic protocol):
     /// its report counts re-executions apart from aborts.
     pub declared_sets: bool,
+    /// A deterministic protocol in a form that reruns a conflicting transaction in a later batch
+    /// instead of waiting (Calvin's `--calvin-no-wait`, SGPM's Calvin_NW): its `lock_conflict`
+    /// aborts are its design, not a scheduling bug.
+    pub reruns_conflicts: bool,
 }
 
 impl ProtocolLabel {
@@ -247,6 +255,7 @@ impl ProtocolLabel {
             name: name.into(),
             serializable,
             declared_sets: false,
+            reruns_conflicts: false,
         }
     }
 }
@@ -256,6 +265,16 @@ impl From<ProtocolKind> for ProtocolLabel {
         ProtocolLabel {
             declared_sets: kind.needs_declared_set(),
             ..ProtocolLabel::new(kind.name(), kind.is_serializable())
+        }
+    }
+}
+
+impl ProtocolLabel {
+    /// The label of `kind` run with `options` (which may select a rerunning form).
+    pub fn for_run(kind: ProtocolKind, options: &crate::protocol::ProtocolOptions) -> Self {
+        ProtocolLabel {
+            reruns_conflicts: kind == ProtocolKind::Calvin && options.calvin.no_wait,
+            ..ProtocolLabel::from(kind)
         }
     }
 }
@@ -272,7 +291,7 @@ impl RunReport {
         check: Option<CheckReport>,
         machine: &MachineInfo,
     ) -> RunReport {
-        let label = ProtocolLabel::from(kind);
+        let label = ProtocolLabel::for_run(kind, &cfg.options);
         Self::build_named(&label, cfg, workload, workers, measured, check, machine)
     }
 
@@ -382,6 +401,7 @@ impl RunReport {
             waits: merged.waits,
             protocol_stats: BTreeMap::new(),
             reexecutions: label.declared_sets.then_some(total.reexecutions),
+            reruns_conflicts: label.reruns_conflicts,
             other_processes_cores: None,
             offered_tps: cfg.open_loop.map(|o| o.rate_tps),
             arrival: cfg.open_loop.map(|o| o.arrival.name()),
@@ -403,6 +423,7 @@ impl RunReport {
             .aborts_by_reason
             .iter()
             .filter(|(name, _)| **name != Abort::User.name())
+            .filter(|(name, _)| !(self.reruns_conflicts && **name == Abort::LockConflict.name()))
             .map(|(name, n)| format!("{name} {n}"))
             .collect();
         (!cc.is_empty()).then(|| {
@@ -1075,7 +1096,7 @@ pub fn describe_run(cfg: &RunConfig) -> String {
         .open_loop
         .map(|o| {
             format!(
-                ", open loop: {} txn/s offered ({} arrivals, latency from arrival)",
+                "\nopen loop: {} txn/s offered ({} arrivals, latency from arrival)",
                 o.rate_tps,
                 o.arrival.name()
             )
@@ -1113,10 +1134,12 @@ pub fn describe_run(cfg: &RunConfig) -> String {
         cfg.exec.duration.as_secs_f64(),
         cfg.exec.warmup.as_secs_f64(),
     );
+    // Each line of the run's part wraps on its own (the open loop's is one).
+    let run: Vec<String> = run.lines().map(|l| wrap_words(l, HEADER_WIDTH)).collect();
     format!(
         "{}\n{}",
         wrap_words(&workload, HEADER_WIDTH),
-        wrap_words(&run, HEADER_WIDTH)
+        run.join("\n")
     )
 }
 
@@ -1283,6 +1306,17 @@ mod tests {
             said.contains("ord_lock") && said.contains("wounded 1"),
             "{said}"
         );
+
+        // Calvin's no-wait form reruns a conflicting transaction by design; the waiting form
+        // never should.
+        let no_wait = one_worker_report(
+            &["-p", "calvin", "--calvin-no-wait", "--records", "1000"],
+            &[Abort::LockConflict],
+            Duration::from_secs(1),
+        );
+        assert_eq!(no_wait.deterministic_abort_bug(), None);
+        let waiting = report_with("calvin", &[Abort::LockConflict]);
+        assert!(waiting.deterministic_abort_bug().is_some());
 
         // Other protocols abort for concurrency control by design, and have no such column.
         let occ = report_with("silo", &[Abort::ReadValidation]);

@@ -1,0 +1,537 @@
+//! BOHM (Faleiro and Abadi, VLDB 2015): multi-version concurrency control in batches, with every
+//! version's place decided before any transaction runs. No validation, no aborts.
+//!
+//! # Phases
+//!
+//! Transactions are collected into batches by the shared batch layer ([`super::batch`]); a
+//! member's timestamp is its batch and its position in it (arrival order), `batch << 24 |
+//! (position + 1)`, so timestamps grow with the batch order.
+//!
+//! 1. **Concurrency control.** Once the batch is closed the members take turns in position order
+//!    ([`Turn`]; BOHM's CC threads walk the batch in order, here each member places its own
+//!    accesses in that same order). For each record of its declared set a member reads the
+//!    record's *last writer* (the timestamp of the newest version placed so far, committed or
+//!    not): that is the version its read of the record must see. For each record it writes, it
+//!    then becomes the last writer: a *placeholder* for the version it will produce. A member
+//!    that writes a record reads the version before its own.
+//! 2. **Execution.** The program runs: a read of a declared record waits (`Pending`) until the
+//!    version it is bound to is produced, then copies it (inline or from the record's chain of
+//!    older versions, on the shared version storage); writes are buffered. At commit the member
+//!    produces its versions: each record's versions are installed in timestamp order (the
+//!    storage keeps the newest inline and older ones in a chain of decreasing timestamps, so a
+//!    version is installed once the version before it is), then it leaves the batch.
+//!
+//! Why it is serializable: every read sees the version of the last writer before it in timestamp
+//! order, and every record's versions are installed in timestamp order: exactly the serial
+//! execution in timestamp order. Nothing aborts: conflicts were ordered before execution. No
+//! deadlock: a read waits for an older writer's install, an install for an older writer's
+//! install, and the oldest member of a batch waits for nothing of its batch.
+//!
+//! # Where this differs from the paper
+//!
+//! - BOHM fills a placeholder wherever it sits, so a writer never waits for an older writer of
+//!   the same record; here the storage keeps versions ordered (the newest inline), so a member's
+//!   install waits at commit until the record's previous version is installed. Reads are as in
+//!   BOHM: a reader waits for exactly the version it is bound to, and never for a later writer.
+//! - The paper pipelines the CC phase of one batch with the execution of the one before; here
+//!   batches are sequential (the batch layer's rule), so a batch's CC starts once the previous
+//!   batch has finished.
+//! - A user abort (TPC-C New-Order's rollback) produces, at each placeholder, a copy of the
+//!   version before it ([`DeclaredSet::confirm_user_abort`], which may wait): readers bound to it
+//!   see the value the rolled-back transaction never changed.
+//!
+//! Records reached through a declared set's *cover* (`protocol::declared`: TPC-C NP's inserted
+//! rows) have no placeholder: every transaction that touches them writes their covering record,
+//! so they are read and written in that record's version order. A read of one copies the newest
+//! installed version; a write installs at commit, before the member's declared writes (so that
+//! the next writer of the covering record finds them installed).
+//!
+//! Record metadata: SI's record word (`LOCK | timestamp of the inline version`), the chain of
+//! older versions, and the last writer placed.
+
+#[cfg(test)]
+mod tests;
+
+use super::batch::{BatchTicket, Batches, Turn};
+#[cfg(test)]
+use super::mutants::Mutant;
+use super::mv_common::push_version;
+use super::parts::{
+    DeclaredSet, DeclaredSetPart, MultiVersion, MultiVersionPart, RunHooks, RunHooksPart,
+};
+use super::si::{LOCK, snapshot_read};
+use super::{
+    AccessMode, Abort, AttemptStart, DeclaredRecord, InstallLog, OpResult, Protocol,
+    ProtocolOptions, WriteKind, WriteSet,
+};
+use crate::storage::Record;
+use crate::storage::versions::{
+    VersionChain, VersionMemoryExhausted, VersionPool, VersionStats, VersionStore,
+};
+use std::sync::atomic::{AtomicU64, Ordering, fence};
+use std::task::Poll;
+
+/// Bits of a position in a timestamp (a batch holds at most 1024 members).
+const POSITION_BITS: u32 = 24;
+
+/// The timestamp of the member of `t`: its batch, then its position (plus one: 0 is the loaded
+/// version's).
+#[inline]
+fn timestamp(t: &BatchTicket) -> u64 {
+    t.batch() << POSITION_BITS | (u64::from(t.position()) + 1)
+}
+
+/// Below every timestamp of the ticket's batch and at or above every earlier batch's: what a
+/// member's install collects its record's chain below (module docs of `collect_below`).
+#[inline]
+fn batch_floor(t: &BatchTicket) -> u64 {
+    t.batch() << POSITION_BITS
+}
+
+/// Per-record metadata.
+#[derive(Default)]
+pub struct BohmMeta {
+    /// `LOCK | timestamp of the inline version` (SI's record word).
+    word: AtomicU64,
+    /// Older versions, newest first.
+    chain: VersionChain<()>,
+    /// The timestamp of the newest version placed by the CC phase (its placeholder), installed
+    /// or not. Written only by the member holding the turn.
+    last_writer: AtomicU64,
+}
+
+/// The protocol: the batch layer, the CC phase's turn and the version storage.
+pub struct Bohm {
+    batches: Batches,
+    turn: Turn,
+    versions: VersionStore<()>,
+    #[cfg(test)]
+    mutant: Mutant,
+}
+
+impl Bohm {
+    /// BOHM for `opts.threads` workers, with batches formed by `opts.batch` and version memory
+    /// bounded by `opts.mv`.
+    pub fn new(opts: &ProtocolOptions) -> Self {
+        Bohm {
+            batches: Batches::new(&opts.batch),
+            turn: Turn::default(),
+            versions: VersionStore::new(
+                opts.threads,
+                opts.mv.version_memory_bytes,
+                opts.mv.version_reuse,
+            ),
+            #[cfg(test)]
+            mutant: Mutant::None,
+        }
+    }
+
+    /// The same protocol with a deliberate bug (`protocol::mutants`).
+    #[cfg(test)]
+    pub(crate) fn with_mutant(mut self, mutant: Mutant) -> Self {
+        self.mutant = mutant;
+        self
+    }
+
+    /// The CC phase for one member, in its turn: binds every declared record to the version
+    /// its read must see, and places a placeholder for every record it writes.
+    fn place(&self, w: &mut BohmWorker<'_>, set: &[DeclaredRecord<'_, BohmMeta>]) {
+        let ts = timestamp(&w.ticket);
+        w.bound.clear();
+        for d in set {
+            let meta = d.record.meta();
+            // Relaxed: only the turn holder writes `last_writer`, and the turn's hand-over
+            // (Release / Acquire) orders the previous holder's store before this load.
+            let before = meta.last_writer.load(Ordering::Relaxed);
+            #[cfg(test)]
+            let read_at = if self.mutant == Mutant::BohmBindToInstalled {
+                // The bug: bind to the version installed now, missing the placeholders of the
+                // members before us.
+                meta.word.load(Ordering::Acquire) & !LOCK
+            } else {
+                before
+            };
+            #[cfg(not(test))]
+            let read_at = before;
+            if d.mode == AccessMode::Write {
+                // Relaxed: as above.
+                meta.last_writer.store(ts, Ordering::Relaxed);
+            }
+            w.bound.push(Bound {
+                order_key: d.record.order_key(),
+                mode: d.mode,
+                read_at,
+                before,
+            });
+        }
+        w.ts = ts;
+    }
+
+    /// Copies into `out` the version of `rec` with timestamp `at` once it is produced
+    /// (`Pending` before).
+    #[inline]
+    fn read_version(&self, rec: Record<'_, BohmMeta>, at: u64, out: &mut [u8]) -> OpResult {
+        let meta = rec.meta();
+        // Acquire: as in `snapshot_read`.
+        let installed = meta.word.load(Ordering::Acquire) & !LOCK;
+        #[cfg(test)]
+        let wait = self.mutant != Mutant::BohmReadDoesNotWait;
+        #[cfg(not(test))]
+        let wait = true;
+        if installed < at && wait {
+            // Not produced yet: its writer (older than us) has not installed.
+            return Poll::Pending;
+        }
+        // SAFETY: `snapshot_read` walks the chain to the first node at or below `at` and stops
+        // there. Every collect of this chain is an install of a member of our batch (batches
+        // are sequential) and frees only the nodes past the first one at or below the batch's
+        // floor (`batch_floor`), keeping that one. `at` is the timestamp of a version placed in
+        // our batch (above the floor) or of the newest version placed before it, which is
+        // inline or that kept node itself (no version of an earlier batch is newer). So the
+        // walk never passes the kept node. Our batch cannot end while we read.
+        let read = unsafe { snapshot_read(&meta.word, &meta.chain, rec, at, out) };
+        read.map(|r| r.map(|_| ()))
+    }
+
+    /// Replaces the inline version of `rec` (timestamp `old`, which the caller has just locked)
+    /// with the attempt's write `entry`, or with a copy of itself when the attempt did not write
+    /// it (a placeholder the attempt leaves unchanged), at timestamp `ts`; unlocks at `ts`.
+    fn install_over(&self, w: &mut BohmWorker<'_>, rec: Record<'_, BohmMeta>, old: u64, entry: Option<usize>) {
+        let meta = rec.meta();
+        // Release fence, the seqlock writer's half (as SI's commit): the lock CAS before it is
+        // ordered before the payload stores after it (pairs with `snapshot_read`'s fence).
+        fence(Ordering::Release);
+        push_version(
+            &meta.chain,
+            &mut w.pool,
+            &mut w.scratch,
+            old,
+            rec.payload,
+            |_| (),
+        );
+        // Release: the pushed node is reachable before a reader bound to `old` sees a newer
+        // word and walks the chain.
+        meta.word.store(LOCK | w.ts, Ordering::Release);
+        if let Some(i) = entry {
+            w.writes.install(i);
+        }
+        meta.chain.collect(w.ts, batch_floor(&w.ticket), &mut w.pool);
+        // Release: the install happens before a reader bound to this version copies it.
+        meta.word.store(w.ts, Ordering::Release);
+    }
+
+    /// Installs the covered writes (no placeholder), then produces every placeholder in set
+    /// order, from where the last call stopped: `Pending` while a record's previous version is
+    /// not installed yet. `write` false produces each placeholder as a copy of the version
+    /// before it (a user abort).
+    fn produce(&self, w: &mut BohmWorker<'_>, write: bool) -> Poll<()> {
+        while w.covered_done < w.writes.len() {
+            let i = w.covered_done;
+            let rec = w.writes.entries()[i].rec;
+            if !write || w.binding(&rec).is_some() {
+                w.covered_done += 1;
+                continue;
+            }
+            let meta = rec.meta();
+            // Acquire: after the previous install (its Release unlock).
+            let seen = meta.word.load(Ordering::Acquire);
+            if seen & LOCK != 0
+                || meta
+                    .word
+                    .compare_exchange(seen, seen | LOCK, Ordering::Acquire, Ordering::Relaxed)
+                    .is_err()
+            {
+                return Poll::Pending;
+            }
+            debug_assert!(seen < w.ts, "covered records are written in timestamp order");
+            self.install_over(w, rec, seen, Some(i));
+            w.covered_done += 1;
+        }
+        while let Some(b) = w.bound.get(w.produced).copied() {
+            if b.mode == AccessMode::Read {
+                w.produced += 1;
+                continue;
+            }
+            let rec = w.bound_records[w.produced];
+            let meta = rec.meta();
+            // Acquire: pairs with the previous writer's Release unlock, so our install follows
+            // its install.
+            if meta
+                .word
+                .compare_exchange(b.before, b.before | LOCK, Ordering::Acquire, Ordering::Relaxed)
+                .is_err()
+            {
+                // The version before ours is not installed yet (or is being installed).
+                return Poll::Pending;
+            }
+            let entry = if write { w.writes.position(&rec) } else { None };
+            self.install_over(w, rec, b.before, entry);
+            w.produced += 1;
+        }
+        Poll::Ready(())
+    }
+}
+
+/// Copies into `out` the newest installed version of `rec` (a covered record: module docs);
+/// `Pending` while an install holds it.
+#[inline]
+fn read_newest(rec: Record<'_, BohmMeta>, out: &mut [u8]) -> OpResult {
+    let meta = rec.meta();
+    // SAFETY: no inline timestamp is above `LOCK - 1`, so the read copies the inline version
+    // (or waits) and never walks the chain.
+    let read = unsafe { snapshot_read(&meta.word, &meta.chain, rec, LOCK - 1, out) };
+    read.map(|r| r.map(|_| ()))
+}
+
+/// A declared record's place in the CC phase.
+#[derive(Debug, Clone, Copy)]
+struct Bound {
+    /// The record's `order_key` (bindings are in set order, which is by order key).
+    order_key: usize,
+    mode: AccessMode,
+    /// The version a read of the record sees (the last writer before us).
+    read_at: u64,
+    /// The version our own version follows (a writer installs once it is installed).
+    before: u64,
+}
+
+/// Where a worker's attempt is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Stage {
+    /// Not in a batch yet.
+    Idle,
+    /// A member of the open batch, waiting for it to close and for its turn.
+    Sequenced,
+    /// Placed: the program runs, then commit produces the versions.
+    Running,
+}
+
+/// A BOHM worker.
+pub struct BohmWorker<'db> {
+    protocol: &'db Bohm,
+    ticket: BatchTicket,
+    stage: Stage,
+    /// The attempt's timestamp (set in its CC turn).
+    ts: u64,
+    /// The CC phase's bindings, one per declared record, in set order.
+    bound: Vec<Bound>,
+    /// The declared records, beside `bound`.
+    bound_records: Vec<Record<'db, BohmMeta>>,
+    writes: WriteSet<'db, BohmMeta, ()>,
+    /// Commit progress: write-set entries past the covered-write pass, bindings produced.
+    covered_done: usize,
+    produced: usize,
+    pool: VersionPool<'db, ()>,
+    scratch: Vec<u8>,
+    /// The timestamp of the last attempt that committed.
+    committed_at: u64,
+}
+
+impl<'db> BohmWorker<'db> {
+    /// The binding of `rec`, if declared.
+    #[inline]
+    fn binding(&self, rec: &Record<'db, BohmMeta>) -> Option<Bound> {
+        let key = rec.order_key();
+        self.bound
+            .binary_search_by_key(&key, |b| b.order_key)
+            .ok()
+            .map(|i| self.bound[i])
+    }
+
+    /// Leaves the batch and gets ready for the next attempt.
+    fn end_attempt(&mut self) {
+        self.protocol.batches.finished(&mut self.ticket);
+        self.stage = Stage::Idle;
+        self.writes.clear();
+        self.bound.clear();
+        self.bound_records.clear();
+        self.covered_done = 0;
+        self.produced = 0;
+    }
+}
+
+impl Drop for BohmWorker<'_> {
+    fn drop(&mut self) {
+        // Batches must not wait for a worker that is gone (once per worker: `leave` knows).
+        self.protocol.batches.leave(&mut self.ticket);
+    }
+}
+
+impl Protocol for Bohm {
+    type RecordMeta = BohmMeta;
+    type Worker<'db> = BohmWorker<'db>;
+
+    const MULTI_VERSION: Option<MultiVersionPart<Self>> = Some(MultiVersionPart::from_impl());
+    const DECLARED_SET: Option<DeclaredSetPart<Self>> = Some(DeclaredSetPart::from_impl());
+    const RUN_HOOKS: RunHooksPart<Self> = RunHooksPart::from_impl();
+
+    fn new_worker<'db>(&'db self, id: usize) -> BohmWorker<'db> {
+        BohmWorker {
+            protocol: self,
+            ticket: self.batches.register(id),
+            stage: Stage::Idle,
+            ts: 0,
+            bound: Vec::with_capacity(64),
+            bound_records: Vec::with_capacity(64),
+            writes: WriteSet::default(),
+            covered_done: 0,
+            produced: 0,
+            pool: self.versions.pool(id),
+            scratch: Vec::new(),
+            committed_at: 0,
+        }
+    }
+
+    fn begin(&self, w: &mut BohmWorker<'_>, start: AttemptStart) {
+        debug_assert_eq!(w.ticket.batch(), 0, "the last attempt left its batch");
+        if !start.retry {
+            w.ticket.new_transaction();
+        }
+        w.stage = Stage::Idle;
+        w.writes.clear();
+    }
+
+    #[inline]
+    fn read<'db>(
+        &self,
+        w: &mut BohmWorker<'db>,
+        rec: Record<'db, BohmMeta>,
+        out: &mut [u8],
+    ) -> OpResult {
+        if w.writes.read_own(&rec, out) {
+            return Poll::Ready(Ok(()));
+        }
+        match w.binding(&rec) {
+            Some(b) => self.read_version(rec, b.read_at, out),
+            None => read_newest(rec, out),
+        }
+    }
+
+    /// The bound version is committed (or will be before it is read) and whole; BOHM validates
+    /// nothing, so read committed is the same read.
+    #[inline]
+    fn read_committed<'db>(
+        &self,
+        w: &mut BohmWorker<'db>,
+        rec: Record<'db, BohmMeta>,
+        out: &mut [u8],
+    ) -> OpResult {
+        self.read(w, rec, out)
+    }
+
+    #[inline]
+    fn write<'db>(
+        &self,
+        w: &mut BohmWorker<'db>,
+        rec: Record<'db, BohmMeta>,
+        data: &[u8],
+        kind: WriteKind,
+    ) -> OpResult {
+        w.writes.put(rec, kind, data, ());
+        Poll::Ready(Ok(()))
+    }
+
+    fn commit(&self, w: &mut BohmWorker<'_>) -> OpResult {
+        debug_assert_eq!(w.stage, Stage::Running, "commit after the schedule");
+        if self.produce(w, true).is_pending() {
+            return Poll::Pending;
+        }
+        w.committed_at = w.ts;
+        w.end_attempt();
+        Poll::Ready(Ok(()))
+    }
+
+    fn abort(&self, w: &mut BohmWorker<'_>, _why: Abort) {
+        // Only user aborts reach here, after `confirm_user_abort` produced every placeholder.
+        debug_assert!(
+            w.stage != Stage::Running || w.produced == w.bound.len(),
+            "a user abort produces its placeholders first"
+        );
+        if w.ticket.batch() != 0 {
+            w.end_attempt();
+        }
+    }
+
+    fn install_log<'w>(&self, w: &'w mut BohmWorker<'_>) -> &'w mut InstallLog {
+        w.writes.install_log()
+    }
+}
+
+impl DeclaredSet for Bohm {
+    fn schedule<'db>(
+        &self,
+        w: &mut BohmWorker<'db>,
+        set: &[DeclaredRecord<'db, BohmMeta>],
+    ) -> OpResult {
+        loop {
+            match w.stage {
+                Stage::Idle => {
+                    if self.batches.join(&mut w.ticket).is_pending() {
+                        return Poll::Pending;
+                    }
+                    // Nothing to publish before the batch closes: the barrier is the close.
+                    self.batches.executed(&w.ticket);
+                    w.stage = Stage::Sequenced;
+                }
+                Stage::Sequenced => {
+                    if self.batches.all_executed(&w.ticket).is_pending()
+                        || !self.turn.is_mine(&w.ticket)
+                    {
+                        return Poll::Pending;
+                    }
+                    self.place(w, set);
+                    w.bound_records.clear();
+                    w.bound_records.extend(set.iter().map(|d| d.record));
+                    self.turn.pass(&w.ticket);
+                    w.stage = Stage::Running;
+                }
+                Stage::Running => return Poll::Ready(Ok(())),
+            }
+        }
+    }
+
+    /// A rolled-back transaction still owes its placeholders their versions: each becomes a
+    /// copy of the version before it, once that one is installed (`Pending` until then).
+    fn confirm_user_abort(&self, w: &mut BohmWorker<'_>) -> OpResult {
+        if w.stage != Stage::Running {
+            return Poll::Ready(Ok(()));
+        }
+        match self.produce(w, false) {
+            Poll::Ready(()) => Poll::Ready(Ok(())),
+            Poll::Pending => Poll::Pending,
+        }
+    }
+}
+
+impl MultiVersion for Bohm {
+    type VersionMeta = ();
+
+    fn version_stats(&self) -> VersionStats {
+        self.versions.stats()
+    }
+
+    fn version_memory_exhausted(&self) -> Option<VersionMemoryExhausted> {
+        self.versions.exhausted()
+    }
+
+    fn snapshot_commit_stamp(&self, w: &BohmWorker<'_>) -> u64 {
+        w.committed_at
+    }
+
+    /// Zero: a deleted record's index entry then stays for the rest of the run, which is always
+    /// safe. No workload that declares its sets deletes (TPC-C's Delivery cannot declare), so
+    /// nothing is kept in practice.
+    fn oldest_snapshot(&self) -> u64 {
+        0
+    }
+}
+
+impl RunHooks for Bohm {
+    fn stats(&self) -> Vec<(&'static str, f64)> {
+        self.batches.stats()
+    }
+
+    fn stop_worker(&self, w: &mut BohmWorker<'_>) {
+        self.batches.leave(&mut w.ticket);
+    }
+}

@@ -1,0 +1,152 @@
+//! BOHM step by step: workers on one thread, one batch at a time.
+
+use super::*;
+use crate::ids::RecordId;
+use crate::protocol::batch::BatchOptions;
+use crate::protocol::declared::declared_records as declared;
+use crate::storage::{Table, TableSpec};
+
+const OK: OpResult = Poll::Ready(Ok(()));
+const W: AccessMode = AccessMode::Write;
+const R: AccessMode = AccessMode::Read;
+
+fn table() -> Table<BohmMeta> {
+    Table::new(TableSpec {
+        name: "t".into(),
+        records: 4,
+        payload_bytes: 8,
+    })
+}
+
+fn bohm() -> Bohm {
+    let opts = ProtocolOptions {
+        threads: 4,
+        batch: BatchOptions {
+            size: 64,
+            timeout_us: 1_000_000,
+        },
+        ..ProtocolOptions::default()
+    };
+    Bohm::new(&opts)
+}
+
+fn rec(t: &Table<BohmMeta>, i: u64) -> Record<'_, BohmMeta> {
+    t.get(RecordId(i)).expect("in the table")
+}
+
+fn read<'db>(p: &Bohm, w: &mut BohmWorker<'db>, r: Record<'db, BohmMeta>) -> Poll<u64> {
+    let mut out = [0u8; 8];
+    p.read(w, r, &mut out)
+        .map(|r| r.map(|()| u64::from_le_bytes(out)).expect("no abort"))
+}
+
+fn write<'db>(p: &Bohm, w: &mut BohmWorker<'db>, r: Record<'db, BohmMeta>, v: u64) {
+    assert_eq!(p.write(w, r, &v.to_le_bytes(), WriteKind::Blind), OK);
+}
+
+/// Schedules every worker with its set until all are placed (the batch closes once all joined;
+/// turns go in the order they joined, which is the order of `ws`).
+fn place_all<'db>(p: &Bohm, ws: &mut [BohmWorker<'db>], sets: &[Vec<DeclaredRecord<'db, BohmMeta>>]) {
+    for w in ws.iter_mut() {
+        p.begin(w, AttemptStart::FIRST);
+    }
+    for (w, s) in ws.iter_mut().zip(sets) {
+        let _ = p.schedule(w, s);
+    }
+    for (w, s) in ws.iter_mut().zip(sets) {
+        assert_eq!(p.schedule(w, s), OK, "placed in turn");
+    }
+}
+
+/// Worker 0 increments record 0 (read-modify-write), worker 1 reads it, worker 2 overwrites it
+/// blind: what worker 1's first read returns, polled before worker 0 produced its version
+/// (`Pending` for the real protocol).
+fn reader_between_two_writers(p: &Bohm) -> Poll<u64> {
+    let t = table();
+    let mut ws: Vec<_> = (0..3).map(|i| p.new_worker(i)).collect();
+    let sets = [
+        declared(&t, &[(0, W)]),
+        declared(&t, &[(0, R)]),
+        declared(&t, &[(0, W)]),
+    ];
+    place_all(p, &mut ws, &sets);
+    let first = read(p, &mut ws[1], rec(&t, 0));
+    // The blind writer cannot install before the version it follows exists.
+    write(p, &mut ws[2], rec(&t, 0), 7);
+    assert_eq!(p.commit(&mut ws[2]), Poll::Pending, "worker 0 has not installed");
+    assert_eq!(read(p, &mut ws[0], rec(&t, 0)), Poll::Ready(0));
+    write(p, &mut ws[0], rec(&t, 0), 5);
+    assert_eq!(p.commit(&mut ws[0]), OK);
+    if first.is_pending() {
+        assert_eq!(read(p, &mut ws[1], rec(&t, 0)), Poll::Ready(5));
+    }
+    assert_eq!(p.commit(&mut ws[2]), OK);
+    if first.is_pending() {
+        // Worker 2's install does not change what worker 1 is bound to: it reads the older
+        // version from the chain, never waiting for the later writer.
+        assert_eq!(read(p, &mut ws[1], rec(&t, 0)), Poll::Ready(5));
+    }
+    assert_eq!(p.commit(&mut ws[1]), OK);
+    assert_eq!(rec(&t, 0).payload.word(0), 7, "the last writer's version is inline");
+    first
+}
+
+#[test]
+fn a_read_waits_for_the_version_it_is_bound_to() {
+    assert_eq!(reader_between_two_writers(&bohm()), Poll::Pending);
+}
+
+/// Both mutants hand worker 1 the loaded value before worker 0 wrote: the step-by-step check
+/// fails for each.
+#[test]
+fn the_read_mutants_fail_the_binding_check() {
+    for mutant in [Mutant::BohmReadDoesNotWait, Mutant::BohmBindToInstalled] {
+        let p = bohm().with_mutant(mutant);
+        assert_eq!(reader_between_two_writers(&p), Poll::Ready(0), "{mutant:?}");
+    }
+}
+
+/// A rolled-back writer's placeholder becomes the version before it, so its reader goes on;
+/// the next batch reads what the batch left.
+#[test]
+fn a_user_abort_produces_its_placeholders() {
+    let t = table();
+    let p = bohm();
+    let mut ws: Vec<_> = (0..2).map(|i| p.new_worker(i)).collect();
+    let sets = [declared(&t, &[(0, W), (1, W)]), declared(&t, &[(0, R), (1, W)])];
+    place_all(&p, &mut ws, &sets);
+    assert_eq!(read(&p, &mut ws[1], rec(&t, 0)), Poll::Pending);
+    write(&p, &mut ws[0], rec(&t, 0), 9);
+    assert_eq!(p.confirm_user_abort(&mut ws[0]), OK);
+    p.abort(&mut ws[0], Abort::User);
+    assert_eq!(read(&p, &mut ws[1], rec(&t, 0)), Poll::Ready(0), "not 9");
+    write(&p, &mut ws[1], rec(&t, 1), 3);
+    assert_eq!(p.commit(&mut ws[1]), OK, "its record 1 follows the copy");
+    place_all(&p, &mut ws, &sets);
+    assert_eq!(read(&p, &mut ws[0], rec(&t, 1)), Poll::Ready(3));
+    assert_eq!(
+        read(&p, &mut ws[1], rec(&t, 0)),
+        Poll::Pending,
+        "worker 0 wrote it first in batch 2"
+    );
+    assert_eq!(p.stats()[0], ("batches", 2.0));
+}
+
+/// No member places before its batch closes, and members place in the order they joined.
+#[test]
+fn placing_waits_for_the_close_and_the_turn() {
+    let t = table();
+    let p = bohm();
+    let (mut a, mut b, c) = (p.new_worker(0), p.new_worker(1), p.new_worker(2));
+    let s = declared(&t, &[(0, W)]);
+    p.begin(&mut a, AttemptStart::FIRST);
+    p.begin(&mut b, AttemptStart::FIRST);
+    assert_eq!(p.schedule(&mut a, &s), Poll::Pending, "c may still join");
+    assert_eq!(p.schedule(&mut b, &s), Poll::Pending);
+    drop(c);
+    assert_eq!(p.schedule(&mut b, &s), Poll::Pending, "a's turn first");
+    assert_eq!(p.schedule(&mut a, &s), OK);
+    assert_eq!(p.schedule(&mut b, &s), OK);
+    assert!(b.ts > a.ts, "timestamps follow the turns");
+    assert_eq!(b.bound[0].read_at, a.ts, "b reads a's version");
+}
