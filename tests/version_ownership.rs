@@ -103,11 +103,14 @@ fn a_run_past_the_version_cap_stops_with_an_error_not_an_exit() {
     exec.record_history = false;
     // A minute long unless the cap stops it; the first commit with a write reaches the cap.
     let out = run_threads(&si, &db, &workload, &exec);
-    let commits: u64 = out.workers.iter().map(|w| w.types[0].commits).sum();
     // What the executors and the runner read (through the multi-version part).
     let err = parts::version_memory_exhausted(&si).expect("the run reached the cap");
     assert!(err.to_string().contains("--version-memory-mb"), "{err}");
-    assert!(commits > 0, "the commit past the cap still completed");
+    // The commit that overdraws completes (its version is saved past the cap), but it is counted
+    // only if it ends before the coordinator sees the cap and stops the measured window (commits
+    // count by the period in which they end): on a loaded machine it may end after, so the
+    // count can be 0 (1 run in 10 here). What must hold is that the run ended early with the
+    // typed error above, not how many commits the short window kept.
     assert!(
         out.measured < exec.duration,
         "the run went its whole length past the cap"
