@@ -336,6 +336,19 @@ impl Session {
         self.expect_ok(Request::Abort, "ABORT")
     }
 
+    /// The serializability checker's verdict on the history a server started with `--check`
+    /// recorded, asked outside a transaction. The server answers once every other session has
+    /// ended (waiting at most its session timeout), so a program asks when its run's other
+    /// sessions are closed. [`ErrorCode::NotCheckable`] when the server records no history or
+    /// others stayed open.
+    pub fn verdict(&mut self) -> Result<crate::check::CheckReport, SessionError> {
+        match self.call(Request::Check)? {
+            Reply::Verdict(json) => serde_json::from_str(json)
+                .map_err(|_| WireError::Field("verdict is not a check report").into()),
+            other => Err(unexpected(other, "CHECK")),
+        }
+    }
+
     /// One bare round trip: the server answers without touching the engine.
     pub fn ping(&mut self) -> Result<(), SessionError> {
         self.expect_ok(Request::Ping, "PING")
