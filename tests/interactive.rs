@@ -387,40 +387,8 @@ fn run_connect_drives_a_running_server() {
 #[test]
 fn check_over_connect_catches_nocc_and_passes_silo() {
     use txbench::runner::run_all;
-    let run_config = |addr: SocketAddr, protocol: &str| {
-        let addr = addr.to_string();
-        let cli = Cli::parse_from([
-            "txbench",
-            "run",
-            "--connect",
-            &addr,
-            "-p",
-            protocol,
-            "--check",
-            "--records",
-            "16",
-            "--ops",
-            "8",
-            "--read-ratio",
-            "0.5",
-            "--rmw",
-            "--theta",
-            "0.99",
-            "--clients",
-            "4",
-            "-d",
-            "0.3",
-            "--warmup",
-            "0",
-            "--no-pin",
-        ]);
-        let Command::Run(run) = cli.command else {
-            unreachable!("parsed as run")
-        };
-        run.validate().expect("valid flags")
-    };
-    let server_flags = [
-        "--check",
+    // The workload, the same on both sides: high contention, so NoCC's races show.
+    const WORKLOAD: [&str; 9] = [
         "--records",
         "16",
         "--ops",
@@ -431,6 +399,32 @@ fn check_over_connect_catches_nocc_and_passes_silo() {
         "--theta",
         "0.99",
     ];
+    let run_config = |addr: SocketAddr, protocol: &str| {
+        let addr = addr.to_string();
+        let mut argv = vec![
+            "txbench",
+            "run",
+            "--connect",
+            &addr,
+            "-p",
+            protocol,
+            "--check",
+            "--clients",
+            "4",
+            "-d",
+            "0.3",
+            "--warmup",
+            "0",
+            "--no-pin",
+        ];
+        argv.extend_from_slice(&WORKLOAD);
+        let Command::Run(run) = Cli::parse_from(argv).command else {
+            unreachable!("parsed as run")
+        };
+        run.validate().expect("valid flags")
+    };
+    let mut server_flags = vec!["--check"];
+    server_flags.extend_from_slice(&WORKLOAD);
     let mut caught = false;
     for _ in 0..3 {
         with_server("nocc", &server_flags, |addr| {
