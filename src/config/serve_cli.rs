@@ -208,12 +208,11 @@ impl ServeArgs {
                 "one protocol name (a server runs one protocol)",
             ));
         }
-        if run.protocols[0] == crate::protocol::ProtocolKind::DecentSched {
+        if let Some(why) = run.protocols[0].not_served_because() {
             return Err(out_of_range(
                 "protocol",
                 &self.run.protocol,
-                "any protocol but decentsched (its workers meet at an epoch barrier, which an \
-                 idle session would hold up)",
+                format!("a protocol that can serve sessions ({why})"),
             ));
         }
         let config = ServeConfig {
@@ -300,6 +299,8 @@ mod tests {
             &["--duration", "-1"],
             &["-p", "all"],
             &["-p", "decentsched"],
+            &["-p", "twopl_er"],
+            &["-p", "aria"],
         ] {
             let got = validate(bad);
             assert!(
