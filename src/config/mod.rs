@@ -4,9 +4,9 @@
 //! [`ConfigError`] naming the parameter, the value given and the allowed range. Nothing past this
 //! point panics on user input.
 //!
-//! Files: `cli.rs` (the clap flags), `presets.rs` (workload presets and names), `validate.rs`
-//! (flags to [`RunConfig`], every range check), `tpcc.rs` (the TPC-C flags' checks, called from
-//! `validate.rs`), `memory/` (the run's memory estimate against what the process may use now),
+//! Files: `cli.rs` (the clap flags), `presets.rs` (workload presets and names), `validate/`
+//! (flags to [`RunConfig`], every range check, one file per area), `tpcc.rs` (the TPC-C flags' checks, called from
+//! `validate/`), `memory/` (the run's memory estimate against what the process may use now),
 //! `exec.rs` (the executor's options, [`ExecConfig`]: here rather than in `exec` so that
 //! configuration never imports the executor), this file (the validated configuration and its
 //! error type).
