@@ -7,9 +7,10 @@
 //! Both read what every results row carries (`latency_cdf_us`, `phase_share`); rows from before
 //! the distribution was recorded have none, and their distribution figure is left out.
 
-use super::plot::{
-    AxisSpec, FAMILY, LegendLayout, PlotError, SIZE, Series, colour, draw, file_stem, spans_decades,
-};
+use super::plot::{PlotError, Series, file_stem};
+use super::plot_axis::{AxisSpec, spans_decades};
+use super::plot_draw::draw;
+use super::plot_style::{FAMILY, LegendLayout, SIZE, colour};
 use super::results::ResultRow;
 use super::summary::Spread;
 use plotters::coord::Shift;
