@@ -12,12 +12,14 @@
 //! error type).
 
 mod cli;
+mod describe;
 mod exec;
 mod experiment_cli;
 mod interactive;
 pub mod lists;
 pub mod memory;
 mod presets;
+mod report_record;
 mod serve_cli;
 mod tpcc;
 mod unused;
@@ -28,6 +30,7 @@ pub use cli::{
     Cli, Command, ExecutorArg, KeyDistArg, LockWaitArg, LogSyncArg, MoccLockArg,
     MoccTemperatureArg, PlorPriorityArg, RecoverArgs, RunArgs,
 };
+pub use describe::describe_run;
 pub use exec::{ArrivalProcess, ExecConfig, Executor, OpenLoop};
 pub use experiment_cli::{CompareArgs, MergeArgs, PlotArgs, ReportArgs, SweepArgs};
 pub use interactive::Interactive;

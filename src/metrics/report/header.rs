@@ -1,85 +1,13 @@
-//! The text above a table: the workload, its parameters and the run's settings, wrapped to
-//! the terminal.
+//! The text around a table, wrapped to the terminal: the run's description above it
+//! (`config::describe_run`) and the protocols' own statistics below it.
 
-use crate::config::RunConfig;
-
-/// The line above a table: the workload and its parameters, threads, duration and warm-up.
-pub fn describe_run(cfg: &RunConfig) -> String {
-    let params = match serde_json::to_value(&cfg.workload) {
-        Ok(serde_json::Value::Object(m)) => m
-            .iter()
-            .filter(|(_, v)| !v.is_null())
-            .map(|(k, v)| match v {
-                serde_json::Value::String(s) => format!("{k} {s}"),
-                v => format!("{k} {v}"),
-            })
-            .collect::<Vec<_>>()
-            .join(", "),
-        _ => String::new(),
-    };
-    let preset = cfg
-        .preset
-        .as_ref()
-        .map(|p| format!(" (preset {p})"))
-        .unwrap_or_default();
-    let open_loop = cfg
-        .open_loop
-        .map(|o| {
-            format!(
-                "\nopen loop: {} txn/s offered ({} arrivals, latency from arrival)",
-                o.rate_tps,
-                o.arrival.name()
-            )
-        })
-        .unwrap_or_default();
-    let threads = match cfg.executor {
-        crate::config::Executor::Thread => format!(
-            "{} thread{} (thread executor)",
-            cfg.exec.threads,
-            if cfg.exec.threads == 1 { "" } else { "s" }
-        ),
-        crate::config::Executor::Coro { queue } => format!(
-            "{} thread{} x {queue} coroutines (coro executor, queue {queue})",
-            cfg.exec.threads,
-            if cfg.exec.threads == 1 { "" } else { "s" }
-        ),
-    };
-    let checked = if cfg.check {
-        ", checked"
-    } else {
-        ", history not checked (--check)"
-    };
-    let workload = format!(
-        "{}{preset}: {params};",
-        match cfg.workload {
-            crate::workload::WorkloadConfig::Ycsb(_) => "ycsb",
-            crate::workload::WorkloadConfig::LongScan(_) => "long-scan",
-            crate::workload::WorkloadConfig::Tpcc(_) => "tpcc",
-            crate::workload::WorkloadConfig::WriteSkew(_) => "write-skew",
-            crate::workload::WorkloadConfig::Shifting(_) => "shifting",
-        },
-    );
-    let run = format!(
-        "{threads}, {} s measured after {} s warm-up{checked}{open_loop}",
-        cfg.exec.duration.as_secs_f64(),
-        cfg.exec.warmup.as_secs_f64(),
-    );
-    // Each line of the run's part wraps on its own (the open loop's is one).
-    let run: Vec<String> = run.lines().map(|l| wrap_words(l, HEADER_WIDTH)).collect();
-    format!(
-        "{}\n{}",
-        wrap_words(&workload, HEADER_WIDTH),
-        run.join("\n")
-    )
-}
-
-/// The widest line `describe_run` and `render_protocol_stats` write: the default table fits a
+/// The widest line `config::describe_run` and `render_protocol_stats` write: the default table fits a
 /// 100-column terminal, and so does the text around it.
-pub(super) const HEADER_WIDTH: usize = 100;
+pub(crate) const HEADER_WIDTH: usize = 100;
 
 /// `text` broken at spaces into lines of at most `width` characters (a longer word stays whole),
 /// continuation lines indented by two spaces.
-pub(super) fn wrap_words(text: &str, width: usize) -> String {
+pub(crate) fn wrap_words(text: &str, width: usize) -> String {
     let mut out = String::with_capacity(text.len() + 8);
     let mut line_len = 0;
     for word in text.split(' ').filter(|w| !w.is_empty()) {

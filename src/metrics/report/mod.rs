@@ -16,14 +16,16 @@
 //! runs into one report each.
 
 mod cells;
+mod context;
 mod csv;
 mod header;
 mod medians;
 mod table;
 
 pub use cells::{abort_percent, short_number};
+pub use context::RunContext;
 pub use csv::{CSV_COLUMNS, write_csv};
-pub use header::describe_run;
+pub(crate) use header::{HEADER_WIDTH, wrap_words};
 pub use medians::{medians, point_label};
 pub use table::{
     leaders, render_protocol_stats, render_table, render_table_with, render_type_table,
@@ -35,11 +37,9 @@ use super::rate_series::RateSample;
 use super::version_series::VersionSample;
 use super::{AttemptSummary, LatencySummary, Phase, TypeStats, WorkerStats};
 use crate::check::CheckReport;
-use crate::config::RunConfig;
 use crate::protocol::{Abort, ProtocolKind};
 use crate::storage::GrowingTableStats;
 use crate::storage::versions::VersionStats;
-use crate::workload::Workload;
 use serde::{Serialize, Serializer};
 use std::collections::BTreeMap;
 use std::time::Duration;
@@ -208,36 +208,6 @@ fn check_with_verdict<S: Serializer>(check: &Option<CheckReport>, s: S) -> Resul
     }
 }
 
-/// The configuration as recorded in reports.
-#[derive(Serialize)]
-struct ConfigRecord<'a> {
-    workload: &'a str,
-    preset: &'a Option<String>,
-    #[serde(flatten)]
-    params: &'a crate::workload::WorkloadConfig,
-    threads: usize,
-    duration_s: f64,
-    warmup_s: f64,
-    seed: u64,
-    check: bool,
-    /// `--check-limit` (what it defaulted to when not given); absent without `--check`.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    check_limit_ops: Option<u64>,
-    repeat: usize,
-    adaptive_backoff: bool,
-    read_phase_extension_ns: u64,
-    pin_threads: bool,
-    /// `--core-slice-us` (0: off).
-    core_slice_us: u64,
-    options: &'a crate::protocol::ProtocolOptions,
-    /// `--rate`: offered transactions per second (open loop); absent in a closed loop.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    rate_tps: Option<f64>,
-    /// `--arrival`, with `--rate`.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    arrival: Option<&'static str>,
-}
-
 fn ratio(aborts: u64, commits: u64) -> f64 {
     if aborts + commits == 0 {
         0.0
@@ -298,31 +268,30 @@ impl ProtocolLabel {
 
 impl RunReport {
     /// Summarises what the workers of one run measured (`workers`, over a measured period of
-    /// `measured`).
-    pub fn build<W: Workload>(
+    /// `measured`) in the run `run` describes.
+    pub fn build(
         kind: ProtocolKind,
-        cfg: &RunConfig,
-        workload: &W,
+        options: &crate::protocol::ProtocolOptions,
+        run: &RunContext,
         workers: &[WorkerStats],
         measured: Duration,
         check: Option<CheckReport>,
         machine: &MachineInfo,
     ) -> RunReport {
-        let label = ProtocolLabel::for_run(kind, &cfg.options);
-        Self::build_named(&label, cfg, workload, workers, measured, check, machine)
+        let label = ProtocolLabel::for_run(kind, options);
+        Self::build_named(&label, run, workers, measured, check, machine)
     }
 
     /// [`RunReport::build`] for any protocol, named by `label`.
-    pub fn build_named<W: Workload>(
+    pub fn build_named(
         label: &ProtocolLabel,
-        cfg: &RunConfig,
-        workload: &W,
+        run: &RunContext,
         workers: &[WorkerStats],
         measured: Duration,
         check: Option<CheckReport>,
         machine: &MachineInfo,
     ) -> RunReport {
-        let names = workload.txn_types();
+        let names = run.txn_types;
         let mut merged = WorkerStats::new(names.len());
         for w in workers {
             merged.merge(w);
@@ -363,31 +332,12 @@ impl RunReport {
                 (p.name(), share)
             })
             .collect();
-        let config = ConfigRecord {
-            workload: workload.name(),
-            preset: &cfg.preset,
-            params: &cfg.workload,
-            threads: cfg.exec.threads,
-            duration_s: cfg.exec.duration.as_secs_f64(),
-            warmup_s: cfg.exec.warmup.as_secs_f64(),
-            seed: cfg.exec.seed,
-            check: cfg.check,
-            check_limit_ops: cfg.check.then_some(cfg.exec.check_limit_ops),
-            repeat: cfg.repeat,
-            adaptive_backoff: cfg.exec.adaptive_backoff,
-            read_phase_extension_ns: cfg.exec.read_phase_extension_ns,
-            pin_threads: cfg.exec.pin_threads,
-            core_slice_us: u64::try_from(cfg.exec.core_slice.as_micros()).unwrap_or(u64::MAX),
-            options: &cfg.options,
-            rate_tps: cfg.open_loop.map(|o| o.rate_tps),
-            arrival: cfg.open_loop.map(|o| o.arrival.name()),
-        };
         let aborts = total.total_aborts();
         RunReport {
             protocol: label.name.clone(),
             protocol_serializable: label.serializable,
-            workload: workload.name().to_string(),
-            threads: cfg.exec.threads,
+            workload: run.workload.to_string(),
+            threads: run.threads,
             round: 0,
             measured_s: secs,
             commits: total.commits,
@@ -399,29 +349,30 @@ impl RunReport {
             aborts_by_reason,
             phase_share,
             types,
-            config: serde_json::to_value(config).expect("config serialises"),
+            config: run.config.clone(),
             machine: machine.clone(),
             check,
             warnings: Vec::new(),
             versions: None,
             log: None,
             point: Vec::new(),
-            executor: cfg.executor.name(),
-            queue: cfg.executor.queue(),
-            signals: match cfg.executor {
-                crate::config::Executor::Thread => BTreeMap::new(),
-                crate::config::Executor::Coro { .. } => crate::protocol::signal::Signal::ALL
+            executor: run.executor,
+            queue: run.queue,
+            signals: if run.reports_signals {
+                crate::protocol::signal::Signal::ALL
                     .iter()
                     .map(|s| (s.name(), merged.signals[s.index()]))
-                    .collect(),
+                    .collect()
+            } else {
+                BTreeMap::new()
             },
             waits: merged.waits,
             protocol_stats: BTreeMap::new(),
             reexecutions: label.declared_sets.then_some(total.reexecutions),
             reruns_conflicts: label.reruns_conflicts,
             other_processes_cores: None,
-            offered_tps: cfg.open_loop.map(|o| o.rate_tps),
-            arrival: cfg.open_loop.map(|o| o.arrival.name()),
+            offered_tps: run.offered_tps,
+            arrival: run.arrival,
             latency_cdf_us: super::latency_distribution(&total.latency),
             growing_tables: Vec::new(),
             version_samples: Vec::new(),
@@ -516,8 +467,8 @@ pub(super) fn one_worker_report(flags: &[&str], aborts: &[Abort], measured: Dura
     }
     RunReport::build(
         cfg.protocols[0],
-        &cfg,
-        &workload,
+        &cfg.options,
+        &cfg.report_context(&workload),
         &[w],
         measured,
         None,
