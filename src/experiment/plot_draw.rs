@@ -8,6 +8,29 @@ use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 use std::path::Path;
 
+/// The error for the figure at `path` that could not be written or drawn: `e`, in its own words.
+pub(super) fn draw_error(path: &Path, e: &dyn std::fmt::Display) -> PlotError {
+    PlotError::Draw {
+        path: path.display().to_string(),
+        message: e.to_string(),
+    }
+}
+
+/// Creates the file of the figure at `path`, and its folder, before anything is drawn: a file
+/// that cannot be written is then reported as the system words it (the drawing backend's errors
+/// are debug dumps).
+pub(super) fn create_figure_file(path: &Path) -> Result<(), PlotError> {
+    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+        std::fs::create_dir_all(dir).map_err(|e| draw_error(path, &e))?;
+    }
+    std::fs::File::create(path).map_err(|e| draw_error(path, &e))?;
+    Ok(())
+}
+
+/// What drawing on a backend `DB` returns.
+pub(super) type DrawResult<DB> =
+    Result<(), DrawingAreaErrorKind<<DB as DrawingBackend>::ErrorType>>;
+
 /// Draws one figure to `path` (PNG or SVG by extension).
 pub(super) fn draw(
     path: &Path,
@@ -17,16 +40,8 @@ pub(super) fn draw(
     series: &[Series],
     bars: bool,
 ) -> Result<(), PlotError> {
-    let fail = |e: &dyn std::fmt::Display| PlotError::Draw {
-        path: path.display().to_string(),
-        message: e.to_string(),
-    };
-    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-        std::fs::create_dir_all(dir).map_err(|e| fail(&e))?;
-    }
-    // Created here first, so that a file that cannot be written is reported as the system
-    // words it (the drawing backend's errors are debug dumps).
-    std::fs::File::create(path).map_err(|e| fail(&e))?;
+    let fail = |e: &dyn std::fmt::Display| draw_error(path, e);
+    create_figure_file(path)?;
     let svg = path.extension().is_some_and(|e| e == "svg");
     // As `draw_on` splits it: the caption (and in a bitmap the y title) above the body.
     let body_height = SIZE.1 - head_height(caption, svg);
@@ -51,8 +66,6 @@ fn head_height(caption: &str, svg: bool) -> u32 {
     let caption_height = if caption.contains('\n') { 68 } else { 48 };
     caption_height + if svg { 0 } else { 24 }
 }
-
-type DrawResult<DB> = Result<(), DrawingAreaErrorKind<<DB as DrawingBackend>::ErrorType>>;
 
 #[allow(clippy::too_many_arguments)]
 fn draw_on<DB: DrawingBackend>(
