@@ -3,7 +3,9 @@
 
 use super::out_of_range;
 use crate::config::ConfigError;
-use crate::config::cli::{LockWaitArg, MoccLockArg, MoccTemperatureArg, PlorPriorityArg, RunArgs};
+use crate::config::cli::{
+    CSchedHelpArg, LockWaitArg, MoccLockArg, MoccTemperatureArg, PlorPriorityArg, RunArgs,
+};
 use crate::config::memory::DEFAULT_VERSION_MEMORY_MB;
 use crate::metrics::version_series::{MAX_SAMPLE_MS, MAX_VERSION_SAMPLES};
 use crate::protocol::MvOptions;
@@ -176,6 +178,13 @@ impl RunArgs {
             },
             calvin: crate::protocol::calvin::CalvinOptions {
                 no_wait: self.calvin_no_wait,
+            },
+            c_sched: crate::protocol::c_sched::CSchedOptions {
+                help: match self.c_sched_help {
+                    CSchedHelpArg::Auto => crate::protocol::c_sched::SchedulerHelp::Auto,
+                    CSchedHelpArg::Always => crate::protocol::c_sched::SchedulerHelp::Always,
+                    CSchedHelpArg::Never => crate::protocol::c_sched::SchedulerHelp::Never,
+                },
             },
             cicada: crate::protocol::CicadaOptions {
                 early_abort: !self.cicada_no_early_abort,
