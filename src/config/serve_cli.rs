@@ -208,11 +208,14 @@ impl ServeArgs {
                 "one protocol name (a server runs one protocol)",
             ));
         }
-        if let Some(why) = run.protocols[0].not_served_because() {
+        // The reasons: `ProtocolKind::not_served_because`.
+        if run.protocols[0].not_served_because().is_some() {
             return Err(out_of_range(
                 "protocol",
                 &self.run.protocol,
-                format!("a protocol that can serve sessions ({why})"),
+                "a protocol that can serve sessions: not decentsched (its epoch barrier), the \
+                 batch protocols aria and calvin (a batch waits for every member), or twopl_er \
+                 (its in-place writes cannot be undone on a client's abort or disconnect)",
             ));
         }
         let config = ServeConfig {
