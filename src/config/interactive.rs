@@ -158,7 +158,7 @@ impl RunArgs {
                 return Err(out_of_range(
                     "protocol",
                     &self.protocol,
-                    "any protocol but decentsched and the batch protocols (aria, calvin) with \
+                    "any protocol but decentsched and the batch protocols (aria, calvin, bohm) with \
                      --interactive (an epoch barrier, batches: an idle session would hold up \
                      the others)",
                 ));

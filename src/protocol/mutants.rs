@@ -150,6 +150,10 @@ pub(crate) enum Mutant {
     /// instead of the last placeholder, missing the writes of earlier members of its batch
     /// (installs still follow the placeholders, so nothing hangs).
     BohmBindToInstalled,
+    /// BOHM: a commit that installed some versions and then waits for an older writer wakes
+    /// no one, so readers of what it installed sleep until its attempt ends (or their park
+    /// times out). A liveness bug the checker cannot see: caught step by step.
+    BohmCommitSleepsMidway,
     /// C-Sched: the scheduler grants a writer without looking at the keys' other writers.
     CSchedWritersIgnoreWriters,
     /// C-Sched: the scheduler checks only a transaction's first key before granting it.

@@ -233,6 +233,8 @@ impl Bohm {
     fn produce(&self, w: &mut BohmWorker<'_>, write: bool) -> Poll<()> {
         let mut installed = false;
         let done = self.produce_from(w, write, &mut installed);
+        #[cfg(test)]
+        let installed = installed && self.mutant != Mutant::BohmCommitSleepsMidway;
         if installed && done.is_pending() {
             // Readers bound to the versions just installed may be parked, and this attempt
             // does not end yet (the executors wake waiters when an attempt ends).

@@ -166,32 +166,35 @@ fn placing_waits_for_the_close_and_the_turn() {
     assert_eq!(b.bound[0].read_at, a.ts, "b reads a's version");
 }
 
-/// A commit that installed some of its versions and waits for an older writer on another
-/// record wakes parked waiters: a reader bound to a version just installed must not sleep until
-/// the committer's attempt ends.
-#[test]
-fn a_commit_waiting_midway_wakes_the_readers_of_what_it_installed() {
+/// Worker 1 writes records 0 and 1, after worker 0 wrote record 1; worker 2 reads record 0.
+/// Worker 1's commit installs record 0 and waits for worker 0's version of record 1: whether
+/// that commit called `wake_waiters` (worker 2, bound to the version just installed, may be
+/// parked, and worker 1's attempt, whose end wakes waiters, goes on).
+fn commit_midway_wakes(p: &Bohm) -> bool {
     let t = table();
-    let p = bohm();
     let mut ws: Vec<_> = (0..3).map(|i| p.new_worker(i)).collect();
     let sets = [
         declared(&t, &[(1, W)]),
         declared(&t, &[(0, W), (1, W)]),
         declared(&t, &[(0, R)]),
     ];
-    place_all(&p, &mut ws, &sets);
-    assert_eq!(read(&p, &mut ws[2], rec(&t, 0)), Poll::Pending);
-    write(&p, &mut ws[1], rec(&t, 0), 4);
-    write(&p, &mut ws[1], rec(&t, 1), 4);
+    place_all(p, &mut ws, &sets);
+    assert_eq!(read(p, &mut ws[2], rec(&t, 0)), Poll::Pending);
+    write(p, &mut ws[1], rec(&t, 0), 4);
+    write(p, &mut ws[1], rec(&t, 1), 4);
     let before = crate::protocol::wake::calls_on_this_thread();
-    // Record 0 installs; record 1 waits for worker 0's version.
-    assert_eq!(p.commit(&mut ws[1]), Poll::Pending);
-    assert!(
-        crate::protocol::wake::calls_on_this_thread() > before,
-        "the install of record 0 woke its readers"
+    assert_eq!(
+        p.commit(&mut ws[1]),
+        Poll::Pending,
+        "record 1 waits for worker 0"
     );
-    assert_eq!(read(&p, &mut ws[2], rec(&t, 0)), Poll::Ready(4));
-    write(&p, &mut ws[0], rec(&t, 1), 2);
+    let woke = crate::protocol::wake::calls_on_this_thread() > before;
+    assert_eq!(
+        read(p, &mut ws[2], rec(&t, 0)),
+        Poll::Ready(4),
+        "record 0 installed"
+    );
+    write(p, &mut ws[0], rec(&t, 1), 2);
     assert_eq!(p.commit(&mut ws[0]), OK);
     assert_eq!(p.commit(&mut ws[1]), OK);
     assert_eq!(p.commit(&mut ws[2]), OK);
@@ -200,4 +203,12 @@ fn a_commit_waiting_midway_wakes_the_readers_of_what_it_installed() {
         4,
         "worker 1's version follows worker 0's"
     );
+    woke
+}
+
+#[test]
+fn a_commit_waiting_midway_wakes_the_readers_of_what_it_installed() {
+    assert!(commit_midway_wakes(&bohm()));
+    let p = bohm().with_mutant(Mutant::BohmCommitSleepsMidway);
+    assert!(!commit_midway_wakes(&p), "the mutant wakes no one");
 }
