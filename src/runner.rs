@@ -5,8 +5,10 @@
 use crate::check;
 use crate::config::Executor;
 use crate::config::{Interactive, RunConfig};
+use crate::exec::interactive::client::{Session, SessionError};
 use crate::exec::interactive::clients::{ClientsError, ClientsOutcome, run_clients};
 use crate::exec::interactive::loopback::run_loopback;
+use crate::exec::interactive::wire::ErrorCode;
 use crate::exec::{run_coro_sampled, run_threads_sampled};
 use crate::log::Logger;
 use crate::metrics::cpu_load::{CpuSnapshot, OtherLoad};
@@ -58,14 +60,18 @@ pub enum RunError {
 
 impl RunError {
     /// The exit status the binary ends with: 2 for tables that cannot be allocated (the
-    /// configuration asks for more than the machine has) or a server serving other tables than
-    /// the configured workload's, 1 for a run that ran out of version memory or lost its
-    /// server.
+    /// configuration asks for more than the machine has), a server serving other tables than
+    /// the configured workload's, or `--check` against a server that records no history, 1 for
+    /// a run that ran out of version memory or lost its server.
     pub fn exit_code(&self) -> u8 {
         match self {
             RunError::Tables(_)
             | RunError::LogCreate(_)
-            | RunError::Interactive(ClientsError::Tables { .. }) => 2,
+            | RunError::Interactive(ClientsError::Tables { .. })
+            | RunError::Interactive(ClientsError::Verdict(SessionError::Server {
+                code: ErrorCode::NotCheckable,
+                ..
+            })) => 2,
             RunError::VersionMemory(_) | RunError::LogFailed(_) | RunError::Interactive(_) => 1,
         }
     }
@@ -496,7 +502,8 @@ fn sample_while<P: Protocol, T>(
 }
 
 /// Runs `workload`'s clients against the server at `addr` (`--connect`): the protocol is the
-/// server's (`kind` names it in the report), and there is no history to check here.
+/// server's (`kind` names it in the report), and so is the history: with `--check` the server
+/// (`txbench serve --check`) checks it and a last session asks for its verdict.
 fn run_connected<W: Workload>(
     kind: ProtocolKind,
     addr: &str,
@@ -507,17 +514,42 @@ fn run_connected<W: Workload>(
 ) -> Result<RunReport, RunError> {
     let declare = kind.needs_declared_set();
     let outcome = run_clients(addr, token, workload, &cfg.exec, declare)?;
+    let check = if cfg.check {
+        Some(server_verdict(addr, token).map_err(ClientsError::Verdict)?)
+    } else {
+        None
+    };
     let mut report = RunReport::build_named(
         &ProtocolLabel::for_run(kind, &cfg.options),
         cfg,
         workload,
         &outcome.exec.workers,
         outcome.exec.measured,
-        None,
+        check,
         machine,
     );
     InteractiveStats::new(&outcome).add_to(&mut report);
     Ok(report)
+}
+
+/// The checker's verdict from the server at `addr`, asked by a session of its own once the run's
+/// clients are gone. Their sessions end on the server a moment after they disconnect, so a
+/// server with no handle free yet refuses the connection as busy: that is retried a bounded
+/// number of times, a fraction of a second apart.
+fn server_verdict(addr: &str, token: Option<&str>) -> Result<check::CheckReport, SessionError> {
+    const TRIES: u32 = 100;
+    let mut tries = 0;
+    loop {
+        tries += 1;
+        match Session::connect(addr, token) {
+            Ok(mut s) => return s.verdict(),
+            Err(SessionError::Server {
+                code: ErrorCode::Busy,
+                ..
+            }) if tries < TRIES => std::thread::sleep(Duration::from_millis(50)),
+            Err(e) => return Err(e),
+        }
+    }
 }
 
 /// What an interactive run adds to its report, in `protocol_stats` under `interactive.`

@@ -321,7 +321,7 @@ fn deterministic_checked(common: &[&str]) -> Vec<serde_json::Value> {
             .unwrap_or_default();
         assert!(findings.is_empty(), "{name}: {findings:?}");
     }
-    assert_eq!(reports.len(), 6);
+    assert_eq!(reports.len(), 7);
     reports
 }
 

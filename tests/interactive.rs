@@ -27,21 +27,22 @@ impl Drop for StopOnDrop<'_> {
     }
 }
 
-/// Runs a YCSB server (64 records) for `protocol` with `extra` flags while `body` runs against
-/// its address; returns what it served.
+/// Runs a YCSB server (64 records, 4 operations, unless `extra` says otherwise) for `protocol`
+/// with `extra` flags while `body` runs against its address; returns what it served.
 fn with_server(protocol: &str, extra: &[&str], body: impl FnOnce(SocketAddr)) -> ServeSummary {
     let mut argv = vec![
         "txbench",
         "serve",
         "-p",
         protocol,
-        "--records",
-        "64",
-        "--ops",
-        "4",
         "--listen",
         "127.0.0.1:0",
     ];
+    for (flag, default) in [("--records", "64"), ("--ops", "4")] {
+        if !extra.contains(&flag) {
+            argv.extend_from_slice(&[flag, default]);
+        }
+    }
     if !extra.contains(&"--max-connections") {
         argv.extend_from_slice(&["--max-connections", "4"]);
     }
@@ -377,4 +378,105 @@ fn run_connect_drives_a_running_server() {
         }
     });
     assert!(served.commits > 0);
+}
+
+/// `txbench serve --check` records the history and `txbench run --connect --check` gets the
+/// server's verdict: NoCC's lost updates are caught over the wire (a race, so up to three runs),
+/// a serializable protocol passes, and `--check` against a server that records nothing is the
+/// user's error (exit 2).
+#[test]
+fn check_over_connect_catches_nocc_and_passes_silo() {
+    use txbench::runner::run_all;
+    // The workload, the same on both sides: high contention, so NoCC's races show.
+    const WORKLOAD: [&str; 9] = [
+        "--records",
+        "16",
+        "--ops",
+        "8",
+        "--read-ratio",
+        "0.5",
+        "--rmw",
+        "--theta",
+        "0.99",
+    ];
+    let run_config = |addr: SocketAddr, protocol: &str| {
+        let addr = addr.to_string();
+        let mut argv = vec![
+            "txbench",
+            "run",
+            "--connect",
+            &addr,
+            "-p",
+            protocol,
+            "--check",
+            "--clients",
+            "4",
+            "-d",
+            "0.3",
+            "--warmup",
+            "0",
+            "--no-pin",
+        ];
+        argv.extend_from_slice(&WORKLOAD);
+        let Command::Run(run) = Cli::parse_from(argv).command else {
+            unreachable!("parsed as run")
+        };
+        run.validate().expect("valid flags")
+    };
+    let mut server_flags = vec!["--check"];
+    server_flags.extend_from_slice(&WORKLOAD);
+    let mut caught = false;
+    for _ in 0..3 {
+        with_server("nocc", &server_flags, |addr| {
+            let reports = run_all(&run_config(addr, "nocc"), |_| {}).expect("runs");
+            let check = reports[0].check.as_ref().expect("the server's verdict");
+            assert!(check.transactions > 0, "{check:?}");
+            caught = !check.is_serializable();
+        });
+        if caught {
+            break;
+        }
+    }
+    assert!(caught, "NoCC was not caught in 3 runs over --connect");
+    with_server("silo", &server_flags, |addr| {
+        let reports = run_all(&run_config(addr, "silo"), |_| {}).expect("runs");
+        let check = reports[0].check.as_ref().expect("the server's verdict");
+        assert!(check.transactions > 0, "{check:?}");
+        assert!(check.is_serializable(), "{check:?}");
+    });
+    // The same flags against a server without --check: a clear error, exit 2.
+    with_server("silo", &server_flags[1..], |addr| {
+        match run_all(&run_config(addr, "silo"), |_| {}) {
+            Err(e) => assert_eq!(e.exit_code(), 2, "{e}"),
+            Ok(r) => panic!("checked without a history: {:?}", r[0].check),
+        }
+    });
+}
+
+/// `CHECK` is answered outside a transaction only, and its verdict covers the sessions that
+/// ended before it: a session's committed write is in the checked history.
+#[test]
+fn check_counts_the_ended_sessions_transactions() {
+    with_server("no_wait", &["--check"], |addr| {
+        let mut a = Session::connect(addr, None).unwrap();
+        let data = row(&a, 0x11);
+        for rid in 0..3 {
+            a.begin().unwrap();
+            a.write(T, RecordId(rid), &data).unwrap();
+            a.commit().unwrap();
+        }
+        drop(a);
+        let mut b = Session::connect(addr, None).unwrap();
+        let verdict = b.verdict().unwrap();
+        assert_eq!(verdict.transactions, 3, "{verdict:?}");
+        assert!(verdict.is_serializable());
+        b.begin().unwrap();
+        match b.verdict() {
+            Err(SessionError::Server {
+                code: ErrorCode::OutOfOrder,
+                ..
+            }) => {}
+            other => panic!("CHECK inside a transaction answered {other:?}"),
+        }
+    });
 }

@@ -60,7 +60,7 @@
 
 use std::collections::{BTreeMap, HashMap};
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use super::cycles::{DependencyGraph, Edge, EdgeKinds, find_cycles};
 use super::history::{HistOp, OpKind, Version, WorkerHistory, worker_tag};
@@ -87,7 +87,7 @@ pub const RESERVED_TXN_ID: &str = "reserved_txn_id";
 pub(super) const MAX_EXAMPLES: usize = 5;
 
 /// Result of [`check`].
-#[derive(Debug, Clone, Default, Serialize)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub struct CheckReport {
     /// Committed transactions examined (duplicates included).
     pub transactions: u64,

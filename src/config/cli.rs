@@ -70,6 +70,17 @@ pub enum PlorPriorityArg {
     Deadline,
 }
 
+/// Who runs C-Sched's scheduling passes, as a flag value.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum CSchedHelpArg {
+    /// Waiting workers run passes when no core is spare for the scheduler thread.
+    Auto,
+    /// Waiting workers always run passes when the scheduler is free.
+    Always,
+    /// Only the scheduler thread runs passes.
+    Never,
+}
+
 /// YCSB's key access method as a flag value.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum IndexArg {
@@ -326,6 +337,10 @@ pub struct RunArgs {
     /// turn in the batch reruns in the next batch instead of waiting (SGPM's Calvin_NW).
     #[arg(long)]
     pub calvin_no_wait: bool,
+    /// C-Sched: who runs the scheduler's passes: waiting workers help when no core is spare for
+    /// the scheduler thread (auto), always, or never (the scheduler thread alone).
+    #[arg(long, value_enum, default_value_t = CSchedHelpArg::Auto)]
+    pub c_sched_help: CSchedHelpArg,
     /// AggressiveGC (mvto): installs free all but the newest older version, even ones readers
     /// still need (those readers abort and retry at a new timestamp).
     #[arg(long)]

@@ -106,14 +106,6 @@ impl RunArgs {
                         "HOST:PORT of a running txbench serve",
                     ));
                 }
-                if self.check {
-                    return Err(out_of_range(
-                        "check",
-                        "given",
-                        "not with --connect (the history stays on the server): check an \
-                         interactive run with --interactive --check",
-                    ));
-                }
                 if protocols.len() != 1 {
                     return Err(out_of_range(
                         "protocol",

@@ -25,7 +25,7 @@ mod validate;
 pub mod whole;
 
 pub use cli::{
-    Cli, Command, ExecutorArg, KeyDistArg, LockWaitArg, LogSyncArg, MoccLockArg,
+    CSchedHelpArg, Cli, Command, ExecutorArg, KeyDistArg, LockWaitArg, LogSyncArg, MoccLockArg,
     MoccTemperatureArg, PlorPriorityArg, RecoverArgs, RunArgs,
 };
 pub use exec::{ArrivalProcess, ExecConfig, Executor, OpenLoop};

@@ -184,14 +184,6 @@ impl ServeArgs {
         if rtt_us > MAX_RTT_US {
             return Err(out_of_range("rtt-us", rtt_us, "0 <= rtt-us <= 1000000"));
         }
-        if self.run.check {
-            return Err(out_of_range(
-                "check",
-                "given",
-                "not given: a server runs until stopped and cannot check its history; \
-                 run --interactive --check checks interactive runs",
-            ));
-        }
         if self.run.interactive || self.run.connect.is_some() {
             return Err(out_of_range(
                 if self.run.interactive {
@@ -231,8 +223,10 @@ impl ServeArgs {
             token,
             duration: (served > 0.0).then(|| Duration::from_secs_f64(served)),
             rtt: Duration::from_micros(rtt_us),
-            record_history: false,
-            history_ops: 0,
+            // `--check`: the sessions record the history, which a client's `CHECK` (`txbench run
+            // --connect --check`) has checked.
+            record_history: run.check,
+            history_ops: run.exec.check_limit_ops,
         };
         Ok((run, config))
     }
@@ -285,6 +279,15 @@ mod tests {
     }
 
     #[test]
+    fn check_records_the_history_within_its_limit() {
+        let (_, cfg) = validate(&["--check", "--check-limit", "5000"]).unwrap();
+        assert!(cfg.record_history);
+        assert_eq!(cfg.history_ops, 5000);
+        let (_, cfg) = validate(&[]).unwrap();
+        assert!(!cfg.record_history);
+    }
+
+    #[test]
     fn the_protocol_is_built_for_the_sessions_and_serves_until_stopped() {
         let (run, cfg) = validate(&["--max-connections", "3"]).unwrap();
         assert_eq!((run.options.threads, cfg.max_connections), (3, 3));
@@ -297,7 +300,6 @@ mod tests {
             &["--duration", "-1"],
             &["-p", "all"],
             &["-p", "decentsched"],
-            &["--check"],
         ] {
             let got = validate(bad);
             assert!(

@@ -4,14 +4,16 @@
 //! `validate.rs`.
 
 use super::RunConfig;
-use super::cli::{LockWaitArg, MoccLockArg, MoccTemperatureArg, PlorPriorityArg, RunArgs};
+use super::cli::{
+    CSchedHelpArg, LockWaitArg, MoccLockArg, MoccTemperatureArg, PlorPriorityArg, RunArgs,
+};
 use crate::protocol::ProtocolKind;
 
 impl RunArgs {
     /// Warnings for the flags of `self` that do not affect the validated run `cfg`.
     pub fn ineffective_flags(&self, cfg: &RunConfig) -> Vec<String> {
         use ProtocolKind::{
-            Aria, Bohm, Calvin, DecentSched, Ermia, Mocc, Mvto, Plor, Si, Silo, TicToc,
+            Aria, Bohm, CSched, Calvin, DecentSched, Ermia, Mocc, Mvto, Plor, Si, Silo, TicToc,
         };
         // (flag, given with a non-default value, the protocols it applies to)
         let options: &[(&str, bool, &[ProtocolKind])] = &[
@@ -59,6 +61,11 @@ impl RunArgs {
             ),
             ("aria-reordering", self.aria_reordering, &[Aria]),
             ("calvin-no-wait", self.calvin_no_wait, &[Calvin]),
+            (
+                "c-sched-help",
+                self.c_sched_help != CSchedHelpArg::Auto,
+                &[CSched],
+            ),
             (
                 "gc-interval-us",
                 self.gc_interval_us != 10,

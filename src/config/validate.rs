@@ -1,7 +1,8 @@
 //! Validation: flags to a [`RunConfig`], every range check in one place, before any work.
 
 use super::cli::{
-    IndexArg, LockWaitArg, LogSyncArg, MoccLockArg, MoccTemperatureArg, PlorPriorityArg, RunArgs,
+    CSchedHelpArg, IndexArg, LockWaitArg, LogSyncArg, MoccLockArg, MoccTemperatureArg,
+    PlorPriorityArg, RunArgs,
 };
 use super::memory::{self, AvailableMemory, DEFAULT_VERSION_MEMORY_MB, MemoryBudget, round_down};
 use super::presets::{WORKLOADS, preset};
@@ -872,6 +873,13 @@ impl RunArgs {
             },
             calvin: crate::protocol::calvin::CalvinOptions {
                 no_wait: self.calvin_no_wait,
+            },
+            c_sched: crate::protocol::c_sched::CSchedOptions {
+                help: match self.c_sched_help {
+                    CSchedHelpArg::Auto => crate::protocol::c_sched::SchedulerHelp::Auto,
+                    CSchedHelpArg::Always => crate::protocol::c_sched::SchedulerHelp::Always,
+                    CSchedHelpArg::Never => crate::protocol::c_sched::SchedulerHelp::Never,
+                },
             },
             cicada: crate::protocol::CicadaOptions {
                 early_abort: !self.cicada_no_early_abort,

@@ -5,6 +5,7 @@
 
 use super::aria::AriaOptions;
 use super::batch::BatchOptions;
+use super::c_sched::CSchedOptions;
 use super::calvin::CalvinOptions;
 use super::decentsched::DecentSchedOptions;
 use serde::Serialize;
@@ -334,6 +335,8 @@ pub struct ProtocolOptions {
     pub aria: AriaOptions,
     /// Batched Calvin's options.
     pub calvin: CalvinOptions,
+    /// C-Sched's options (who runs the scheduler's passes).
+    pub c_sched: CSchedOptions,
 }
 
 impl Default for ProtocolOptions {
@@ -352,6 +355,7 @@ impl Default for ProtocolOptions {
             batch: BatchOptions::default(),
             aria: AriaOptions::default(),
             calvin: CalvinOptions::default(),
+            c_sched: CSchedOptions::default(),
         }
     }
 }

@@ -609,6 +609,11 @@ impl<'db, P: Protocol> Txn<'db, P> {
         P::RUN_HOOKS.stop_worker(self.protocol, &mut self.worker);
     }
 
+    /// This worker's committed history so far (check mode).
+    pub(crate) fn committed_history(&self) -> Option<&WorkerHistory> {
+        self.history.as_ref().map(|h| &h.committed)
+    }
+
     /// This worker's committed history (check mode), leaving an empty one behind.
     pub(crate) fn take_history(&mut self) -> Option<WorkerHistory> {
         self.history

@@ -78,6 +78,8 @@ pub struct Session {
     round_trips: u64,
     /// The last request's round trip (sent to reply read), nanoseconds.
     last_round_trip_ns: u64,
+    /// When the request awaiting its reply was sent.
+    sent: Option<Instant>,
 }
 
 impl Session {
@@ -93,6 +95,7 @@ impl Session {
             tables: Vec::new(),
             round_trips: 0,
             last_round_trip_ns: 0,
+            sent: None,
         };
         Handshake {
             version: VERSION,
@@ -333,6 +336,19 @@ impl Session {
         self.expect_ok(Request::Abort, "ABORT")
     }
 
+    /// The serializability checker's verdict on the history a server started with `--check`
+    /// recorded, asked outside a transaction. The server answers once every other session has
+    /// ended (waiting at most its session timeout), so a program asks when its run's other
+    /// sessions are closed. [`ErrorCode::NotCheckable`] when the server records no history or
+    /// others stayed open.
+    pub fn verdict(&mut self) -> Result<crate::check::CheckReport, SessionError> {
+        match self.call(Request::Check)? {
+            Reply::Verdict(json) => serde_json::from_str(json)
+                .map_err(|_| WireError::Field("verdict is not a check report").into()),
+            other => Err(unexpected(other, "CHECK")),
+        }
+    }
+
     /// One bare round trip: the server answers without touching the engine.
     pub fn ping(&mut self) -> Result<(), SessionError> {
         self.expect_ok(Request::Ping, "PING")
@@ -380,12 +396,52 @@ impl Session {
 
     /// Sends a request and receives its reply; an `ABORTED` or `ERROR` reply is an `Err`.
     fn call(&mut self, req: Request<'_>) -> Result<Reply<'_>, SessionError> {
+        self.send_request(req)?;
+        self.receive_reply()
+    }
+
+    /// Sends a request without waiting for its reply: the first half of a call, for a driver
+    /// that goes on with another session while this one's operation may wait on the server
+    /// (a lock held by that other session). Collect the reply with
+    /// [`receive_reply`](Session::receive_reply) before sending the next request; use
+    /// [`reply_arrived`](Session::reply_arrived) to learn whether it is there yet.
+    pub fn send_request(&mut self, req: Request<'_>) -> Result<(), SessionError> {
         self.out.clear();
         req.encode(&mut self.out);
-        let sent = Instant::now();
+        self.sent = Some(Instant::now());
         self.stream.write_all(&self.out)?;
+        Ok(())
+    }
+
+    /// Whether the reply to the request sent has (begun to) come within `within`, without
+    /// consuming it: `false` means the server has not answered yet (the operation waits, or is
+    /// slow). `within` must not be zero.
+    pub fn reply_arrived(&mut self, within: std::time::Duration) -> Result<bool, SessionError> {
+        self.stream.set_read_timeout(Some(within))?;
+        let peeked = self.stream.peek(&mut [0u8; 1]);
+        self.stream.set_read_timeout(None)?;
+        match peeked {
+            Ok(0) => Err(std::io::Error::from(std::io::ErrorKind::UnexpectedEof).into()),
+            Ok(_) => Ok(true),
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
+                ) =>
+            {
+                Ok(false)
+            }
+            Err(e) => Err(e.into()),
+        }
+    }
+
+    /// Receives the reply to the request [`send_request`](Session::send_request) sent, waiting
+    /// for it; an `ABORTED` or `ERROR` reply is an `Err`.
+    pub fn receive_reply(&mut self) -> Result<Reply<'_>, SessionError> {
         self.receive()?;
-        self.last_round_trip_ns = sent.elapsed().as_nanos() as u64;
+        if let Some(sent) = self.sent.take() {
+            self.last_round_trip_ns = sent.elapsed().as_nanos() as u64;
+        }
         self.round_trips += 1;
         let reply = match Reply::decode(&self.inbuf)? {
             Some((reply, _)) => reply,

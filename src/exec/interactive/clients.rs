@@ -48,6 +48,9 @@ pub enum ClientsError {
         /// What failed.
         error: SessionError,
     },
+    /// The server's verdict on its history (`--check`) could not be had.
+    #[error("the server's check verdict: {0}")]
+    Verdict(SessionError),
     /// The in-process server's listening socket failed.
     #[error("listening socket: {0}")]
     Listen(std::io::Error),

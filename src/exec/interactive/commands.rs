@@ -99,6 +99,21 @@ pub fn serve_command(
                 s.faults,
                 s.refused
             ))?;
+            if cfg.record_history {
+                // The whole run's verdict, as a client's `CHECK` gets it mid-run.
+                let c = crate::check::check(&s.histories);
+                out.line(&format!(
+                    "check: {} transactions, {} cycles, {} anomalies: {}",
+                    c.transactions,
+                    c.cycles,
+                    c.anomalies,
+                    if c.is_serializable() {
+                        "serializable"
+                    } else {
+                        "NOT serializable"
+                    }
+                ))?;
+            }
             Ok(0)
         }
         Err(e) => {

@@ -88,7 +88,8 @@ impl Launch<'_> {
     fn on<P: Protocol, W: Workload>(self, protocol: P, w: &W) -> Result<ServeSummary, ServeError> {
         let (tables, indexes) = (w.tables(), w.indexes());
         let db: Database<P::RecordMeta> =
-            Database::try_build_growable(&tables, &indexes, false, &w.growable_tables())?;
+            // Stamped in check mode: the sessions' handles record the history from the stamps.
+            Database::try_build_growable(&tables, &indexes, self.cfg.record_history, &w.growable_tables())?;
         w.load(&db);
         db.table_memory()
             .set_cap(usize::try_from(self.run.table_memory_bytes).unwrap_or(usize::MAX));

@@ -33,7 +33,8 @@
 //! answered with an error and aborts the transaction, the session stays.
 
 use super::wire::{
-    Declared, DeclaredSet, ErrorCode, Handshake, MAX_SCAN_ROWS, Reply, Request, TableInfo, VERSION,
+    Declared, DeclaredSet, ErrorCode, Handshake, MAX_FRAME_BYTES, MAX_SCAN_ROWS, MIN_VERSION,
+    Reply, Request, TableInfo, VERSION,
 };
 pub use crate::config::ServeConfig;
 use crate::exec::wait::{StepOutcome, WaitPolicy, Waiting};
@@ -161,6 +162,8 @@ pub fn serve<P: Protocol>(
             s.spawn(move || {
                 let mut session = Session {
                     tx,
+                    pool: free,
+                    cfg,
                     db,
                     in_txn: false,
                     for_update: Vec::new(),
@@ -276,6 +279,9 @@ impl Counts {
 /// One client's session: a transaction handle, and buffers reused across requests.
 struct Session<'db, 's, P: Protocol> {
     tx: Txn<'db, P>,
+    /// The free handles (of the sessions not open), whose histories `CHECK` reads.
+    pool: &'s Mutex<Vec<Txn<'db, P>>>,
+    cfg: &'s ServeConfig,
     db: &'db Database<P::RecordMeta>,
     /// A transaction is open (between a `BEGIN` and its end).
     in_txn: bool,
@@ -442,6 +448,8 @@ impl<P: Protocol> Session<'_, '_, P> {
         let sent = match req {
             Request::Ping => self.reply(stream, Reply::Ok),
             Request::Begin { .. } if self.in_txn => return out_of_order(self, stream, "BEGIN"),
+            Request::Check if self.in_txn => return out_of_order(self, stream, "CHECK"),
+            Request::Check => self.verdict(stream),
             Request::Begin {
                 read_only,
                 retry,
@@ -511,6 +519,55 @@ impl<P: Protocol> Session<'_, '_, P> {
             }
         }
         self.reply(stream, Reply::Ok)
+    }
+
+    /// Answers `CHECK`: once every other session has ended (its handle is back in the pool), the
+    /// checker's verdict on the histories of every handle, as the runner checks an in-process
+    /// run. Waits at most the session timeout, by which a stalled session has been closed; a
+    /// client still working then keeps its session open, and the answer is `NOT_CHECKABLE`.
+    fn verdict(&mut self, stream: &mut TcpStream) -> std::io::Result<()> {
+        if !self.cfg.record_history {
+            let why = "this server does not record its history: start it with --check";
+            return self.reply_error(stream, ErrorCode::NotCheckable, why);
+        }
+        let others = self.cfg.max_connections - 1;
+        let asked = Instant::now();
+        let mut histories = loop {
+            {
+                let pool = self.pool.lock().unwrap_or_else(|e| e.into_inner());
+                if pool.len() >= others {
+                    let kept = pool.iter().filter_map(|tx| {
+                        let h = tx.committed_history()?;
+                        Some((tx.worker_id(), h.clone()))
+                    });
+                    break kept.collect::<Vec<_>>();
+                }
+            }
+            // Acquire: pairs with the accept loop's Release store.
+            if self.ending.load(Ordering::Acquire) {
+                let why = "the server is stopping";
+                return self.reply_error(stream, ErrorCode::ShuttingDown, why);
+            }
+            if asked.elapsed() >= self.cfg.session_timeout {
+                let why = "other sessions stayed open past the session timeout";
+                return self.reply_error(stream, ErrorCode::NotCheckable, why);
+            }
+            std::thread::sleep(POLL);
+        };
+        if let Some(own) = self.tx.committed_history() {
+            histories.push((self.tx.worker_id(), own.clone()));
+        }
+        // By worker id, as `serve` returns them: the checker names transactions by worker.
+        histories.sort_by_key(|(id, _)| *id);
+        let histories: Vec<_> = histories.into_iter().map(|(_, h)| h).collect();
+        let mut report = crate::check::check(&histories);
+        let mut json = serde_json::to_string(&report).unwrap_or_default();
+        if json.len() + 16 > MAX_FRAME_BYTES {
+            // Only the examples are unbounded in size; the counts always fit.
+            report.examples.clear();
+            json = serde_json::to_string(&report).unwrap_or_default();
+        }
+        self.reply(stream, Reply::Verdict(&json))
     }
 
     /// Answers an error that leaves no transaction open (none was begun).
@@ -726,7 +783,9 @@ impl<P: Protocol> Session<'_, '_, P> {
                 let reserved = self.tx.reserve(TableId(table), RecordId(rid));
                 self.reply(stream, Reply::Flag(reserved))
             }
-            Request::Begin { .. } | Request::Ping => unreachable!("handled before operate"),
+            Request::Begin { .. } | Request::Ping | Request::Check => {
+                unreachable!("handled before operate")
+            }
         }
     }
 
@@ -823,7 +882,7 @@ fn out_of_order<P: Protocol>(
 
 /// Checks a client's handshake against the server's version and token.
 fn check_handshake(hs: &Handshake<'_>, cfg: &ServeConfig) -> Result<(), (ErrorCode, &'static str)> {
-    if hs.version != VERSION {
+    if !(MIN_VERSION..=VERSION).contains(&hs.version) {
         return Err((ErrorCode::Version, "unsupported wire format version"));
     }
     if let Some(token) = &cfg.token {

@@ -14,8 +14,11 @@ use thiserror::Error;
 
 /// The first four bytes a client sends.
 pub const MAGIC: [u8; 4] = *b"TXBN";
-/// The wire format version this build speaks.
-pub const VERSION: u16 = 1;
+/// The wire format version this build speaks. Version 2 added `CHECK` and its `VERDICT` reply,
+/// and the error code `NOT_CHECKABLE`.
+pub const VERSION: u16 = 2;
+/// The oldest client version a server accepts: a version-1 client speaks a subset of version 2.
+pub const MIN_VERSION: u16 = 1;
 /// Longest token accepted in the handshake, bytes.
 pub const MAX_TOKEN_BYTES: usize = 256;
 /// Largest frame, counting opcode and fields: a 64 KiB payload with room to spare, or a scan
@@ -45,6 +48,7 @@ mod op {
     pub const SCAN_FIRST: u8 = 0x0F;
     pub const SCAN_LAST: u8 = 0x10;
     pub const RESERVE: u8 = 0x11;
+    pub const CHECK: u8 = 0x12;
     pub const OK: u8 = 0x80;
     pub const VALUE: u8 = 0x81;
     pub const FLAG: u8 = 0x82;
@@ -52,6 +56,7 @@ mod op {
     pub const ABORTED: u8 = 0x84;
     pub const ERROR: u8 = 0x85;
     pub const HELLO: u8 = 0x86;
+    pub const VERDICT: u8 = 0x87;
 }
 
 /// `BEGIN` flag bits.
@@ -320,6 +325,10 @@ pub enum Request<'a> {
     Abort,
     /// Does nothing: the bare round trip (`txbench ping`). Allowed in or out of a transaction.
     Ping,
+    /// Asks for the serializability checker's verdict on the history the server recorded (a
+    /// server started with `--check`), once no other session is open; outside a transaction
+    /// (reply: `VERDICT`). Since version 2.
+    Check,
 }
 
 /// What a table looks like to a client (the `HELLO` reply).
@@ -352,10 +361,14 @@ pub enum ErrorCode {
     ShuttingDown = 7,
     /// The session was idle past the server's timeout; its transaction is aborted.
     TimedOut = 8,
+    /// `CHECK` cannot be answered: the server does not record its history (it was not started
+    /// with `--check`), or other sessions stayed open past the session timeout. The session goes
+    /// on. Since version 2.
+    NotCheckable = 9,
 }
 
 impl ErrorCode {
-    const ALL: [ErrorCode; 8] = [
+    const ALL: [ErrorCode; 9] = [
         ErrorCode::Malformed,
         ErrorCode::OutOfOrder,
         ErrorCode::BadRequest,
@@ -364,6 +377,7 @@ impl ErrorCode {
         ErrorCode::Busy,
         ErrorCode::ShuttingDown,
         ErrorCode::TimedOut,
+        ErrorCode::NotCheckable,
     ];
 
     fn from_u16(v: u16) -> Option<ErrorCode> {
@@ -386,6 +400,9 @@ pub enum Reply<'a> {
     Rows(Rows<'a>),
     /// The protocol aborted the transaction (the session is outside a transaction again).
     Aborted(Abort),
+    /// The checker's verdict (`CHECK`): the check report as a UTF-8 JSON object, the one
+    /// `txbench run --check --json` prints under `check`.
+    Verdict(&'a str),
     /// The request failed; see [`ErrorCode`] for what follows.
     Error {
         /// What failed.
@@ -625,6 +642,7 @@ impl<'a> Request<'a> {
             Request::Commit => FrameWriter::open(out, op::COMMIT).close(),
             Request::Abort => FrameWriter::open(out, op::ABORT).close(),
             Request::Ping => FrameWriter::open(out, op::PING).close(),
+            Request::Check => FrameWriter::open(out, op::CHECK).close(),
         }
     }
 
@@ -734,6 +752,7 @@ impl<'a> Request<'a> {
             op::COMMIT => Request::Commit,
             op::ABORT => Request::Abort,
             op::PING => Request::Ping,
+            op::CHECK => Request::Check,
             other => return Err(WireError::Opcode(other)),
         };
         f.end()?;
@@ -791,6 +810,11 @@ impl<'a> Reply<'a> {
                 f.u8(why.index() as u8);
                 f.close();
             }
+            Reply::Verdict(json) => {
+                let mut f = FrameWriter::open(out, op::VERDICT);
+                f.u32(json.len() as u32).bytes(json.as_bytes());
+                f.close();
+            }
             Reply::Error { code, message } => {
                 let mut end = message.len().min(1024);
                 while !message.is_char_boundary(end) {
@@ -833,6 +857,11 @@ impl<'a> Reply<'a> {
                     .ok_or(WireError::Field("unknown abort reason"))?;
                 Reply::Aborted(why)
             }
+            op::VERDICT => {
+                let json = std::str::from_utf8(f.counted(1)?)
+                    .map_err(|_| WireError::Field("verdict is not UTF-8"))?;
+                Reply::Verdict(json)
+            }
             op::ERROR => {
                 let code =
                     ErrorCode::from_u16(f.u16()?).ok_or(WireError::Field("unknown error code"))?;
@@ -874,7 +903,7 @@ mod tests {
         data: &'a [u8],
         declared: &'a [u8],
     ) -> Request<'a> {
-        match kind % 17 {
+        match kind % 18 {
             0 => Request::Begin {
                 read_only: a & 1 == 1,
                 retry: a & 2 == 2,
@@ -915,6 +944,7 @@ mod tests {
                 hi: rid.max(a),
             },
             15 => Request::Reserve { table, rid },
+            16 => Request::Check,
             _ => Request::Ping,
         }
     }
@@ -1012,6 +1042,7 @@ mod tests {
             Reply::Flag(true),
             Reply::Rows(Rows { bytes: &rows }),
             Reply::Aborted(Abort::Wounded),
+            Reply::Verdict("{\"cycles\":0}"),
             Reply::Error {
                 code: ErrorCode::Busy,
                 message: "full",

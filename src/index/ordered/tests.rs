@@ -709,6 +709,120 @@ fn writers_and_scanners(stable_below: u64, insert_chance: fn(u64) -> f64) -> Ord
     ix
 }
 
+/// Lookups while whole leaves fill, split, empty and merge around them: stable keys are sparse
+/// (one per 2048 keys, so the leaves between them empty entirely and are merged away), and 3
+/// writers alternate filling and draining the keys between. Every lookup a walk of an index
+/// scan makes must find the stable keys: `first_at_or_after(x)` never answers past the first
+/// stable key at or after `x`, `last_at_or_before` never below the last one in its range, and
+/// forward and reverse scans contain every stable key of their range. (The stress test above
+/// keeps its stable keys where no leaf can empty, so no merge happened near a key it checked.)
+#[test]
+fn lookups_find_stable_keys_while_leaves_merge_around_them() {
+    const SPACE: u64 = 1 << 15;
+    const STABLE_EVERY: u64 = 2048;
+    let ix = OrderedIndex::new();
+    for k in (0..SPACE).step_by(STABLE_EVERY as usize) {
+        ix.insert(k, r(k)).unwrap();
+    }
+    const LAST_STABLE: u64 = SPACE - STABLE_EVERY;
+    let stable_at_or_after = |x: u64| x.div_ceil(STABLE_EVERY) * STABLE_EVERY;
+    let stable_at_or_before = |x: u64| x.min(LAST_STABLE) / STABLE_EVERY * STABLE_EVERY;
+    let stop = AtomicBool::new(false);
+    let deadline = Instant::now() + Duration::from_millis(1_500);
+    let checks = AtomicU64::new(0);
+    std::thread::scope(|s| {
+        let readers: Vec<_> = (0..3u64)
+            .map(|t| {
+                let (ix, stop, checks) = (&ix, &stop, &checks);
+                s.spawn(move || {
+                    let mut rng = FastRng::new(500 + t);
+                    let (mut out, mut obs) = (Vec::new(), Vec::new());
+                    while !stop.load(Ordering::Relaxed) {
+                        let x = rng.below(LAST_STABLE);
+                        let want = stable_at_or_after(x);
+                        let got = ix.first_at_or_after(x).expect("stable keys above").0;
+                        assert!(
+                            (x..=want).contains(&got),
+                            "first_at_or_after({x}) = {got}, past the stable key {want}"
+                        );
+                        let hi = x + rng.below(3 * STABLE_EVERY);
+                        let low_stable = stable_at_or_before(hi);
+                        if low_stable >= x {
+                            let got = ix.last_at_or_before(x..=hi).expect("a stable key in range");
+                            assert!(
+                                (low_stable..=hi).contains(&got.0),
+                                "last_at_or_before({x}..={hi}) = {}, below the stable key {low_stable}",
+                                got.0
+                            );
+                        }
+                        let stable_in_range: Vec<u64> = (stable_at_or_after(x)..=hi.min(LAST_STABLE))
+                            .step_by(STABLE_EVERY as usize)
+                            .collect();
+                        for reverse in [false, true] {
+                            out.clear();
+                            obs.clear();
+                            if reverse {
+                                ix.scan_reverse(x..=hi, None, &mut out, &mut obs);
+                                out.reverse();
+                            } else {
+                                ix.scan(x..=hi, None, &mut out, &mut obs);
+                            }
+                            assert!(out.windows(2).all(|w| w[0].0 < w[1].0), "sorted, distinct");
+                            for k in &stable_in_range {
+                                assert!(
+                                    out.binary_search_by_key(k, |&(k, _)| k).is_ok(),
+                                    "scan (reverse: {reverse}) of {x}..={hi} missed stable key {k}"
+                                );
+                            }
+                        }
+                        // Relaxed: a count read after the join.
+                        checks.fetch_add(1, Ordering::Relaxed);
+                    }
+                })
+            })
+            .collect();
+        let writers: Vec<_> = (1..4u64)
+            .map(|w| {
+                let ix = &ix;
+                s.spawn(move || {
+                    let mut rng = FastRng::new(600 + w);
+                    let mut round = 0u64;
+                    while Instant::now() < deadline {
+                        // Fill and drain phases, so leaves empty and merge.
+                        let p = if round % 8 < 4 { 0.9 } else { 0.05 };
+                        round += 1;
+                        for _ in 0..256 {
+                            // Residue w (1..=3) mod 4: never a stable key's.
+                            let k = rng.below(SPACE / 4) * 4 + w;
+                            if rng.chance(p) {
+                                let _ = ix.insert(k, r(k));
+                            } else {
+                                ix.remove(k);
+                            }
+                        }
+                    }
+                })
+            })
+            .collect();
+        for h in writers {
+            h.join().unwrap();
+        }
+        stop.store(true, Ordering::Relaxed);
+        for h in readers {
+            h.join().unwrap();
+        }
+    });
+    ix.check_structure();
+    eprintln!(
+        "{} checks; {} live of {} leaves",
+        checks.load(Ordering::Relaxed),
+        ix.live_leaf_count(),
+        ix.leaf_count()
+    );
+    assert!(checks.load(Ordering::Relaxed) > 0);
+    assert!(ix.live_leaf_count() < ix.leaf_count(), "leaves merged");
+}
+
 /// The directory under load: 3 writers insert fresh keys (each its own residue mod 4, in a
 /// scrambled order, so leaves split in the middle and at the end, directory nodes split and the
 /// root grows) while 3 readers look keys up and 2 scan and walk. Each writer publishes how many
