@@ -7,6 +7,7 @@
 use clap::Parser;
 use std::io::Write;
 use std::process::ExitCode;
+use txbench::config::describe_run;
 use txbench::config::lists::{LIST_FLAGS, ListPoint, expand_lists};
 use txbench::config::{Cli, Command, Format, PRESETS, RunArgs, RunConfig, WORKLOADS};
 use txbench::exec::interactive::commands::{ping_command, serve_command};
@@ -18,8 +19,8 @@ use txbench::metrics::measured_time::short_measurements;
 use txbench::metrics::output::{Output, OutputError};
 use txbench::metrics::report::render_version_table;
 use txbench::metrics::report::{
-    describe_run, leaders, medians, point_label, render_protocol_stats, render_table_with,
-    render_type_table, short_number, write_csv,
+    leaders, medians, point_label, render_protocol_stats, render_table_with, render_type_table,
+    short_number, write_csv,
 };
 use txbench::protocol::ProtocolKind;
 use txbench::recovery::recover_command;

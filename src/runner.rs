@@ -338,8 +338,7 @@ pub fn run_named<P: Protocol, W: Workload>(
     drop(protocol);
     let mut report = RunReport::build_named(
         label,
-        cfg,
-        workload,
+        &cfg.report_context(workload),
         &outcome.workers,
         outcome.measured,
         check,
@@ -521,8 +520,7 @@ fn run_connected<W: Workload>(
     };
     let mut report = RunReport::build_named(
         &ProtocolLabel::for_run(kind, &cfg.options),
-        cfg,
-        workload,
+        &cfg.report_context(workload),
         &outcome.exec.workers,
         outcome.exec.measured,
         check,

@@ -49,12 +49,10 @@
 //!   (installs racing within one commit is what `tests/anomalies.rs` provokes).
 //! * Not applicable: DecentSched and the batch protocols (Aria, Calvin, BOHM) are not served
 //!   interactively (their epochs or batches wait for every worker, which an idle client would
-//!   stall: `txbench serve` refuses them). 2PL with early release (`twopl_er`) cannot run G1a, G1b, OTV and PMP, as
-//!   `tests/anomalies.rs` finds for G1a and G1b: its writer aborts by its own logic after
-//!   writing (G1a), or a transaction touches a record again after its lock was released early
-//!   (G1b writes x twice, OTV's T3 reads x and y twice, PMP's T1 scans twice). The protocol
-//!   asserts on the second access, which panics the server (a server-robustness gap noted in
-//!   docs/TESTING.md).
+//!   stall: `txbench serve` refuses them), nor is 2PL with early release (`twopl_er`): it installs each write in place at once,
+//!   so a client's abort or disconnect after a write could not be undone (the protocol panics on
+//!   such an abort, and on a record touched again after its early release, which G1b, OTV and
+//!   PMP do: a client could crash the server; `ProtocolKind::not_served_because`).
 //!
 //! Deterministic protocols get each transaction's declared access set at `BEGIN`, computed from
 //! its steps (a scan declares the range's slots and the fence after it; an insert declares its
@@ -234,10 +232,7 @@ enum Expect {
 }
 
 const NOT_SERVED: &str = "not served interactively: its epochs or batches wait for every worker, so one idle client stalls all";
-const EARLY_RELEASE_USER_ABORT: &str =
-    "2PL with early release refuses programs that abort by their own logic after writing";
-const EARLY_RELEASE_TWICE: &str =
-    "2PL with early release refuses programs that touch a record after its last declared use";
+const EARLY_RELEASE_NOT_SERVED: &str = "not served interactively: 2PL with early release installs writes in place at once, so a client's abort or disconnect after a write could not be undone";
 
 /// What `kind` must show on `case`.
 fn expected(kind: ProtocolKind, case: Case) -> Expect {
@@ -246,10 +241,7 @@ fn expected(kind: ProtocolKind, case: Case) -> Expect {
         (k, _) if k == ProtocolKind::DecentSched || k.runs_in_batches() => {
             Expect::NotApplicable(NOT_SERVED)
         }
-        (ProtocolKind::TwoPlEr, Case::G1a) => Expect::NotApplicable(EARLY_RELEASE_USER_ABORT),
-        (ProtocolKind::TwoPlEr, Case::G1b | Case::Otv | Case::Pmp) => {
-            Expect::NotApplicable(EARLY_RELEASE_TWICE)
-        }
+        (ProtocolKind::TwoPlEr, _) => Expect::NotApplicable(EARLY_RELEASE_NOT_SERVED),
         (ProtocolKind::Nocc, Case::G0 | Case::G1a | Case::G1b | Case::G1c) => Expect::NotProvokable,
         (ProtocolKind::Nocc, _) => Expect::Shows,
         (ProtocolKind::Si, Case::G2Item | Case::G2) => Expect::Shows,

@@ -126,7 +126,7 @@ impl CheckReport {
     }
 
     /// Adds the outcome of a workload's consistency check.
-    pub fn add_consistency(&mut self, c: crate::workload::tpcc::ConsistencyReport) {
+    pub fn add_consistency(&mut self, c: super::ConsistencyReport) {
         self.conditions_checked = Some(c.conditions_checked);
         self.consistency_violations = Some(c.consistency_violations);
         self.examples.extend(c.examples);

@@ -139,20 +139,18 @@ impl RunArgs {
             ));
         }
         if matches!(mode, Interactive::Loopback { .. }) {
-            // Not served (as `txbench serve` refuses them): DecentSched's workers meet at an
-            // epoch barrier and the batch protocols' batches wait for their members, which an
-            // idle session would hold up.
-            let unserved =
-                |p: &ProtocolKind| *p == ProtocolKind::DecentSched || p.runs_in_batches();
+            // Not served (as `txbench serve` refuses them: `ProtocolKind::not_served_because`).
+            let unserved = |p: &ProtocolKind| p.not_served_because().is_some();
             if self.protocol.trim().eq_ignore_ascii_case("all") {
                 protocols.retain(|p| !unserved(p));
             } else if protocols.iter().any(unserved) {
                 return Err(out_of_range(
                     "protocol",
                     &self.protocol,
-                    "any protocol but decentsched and the batch protocols (aria, calvin, bohm) with \
-                     --interactive (an epoch barrier, batches: an idle session would hold up \
-                     the others)",
+                    "any protocol but decentsched, twopl_er and the batch protocols (aria, \
+                     calvin, bohm) with --interactive (an epoch barrier, batches: an idle session \
+                     would hold up the others; twopl_er's in-place writes cannot be undone on \
+                     a client's abort)",
                 ));
             }
         }

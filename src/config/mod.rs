@@ -4,20 +4,22 @@
 //! [`ConfigError`] naming the parameter, the value given and the allowed range. Nothing past this
 //! point panics on user input.
 //!
-//! Files: `cli.rs` (the clap flags), `presets.rs` (workload presets and names), `validate.rs`
-//! (flags to [`RunConfig`], every range check), `tpcc.rs` (the TPC-C flags' checks, called from
-//! `validate.rs`), `memory/` (the run's memory estimate against what the process may use now),
+//! Files: `cli.rs` (the clap flags), `presets.rs` (workload presets and names), `validate/`
+//! (flags to [`RunConfig`], every range check, one file per area), `tpcc.rs` (the TPC-C flags' checks, called from
+//! `validate/`), `memory/` (the run's memory estimate against what the process may use now),
 //! `exec.rs` (the executor's options, [`ExecConfig`]: here rather than in `exec` so that
 //! configuration never imports the executor), this file (the validated configuration and its
 //! error type).
 
 mod cli;
+mod describe;
 mod exec;
 mod experiment_cli;
 mod interactive;
 pub mod lists;
 pub mod memory;
 mod presets;
+mod report_record;
 mod serve_cli;
 mod tpcc;
 mod unused;
@@ -28,6 +30,7 @@ pub use cli::{
     CSchedHelpArg, Cli, Command, ExecutorArg, KeyDistArg, LockWaitArg, LogSyncArg, MoccLockArg,
     MoccTemperatureArg, PlorPriorityArg, RecoverArgs, RunArgs,
 };
+pub use describe::describe_run;
 pub use exec::{ArrivalProcess, ExecConfig, Executor, OpenLoop};
 pub use experiment_cli::{CompareArgs, MergeArgs, PlotArgs, ReportArgs, SweepArgs};
 pub use interactive::Interactive;

@@ -208,12 +208,14 @@ impl ServeArgs {
                 "one protocol name (a server runs one protocol)",
             ));
         }
-        if run.protocols[0] == crate::protocol::ProtocolKind::DecentSched {
+        // The reasons: `ProtocolKind::not_served_because`.
+        if run.protocols[0].not_served_because().is_some() {
             return Err(out_of_range(
                 "protocol",
                 &self.run.protocol,
-                "any protocol but decentsched (its workers meet at an epoch barrier, which an \
-                 idle session would hold up)",
+                "a protocol that can serve sessions: not decentsched (its epoch barrier), the \
+                 batch protocols aria and calvin (a batch waits for every member), or twopl_er \
+                 (its in-place writes cannot be undone on a client's abort or disconnect)",
             ));
         }
         let config = ServeConfig {
@@ -300,6 +302,8 @@ mod tests {
             &["--duration", "-1"],
             &["-p", "all"],
             &["-p", "decentsched"],
+            &["-p", "twopl_er"],
+            &["-p", "aria"],
         ] {
             let got = validate(bad);
             assert!(

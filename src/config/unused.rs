@@ -1,7 +1,7 @@
 //! Flags that were given but have no effect on the run: a protocol option when that protocol is
 //! not selected, or a workload flag another flag overrides. They are warned about (the run is
 //! still valid), never silently ignored. Flags of another workload are rejected outright in
-//! `validate.rs`.
+//! `validate/workload.rs`.
 
 use super::RunConfig;
 use super::cli::{

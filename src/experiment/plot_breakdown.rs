@@ -7,9 +7,10 @@
 //! Both read what every results row carries (`latency_cdf_us`, `phase_share`); rows from before
 //! the distribution was recorded have none, and their distribution figure is left out.
 
-use super::plot::{
-    AxisSpec, FAMILY, LegendLayout, PlotError, SIZE, Series, colour, draw, file_stem, spans_decades,
-};
+use super::plot::{PlotError, Series, file_stem};
+use super::plot_axis::{AxisSpec, spans_decades};
+use super::plot_draw::{DrawResult, create_figure_file, draw, draw_error};
+use super::plot_style::{FAMILY, LegendLayout, SIZE, colour};
 use super::results::ResultRow;
 use super::summary::Spread;
 use plotters::coord::Shift;
@@ -171,16 +172,8 @@ fn phase_bars(point: &PointRows<'_>) -> Vec<PhaseBar> {
 /// Draws the stacked horizontal bars to `path` (PNG or SVG by extension). The figure grows
 /// taller with the number of bars so that each keeps a legible height.
 fn draw_phases(path: &Path, caption: &str, bars: &[PhaseBar]) -> Result<(), PlotError> {
-    let fail = |e: &dyn std::fmt::Display| PlotError::Draw {
-        path: path.display().to_string(),
-        message: e.to_string(),
-    };
-    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-        std::fs::create_dir_all(dir).map_err(|e| fail(&e))?;
-    }
-    // Created here first, so that a file that cannot be written is reported as the system
-    // words it (the drawing backend's errors are debug dumps).
-    std::fs::File::create(path).map_err(|e| fail(&e))?;
+    let fail = |e: &dyn std::fmt::Display| draw_error(path, e);
+    create_figure_file(path)?;
     let height = SIZE.1.max(160 + 26 * bars.len() as u32);
     if path.extension().is_some_and(|e| e == "svg") {
         let root = SVGBackend::new(path, (SIZE.0, height)).into_drawing_area();
@@ -193,8 +186,6 @@ fn draw_phases(path: &Path, caption: &str, bars: &[PhaseBar]) -> Result<(), Plot
     }
     Ok(())
 }
-
-type DrawResult<DB> = Result<(), DrawingAreaErrorKind<<DB as DrawingBackend>::ErrorType>>;
 
 fn draw_phases_on<DB: DrawingBackend>(
     root: &DrawingArea<DB, Shift>,

@@ -12,7 +12,9 @@
 //! without samples (single-version protocols for versions, rows from before the samples were
 //! recorded) add no line; an experiment none of whose rows has samples gets no figure.
 
-use super::plot::{AxisSpec, PlotError, Series, draw, file_stem};
+use super::plot::{PlotError, Series, file_stem};
+use super::plot_axis::AxisSpec;
+use super::plot_draw::draw;
 use super::results::ResultRow;
 use super::summary::Spread;
 use std::path::{Path, PathBuf};

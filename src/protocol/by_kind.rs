@@ -164,6 +164,34 @@ impl ProtocolKind {
         self.visit(&ProtocolOptions::default(), Declares)
     }
 
+    /// Why the protocol cannot serve interactive sessions (`txbench serve`, `run --interactive`),
+    /// or `None` when it can. A session's worker is idle whenever its client thinks, and its
+    /// client may abort or vanish at any request:
+    ///
+    /// - DecentSched's workers meet at an epoch barrier, and a batch protocol's batch waits for
+    ///   every member: one idle client would stall all the others;
+    /// - 2PL with early release installs each write in place at once, so an abort after a write
+    ///   (the client's, or the server's when the client disconnects or times out) could not be
+    ///   undone: the protocol refuses such aborts (it panics), which a client must not be able
+    ///   to cause.
+    pub fn not_served_because(self) -> Option<&'static str> {
+        match self {
+            ProtocolKind::DecentSched => Some(
+                "its workers meet at an epoch barrier, which an idle session would hold up for \
+                 everyone",
+            ),
+            ProtocolKind::TwoPlEr => Some(
+                "it installs writes in place at once, so a client's abort or disconnect after a \
+                 write could not be undone",
+            ),
+            k if k.runs_in_batches() => Some(
+                "it runs transactions in batches, and a batch waits for every member, so one \
+                 idle client would stall all of them",
+            ),
+            _ => None,
+        }
+    }
+
     /// Whether the protocol runs transactions in batches ([`RunHooks::RUNS_IN_BATCHES`](
     /// super::parts::RunHooks::RUNS_IN_BATCHES)), each waiting for every member of its batch.
     pub fn runs_in_batches(self) -> bool {

@@ -74,18 +74,7 @@ impl Default for LongScanConfig {
 impl LongScanConfig {
     /// The two tables: `hot` (table 0) and `large` (table 1), both of `payload`-byte records.
     pub fn tables(&self) -> Vec<TableSpec> {
-        vec![
-            TableSpec {
-                name: "hot".into(),
-                records: self.hot_records,
-                payload_bytes: self.payload,
-            },
-            TableSpec {
-                name: "large".into(),
-                records: self.records,
-                payload_bytes: self.payload,
-            },
-        ]
+        super::hot_and_large::hot_and_large("hot", self.hot_records, self.records, self.payload)
     }
 }
 

@@ -7,6 +7,7 @@
 //! writes shared rows directly for every protocol).
 
 pub mod distinct_keys;
+mod hot_and_large;
 pub mod key_index;
 pub mod long_scan;
 pub mod shifting;

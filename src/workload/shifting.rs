@@ -73,18 +73,7 @@ impl Default for ShiftingConfig {
 impl ShiftingConfig {
     /// The two tables: `small` (table 0) and `large` (table 1), both of `payload`-byte records.
     pub fn tables(&self) -> Vec<TableSpec> {
-        vec![
-            TableSpec {
-                name: "small".into(),
-                records: self.hot_records,
-                payload_bytes: self.payload,
-            },
-            TableSpec {
-                name: "large".into(),
-                records: self.records,
-                payload_bytes: self.payload,
-            },
-        ]
+        super::hot_and_large::hot_and_large("small", self.hot_records, self.records, self.payload)
     }
 }
 

@@ -47,11 +47,15 @@ pub fn serve_command(
             return Ok(2);
         }
     };
-    // Refused before listening: a batch protocol would stall every session on one idle client.
-    if let Some(&kind) = run.protocols.first().filter(|k| k.runs_in_batches()) {
+    // Refused before listening (`ProtocolKind::not_served_because`).
+    if let Some((&kind, why)) = run
+        .protocols
+        .first()
+        .and_then(|k| Some((k, k.not_served_because()?)))
+    {
         note(format_args!(
             "error: {}",
-            super::launch::ServeError::Batched(kind)
+            super::launch::ServeError::NotServed(kind, why)
         ));
         return Ok(2);
     }
@@ -118,16 +122,11 @@ pub fn serve_command(
         }
         Err(e) => {
             note(format_args!("error: {e}"));
-            Ok(
-                if matches!(
-                    e,
-                    super::launch::ServeError::Declared(_) | super::launch::ServeError::Batched(_)
-                ) {
-                    2
-                } else {
-                    1
-                },
-            )
+            Ok(if matches!(e, super::launch::ServeError::NotServed(..)) {
+                2
+            } else {
+                1
+            })
         }
     }
 }

@@ -25,18 +25,10 @@ pub enum ServeError {
     /// The listening socket failed.
     #[error("listening socket: {0}")]
     Socket(#[from] std::io::Error),
-    /// The protocol cannot be served: its workers wait for one another (DecentSched's epoch
-    /// barrier), and a session's worker is idle whenever its client is.
-    #[error(
-        "protocol {0} is not served interactively: its workers meet at an epoch barrier, which an idle session would hold up for everyone"
-    )]
-    Declared(ProtocolKind),
-    /// The protocol runs in batches, which wait for every member: a session's member would hold
-    /// its whole batch while its client thinks, or for the session timeout when it went away.
-    #[error(
-        "protocol {0} is not served interactively: it runs transactions in batches, and a batch waits for every member, so one idle client would stall all of them"
-    )]
-    Batched(ProtocolKind),
+    /// The protocol cannot serve sessions, for the reason given
+    /// ([`ProtocolKind::not_served_because`]).
+    #[error("protocol {0} is not served interactively: {1}")]
+    NotServed(ProtocolKind, &'static str),
 }
 
 /// Serves `run`'s workload under its (single) protocol on `listener` until `stop` or the
@@ -73,12 +65,8 @@ struct Launch<'a> {
 impl Launch<'_> {
     /// Serves `w` under the protocol type [`ProtocolKind::visit`] names for `kind`.
     fn protocol<W: Workload>(self, kind: ProtocolKind, w: &W) -> Result<ServeSummary, ServeError> {
-        // DecentSched's epochs and the batch protocols' batches wait for every worker of the run, which a
-        // session's idle client cannot promise.
-        match kind {
-            ProtocolKind::DecentSched => return Err(ServeError::Declared(kind)),
-            k if k.runs_in_batches() => return Err(ServeError::Batched(kind)),
-            _ => {}
+        if let Some(why) = kind.not_served_because() {
+            return Err(ServeError::NotServed(kind, why));
         }
         let options = &self.run.options;
         kind.visit(options, Serve { go: self, w })

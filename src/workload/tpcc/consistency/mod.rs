@@ -71,10 +71,10 @@ mod history;
 use super::rows::{District, Row, Warehouse};
 use super::schema::{DISTRICT, DISTRICTS_PER_WAREHOUSE, WAREHOUSE};
 use super::{TpccConfig, TpccLayout};
+pub use crate::check::ConsistencyReport;
 use crate::storage::{Database, RecordId, TableId, is_vacant};
 use district::DistrictScan;
 use history::Payments;
-use serde::Serialize;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 /// Conditions evaluated by [`check_consistency`]: 3.3.2.1 through 3.3.2.12 (11 in the form the
@@ -83,28 +83,6 @@ pub const CONDITIONS_CHECKED: u32 = 12;
 
 /// Most violation descriptions a report keeps.
 pub const MAX_EXAMPLES: usize = 10;
-
-/// Outcome of the consistency checks.
-#[derive(Debug, Clone, Default, PartialEq, Serialize)]
-pub struct ConsistencyReport {
-    /// How many distinct conditions were evaluated ([`CONDITIONS_CHECKED`]).
-    pub conditions_checked: u32,
-    /// Violations found; each failing instance counts once (a warehouse for conditions 1 and 8,
-    /// a district for 2-4, 9 and 11, an order for 5-6, an order line for 7, a customer for 10
-    /// and 12, and a HISTORY row or order naming no district or customer for 9 or 10).
-    pub consistency_violations: u64,
-    /// Descriptions of the first [`MAX_EXAMPLES`] violations, warehouses first, then districts
-    /// in id order ("condition 2, warehouse 1 district 3: D_NEXT_O_ID - 1 = 3004 but
-    /// max(O_ID) = 3005").
-    pub examples: Vec<String>,
-}
-
-impl ConsistencyReport {
-    /// Whether every condition held.
-    pub fn is_consistent(&self) -> bool {
-        self.consistency_violations == 0
-    }
-}
 
 /// Checks conditions 3.3.2.1-12 (module docs) on `db`, which was created from `config` and is
 /// quiescent. Panics when `db` is not shaped like `config` (a caller bug).

@@ -1,0 +1,257 @@
+//! The executor (`--executor`, `--queue`), its open-loop arrivals (`--rate`, `--arrival`) and
+//! the durability log (`--log` and its settings).
+
+use super::out_of_range;
+use crate::config::cli::{ArrivalArg, LogSyncArg, RunArgs};
+use crate::config::{
+    ArrivalProcess, ConfigError, Executor, ExecutorArg, MAX_QUEUE, MAX_WORKERS, OpenLoop,
+};
+use crate::protocol::ProtocolKind;
+
+use std::time::Duration;
+
+/// Largest `--rate` accepted, transactions per second (a gap of a nanosecond).
+const MAX_RATE_TPS: f64 = 1e9;
+
+impl RunArgs {
+    /// `--log`, `--log-sync`, `--log-group-us`, `--log-acks`: the log's settings, after
+    /// checking that the directory can take a new log and that the run can be logged (one
+    /// protocol, one repetition, the thread executor).
+    pub(super) fn log_settings(
+        &self,
+        protocols: &[ProtocolKind],
+        executor: Executor,
+    ) -> Result<Option<crate::log::LogSettings>, ConfigError> {
+        use crate::log::{DEFAULT_GROUP_US, LogSettings, LogSync};
+        let Some(dir) = &self.log else {
+            for (given, param) in [
+                (self.log_sync.is_some(), "log-sync"),
+                (self.log_group_us.is_some(), "log-group-us"),
+                (self.log_acks.is_some(), "log-acks"),
+            ] {
+                if given {
+                    return Err(ConfigError::NeedsFlag {
+                        param,
+                        needs: "log",
+                    });
+                }
+            }
+            return Ok(None);
+        };
+        let group_us = self.log_group_us.unwrap_or(DEFAULT_GROUP_US);
+        if !(100..=1_000_000).contains(&group_us) {
+            return Err(out_of_range(
+                "log-group-us",
+                group_us,
+                "100 <= microseconds <= 1000000",
+            ));
+        }
+        if protocols.len() != 1 || self.repeat != 1 {
+            return Err(ConfigError::Log(format!(
+                "a log holds one run: give one --protocol (not {}) and --repeat 1",
+                self.protocol
+            )));
+        }
+        if executor != Executor::Thread {
+            return Err(ConfigError::Log(
+                "logging runs with --executor thread only (the coroutine executor cannot yet \
+                 wait for durability without blocking its thread's other transactions)"
+                    .to_string(),
+            ));
+        }
+        crate::log::files::check_log_dir(dir).map_err(|e| ConfigError::Log(e.to_string()))?;
+        if let Some(acks) = &self.log_acks
+            && !acks.is_dir()
+        {
+            return Err(ConfigError::Log(format!(
+                "--log-acks {} is not an existing directory",
+                acks.display()
+            )));
+        }
+        Ok(Some(LogSettings {
+            dir: dir.clone(),
+            sync: match self.log_sync {
+                None | Some(LogSyncArg::Group) => LogSync::Group,
+                Some(LogSyncArg::Txn) => LogSync::Txn,
+                Some(LogSyncArg::None) => LogSync::None,
+            },
+            group: Duration::from_micros(group_us),
+            acks: self.log_acks.clone(),
+            run_args: Vec::new(),
+        }))
+    }
+
+    /// `--rate` and `--arrival`: a positive, finite rate; the arrival process only with a rate;
+    /// the thread executor only (the coroutine executor has no arrival clock).
+    pub(super) fn open_loop(&self, executor: Executor) -> Result<Option<OpenLoop>, ConfigError> {
+        let Some(rate) = self.rate else {
+            if self.arrival.is_some() {
+                return Err(ConfigError::NeedsFlag {
+                    param: "arrival",
+                    needs: "rate",
+                });
+            }
+            return Ok(None);
+        };
+        if !(rate.is_finite() && rate > 0.0 && rate <= MAX_RATE_TPS) {
+            return Err(out_of_range(
+                "rate",
+                rate,
+                format!("0 < rate <= {MAX_RATE_TPS:e} transactions per second"),
+            ));
+        }
+        if matches!(executor, Executor::Coro { .. }) {
+            return Err(out_of_range(
+                "executor",
+                "coro",
+                "thread with --rate (the coroutine executor has no open-loop arrivals yet)",
+            ));
+        }
+        let arrival = match self.arrival {
+            None | Some(ArrivalArg::Poisson) => ArrivalProcess::Poisson,
+            Some(ArrivalArg::Uniform) => ArrivalProcess::Uniform,
+        };
+        Ok(Some(OpenLoop {
+            rate_tps: rate,
+            arrival,
+        }))
+    }
+
+    /// `--executor` and `--queue`: Q in range, only with the coroutine executor, and threads x Q
+    /// within [`MAX_WORKERS`].
+    pub(super) fn executor(&self, threads: usize) -> Result<Executor, ConfigError> {
+        match self.executor {
+            ExecutorArg::Thread => {
+                if self.queue.is_some() {
+                    return Err(ConfigError::NeedsFlag {
+                        param: "queue",
+                        needs: "executor coro",
+                    });
+                }
+                Ok(Executor::Thread)
+            }
+            ExecutorArg::Coro => {
+                let queue = self.queue.unwrap_or(1);
+                if queue == 0 || queue > MAX_QUEUE {
+                    return Err(out_of_range(
+                        "queue",
+                        queue,
+                        format!("1 <= queue <= {MAX_QUEUE}"),
+                    ));
+                }
+                if threads * queue > MAX_WORKERS {
+                    return Err(out_of_range(
+                        "queue",
+                        queue,
+                        format!(
+                            "1 <= threads x queue <= {MAX_WORKERS} (in-flight transactions; \
+                             threads {threads})"
+                        ),
+                    ));
+                }
+                Ok(Executor::Coro { queue })
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::test_args::*;
+    use super::*;
+
+    #[test]
+    fn rate_and_arrival_are_validated() {
+        let c = args(&["--rate", "2500", "--arrival", "uniform"]).unwrap();
+        assert_eq!(
+            c.open_loop,
+            Some(OpenLoop {
+                rate_tps: 2500.0,
+                arrival: ArrivalProcess::Uniform
+            })
+        );
+        let c = args(&["--rate", "10"]).unwrap();
+        assert_eq!(c.open_loop.unwrap().arrival, ArrivalProcess::Poisson);
+        assert_eq!(args(&[]).unwrap().open_loop, None);
+        let cases: &[(&[&str], &str)] = &[
+            (&["--rate", "0"], "invalid value '0' for --rate"),
+            (&["--rate", "-5"], "--rate"),
+            (&["--rate", "inf"], "--rate"),
+            (&["--rate", "NaN"], "--rate"),
+            (&["--rate", "2e9"], "0 < rate <= 1e9"),
+            (
+                &["--arrival", "poisson"],
+                "--arrival applies only with --rate",
+            ),
+            (
+                &["--rate", "100", "--executor", "coro"],
+                "thread with --rate",
+            ),
+        ];
+        for (flags, want) in cases {
+            let err = args(flags).expect_err("must be rejected").to_string();
+            assert!(err.contains(want), "{flags:?}: {err}");
+        }
+    }
+
+    #[test]
+    fn executor_and_queue_are_validated() {
+        let c = args(&[
+            "--executor",
+            "coro",
+            "--queue",
+            "4",
+            "-t",
+            "2",
+            "-p",
+            "silo",
+        ])
+        .unwrap();
+        assert_eq!(c.executor, Executor::Coro { queue: 4 });
+        assert_eq!(
+            c.options.threads, 8,
+            "every in-flight transaction is a worker"
+        );
+        assert_eq!(c.exec.threads, 2);
+        let deterministic = args(&[
+            "--executor",
+            "coro",
+            "-p",
+            "decentsched,ord_lock,calvin,c_sched",
+        ])
+        .expect("the coroutine slots declare and schedule");
+        assert_eq!(deterministic.protocols.len(), 4);
+        assert_eq!(args(&[]).unwrap().executor, Executor::Thread);
+        let cases: &[(&[&str], &str)] = &[
+            (
+                &["--queue", "2"],
+                "--queue applies only with --executor coro",
+            ),
+            (
+                &["--executor", "coro", "--queue", "0"],
+                "1 <= queue <= 1024",
+            ),
+            (
+                &["--executor", "coro", "-t", "2", "--queue", "1024"],
+                "1 <= threads x queue <= 1024",
+            ),
+            (
+                &[
+                    "--executor",
+                    "coro",
+                    "-p",
+                    "wound_wait",
+                    "-t",
+                    "2",
+                    "--queue",
+                    "513",
+                ],
+                "invalid value '513' for --queue: allowed 1 <= threads x queue <= 1024",
+            ),
+        ];
+        for (flags, msg) in cases {
+            let err = args(flags).expect_err("must be rejected").to_string();
+            assert!(err.contains(msg), "{flags:?}: {err}");
+        }
+    }
+}
