@@ -73,6 +73,7 @@ use txbench::check::history::{OpKind, WorkerHistory};
 use txbench::check::{CheckReport, check};
 use txbench::exec::{ExecConfig, run_coro, run_threads};
 use txbench::protocol::aria::Aria;
+use txbench::protocol::bohm::Bohm;
 use txbench::protocol::c_sched::CSched;
 use txbench::protocol::calvin::Calvin;
 use txbench::protocol::calvin_ticket::CalvinTicket;
@@ -274,6 +275,7 @@ const PROTOCOLS: &[ProtocolRow] = &[
         let o = opts(e);
         s.observe(Calvin::new(&o.batch, o.calvin), e)
     }),
+    serializable("bohm", |s, e| s.observe(Bohm::new(&opts(e)), e)),
     serializable("calvin_no_wait", |s, e| {
         let mut o = opts(e);
         o.calvin.no_wait = true;

@@ -286,7 +286,10 @@ fn hundreds_of_coroutines_every_protocol_checked() {
 /// The protocols that schedule from declared access sets, DecentSched also with opportunistic
 /// execution.
 const DETERMINISTIC_RUNS: &[&[&str]] = &[
-    &["-p", "decentsched,ord_lock,calvin,calvin_ticket,c_sched"],
+    &[
+        "-p",
+        "decentsched,ord_lock,calvin,calvin_ticket,c_sched,bohm",
+    ],
     &["-p", "decentsched", "--ds-opportunistic"],
 ];
 
@@ -318,7 +321,7 @@ fn deterministic_checked(common: &[&str]) -> Vec<serde_json::Value> {
             .unwrap_or_default();
         assert!(findings.is_empty(), "{name}: {findings:?}");
     }
-    assert_eq!(reports.len(), 6);
+    assert_eq!(reports.len(), 7);
     reports
 }
 

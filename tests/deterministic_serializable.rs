@@ -9,6 +9,7 @@ use common::{checked_db, checked_exec, contended_ycsb, run_checked};
 use txbench::check::check;
 use txbench::exec::run_threads;
 use txbench::protocol::batch::BatchOptions;
+use txbench::protocol::bohm::Bohm;
 use txbench::protocol::c_sched::{CSched, CSchedOptions, SchedulerHelp};
 use txbench::protocol::calvin::{Calvin, CalvinOptions};
 use txbench::protocol::calvin_ticket::CalvinTicket;
@@ -130,6 +131,17 @@ fn calvin_ticket_is_serializable_and_abort_free() {
 fn calvin_is_serializable_and_abort_free() {
     check_deterministic("calvin", || {
         Calvin::new(&BatchOptions::default(), CalvinOptions::default())
+    });
+}
+
+/// BOHM: multi-version, no aborts at all.
+#[test]
+fn bohm_is_serializable_and_abort_free() {
+    check_deterministic("bohm", || {
+        Bohm::new(&ProtocolOptions {
+            threads: 8,
+            ..ProtocolOptions::default()
+        })
     });
 }
 

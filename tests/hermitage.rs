@@ -47,9 +47,9 @@
 //!   provokable: like every protocol here NoCC buffers its writes and installs them at commit, so
 //!   no read sees an uncommitted write, and in G0 the two commits happen one after the other
 //!   (installs racing within one commit is what `tests/anomalies.rs` provokes).
-//! * Not applicable: DecentSched, Aria and Calvin are not served interactively (their epochs or
-//!   batches wait for every worker, which an idle client would stall: `txbench serve` refuses
-//!   them), nor is 2PL with early release (`twopl_er`): it installs each write in place at once,
+//! * Not applicable: DecentSched and the batch protocols (Aria, Calvin, BOHM) are not served
+//!   interactively (their epochs or batches wait for every worker, which an idle client would
+//!   stall: `txbench serve` refuses them), nor is 2PL with early release (`twopl_er`): it installs each write in place at once,
 //!   so a client's abort or disconnect after a write could not be undone (the protocol panics on
 //!   such an abort, and on a record touched again after its early release, which G1b, OTV and
 //!   PMP do: a client could crash the server; `ProtocolKind::not_served_because`).
@@ -237,7 +237,8 @@ const EARLY_RELEASE_NOT_SERVED: &str = "not served interactively: 2PL with early
 /// What `kind` must show on `case`.
 fn expected(kind: ProtocolKind, case: Case) -> Expect {
     match (kind, case) {
-        (ProtocolKind::DecentSched | ProtocolKind::Aria | ProtocolKind::Calvin, _) => {
+        // The batch protocols (Aria, Calvin, BOHM) as the server tells them apart.
+        (k, _) if k == ProtocolKind::DecentSched || k.runs_in_batches() => {
             Expect::NotApplicable(NOT_SERVED)
         }
         (ProtocolKind::TwoPlEr, _) => Expect::NotApplicable(EARLY_RELEASE_NOT_SERVED),

@@ -16,6 +16,7 @@ use std::time::Duration;
 use txbench::check::{CheckReport, check};
 use txbench::exec::{ExecConfig, run_threads};
 use txbench::protocol::aria::Aria;
+use txbench::protocol::bohm::Bohm;
 use txbench::protocol::c_sched::CSched;
 use txbench::protocol::calvin::Calvin;
 use txbench::protocol::calvin_ticket::CalvinTicket;
@@ -219,6 +220,13 @@ fn decentsched_opportunistic_keeps_tpcc_np_consistent() {
 fn c_sched_and_calvin_ticket_keep_tpcc_np_consistent() {
     assert_np_consistent("c_sched", CSched::new);
     assert_np_consistent("calvin_ticket", |_| CalvinTicket::new());
+}
+
+/// BOHM: NP (declared sets; the inserted rows are covered by the district write), consistent,
+/// New-Order's rollbacks included (their placeholders become copies of the versions before).
+#[test]
+fn bohm_keeps_tpcc_np_consistent() {
+    assert_np_consistent("bohm", Bohm::new);
 }
 
 /// Batched Calvin, waiting and no-wait: NP (declared sets), consistent.

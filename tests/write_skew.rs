@@ -5,6 +5,7 @@ mod common;
 
 use common::checked_exec;
 use txbench::exec::{run_coro, run_threads};
+use txbench::protocol::bohm::Bohm;
 use txbench::protocol::c_sched::CSched;
 use txbench::protocol::calvin::Calvin;
 use txbench::protocol::calvin_ticket::CalvinTicket;
@@ -117,6 +118,7 @@ const SERIALIZABLE: &[(&str, Runner)] = &[
     ("mvto", |h, ms| run(Mvto::new(&opts()), 1, h, ms)),
     ("c_sched", |h, ms| run(CSched::new(&opts()), 1, h, ms)),
     ("calvin_ticket", |h, ms| run(CalvinTicket::new(), 1, h, ms)),
+    ("bohm", |h, ms| run(Bohm::new(&opts()), 1, h, ms)),
     ("calvin", |h, ms| {
         let o = opts();
         run(Calvin::new(&o.batch, o.calvin), 1, h, ms)
@@ -140,7 +142,7 @@ fn serializable_protocols_keep_the_constraint() {
     // opportunistic execution.
     assert_eq!(
         SERIALIZABLE.len(),
-        18,
+        19,
         "every serializable protocol and variant"
     );
     let mut failures = Vec::new();

@@ -214,7 +214,8 @@ impl ServeArgs {
                 "protocol",
                 &self.run.protocol,
                 "a protocol that can serve sessions: not decentsched (its epoch barrier), the \
-                 batch protocols aria and calvin (a batch waits for every member), or twopl_er \
+                 batch protocols aria, calvin and bohm (they run in batches: a batch waits for every \
+                 member), or twopl_er \
                  (its in-place writes cannot be undone on a client's abort or disconnect)",
             ));
         }

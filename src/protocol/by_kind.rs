@@ -14,9 +14,9 @@
 
 use super::parts::NotImplemented as _;
 use super::{
-    MoccLockKind, Protocol, ProtocolKind, ProtocolOptions, aria, c_sched, calvin, calvin_ticket,
-    cicada, decentsched, ermia, mocc, mvto, nocc, ord_lock, plor, si, silo, tictoc, twopl,
-    twopl_er,
+    MoccLockKind, Protocol, ProtocolKind, ProtocolOptions, aria, bohm, c_sched, calvin,
+    calvin_ticket, cicada, decentsched, ermia, mocc, mvto, nocc, ord_lock, plor, si, silo, tictoc,
+    twopl, twopl_er,
 };
 use std::fmt::Display;
 
@@ -131,6 +131,7 @@ impl ProtocolKind {
             ProtocolKind::CalvinTicket => visit_type!(v, calvin_ticket::CalvinTicket, |_| {
                 calvin_ticket::CalvinTicket::new()
             }),
+            ProtocolKind::Bohm => visit_type!(v, bohm::Bohm, bohm::Bohm::new),
         }
     }
 
@@ -250,8 +251,8 @@ mod tests {
         let multi_version = ProtocolKind::ALL.map(|p| p.version_node_bytes(100).is_some());
         let declaring = ProtocolKind::ALL.map(ProtocolKind::needs_declared_set);
         // Which kinds have which part: `parts`' tests.
-        assert_eq!(multi_version.iter().filter(|&&m| m).count(), 4);
-        assert_eq!(declaring.iter().filter(|&&d| d).count(), 6);
+        assert_eq!(multi_version.iter().filter(|&&m| m).count(), 5);
+        assert_eq!(declaring.iter().filter(|&&d| d).count(), 7);
         let bytes = |p: ProtocolKind| p.version_node_bytes(100).unwrap_or(0);
         // ERMIA's nodes carry its stamps, MVTO's the replacement timestamp, the others' nothing
         // but the header: each as its store allocates them.

@@ -35,6 +35,7 @@ mod abort;
 mod access;
 pub mod aria;
 pub mod batch;
+pub mod bohm;
 mod by_kind;
 pub mod c_sched;
 pub mod calvin;

@@ -143,6 +143,17 @@ pub(crate) enum Mutant {
     /// Batched Calvin: a member runs its program as soon as it made its requests, without
     /// waiting for them to be granted (the lock manager grants on request).
     CalvinBatchRunsBeforeGrants,
+    /// BOHM: a read whose version is not produced yet copies whatever version is installed
+    /// instead of waiting for it.
+    BohmReadDoesNotWait,
+    /// BOHM: the CC phase binds each read to the version installed at the member's turn
+    /// instead of the last placeholder, missing the writes of earlier members of its batch
+    /// (installs still follow the placeholders, so nothing hangs).
+    BohmBindToInstalled,
+    /// BOHM: a commit that installed some versions and then waits for an older writer wakes
+    /// no one, so readers of what it installed sleep until its attempt ends (or their park
+    /// times out). A liveness bug the checker cannot see: caught step by step.
+    BohmCommitSleepsMidway,
     /// C-Sched: the scheduler grants a writer without looking at the keys' other writers.
     CSchedWritersIgnoreWriters,
     /// C-Sched: the scheduler checks only a transaction's first key before granting it.

@@ -62,11 +62,14 @@ pub enum ProtocolKind {
     /// Calvin: a sequencer forms batches, a lock manager grants each batch's locks in batch
     /// order (deterministic, abort-free; `--calvin-no-wait`: a conflict reruns next batch).
     Calvin,
+    /// BOHM: batches whose CC phase places every write's version and binds every read to one,
+    /// then execution waits only for the versions it reads (multi-version, abort-free).
+    Bohm,
 }
 
 impl ProtocolKind {
     /// Every protocol, in the order reports list them (`nocc` first: the ceiling row).
-    pub const ALL: [ProtocolKind; 19] = [
+    pub const ALL: [ProtocolKind; 20] = [
         ProtocolKind::Nocc,
         ProtocolKind::NoWait,
         ProtocolKind::WaitDie,
@@ -86,6 +89,7 @@ impl ProtocolKind {
         ProtocolKind::TwoPlEr,
         ProtocolKind::Aria,
         ProtocolKind::Calvin,
+        ProtocolKind::Bohm,
     ];
 
     /// The name used on the command line and in reports.
@@ -110,6 +114,7 @@ impl ProtocolKind {
             ProtocolKind::TwoPlEr => "twopl_er",
             ProtocolKind::Aria => "aria",
             ProtocolKind::Calvin => "calvin",
+            ProtocolKind::Bohm => "bohm",
         }
     }
 
@@ -167,6 +172,9 @@ impl ProtocolKind {
             }
             ProtocolKind::Calvin => {
                 "deterministic batches: sequencer batches, locks granted in batch order; --calvin-no-wait reruns conflicts next batch (Calvin)"
+            }
+            ProtocolKind::Bohm => {
+                "deterministic batches, multi-version: versions placed in batch order, reads wait for theirs, no aborts (BOHM)"
             }
         }
     }

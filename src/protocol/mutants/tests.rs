@@ -13,6 +13,7 @@ use crate::config::{Format, RunConfig};
 use crate::exec::ExecConfig;
 use crate::metrics::machine::MachineInfo;
 use crate::protocol::aria::Aria;
+use crate::protocol::bohm::Bohm;
 use crate::protocol::c_sched::CSched;
 use crate::protocol::calvin::Calvin;
 use crate::protocol::calvin_ticket::CalvinTicket;
@@ -70,6 +71,7 @@ enum Proto {
     Calvin,
     /// Batched Calvin's no-wait form (`--calvin-no-wait`).
     CalvinNoWait,
+    Bohm,
     /// DecentSched with opportunistic execution (`--ds-opportunistic`).
     DecentSchedOpportunistic,
     Cicada,
@@ -221,6 +223,8 @@ const CASES: &[Case] = &[
     (Proto::Calvin, Mutant::CalvinBatchRunsBeforeGrants, Load::HotRmwSlowCommit),
     (Proto::CalvinNoWait, Mutant::CalvinWritesLockShared, Load::HotRmw),
     (Proto::CalvinNoWait, Mutant::CalvinWritersIgnoreWriters, Load::HotRmwSlowCommit),
+    (Proto::Bohm, Mutant::BohmReadDoesNotWait, Load::HotRmw),
+    (Proto::Bohm, Mutant::BohmBindToInstalled, Load::HotRmw),
     (Proto::DecentSchedOpportunistic, Mutant::DecentSchedSkipReexecution, Load::HotRmw),
     (Proto::DecentSchedOpportunistic, Mutant::DecentSchedInstallWithoutVersion, Load::HotRmw),
     (Proto::Cicada, Mutant::CicadaSkipReadValidation, Load::HotRmwSlowCommit),
@@ -280,6 +284,7 @@ fn run(proto: Proto, mutant: Mutant, load: Load, threads: usize, seed: u64) -> C
         Proto::CSched => ProtocolKind::CSched,
         Proto::CalvinTicket => ProtocolKind::CalvinTicket,
         Proto::Calvin | Proto::CalvinNoWait => ProtocolKind::Calvin,
+        Proto::Bohm => ProtocolKind::Bohm,
         Proto::DecentSchedOpportunistic => ProtocolKind::DecentSched,
         Proto::Cicada => ProtocolKind::Cicada,
         Proto::TwoPlEr => ProtocolKind::TwoPlEr,
@@ -392,6 +397,10 @@ fn run(proto: Proto, mutant: Mutant, load: Load, threads: usize, seed: u64) -> C
         }
         Proto::Calvin | Proto::CalvinNoWait => {
             let p = Calvin::new(&o.batch, o.calvin).with_mutant(mutant);
+            run_with(kind, p, &cfg, &workload, &machine)
+        }
+        Proto::Bohm => {
+            let p = Bohm::new(o).with_mutant(mutant);
             run_with(kind, p, &cfg, &workload, &machine)
         }
         Proto::Cicada => {
@@ -532,6 +541,11 @@ fn calvin_mutants_are_caught() {
 #[test]
 fn calvin_no_wait_mutants_are_caught() {
     check_protocol(Proto::CalvinNoWait);
+}
+
+#[test]
+fn bohm_mutants_are_caught() {
+    check_protocol(Proto::Bohm);
 }
 
 #[test]

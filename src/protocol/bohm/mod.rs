@@ -21,6 +21,11 @@
 //!    storage keeps the newest inline and older ones in a chain of decreasing timestamps, so a
 //!    version is installed once the version before it is), then it leaves the batch.
 //!
+//! Waiting: a read or an install that waits answers `Pending`, and the executor yields or parks
+//! the transaction. What it waits for is an older member's install; a commit that installed
+//! some versions and then waits for another record wakes parked waiters itself
+//! ([`super::wake`]), since its attempt (whose end wakes them) goes on.
+//!
 //! Why it is serializable: every read sees the version of the last writer before it in timestamp
 //! order, and every record's versions are installed in timestamp order: exactly the serial
 //! execution in timestamp order. Nothing aborts: conflicts were ordered before execution. No
@@ -55,19 +60,17 @@ mod tests;
 use super::batch::{BatchTicket, Batches, Turn};
 #[cfg(test)]
 use super::mutants::Mutant;
-use super::mv_common::push_version;
+use super::mv_common::{LOCK, MvState, mv_record, push_version, snapshot_read};
 use super::parts::{
     DeclaredSet, DeclaredSetPart, MultiVersion, MultiVersionPart, RunHooks, RunHooksPart,
 };
-use super::si::{LOCK, snapshot_read};
 use super::{
-    AccessMode, Abort, AttemptStart, DeclaredRecord, InstallLog, OpResult, Protocol,
+    Abort, AccessMode, AttemptStart, DeclaredRecord, InstallLog, OpResult, Protocol,
     ProtocolOptions, WriteKind, WriteSet,
 };
 use crate::storage::Record;
-use crate::storage::versions::{
-    VersionChain, VersionMemoryExhausted, VersionPool, VersionStats, VersionStore,
-};
+use crate::storage::grace::Holds;
+use crate::storage::versions::{VersionChain, VersionPool, VersionStore, Watermark};
 use std::sync::atomic::{AtomicU64, Ordering, fence};
 use std::task::Poll;
 
@@ -100,11 +103,15 @@ pub struct BohmMeta {
     last_writer: AtomicU64,
 }
 
+mv_record!(BohmMeta, ());
+
 /// The protocol: the batch layer, the CC phase's turn and the version storage.
 pub struct Bohm {
     batches: Batches,
     turn: Turn,
-    versions: VersionStore<()>,
+    /// The version store; its watermark is never entered: BOHM's collections are bounded by
+    /// the batch floor instead (`batch_floor`), and the trait's watermark is only reported.
+    mv: MvState<()>,
     #[cfg(test)]
     mutant: Mutant,
 }
@@ -116,22 +123,14 @@ impl Bohm {
         Bohm {
             batches: Batches::new(&opts.batch),
             turn: Turn::default(),
-            versions: VersionStore::new(
-                opts.threads,
-                opts.mv.version_memory_bytes,
-                opts.mv.version_reuse,
-            ),
+            mv: MvState::new(opts),
             #[cfg(test)]
             mutant: Mutant::None,
         }
     }
 
-    /// The same protocol with a deliberate bug (`protocol::mutants`).
     #[cfg(test)]
-    pub(crate) fn with_mutant(mut self, mutant: Mutant) -> Self {
-        self.mutant = mutant;
-        self
-    }
+    crate::protocol::mutants::with_mutant!();
 
     /// The CC phase for one member, in its turn: binds every declared record to the version
     /// its read must see, and places a placeholder for every record it writes.
@@ -189,14 +188,20 @@ impl Bohm {
         // our batch (above the floor) or of the newest version placed before it, which is
         // inline or that kept node itself (no version of an earlier batch is newer). So the
         // walk never passes the kept node. Our batch cannot end while we read.
-        let read = unsafe { snapshot_read(&meta.word, &meta.chain, rec, at, out) };
+        let read = unsafe { snapshot_read(rec, at, out) };
         read.map(|r| r.map(|_| ()))
     }
 
     /// Replaces the inline version of `rec` (timestamp `old`, which the caller has just locked)
     /// with the attempt's write `entry`, or with a copy of itself when the attempt did not write
     /// it (a placeholder the attempt leaves unchanged), at timestamp `ts`; unlocks at `ts`.
-    fn install_over(&self, w: &mut BohmWorker<'_>, rec: Record<'_, BohmMeta>, old: u64, entry: Option<usize>) {
+    fn install_over(
+        &self,
+        w: &mut BohmWorker<'_>,
+        rec: Record<'_, BohmMeta>,
+        old: u64,
+        entry: Option<usize>,
+    ) {
         let meta = rec.meta();
         // Release fence, the seqlock writer's half (as SI's commit): the lock CAS before it is
         // ordered before the payload stores after it (pairs with `snapshot_read`'s fence).
@@ -215,7 +220,8 @@ impl Bohm {
         if let Some(i) = entry {
             w.writes.install(i);
         }
-        meta.chain.collect(w.ts, batch_floor(&w.ticket), &mut w.pool);
+        meta.chain
+            .collect(w.ts, batch_floor(&w.ticket), &mut w.pool);
         // Release: the install happens before a reader bound to this version copies it.
         meta.word.store(w.ts, Ordering::Release);
     }
@@ -225,6 +231,20 @@ impl Bohm {
     /// not installed yet. `write` false produces each placeholder as a copy of the version
     /// before it (a user abort).
     fn produce(&self, w: &mut BohmWorker<'_>, write: bool) -> Poll<()> {
+        let mut installed = false;
+        let done = self.produce_from(w, write, &mut installed);
+        #[cfg(test)]
+        let installed = installed && self.mutant != Mutant::BohmCommitSleepsMidway;
+        if installed && done.is_pending() {
+            // Readers bound to the versions just installed may be parked, and this attempt
+            // does not end yet (the executors wake waiters when an attempt ends).
+            super::wake::wake_waiters();
+        }
+        done
+    }
+
+    /// [`produce`](Self::produce)'s steps; sets `installed` when it installed a version.
+    fn produce_from(&self, w: &mut BohmWorker<'_>, write: bool, installed: &mut bool) -> Poll<()> {
         while w.covered_done < w.writes.len() {
             let i = w.covered_done;
             let rec = w.writes.entries()[i].rec;
@@ -243,8 +263,12 @@ impl Bohm {
             {
                 return Poll::Pending;
             }
-            debug_assert!(seen < w.ts, "covered records are written in timestamp order");
+            debug_assert!(
+                seen < w.ts,
+                "covered records are written in timestamp order"
+            );
             self.install_over(w, rec, seen, Some(i));
+            *installed = true;
             w.covered_done += 1;
         }
         while let Some(b) = w.bound.get(w.produced).copied() {
@@ -258,7 +282,12 @@ impl Bohm {
             // its install.
             if meta
                 .word
-                .compare_exchange(b.before, b.before | LOCK, Ordering::Acquire, Ordering::Relaxed)
+                .compare_exchange(
+                    b.before,
+                    b.before | LOCK,
+                    Ordering::Acquire,
+                    Ordering::Relaxed,
+                )
                 .is_err()
             {
                 // The version before ours is not installed yet (or is being installed).
@@ -266,6 +295,7 @@ impl Bohm {
             }
             let entry = if write { w.writes.position(&rec) } else { None };
             self.install_over(w, rec, b.before, entry);
+            *installed = true;
             w.produced += 1;
         }
         Poll::Ready(())
@@ -276,10 +306,9 @@ impl Bohm {
 /// `Pending` while an install holds it.
 #[inline]
 fn read_newest(rec: Record<'_, BohmMeta>, out: &mut [u8]) -> OpResult {
-    let meta = rec.meta();
     // SAFETY: no inline timestamp is above `LOCK - 1`, so the read copies the inline version
     // (or waits) and never walks the chain.
-    let read = unsafe { snapshot_read(&meta.word, &meta.chain, rec, LOCK - 1, out) };
+    let read = unsafe { snapshot_read(rec, LOCK - 1, out) };
     read.map(|r| r.map(|_| ()))
 }
 
@@ -325,6 +354,9 @@ pub struct BohmWorker<'db> {
     scratch: Vec<u8>,
     /// The timestamp of the last attempt that committed.
     committed_at: u64,
+    /// Always empty: a worker keeps no record reference past its commit (its collections run
+    /// while it holds the record), so it pins no grace-period epoch.
+    holds: Holds,
 }
 
 impl<'db> BohmWorker<'db> {
@@ -376,7 +408,8 @@ impl Protocol for Bohm {
             writes: WriteSet::default(),
             covered_done: 0,
             produced: 0,
-            pool: self.versions.pool(id),
+            pool: self.mv.versions.pool(id),
+            holds: Holds::default(),
             scratch: Vec::new(),
             committed_at: 0,
         }
@@ -506,12 +539,16 @@ impl DeclaredSet for Bohm {
 impl MultiVersion for Bohm {
     type VersionMeta = ();
 
-    fn version_stats(&self) -> VersionStats {
-        self.versions.stats()
+    fn version_store(&self) -> &VersionStore<()> {
+        &self.mv.versions
     }
 
-    fn version_memory_exhausted(&self) -> Option<VersionMemoryExhausted> {
-        self.versions.exhausted()
+    fn watermark(&self) -> &Watermark {
+        &self.mv.watermark
+    }
+
+    fn grace_holds<'w>(&self, w: &'w mut BohmWorker<'_>) -> &'w mut Holds {
+        &mut w.holds
     }
 
     fn snapshot_commit_stamp(&self, w: &BohmWorker<'_>) -> u64 {
@@ -527,6 +564,8 @@ impl MultiVersion for Bohm {
 }
 
 impl RunHooks for Bohm {
+    const RUNS_IN_BATCHES: bool = true;
+
     fn stats(&self) -> Vec<(&'static str, f64)> {
         self.batches.stats()
     }

@@ -46,7 +46,11 @@ fn write<'db>(p: &Bohm, w: &mut BohmWorker<'db>, r: Record<'db, BohmMeta>, v: u6
 
 /// Schedules every worker with its set until all are placed (the batch closes once all joined;
 /// turns go in the order they joined, which is the order of `ws`).
-fn place_all<'db>(p: &Bohm, ws: &mut [BohmWorker<'db>], sets: &[Vec<DeclaredRecord<'db, BohmMeta>>]) {
+fn place_all<'db>(
+    p: &Bohm,
+    ws: &mut [BohmWorker<'db>],
+    sets: &[Vec<DeclaredRecord<'db, BohmMeta>>],
+) {
     for w in ws.iter_mut() {
         p.begin(w, AttemptStart::FIRST);
     }
@@ -73,7 +77,11 @@ fn reader_between_two_writers(p: &Bohm) -> Poll<u64> {
     let first = read(p, &mut ws[1], rec(&t, 0));
     // The blind writer cannot install before the version it follows exists.
     write(p, &mut ws[2], rec(&t, 0), 7);
-    assert_eq!(p.commit(&mut ws[2]), Poll::Pending, "worker 0 has not installed");
+    assert_eq!(
+        p.commit(&mut ws[2]),
+        Poll::Pending,
+        "worker 0 has not installed"
+    );
     assert_eq!(read(p, &mut ws[0], rec(&t, 0)), Poll::Ready(0));
     write(p, &mut ws[0], rec(&t, 0), 5);
     assert_eq!(p.commit(&mut ws[0]), OK);
@@ -87,7 +95,11 @@ fn reader_between_two_writers(p: &Bohm) -> Poll<u64> {
         assert_eq!(read(p, &mut ws[1], rec(&t, 0)), Poll::Ready(5));
     }
     assert_eq!(p.commit(&mut ws[1]), OK);
-    assert_eq!(rec(&t, 0).payload.word(0), 7, "the last writer's version is inline");
+    assert_eq!(
+        rec(&t, 0).payload.word(0),
+        7,
+        "the last writer's version is inline"
+    );
     first
 }
 
@@ -113,7 +125,10 @@ fn a_user_abort_produces_its_placeholders() {
     let t = table();
     let p = bohm();
     let mut ws: Vec<_> = (0..2).map(|i| p.new_worker(i)).collect();
-    let sets = [declared(&t, &[(0, W), (1, W)]), declared(&t, &[(0, R), (1, W)])];
+    let sets = [
+        declared(&t, &[(0, W), (1, W)]),
+        declared(&t, &[(0, R), (1, W)]),
+    ];
     place_all(&p, &mut ws, &sets);
     assert_eq!(read(&p, &mut ws[1], rec(&t, 0)), Poll::Pending);
     write(&p, &mut ws[0], rec(&t, 0), 9);
@@ -149,4 +164,51 @@ fn placing_waits_for_the_close_and_the_turn() {
     assert_eq!(p.schedule(&mut b, &s), OK);
     assert!(b.ts > a.ts, "timestamps follow the turns");
     assert_eq!(b.bound[0].read_at, a.ts, "b reads a's version");
+}
+
+/// Worker 1 writes records 0 and 1, after worker 0 wrote record 1; worker 2 reads record 0.
+/// Worker 1's commit installs record 0 and waits for worker 0's version of record 1: whether
+/// that commit called `wake_waiters` (worker 2, bound to the version just installed, may be
+/// parked, and worker 1's attempt, whose end wakes waiters, goes on).
+fn commit_midway_wakes(p: &Bohm) -> bool {
+    let t = table();
+    let mut ws: Vec<_> = (0..3).map(|i| p.new_worker(i)).collect();
+    let sets = [
+        declared(&t, &[(1, W)]),
+        declared(&t, &[(0, W), (1, W)]),
+        declared(&t, &[(0, R)]),
+    ];
+    place_all(p, &mut ws, &sets);
+    assert_eq!(read(p, &mut ws[2], rec(&t, 0)), Poll::Pending);
+    write(p, &mut ws[1], rec(&t, 0), 4);
+    write(p, &mut ws[1], rec(&t, 1), 4);
+    let before = crate::protocol::wake::calls_on_this_thread();
+    assert_eq!(
+        p.commit(&mut ws[1]),
+        Poll::Pending,
+        "record 1 waits for worker 0"
+    );
+    let woke = crate::protocol::wake::calls_on_this_thread() > before;
+    assert_eq!(
+        read(p, &mut ws[2], rec(&t, 0)),
+        Poll::Ready(4),
+        "record 0 installed"
+    );
+    write(p, &mut ws[0], rec(&t, 1), 2);
+    assert_eq!(p.commit(&mut ws[0]), OK);
+    assert_eq!(p.commit(&mut ws[1]), OK);
+    assert_eq!(p.commit(&mut ws[2]), OK);
+    assert_eq!(
+        rec(&t, 1).payload.word(0),
+        4,
+        "worker 1's version follows worker 0's"
+    );
+    woke
+}
+
+#[test]
+fn a_commit_waiting_midway_wakes_the_readers_of_what_it_installed() {
+    assert!(commit_midway_wakes(&bohm()));
+    let p = bohm().with_mutant(Mutant::BohmCommitSleepsMidway);
+    assert!(!commit_midway_wakes(&p), "the mutant wakes no one");
 }
