@@ -202,8 +202,15 @@ fn intervals_add_up_to_the_totals_under_both_executors() {
             "--no-pin",
         ];
         args.extend_from_slice(executor);
-        for r in run(&args) {
-            assert!(r.commits > 0 && r.aborts > 0, "{}: contended", r.protocol);
+        let reports = run(&args);
+        // Aborts must be there to be counted, but one protocol may go 0.3 s without one (MOCC
+        // locks the hot records and rarely aborts: seen once at 0 under load); all three cannot.
+        assert!(
+            reports.iter().map(|r| r.aborts).sum::<u64>() > 0,
+            "contended: some protocol aborted"
+        );
+        for r in reports {
+            assert!(r.commits > 0, "{}: committed", r.protocol);
             adds_up(&r);
             // The warm-up's intervals count nothing (only measured attempts count).
             let warm = r.rate_samples.iter().filter(|s| s.t_s < 0.09);
