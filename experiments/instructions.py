@@ -13,7 +13,14 @@ stream. One worker thread (valgrind serialises threads; with conflicts a seriali
 would change the work). The median of REPS such differences is printed, with the min-max.
 
     python3 experiments/instructions.py BINARY [--reps 3] [--protocols silo,si,decentsched]
-        [--preset ycsb-a] [--short 1] [--long 3] [--json out.json]
+        [--preset ycsb-a] [--short 1] [--long 3] [--json out.json] [--extra "FLAGS"]
+
+Protocols with time-driven work count differently as the commit rate changes (DecentSched's
+epochs close after `--ds-epoch-us` or `--ds-epoch-txns`, whichever comes first; under valgrind
+the time bound closes them after a few transactions, so a loaded machine changes the work per
+transaction). `--extra "--ds-epoch-us 10000000"` closes them by count only: a label
+`decentsched[ds-epoch-us=10000000]` in --protocols passes such flags to that protocol alone
+(`name[flag=value,flag=value]`).
 
 Build BINARY with the same profile before and after a change, e.g. the fast release profile:
 
@@ -55,14 +62,42 @@ def commits(stdout):
     return total
 
 
-def run_once(binary, protocol, preset, seconds, workdir):
-    out = os.path.join(workdir, f"cg.{protocol}.{seconds}")
+def protocol_and_flags(label):
+    """`silo` -> (`silo`, []); `decentsched[ds-epoch-us=10000000]` -> (`decentsched`,
+    [`--ds-epoch-us`, `10000000`])."""
+    if not label.endswith("]"):
+        return label, []
+    name, _, inner = label[:-1].partition("[")
+    flags = []
+    for pair in inner.split(","):
+        flag, _, value = pair.partition("=")
+        flags += [f"--{flag}"] + ([value] if value else [])
+    return name, flags
+
+
+def run_once(binary, label, preset, seconds, workdir, extra):
+    protocol, flags = protocol_and_flags(label)
+    out = os.path.join(workdir, f"cg.{len(os.listdir(workdir))}")
     cmd = ["valgrind", "--tool=cachegrind", "--cache-sim=no", f"--cachegrind-out-file={out}",
-           binary, "run", "-p", protocol, "--preset", preset, "-d", str(seconds)] + WORKLOAD
+           binary, "run", "-p", protocol, "--preset", preset, "-d", str(seconds)] + WORKLOAD \
+        + flags + extra
     done = subprocess.run(cmd, capture_output=True, text=True)
     if done.returncode != 0:
         sys.exit(f"{' '.join(cmd)}: exit {done.returncode}\n{done.stderr[-2000:]}")
     return total_instructions(out), commits(done.stdout)
+
+
+def split_labels(text):
+    """Comma-separated labels; commas inside `[...]` belong to the label."""
+    labels, depth, cur = [], 0, ""
+    for ch in text:
+        depth += (ch == "[") - (ch == "]")
+        if ch == "," and depth == 0:
+            labels.append(cur)
+            cur = ""
+        else:
+            cur += ch
+    return labels + [cur] if cur else labels
 
 
 def main():
@@ -74,15 +109,19 @@ def main():
     ap.add_argument("--short", type=float, default=1)
     ap.add_argument("--long", type=float, default=3)
     ap.add_argument("--json", help="also write the per-repetition counts here")
+    ap.add_argument("--extra", default="", help="flags added to every run (split on spaces)")
     args = ap.parse_args()
+    extra = args.extra.split()
     rows = {}
     with tempfile.TemporaryDirectory() as workdir:
         for rep in range(args.reps):
             # Protocols interleaved per repetition, as the sweeps do.
-            for p in args.protocols.split(","):
+            for p in split_labels(args.protocols):
                 for attempt in range(3):
-                    short_ir, short_c = run_once(args.binary, p, args.preset, args.short, workdir)
-                    long_ir, long_c = run_once(args.binary, p, args.preset, args.long, workdir)
+                    short_ir, short_c = run_once(args.binary, p, args.preset, args.short, workdir,
+                                                 extra)
+                    long_ir, long_c = run_once(args.binary, p, args.preset, args.long, workdir,
+                                               extra)
                     if long_c > short_c:
                         break
                     # A run that stalled under valgrind (seen once: decentsched, 0 commits in

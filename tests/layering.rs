@@ -15,6 +15,7 @@ const RULES: &[(&str, &[&str])] = &[
             "crate::workload",
             "crate::exec",
             "crate::runner",
+            "crate::experiment",
         ],
     ),
     (
@@ -24,6 +25,7 @@ const RULES: &[(&str, &[&str])] = &[
             "crate::workload",
             "crate::exec",
             "crate::runner",
+            "crate::experiment",
         ],
     ),
     ("config", &["crate::exec", "crate::runner"]),

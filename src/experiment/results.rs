@@ -17,24 +17,8 @@ use std::path::Path;
 /// derived from the report rather than read from one field.
 pub const CC_ABORT_RATIO: &str = "cc_abort_ratio";
 
-/// The txbench build that measured a row.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct BuildInfo {
-    /// Crate version.
-    pub version: String,
-    /// Git commit txbench was built from (`unknown` when built without git).
-    pub commit: String,
-}
-
-impl BuildInfo {
-    /// This binary.
-    pub fn current() -> Self {
-        BuildInfo {
-            version: env!("CARGO_PKG_VERSION").to_string(),
-            commit: env!("TXBENCH_GIT_COMMIT").to_string(),
-        }
-    }
-}
+/// The txbench build that measured a row (defined with the reports, which carry it too).
+pub use crate::metrics::build_info::BuildInfo;
 
 /// One run of a sweep.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -5,6 +5,7 @@
 //! total. Latency is end to end per transaction: from the start of its first attempt (under an
 //! open loop, from its arrival) to its commit, retries and waits included, in nanoseconds.
 
+pub mod build_info;
 pub mod cpu_load;
 pub mod log_report;
 pub mod machine;

@@ -423,7 +423,7 @@ impl RunReport {
                 &format!("\"latency_us\":{nulls}"),
             );
         }
-        let build = serde_json::to_string(&crate::experiment::results::BuildInfo::current())
+        let build = serde_json::to_string(&crate::metrics::build_info::BuildInfo::current())
             .expect("build info serialises");
         line.pop();
         line.push_str(&format!(",\"txbench\":{build}}}"));
