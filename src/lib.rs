@@ -15,6 +15,7 @@ pub mod index;
 pub mod interrupt;
 pub mod log;
 pub mod metrics;
+pub mod on_cpu;
 pub mod park;
 pub mod protocol;
 pub mod random;

@@ -26,6 +26,7 @@ use crate::config::OpenLoop;
 use crate::log::{LogSync, Logger};
 use crate::metrics::rate_series::{RateCounters, RateSlot};
 use crate::metrics::{Phase, WaitCounts, WorkerStats};
+use crate::on_cpu::{self, WorkerIds};
 use crate::park::ParkingLot;
 use crate::protocol::parts::version_memory_exhausted;
 use crate::protocol::{Abort, AttemptStart, Protocol};
@@ -172,6 +173,8 @@ pub fn run_threads_sampled<P: Protocol, W: Workload>(
                     if cfg.pin_threads && !cores.is_empty() {
                         core_affinity::set_for_current(cores[id % cores.len()]);
                     }
+                    // Its yields and parks mark worker `id` away (`crate::on_cpu`).
+                    let _driving = on_cpu::drive_workers(WorkerIds::one(id));
                     let mut tx = Txn::new(protocol, db, id, cfg.record_history);
                     if let Some(log) = log {
                         tx.attach_log(log);

@@ -16,13 +16,22 @@
 //!   The waiter spins briefly (the holder may be on the other core), yields a few times (to the
 //!   run's other workers), and parks after [`PARK_AFTER_SHARED`], so the holder gets the core.
 //!
-//! Either way a parked waiter is woken by every event that can end its wait ([`crate::park`]);
-//! parks and parks that timed out are counted ([`WaitCounts`]) and reported.
+//! Either way, **a waiter whose holders are all away parks at once** (`Step::ParkNow`): when
+//! every holder the protocol named as its `Pending` came back ([`crate::on_cpu`]) has given its
+//! CPU away (it yields or parks in a wait of its own, or yields between transactions), spinning
+//! cannot end the wait sooner, and with more threads than cores the spin takes CPU the holder
+//! needs. A holder the kernel preempted looks running; its waiters wait by the steps above.
+//!
+//! A parked waiter is woken by every event that can end its wait ([`crate::park`]); spin steps,
+//! parks, parks at once for an away holder and parks that timed out are counted
+//! ([`WaitCounts`]) and reported. Every yield and park here (and the pause before a retry, and
+//! CoreSlice's yield) marks the thread's workers away ([`on_cpu::while_away`]).
 //!
 //! The coroutine executor's threads, when every slot waits, wait by the same steps
 //! (`coro/mod.rs`), so the two executors agree at Q = 1.
 
 use crate::metrics::WaitCounts;
+use crate::on_cpu::{self, HoldersSeen};
 use crate::park::{Parked, ParkingLot};
 use std::future::Future;
 use std::pin::Pin;
@@ -90,6 +99,8 @@ pub enum Step {
     Yield,
     /// Park until woken (or [`crate::park::PARK_TIMEOUT`]), polling once more first.
     Park,
+    /// Park at once, before the spin budget is spent: every holder the last polls named is away.
+    ParkNow,
 }
 
 /// One wait in progress: how many steps it took, and since when it waits.
@@ -109,11 +120,16 @@ impl Waiting {
         }
     }
 
-    /// The step after the last poll found the waiter still blocked.
+    /// The step after the last poll found the waiter still blocked: by what the polls since the
+    /// last step noted of the holders ([`on_cpu::take_holders_seen`]), and by `policy`.
     #[inline]
     pub fn next(&mut self, policy: WaitPolicy) -> Step {
+        let seen = on_cpu::take_holders_seen();
         let round = self.rounds;
         self.rounds = self.rounds.saturating_add(1);
+        if seen == HoldersSeen::AllAway {
+            return Step::ParkNow;
+        }
         if round < SPIN_ROUNDS {
             return Step::Spin(1 << round);
         }
@@ -144,18 +160,22 @@ impl Waiting {
     ) -> StepOutcome<T> {
         match self.next(policy) {
             Step::Spin(n) => {
+                counts.spins += 1;
                 for _ in 0..n {
                     std::hint::spin_loop();
                 }
                 StepOutcome::PollNow
             }
             Step::Yield => {
-                std::thread::yield_now();
+                on_cpu::while_away(std::thread::yield_now);
                 StepOutcome::PollNow
             }
-            Step::Park => {
-                let (out, parked) = lot.park_while(poll);
+            step @ (Step::Park | Step::ParkNow) => {
+                let (out, parked) = on_cpu::while_away(|| lot.park_while(poll));
                 counts.count(parked);
+                if step == Step::ParkNow && parked != Parked::No {
+                    counts.parks_holder_away += 1;
+                }
                 StepOutcome::Polled(out)
             }
         }
@@ -210,7 +230,7 @@ pub fn pause(round: u32) {
             std::hint::spin_loop();
         }
     } else {
-        std::thread::yield_now();
+        on_cpu::while_away(std::thread::yield_now);
     }
 }
 
@@ -270,7 +290,7 @@ impl CoreSlice {
         if now.duration_since(self.since) < self.slice {
             return false;
         }
-        std::thread::yield_now();
+        on_cpu::while_away(std::thread::yield_now);
         // The slice counts from when this worker got its core back.
         self.since = Instant::now();
         true
@@ -311,7 +331,14 @@ mod tests {
         let mut counts = WaitCounts::default();
         let (out, _) = drive(pin!(fut), WaitPolicy::dedicated(), &mut counts);
         assert_eq!(out, 7);
-        assert_eq!(counts, WaitCounts::default(), "three polls never park");
+        let spun = WaitCounts {
+            spins: 3,
+            ..WaitCounts::default()
+        };
+        assert_eq!(
+            counts, spun,
+            "three blocked polls: three spin steps, no park"
+        );
     }
 
     #[test]
@@ -341,6 +368,52 @@ mod tests {
         assert_eq!(w.next(p), Step::Yield);
         assert_eq!(w.next(p), Step::Yield);
         assert_eq!(w.next(p), Step::Park);
+    }
+
+    /// Drives a future that stays blocked for `polls` polls, naming worker `holder` as what it
+    /// waits for each time; returns the wait's counts.
+    fn wait_naming(holder: usize, polls: u32, policy: WaitPolicy) -> WaitCounts {
+        let mut left = polls;
+        let fut = std::future::poll_fn(|_| {
+            if left == 0 {
+                return Poll::Ready(());
+            }
+            left -= 1;
+            on_cpu::note_holder(holder);
+            Poll::Pending
+        });
+        let mut counts = WaitCounts::default();
+        drive(pin!(fut), policy, &mut counts);
+        counts
+    }
+
+    /// A waiter whose holder is away parks at every step and never spins; the same waiter
+    /// behind a running holder spins first (judged by the step counts, not by time).
+    #[test]
+    fn a_waiter_on_an_away_holder_parks_without_spinning() {
+        // A worker id no concurrently running test's executor marks.
+        const HOLDER: usize = on_cpu::TRACKED_WORKERS - 10;
+        let (marked_tx, marked_rx) = std::sync::mpsc::channel();
+        let (release_tx, release_rx) = std::sync::mpsc::channel::<()>();
+        let holder = std::thread::spawn(move || {
+            let _driving = on_cpu::drive_workers(on_cpu::WorkerIds::one(HOLDER));
+            on_cpu::while_away(|| {
+                marked_tx.send(()).unwrap();
+                release_rx.recv().unwrap();
+            });
+        });
+        marked_rx.recv().unwrap();
+        for policy in [WaitPolicy::dedicated(), WaitPolicy::shared()] {
+            let away = wait_naming(HOLDER, 3, policy);
+            assert_eq!(away.spins, 0, "{policy:?}: spun for an away holder");
+            assert!(away.parks >= 1, "{policy:?}: {away:?}");
+            assert_eq!(away.parks_holder_away, away.parks, "{policy:?}");
+        }
+        release_tx.send(()).unwrap();
+        holder.join().unwrap();
+        let running = wait_naming(HOLDER, 3, WaitPolicy::dedicated());
+        assert_eq!(running.spins, 3, "a running holder: three spin steps");
+        assert_eq!(running.parks_holder_away, 0);
     }
 
     #[test]

@@ -110,13 +110,20 @@ impl TypeStats {
     }
 }
 
-/// How often waiters parked (`exec/wait.rs`), and how often a park ended by its timeout rather
-/// than by a wake: every event that can end a wait wakes the parked waiters (`crate::park`), so
-/// timeouts count waits that no event ended in time (a missing wake shows here).
+/// How waiters waited (`exec/wait.rs`): spin steps, parks, parks taken at once because every
+/// holder waited for was away (`crate::on_cpu`), and how often a park ended by its timeout
+/// rather than by a wake: every event that can end a wait wakes the parked waiters
+/// (`crate::park`), so timeouts count waits that no event ended in time (a missing wake shows
+/// here).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
 pub struct WaitCounts {
+    /// Spin steps (each a burst of pause instructions between two polls).
+    pub spins: u64,
     /// Parks (the thread slept).
     pub parks: u64,
+    /// Of the parks, those taken at once, without spinning out the budget, because every holder
+    /// the protocol named was away.
+    pub parks_holder_away: u64,
     /// Parks that ended by their timeout.
     pub park_timeouts: u64,
 }
@@ -124,7 +131,9 @@ pub struct WaitCounts {
 impl WaitCounts {
     /// Adds `other` into `self`.
     pub fn add(&mut self, other: WaitCounts) {
+        self.spins += other.spins;
         self.parks += other.parks;
+        self.parks_holder_away += other.parks_holder_away;
         self.park_timeouts += other.park_timeouts;
     }
 }

@@ -33,6 +33,7 @@ use crate::check::history::WorkerHistory;
 use crate::config::ExecConfig;
 use crate::metrics::rate_series::RateCounters;
 use crate::metrics::{WaitCounts, WorkerStats};
+use crate::on_cpu::{self, HoldersSeen, WorkerIds};
 use crate::park::ParkingLot;
 use crate::protocol::Protocol;
 use crate::protocol::parts::version_memory_exhausted;
@@ -95,6 +96,9 @@ pub fn run_coro_sampled<P: Protocol, W: Workload>(
                     if cfg.pin_threads && !cores.is_empty() {
                         core_affinity::set_for_current(cores[thread % cores.len()]);
                     }
+                    // Its yields and parks mark all its slots' workers away (`crate::on_cpu`).
+                    let _driving =
+                        on_cpu::drive_workers(WorkerIds::strided(thread, cfg.threads, queue));
                     let stats = RefCell::new(WorkerStats::new(workload.txn_types().len()));
                     let (attempts_ended, commits) = (Cell::new(0), Cell::new(0));
                     let env = SlotEnv {
@@ -208,25 +212,33 @@ fn schedule<F: Future<Output = ()>, W: Workload>(
         if let StepOutcome::Polled(Some(())) = step {
             waiting = None;
         }
-        if counts.parks > 0 && env.measuring() {
+        if counts != WaitCounts::default() && env.measuring() {
             env.stats.borrow_mut().waits.add(counts);
         }
     }
 }
 
-/// Polls every live slot once; returns how many finished.
+/// Polls every live slot once; returns how many finished. Leaves what the pass's waiting slots
+/// noted of their holders, together (`crate::on_cpu`), for the next wait step: all away only if
+/// every waiting slot's holders are, since the thread's next step serves them all.
 fn poll_all<F: Future<Output = ()>>(
     slots: &mut [Option<Pin<Box<F>>>],
     cx: &mut Context<'_>,
 ) -> usize {
     let mut finished = 0;
+    let mut seen: Option<HoldersSeen> = None;
     for slot in slots.iter_mut() {
         if let Some(fut) = slot {
+            let _ = on_cpu::take_holders_seen();
             if fut.as_mut().poll(cx).is_ready() {
                 *slot = None;
                 finished += 1;
+            } else {
+                let this = on_cpu::take_holders_seen();
+                seen = Some(seen.map_or(this, |s| s.together(this)));
             }
         }
     }
+    on_cpu::set_holders_seen(seen.unwrap_or(HoldersSeen::Unknown));
     finished
 }

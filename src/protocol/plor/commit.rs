@@ -14,6 +14,7 @@
 
 use super::read::{ReadMode, still_current};
 use super::{PlorOf, PlorWorker, WriteState};
+use crate::on_cpu;
 #[cfg(test)]
 use crate::protocol::mutants::Mutant;
 use crate::protocol::{Abort, OpResult};
@@ -100,6 +101,8 @@ fn phase1<const WORDS: usize>(p: &PlorOf<WORDS>, w: &mut PlorWorker<'_, WORDS>) 
                 if w.req.me.is_older_than(theirs) {
                     p.ctx.wound(theirs);
                 }
+                // The executor parks at once if every reader is away (`crate::on_cpu`).
+                on_cpu::note_holder(r);
             }
             #[cfg(test)]
             if p.mutant == Mutant::PlorSkipReaderWait {

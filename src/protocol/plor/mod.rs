@@ -368,6 +368,8 @@ impl<const WORDS: usize> Protocol for PlorOf<WORDS> {
                 if w.req.me.is_older_than(owner) {
                     self.ctx.wound(owner);
                 }
+                // The executor parks at once if the committer is away (`crate::on_cpu`).
+                crate::on_cpu::note_holder(owner.wid());
             }
             w.req.register(lock);
         }

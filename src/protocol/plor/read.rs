@@ -5,6 +5,7 @@
 use super::context::{ContextTable, CtxWord};
 use super::locker::PlorLock;
 use super::write_lock::Requester;
+use crate::on_cpu;
 use crate::protocol::{Abort, OpResult};
 use crate::storage::Payload;
 use crate::storage::Record;
@@ -51,6 +52,8 @@ pub fn locked_read<'db, const WORDS: usize>(
                 if req.me.is_older_than(owner) {
                     ctx.wound(owner);
                 }
+                // The executor parks at once if the committer is away (`crate::on_cpu`).
+                on_cpu::note_holder(owner.wid());
             }
             req.register(rec.meta());
             Poll::Pending

@@ -583,3 +583,51 @@ fn read_committed_waits_for_exclusive_mode_and_wounds_only_when_holding_a_lock()
     assert_eq!(p.commit(&mut holder), OK);
     assert_eq!(p.commit(&mut free), OK);
 }
+
+/// A waiter names whom it waits for (`crate::on_cpu`), so that the executor can park it at once
+/// when every one of them is away: a committer waits for an older reader, a writer for the
+/// write lock's owner, a reader for a committer in exclusive mode. The wide locker and worker
+/// ids near 1024, which no concurrently running test's executor marks.
+#[test]
+fn waiters_name_whom_they_wait_for() {
+    use crate::on_cpu::{self, HoldersSeen};
+    let p = PlorWide::new(&ProtocolOptions {
+        threads: 1024,
+        plor: locking(),
+        ..Default::default()
+    })
+    .unwrap();
+    let t: Table<PlorLock<WIDE_WORDS>> = Table::new(TableSpec {
+        name: "t".into(),
+        records: 4,
+        payload_bytes: 8,
+    });
+    let x = t.get(RecordId(0)).unwrap();
+    let (old_id, young_id, late_id) = (1000, 1001, 1002);
+    let (mut old, mut young) = (p.new_worker(old_id), p.new_worker(young_id));
+    let mut late = p.new_worker(late_id);
+    let mut buf = [0u8; 8];
+    p.begin(&mut old, AttemptStart::FIRST);
+    p.begin(&mut young, AttemptStart::FIRST);
+    p.begin(&mut late, AttemptStart::FIRST);
+    assert_eq!(p.read(&mut old, x, &mut buf), OK);
+    assert_eq!(p.write(&mut young, x, &[7; 8], WriteKind::Blind), OK);
+    let seen = |away: Option<usize>, poll: &mut dyn FnMut() -> OpResult| {
+        let _ = on_cpu::take_holders_seen();
+        let _mark = away.map(on_cpu::mark_away);
+        assert!(poll().is_pending());
+        on_cpu::take_holders_seen()
+    };
+    // The committer waits for the older reader.
+    let commit = &mut || p.commit(&mut young);
+    assert_eq!(seen(None, commit), HoldersSeen::SomeRunning);
+    assert_eq!(seen(Some(old_id), commit), HoldersSeen::AllAway);
+    // A younger writer waits for the owner; a reader for the committer in exclusive mode.
+    let write = &mut || p.write(&mut late, x, &[8; 8], WriteKind::Blind);
+    assert_eq!(seen(Some(young_id), write), HoldersSeen::AllAway);
+    let mut other = p.new_worker(1003);
+    p.begin(&mut other, AttemptStart::FIRST);
+    let read = &mut || p.read(&mut other, x, &mut [0u8; 8]);
+    assert_eq!(seen(Some(young_id), read), HoldersSeen::AllAway);
+    assert_eq!(seen(None, read), HoldersSeen::SomeRunning);
+}

@@ -17,6 +17,7 @@
 
 use super::context::{ContextTable, CtxWord};
 use super::locker::PlorLock;
+use crate::on_cpu;
 use crate::protocol::{Abort, OpResult};
 use std::task::Poll;
 
@@ -49,6 +50,8 @@ impl<'db, const WORDS: usize> Requester<'db, WORDS> {
             if self.me.is_older_than(owner) {
                 ctx.wound(owner);
             }
+            // The executor parks at once if the owner is away (`crate::on_cpu`).
+            on_cpu::note_holder(owner.wid());
         }
         self.register(lock);
         Poll::Pending

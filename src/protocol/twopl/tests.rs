@@ -544,3 +544,46 @@ fn wound_wait_read_committed_wounds_only_when_holding_a_lock() {
     assert_eq!(holders(rec(&t, 0).meta()), (None, 0));
     assert_eq!(p.commit(&mut w0), OK);
 }
+
+/// A waiter names the holders it waits for (`crate::on_cpu`), so that the executor can park it
+/// at once when every one of them is away: WOUND_WAIT (younger requester behind an older
+/// holder) and WAIT_DIE (older requester behind a younger holder). Wide locks and worker ids
+/// near 1024, which no concurrently running test's executor marks.
+#[test]
+fn waiters_name_the_holders_they_wait_for() {
+    use crate::on_cpu::{self, HoldersSeen};
+    fn check<R: ConflictRule<Lock = OwnedLock<WIDE_WORDS>>>(older_holds: bool) {
+        let p = TwoPl::<R>::new(&ProtocolOptions {
+            threads: 1024,
+            ..ProtocolOptions::default()
+        })
+        .unwrap();
+        let t: Table<OwnedLock<WIDE_WORDS>> = table();
+        let (holder_id, waiter_id) = (1010, 1011);
+        let (mut holder, mut waiter) = (p.new_worker(holder_id), p.new_worker(waiter_id));
+        if older_holds {
+            p.begin(&mut holder, AttemptStart::FIRST);
+            p.begin(&mut waiter, AttemptStart::FIRST);
+        } else {
+            p.begin(&mut waiter, AttemptStart::FIRST);
+            p.begin(&mut holder, AttemptStart::FIRST);
+        }
+        assert_eq!(write(&p, &mut holder, rec(&t, 1), 5), OK);
+        let _ = on_cpu::take_holders_seen();
+        assert!(read(&p, &mut waiter, rec(&t, 1)).is_pending());
+        assert_eq!(on_cpu::take_holders_seen(), HoldersSeen::SomeRunning);
+        let away = on_cpu::mark_away(holder_id);
+        assert!(read(&p, &mut waiter, rec(&t, 1)).is_pending());
+        assert_eq!(on_cpu::take_holders_seen(), HoldersSeen::AllAway);
+        drop(away);
+        p.abort(&mut holder, Abort::User);
+        assert!(read(&p, &mut waiter, rec(&t, 1)).is_ready());
+        assert_eq!(
+            on_cpu::take_holders_seen(),
+            HoldersSeen::Unknown,
+            "granted: no note"
+        );
+    }
+    check::<WoundWaitRule<WIDE_WORDS>>(true);
+    check::<WaitDieRule<WIDE_WORDS>>(false);
+}

@@ -16,6 +16,7 @@ use super::owned_lock::OwnedLock;
 use super::rule::{ConflictRule, Locker};
 use super::waiters;
 use super::{LockMode, TooManyWorkers};
+use crate::on_cpu;
 use crate::protocol::{Abort, OpResult};
 use std::task::Poll;
 
@@ -63,6 +64,8 @@ impl<const WORDS: usize> ConflictRule for WaitDieRule<WORDS> {
                     .ids()
                     .all(|h| me.ts.is_older_than(self.ctx.load(h).ts()));
                 if older_than_all {
+                    // The executor parks at once if every holder is away (`crate::on_cpu`).
+                    holders.ids().for_each(on_cpu::note_holder);
                     waiters::register(&self.ctx, me, lock, want);
                     Poll::Pending
                 } else {

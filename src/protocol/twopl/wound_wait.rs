@@ -24,6 +24,7 @@ use super::owned_lock::OwnedLock;
 use super::rule::{ConflictRule, Locker};
 use super::waiters;
 use super::{LockMode, TooManyWorkers};
+use crate::on_cpu;
 use crate::protocol::{Abort, OpResult};
 use std::task::Poll;
 
@@ -85,6 +86,8 @@ impl<const WORDS: usize> ConflictRule for WoundWaitRule<WORDS> {
                     if me.ts.is_older_than(theirs) {
                         self.ctx.wound(h, theirs);
                     }
+                    // The executor parks at once if every holder is away (`crate::on_cpu`).
+                    on_cpu::note_holder(h);
                 }
                 waiters::register(&self.ctx, me, lock, want);
                 Poll::Pending
