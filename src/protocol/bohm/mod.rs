@@ -327,10 +327,9 @@ struct Bound {
 /// Where a worker's attempt is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Stage {
-    /// Not in a batch yet.
+    /// Not placed yet: joining a batch, or a member waiting for it to close and for its turn
+    /// (its ticket holds the batch).
     Idle,
-    /// A member of the open batch, waiting for it to close and for its turn.
-    Sequenced,
     /// Placed: the program runs, then commit produces the versions.
     Running,
 }
@@ -499,16 +498,10 @@ impl DeclaredSet for Bohm {
         loop {
             match w.stage {
                 Stage::Idle => {
-                    if self.batches.join(&mut w.ticket).is_pending() {
-                        return Poll::Pending;
-                    }
-                    // Nothing to publish before the batch closes: the barrier is the close.
-                    self.batches.executed(&w.ticket);
-                    w.stage = Stage::Sequenced;
-                }
-                Stage::Sequenced => {
-                    if self.batches.all_executed(&w.ticket).is_pending()
-                        || !self.turn.is_mine(&w.ticket)
+                    if self
+                        .turn
+                        .wait_for_turn(&self.batches, &mut w.ticket)
+                        .is_pending()
                     {
                         return Poll::Pending;
                     }
