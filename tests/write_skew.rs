@@ -140,11 +140,11 @@ fn snapshot_isolation_breaks_the_constraint() {
 /// interleaved schedule in which SI breaks it (`snapshot_isolation_breaks_the_constraint`).
 #[test]
 fn serializable_protocols_keep_the_constraint() {
-    // 15 serializable protocols; MOCC with each of its locks, DecentSched with and without
+    // 16 serializable protocols; MOCC with each of its locks, DecentSched with and without
     // opportunistic execution.
     assert_eq!(
         SERIALIZABLE.len(),
-        19,
+        20,
         "every serializable protocol and variant"
     );
     let mut failures = Vec::new();
