@@ -25,7 +25,10 @@
 //! caught `Txn::index_insert` skipping its next-key write when it found its key already entered
 //! (the locking protocols failed then; the optimistic ones rarely abort an insert between its
 //! index entry and its commit on two cores, and `txn/index_ops.rs` replays that interleaving
-//! deterministically for them).
+//! deterministically for them). And it caught, about one run in a hundred under Silo and more
+//! rarely under MOCC, a walk that moved on from a vacant entry which then left the index, so
+//! that a later insert's path skipped it (stops 21-23; `txn/index_ops.rs`, `access_run`, and
+//! its unit test `a_vacant_entry_taken_out_mid_walk_does_not_hide_a_later_insert`).
 
 use std::future::Future;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -362,10 +365,6 @@ fn assert_serializable<P: Protocol>(name: &str, make: impl Fn(&ProtocolOptions) 
 }
 
 #[test]
-#[ignore = "OPEN BUG (issue 21; stop 21 note): about 1 run in 50-100 under load, a committed Silo \
-            `count` transaction's scan disagrees with its bucket's counter; the run's record-level \
-            history has no dependency cycle, so the walk missed an index entry without reading it \
-            (suspect: OrderedIndex::first_at_or_after or the walk's re-lookup). Run with --ignored"]
 fn silo_has_no_phantoms() {
     assert_serializable("silo", Silo::new);
 }
@@ -376,10 +375,6 @@ fn tictoc_has_no_phantoms() {
 }
 
 #[test]
-#[ignore = "OPEN BUG (issue 21), the Silo family's: stop 22's second full-suite run saw MOCC-MQL \
-            with 8 workers commit a `count` that disagreed with its bucket's counter, the same \
-            failure as `silo_has_no_phantoms` (MOCC shares Silo's TID words and read \
-            validation; TicToc and 2PL have shown none). Run with --ignored"]
 fn mocc_has_no_phantoms() {
     assert_serializable("mocc-rw", Mocc::<RwLock>::new);
     assert_serializable("mocc-mql", Mocc::<MqlLock>::new);

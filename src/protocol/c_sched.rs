@@ -538,6 +538,77 @@ mod tests {
         })
     }
 
+    /// Readers can starve a writer (module docs; issue 21, item 9), pass by pass with no
+    /// scheduler thread: two readers take turns on a key, each finishing only once the other
+    /// holds it too, so the key is read-held at every pass; the writer waiting for it is refused
+    /// at every pass (its writer-waiting flag lasts only its pass, and the rotating start puts
+    /// the next reader before it every few passes). Once the readers stop, the writer is granted
+    /// within a few passes, so the check that it never was can fail.
+    #[test]
+    fn readers_taking_turns_starve_a_writer() {
+        const KEY: usize = 7;
+        let shared = Shared {
+            slots: (0..3).map(|_| CachePadded::default()).collect(),
+            stop: AtomicBool::new(false),
+            grants: AtomicU64::new(0),
+            scheduler: Mutex::new(Scheduler::new(3)),
+            workers_help: false,
+            passes_by_workers: AtomicU64::new(0),
+            mutant: Mutant::None,
+        };
+        let submit = |slot: usize, mode| {
+            *shared.slots[slot].keys.lock().unwrap() = vec![(KEY, mode)];
+            shared.slots[slot].state.store(SUBMITTED, Ordering::Release);
+        };
+        let state = |slot: usize| shared.slots[slot].state.load(Ordering::Acquire);
+        let finish = |slot: usize| shared.slots[slot].state.store(DONE, Ordering::Release);
+        let mut scheduler = Scheduler::new(3);
+        // Slots 0 and 2 read the key, slot 1 writes it.
+        submit(0, AccessMode::Read);
+        submit(1, AccessMode::Write);
+        submit(2, AccessMode::Read);
+        let mut granted_at = [None; 3];
+        for pass in 0..300 {
+            scheduler.pass(&shared);
+            assert_ne!(state(1), GRANTED, "the writer was granted at pass {pass}");
+            for r in [0, 2] {
+                match state(r) {
+                    GRANTED => {
+                        granted_at[r].get_or_insert(pass);
+                    }
+                    IDLE => {
+                        granted_at[r] = None;
+                        submit(r, AccessMode::Read);
+                    }
+                    _ => {}
+                }
+            }
+            // Both hold the key: the one that got it first finishes.
+            if let [Some(a), _, Some(b)] = granted_at {
+                finish(if a < b { 0 } else { 2 });
+            }
+        }
+        let reader_grants = shared.grants.load(Ordering::Relaxed);
+        assert!(
+            reader_grants >= 50,
+            "the readers took turns: {reader_grants} grants"
+        );
+        // The readers stop: the writer gets the key.
+        for r in [0, 2] {
+            if state(r) == GRANTED {
+                finish(r);
+            }
+            if state(r) == SUBMITTED {
+                shared.slots[r].state.store(IDLE, Ordering::Release);
+            }
+        }
+        let granted = (0..6).any(|_| {
+            scheduler.pass(&shared);
+            state(1) == GRANTED
+        });
+        assert!(granted, "with no reader left the writer is granted");
+    }
+
     #[test]
     fn conflicting_sets_run_one_at_a_time_and_readers_share() {
         let t: Table<()> = Table::new(TableSpec {
