@@ -85,6 +85,7 @@ use txbench::protocol::mvto::Mvto;
 use txbench::protocol::nocc::Nocc;
 use txbench::protocol::ord_lock::OrdLock;
 use txbench::protocol::plor::Plor;
+use txbench::protocol::pwv::Pwv;
 use txbench::protocol::si::Si;
 use txbench::protocol::silo::Silo;
 use txbench::protocol::tictoc::TicToc;
@@ -276,6 +277,14 @@ const PROTOCOLS: &[ProtocolRow] = &[
         s.observe(Calvin::new(&o.batch, o.calvin), e)
     }),
     serializable("bohm", |s, e| s.observe(Bohm::new(&opts(e)), e)),
+    serializable("pwv", |s, e| {
+        // G1a's writers roll back by their own logic and G1b's write a key twice: PWV's commit
+        // point is then its commit, as configuration sets it for such workloads
+        // (`protocol::pwv`); every other scenario runs with writes visible early.
+        let mut o = opts(e);
+        o.user_aborts = matches!(s, Scenario::AbortedRead | Scenario::IntermediateRead);
+        s.observe(Pwv::new(&o), e)
+    }),
     serializable("calvin_no_wait", |s, e| {
         let mut o = opts(e);
         o.calvin.no_wait = true;

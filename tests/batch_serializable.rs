@@ -13,7 +13,7 @@ use txbench::exec::{ExecOutcome, run_coro, run_threads};
 use txbench::protocol::ProtocolOptions;
 use txbench::protocol::aria::{Aria, AriaOptions};
 use txbench::protocol::batch::BatchOptions;
-use txbench::protocol::bohm::Bohm;
+use txbench::protocol::bohm::{Bohm, PlacedVersions};
 use txbench::protocol::calvin::{Calvin, CalvinOptions};
 use txbench::protocol::signal::Signal;
 use txbench::protocol::{Abort, Protocol};
@@ -210,35 +210,56 @@ fn calvin_is_serializable_under_threads_and_coroutines() {
     }
 }
 
-fn bohm(workers: usize) -> Bohm {
-    Bohm::new(&ProtocolOptions {
+fn placed<const EARLY: bool>(workers: usize) -> PlacedVersions<EARLY> {
+    PlacedVersions::new(&ProtocolOptions {
         threads: workers,
         ..ProtocolOptions::default()
     })
 }
 
-/// BOHM under threads (4 and 8 workers) and coroutines (2 x 4, 1 x 8): serializable, no lost
-/// update, progress, and no abort at all (reads wait for their versions instead).
-#[test]
-fn bohm_is_serializable_under_threads_and_coroutines() {
+/// BOHM or PWV (`EARLY`) under threads (4 and 8 workers) and coroutines (2 x 4, 1 x 8):
+/// serializable, no lost update, progress, and no abort at all (reads wait for their versions
+/// instead).
+fn placed_versions_are_serializable<const EARLY: bool>(name: &str) {
     for threads in [4, 8] {
-        let r = run_checked(bohm(threads), contended_ycsb(), &checked_exec(threads, 250));
-        assert!(r.committed > 0, "bohm: no progress");
-        assert_eq!(r.lost_update_keys, 0, "bohm: lost updates");
-        assert!(r.report.is_serializable(), "bohm: {:?}", r.report);
+        let r = run_checked(
+            placed::<EARLY>(threads),
+            contended_ycsb(),
+            &checked_exec(threads, 250),
+        );
+        assert!(r.committed > 0, "{name}: no progress");
+        assert_eq!(r.lost_update_keys, 0, "{name}: lost updates");
+        assert!(r.report.is_serializable(), "{name}: {:?}", r.report);
     }
     let runs = [(8, None), (2, Some(4)), (1, Some(8))];
     for ycsb in [contended_ycsb(), blind()] {
         for (threads, queue) in runs {
-            let what = format!("bohm, {threads} x {queue:?}, {ycsb:?}");
+            let what = format!("{name}, {threads} x {queue:?}, {ycsb:?}");
             let workers = threads * queue.unwrap_or(1);
-            let (serializable, c) = run(bohm(workers), &Ycsb::new(ycsb.clone()), threads, queue);
+            let (serializable, c) = run(
+                placed::<EARLY>(workers),
+                &Ycsb::new(ycsb.clone()),
+                threads,
+                queue,
+            );
             assert!(serializable, "{what}");
             assert!(c.commits > 0, "{what}: no progress");
             assert_eq!(c.aborts.iter().sum::<u64>(), 0, "{what}: no abort");
         }
     }
-    let (serializable, c) = run(bohm(8), &scan(), 2, Some(4));
-    assert!(serializable, "bohm: long-scan");
-    assert!(c.commits > 0, "bohm: no progress on long-scan");
+    let (serializable, c) = run(placed::<EARLY>(8), &scan(), 2, Some(4));
+    assert!(serializable, "{name}: long-scan");
+    assert!(c.commits > 0, "{name}: no progress on long-scan");
+}
+
+#[test]
+fn bohm_is_serializable_under_threads_and_coroutines() {
+    let _: fn(usize) -> Bohm = placed::<false>;
+    placed_versions_are_serializable::<false>("bohm");
+}
+
+/// PWV: the same bar, with writes visible before their writers end.
+#[test]
+fn pwv_is_serializable_under_threads_and_coroutines() {
+    placed_versions_are_serializable::<true>("pwv");
 }

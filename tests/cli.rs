@@ -72,6 +72,7 @@ fn invalid_input_exits_2_naming_the_parameter() {
         (&["serve", "-p", "aria", "-d", "1"], "in batches"),
         (&["serve", "-p", "calvin", "-d", "1"], "in batches"),
         (&["serve", "-p", "bohm", "-d", "1"], "in batches"),
+        (&["serve", "-p", "pwv", "-d", "1"], "in batches"),
         (
             &["run", "--workload", "tpcc", "--warehouses", "0"],
             "--warehouses",
@@ -982,12 +983,13 @@ fn run_json_carries_the_build_and_plots() {
 /// no-wait), and the report carries the batches it formed.
 #[test]
 fn batch_protocols_pass_the_checker_on_64_records() {
-    let variants: [(&str, Option<&str>); 5] = [
+    let variants: [(&str, Option<&str>); 6] = [
         ("aria", None),
         ("aria", Some("--aria-reordering")),
         ("calvin", None),
         ("calvin", Some("--calvin-no-wait")),
         ("bohm", None),
+        ("pwv", None),
     ];
     for (protocol, option) in variants {
         let mut args = vec![

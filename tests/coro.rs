@@ -288,7 +288,7 @@ fn hundreds_of_coroutines_every_protocol_checked() {
 const DETERMINISTIC_RUNS: &[&[&str]] = &[
     &[
         "-p",
-        "decentsched,ord_lock,calvin,calvin_ticket,c_sched,bohm",
+        "decentsched,ord_lock,calvin,calvin_ticket,c_sched,bohm,pwv",
     ],
     &["-p", "decentsched", "--ds-opportunistic"],
 ];
@@ -321,7 +321,7 @@ fn deterministic_checked(common: &[&str]) -> Vec<serde_json::Value> {
             .unwrap_or_default();
         assert!(findings.is_empty(), "{name}: {findings:?}");
     }
-    assert_eq!(reports.len(), 7);
+    assert_eq!(reports.len(), 8);
     reports
 }
 

@@ -15,6 +15,7 @@ use txbench::protocol::calvin::{Calvin, CalvinOptions};
 use txbench::protocol::calvin_ticket::CalvinTicket;
 use txbench::protocol::decentsched::{DecentSched, DecentSchedOptions};
 use txbench::protocol::ord_lock::OrdLock;
+use txbench::protocol::pwv::Pwv;
 use txbench::protocol::{Protocol, ProtocolOptions};
 use txbench::storage::Database;
 use txbench::workload::long_scan::{LongScan, LongScanConfig};
@@ -139,6 +140,17 @@ fn calvin_is_serializable_and_abort_free() {
 fn bohm_is_serializable_and_abort_free() {
     check_deterministic("bohm", || {
         Bohm::new(&ProtocolOptions {
+            threads: 8,
+            ..ProtocolOptions::default()
+        })
+    });
+}
+
+/// PWV: BOHM with early write visibility, no aborts either.
+#[test]
+fn pwv_is_serializable_and_abort_free() {
+    check_deterministic("pwv", || {
+        Pwv::new(&ProtocolOptions {
             threads: 8,
             ..ProtocolOptions::default()
         })

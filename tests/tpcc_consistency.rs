@@ -28,6 +28,7 @@ use txbench::protocol::mvto::Mvto;
 use txbench::protocol::nocc::Nocc;
 use txbench::protocol::ord_lock::OrdLock;
 use txbench::protocol::plor::Plor;
+use txbench::protocol::pwv::Pwv;
 use txbench::protocol::si::Si;
 use txbench::protocol::silo::Silo;
 use txbench::protocol::tictoc::TicToc;
@@ -227,6 +228,18 @@ fn c_sched_and_calvin_ticket_keep_tpcc_np_consistent() {
 #[test]
 fn bohm_keeps_tpcc_np_consistent() {
     assert_np_consistent("bohm", Bohm::new);
+}
+
+/// PWV: NP, consistent. TPC-C's transactions abort by their own logic, so configuration sets
+/// `user_aborts` and PWV's commit point is the commit (`protocol::pwv`).
+#[test]
+fn pwv_keeps_tpcc_np_consistent() {
+    assert_np_consistent("pwv", |o| {
+        Pwv::new(&ProtocolOptions {
+            user_aborts: true,
+            ..o.clone()
+        })
+    });
 }
 
 /// Batched Calvin, waiting and no-wait: NP (declared sets), consistent.

@@ -16,6 +16,7 @@ use txbench::protocol::mocc::{Mocc, MqlLock, RwLock};
 use txbench::protocol::mvto::Mvto;
 use txbench::protocol::ord_lock::OrdLock;
 use txbench::protocol::plor::Plor;
+use txbench::protocol::pwv::Pwv;
 use txbench::protocol::si::Si;
 use txbench::protocol::silo::Silo;
 use txbench::protocol::tictoc::TicToc;
@@ -119,6 +120,7 @@ const SERIALIZABLE: &[(&str, Runner)] = &[
     ("c_sched", |h, ms| run(CSched::new(&opts()), 1, h, ms)),
     ("calvin_ticket", |h, ms| run(CalvinTicket::new(), 1, h, ms)),
     ("bohm", |h, ms| run(Bohm::new(&opts()), 1, h, ms)),
+    ("pwv", |h, ms| run(Pwv::new(&opts()), 1, h, ms)),
     ("calvin", |h, ms| {
         let o = opts();
         run(Calvin::new(&o.batch, o.calvin), 1, h, ms)
@@ -138,11 +140,11 @@ fn snapshot_isolation_breaks_the_constraint() {
 /// interleaved schedule in which SI breaks it (`snapshot_isolation_breaks_the_constraint`).
 #[test]
 fn serializable_protocols_keep_the_constraint() {
-    // 15 serializable protocols; MOCC with each of its locks, DecentSched with and without
+    // 16 serializable protocols; MOCC with each of its locks, DecentSched with and without
     // opportunistic execution.
     assert_eq!(
         SERIALIZABLE.len(),
-        19,
+        20,
         "every serializable protocol and variant"
     );
     let mut failures = Vec::new();

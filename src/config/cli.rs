@@ -321,11 +321,11 @@ pub struct RunArgs {
     /// re-executes in place when what it read changed (re-executions are reported, not aborts).
     #[arg(long)]
     pub ds_opportunistic: bool,
-    /// Batch protocols (aria, calvin, bohm): most transactions per batch, 1..=1024. A batch holds at most one
+    /// Batch protocols (aria, calvin, bohm, pwv): most transactions per batch, 1..=1024. A batch holds at most one
     /// transaction per worker in flight (threads, or threads x --queue).
     #[arg(long, default_value_t = 1024, value_parser = Whole::<usize>::new(), allow_negative_numbers = true)]
     pub batch_size: usize,
-    /// Batch protocols (aria, calvin, bohm): a batch closes this many microseconds after its first
+    /// Batch protocols (aria, calvin, bohm, pwv): a batch closes this many microseconds after its first
     /// transaction joined, full or not, 0..=10000000.
     #[arg(long, default_value_t = 100, value_parser = Whole::<u64>::new(), allow_negative_numbers = true)]
     pub batch_timeout_us: u64,

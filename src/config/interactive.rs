@@ -148,7 +148,7 @@ impl RunArgs {
                     "protocol",
                     &self.protocol,
                     "any protocol but decentsched, twopl_er and the batch protocols (aria, \
-                     calvin, bohm) with --interactive (an epoch barrier, batches: an idle session \
+                     calvin, bohm, pwv) with --interactive (an epoch barrier, batches: an idle session \
                      would hold up the others; twopl_er's in-place writes cannot be undone on \
                      a client's abort)",
                 ));

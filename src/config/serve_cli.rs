@@ -214,7 +214,7 @@ impl ServeArgs {
                 "protocol",
                 &self.run.protocol,
                 "a protocol that can serve sessions: not decentsched (its epoch barrier), the \
-                 batch protocols aria, calvin and bohm (they run in batches: a batch waits for every \
+                 batch protocols aria, calvin, bohm and pwv (they run in batches: a batch waits for every \
                  member), or twopl_er \
                  (its in-place writes cannot be undone on a client's abort or disconnect)",
             ));

@@ -13,7 +13,7 @@ impl RunArgs {
     /// Warnings for the flags of `self` that do not affect the validated run `cfg`.
     pub fn ineffective_flags(&self, cfg: &RunConfig) -> Vec<String> {
         use ProtocolKind::{
-            Aria, Bohm, CSched, Calvin, DecentSched, Ermia, Mocc, Mvto, Plor, Si, Silo, TicToc,
+            Aria, Bohm, CSched, Calvin, DecentSched, Ermia, Mocc, Mvto, Plor, Pwv, Si, Silo, TicToc,
         };
         // (flag, given with a non-default value, the protocols it applies to)
         let options: &[(&str, bool, &[ProtocolKind])] = &[
@@ -53,11 +53,15 @@ impl RunArgs {
             ("ds-epoch-txns", self.ds_epoch_txns != 1024, &[DecentSched]),
             ("ds-epoch-us", self.ds_epoch_us != 1000, &[DecentSched]),
             ("ds-opportunistic", self.ds_opportunistic, &[DecentSched]),
-            ("batch-size", self.batch_size != 1024, &[Aria, Calvin, Bohm]),
+            (
+                "batch-size",
+                self.batch_size != 1024,
+                &[Aria, Calvin, Bohm, Pwv],
+            ),
             (
                 "batch-timeout-us",
                 self.batch_timeout_us != 100,
-                &[Aria, Calvin, Bohm],
+                &[Aria, Calvin, Bohm, Pwv],
             ),
             ("aria-reordering", self.aria_reordering, &[Aria]),
             ("calvin-no-wait", self.calvin_no_wait, &[Calvin]),
@@ -74,12 +78,12 @@ impl RunArgs {
             (
                 "no-version-reuse",
                 self.no_version_reuse,
-                &[Si, Ermia, Mvto, ProtocolKind::Cicada, Bohm],
+                &[Si, Ermia, Mvto, ProtocolKind::Cicada, Bohm, Pwv],
             ),
             (
                 "version-memory-mb",
                 self.version_memory_mb.is_some(),
-                &[Si, Ermia, Mvto, ProtocolKind::Cicada, Bohm],
+                &[Si, Ermia, Mvto, ProtocolKind::Cicada, Bohm, Pwv],
             ),
             ("aggressive-gc", self.aggressive_gc, &[Mvto]),
             (

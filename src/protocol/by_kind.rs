@@ -15,8 +15,8 @@
 use super::parts::NotImplemented as _;
 use super::{
     MoccLockKind, Protocol, ProtocolKind, ProtocolOptions, aria, bohm, c_sched, calvin,
-    calvin_ticket, cicada, decentsched, ermia, mocc, mvto, nocc, ord_lock, plor, si, silo, tictoc,
-    twopl, twopl_er,
+    calvin_ticket, cicada, decentsched, ermia, mocc, mvto, nocc, ord_lock, plor, pwv, si, silo,
+    tictoc, twopl, twopl_er,
 };
 use std::fmt::Display;
 
@@ -132,6 +132,7 @@ impl ProtocolKind {
                 calvin_ticket::CalvinTicket::new()
             }),
             ProtocolKind::Bohm => visit_type!(v, bohm::Bohm, bohm::Bohm::new),
+            ProtocolKind::Pwv => visit_type!(v, pwv::Pwv, pwv::Pwv::new),
         }
     }
 
@@ -251,8 +252,8 @@ mod tests {
         let multi_version = ProtocolKind::ALL.map(|p| p.version_node_bytes(100).is_some());
         let declaring = ProtocolKind::ALL.map(ProtocolKind::needs_declared_set);
         // Which kinds have which part: `parts`' tests.
-        assert_eq!(multi_version.iter().filter(|&&m| m).count(), 5);
-        assert_eq!(declaring.iter().filter(|&&d| d).count(), 7);
+        assert_eq!(multi_version.iter().filter(|&&m| m).count(), 6);
+        assert_eq!(declaring.iter().filter(|&&d| d).count(), 8);
         let bytes = |p: ProtocolKind| p.version_node_bytes(100).unwrap_or(0);
         // ERMIA's nodes carry its stamps, MVTO's the replacement timestamp, the others' nothing
         // but the header: each as its store allocates them.
@@ -276,12 +277,15 @@ mod tests {
         let options = ProtocolOptions::default();
         for p in ProtocolKind::ALL {
             // `txbench::protocol::<module>::<Type>`: the module is the protocol's file, and
-            // the three 2PL kinds share one type with different conflict rules.
+            // the three 2PL kinds share one type with different conflict rules, BOHM and PWV
+            // one engine with visibility at commit or early.
             let name = p.visit(&options, TypeName);
             let (module, marker) = match p {
                 ProtocolKind::NoWait => ("twopl", "NoWaitRule"),
                 ProtocolKind::WaitDie => ("twopl", "WaitDieRule"),
                 ProtocolKind::WoundWait => ("twopl", "WoundWaitRule"),
+                ProtocolKind::Bohm => ("bohm", "PlacedVersions<false>"),
+                ProtocolKind::Pwv => ("bohm", "PlacedVersions<true>"),
                 other => (other.name(), ""),
             };
             assert_eq!(name.split("::").nth(2), Some(module), "{p}: {name}");

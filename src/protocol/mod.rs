@@ -55,6 +55,7 @@ mod options;
 pub mod ord_lock;
 pub mod parts;
 pub mod plor;
+pub mod pwv;
 pub mod si;
 pub mod signal;
 pub mod silo;

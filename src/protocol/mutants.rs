@@ -154,6 +154,17 @@ pub(crate) enum Mutant {
     /// no one, so readers of what it installed sleep until its attempt ends (or their park
     /// times out). A liveness bug the checker cannot see: caught step by step.
     BohmCommitSleepsMidway,
+    /// PWV: once the version a read is bound to exists, the read takes the newest visible
+    /// version of the record instead, which early visibility may have made a later member's.
+    PwvReadsNewestVisible,
+    /// PWV: a member past its commit point makes its version of a record visible at its read
+    /// of the record (a copy of what it read), before it wrote it: readers bound to it see the
+    /// value before the write, and the write itself is lost.
+    PwvPublishesAtRead,
+    /// PWV: a member that read a version made visible early commits without waiting for its
+    /// writer to end. txbench runs every placed member to its end, so no outcome changes: the
+    /// checker cannot see it, a step-by-step test does.
+    PwvSkipsCommitDependency,
     /// C-Sched: the scheduler grants a writer without looking at the keys' other writers.
     CSchedWritersIgnoreWriters,
     /// C-Sched: the scheduler checks only a transaction's first key before granting it.

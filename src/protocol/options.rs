@@ -65,11 +65,14 @@ pub enum ProtocolKind {
     /// BOHM: batches whose CC phase places every write's version and binds every read to one,
     /// then execution waits only for the versions it reads (multi-version, abort-free).
     Bohm,
+    /// PWV: BOHM's placed versions, but a write is visible to its readers once its transaction
+    /// is past its commit point, before it ends (readers commit after their writers).
+    Pwv,
 }
 
 impl ProtocolKind {
     /// Every protocol, in the order reports list them (`nocc` first: the ceiling row).
-    pub const ALL: [ProtocolKind; 20] = [
+    pub const ALL: [ProtocolKind; 21] = [
         ProtocolKind::Nocc,
         ProtocolKind::NoWait,
         ProtocolKind::WaitDie,
@@ -90,6 +93,7 @@ impl ProtocolKind {
         ProtocolKind::Aria,
         ProtocolKind::Calvin,
         ProtocolKind::Bohm,
+        ProtocolKind::Pwv,
     ];
 
     /// The name used on the command line and in reports.
@@ -115,6 +119,7 @@ impl ProtocolKind {
             ProtocolKind::Aria => "aria",
             ProtocolKind::Calvin => "calvin",
             ProtocolKind::Bohm => "bohm",
+            ProtocolKind::Pwv => "pwv",
         }
     }
 
@@ -175,6 +180,9 @@ impl ProtocolKind {
             }
             ProtocolKind::Bohm => {
                 "deterministic batches, multi-version: versions placed in batch order, reads wait for theirs, no aborts (BOHM)"
+            }
+            ProtocolKind::Pwv => {
+                "BOHM with early write visibility: a write is visible once its writer is past its commit point; readers commit after it (PWV)"
             }
         }
     }
@@ -335,6 +343,10 @@ pub struct ProtocolOptions {
     pub aria: AriaOptions,
     /// Batched Calvin's options.
     pub calvin: CalvinOptions,
+    /// The workload's transactions may abort by their own logic (`Abort::User`: TPC-C). PWV
+    /// then puts a transaction's commit point at its commit, making nothing visible before
+    /// (`protocol::pwv`). Configuration sets it from the workload.
+    pub user_aborts: bool,
     /// C-Sched's options (who runs the scheduler's passes).
     pub c_sched: CSchedOptions,
 }
@@ -355,6 +367,7 @@ impl Default for ProtocolOptions {
             batch: BatchOptions::default(),
             aria: AriaOptions::default(),
             calvin: CalvinOptions::default(),
+            user_aborts: false,
             c_sched: CSchedOptions::default(),
         }
     }

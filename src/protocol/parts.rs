@@ -17,9 +17,9 @@
 //!
 //! | part | trait | constant | who |
 //! | --- | --- | --- | --- |
-//! | older versions: report, memory cap, reclamation watermark | [`MultiVersion`] | [`Protocol::MULTI_VERSION`] | si, ermia, mvto, cicada, bohm |
-//! | scheduling from declared access sets | [`DeclaredSet`] | [`Protocol::DECLARED_SET`] | ord_lock, decentsched, c_sched, calvin, calvin_ticket, twopl_er, bohm |
-//! | hooks into the run: statistics, helper threads, backoff, coroutine signals, stopping a worker | [`RunHooks`] | [`Protocol::RUN_HOOKS`] | c_sched, decentsched, cicada, aria, calvin, bohm |
+//! | older versions: report, memory cap, reclamation watermark | [`MultiVersion`] | [`Protocol::MULTI_VERSION`] | si, ermia, mvto, cicada, bohm, pwv |
+//! | scheduling from declared access sets | [`DeclaredSet`] | [`Protocol::DECLARED_SET`] | ord_lock, decentsched, c_sched, calvin, calvin_ticket, twopl_er, bohm, pwv |
+//! | hooks into the run: statistics, helper threads, backoff, coroutine signals, stopping a worker | [`RunHooks`] | [`Protocol::RUN_HOOKS`] | c_sched, decentsched, cicada, aria, calvin, bohm, pwv |
 //!
 //! # Why constants
 //!
@@ -508,7 +508,7 @@ mod tests {
         for p in ProtocolKind::ALL {
             let (mv, declared, helpers, batches) = p.visit(&options, Parts);
             let name = p.name();
-            let expect_mv = ["si", "ermia", "mvto", "cicada", "bohm"].contains(&name);
+            let expect_mv = ["si", "ermia", "mvto", "cicada", "bohm", "pwv"].contains(&name);
             let expect_declared = [
                 "ord_lock",
                 "decentsched",
@@ -517,6 +517,7 @@ mod tests {
                 "calvin_ticket",
                 "twopl_er",
                 "bohm",
+                "pwv",
             ]
             .contains(&name);
             assert_eq!(mv, expect_mv, "{name}: multi-version part");
@@ -528,7 +529,7 @@ mod tests {
             );
             assert_eq!(
                 batches,
-                ["aria", "calvin", "bohm"].contains(&name),
+                ["aria", "calvin", "bohm", "pwv"].contains(&name),
                 "{name}: runs in batches"
             );
             assert_eq!(batches, p.runs_in_batches(), "{name}");

@@ -186,6 +186,8 @@ impl RunArgs {
                 });
             }
         };
+        // PWV's commit point depends on it (`protocol::pwv`).
+        options.user_aborts = workload.user_aborts().is_some();
         // What the tables and indexes take once loaded (TPC-C's tables grow from there).
         let data = match &workload {
             WorkloadConfig::Tpcc(c) => super::tpcc::tpcc_bytes(c, fit.meta),

@@ -179,6 +179,8 @@ impl RunArgs {
             calvin: crate::protocol::calvin::CalvinOptions {
                 no_wait: self.calvin_no_wait,
             },
+            // Set from the workload once it is known (`validate`).
+            user_aborts: false,
             c_sched: crate::protocol::c_sched::CSchedOptions {
                 help: match self.c_sched_help {
                     CSchedHelpArg::Auto => crate::protocol::c_sched::SchedulerHelp::Auto,

@@ -3,9 +3,10 @@
 //! so that what they do to shared records happens in batch order exactly as if one thread had
 //! walked the batch (Calvin's lock manager, BOHM's concurrency-control phase).
 
-use super::BatchTicket;
+use super::{BatchTicket, Batches};
 use crossbeam_utils::CachePadded;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::task::Poll;
 
 /// Bits of a position in the turn word (a batch holds at most 1024 members).
 const POSITION_BITS: u32 = 24;
@@ -24,6 +25,25 @@ pub struct Turn {
 }
 
 impl Turn {
+    /// Joins the open batch (unless the ticket holds one already) and waits, `Pending`, until
+    /// the batch is closed and it is the member's turn: `Ready` once it may act, then
+    /// [`pass`](Self::pass) when it is done. A member publishes nothing before the close (it
+    /// announces itself executed as it joins), so the batch's barrier is only its close.
+    /// Polled again after `Pending`, it goes on from where it was: the ticket's batch says
+    /// whether it joined.
+    pub fn wait_for_turn(&self, batches: &Batches, t: &mut BatchTicket) -> Poll<()> {
+        if t.batch() == 0 {
+            if batches.join(t).is_pending() {
+                return Poll::Pending;
+            }
+            batches.executed(t);
+        }
+        if batches.all_executed(t).is_pending() || !self.is_mine(t) {
+            return Poll::Pending;
+        }
+        Poll::Ready(())
+    }
+
     /// Whether the member of `t` may act: it is first in its batch, or the member before it
     /// passed the turn. The caller waits for its batch to close first, so that no member it
     /// should come after can still join.

@@ -55,9 +55,11 @@
 //! older versions, and the last writer placed.
 
 #[cfg(test)]
+mod pwv_tests;
+#[cfg(test)]
 mod tests;
 
-use super::batch::{BatchTicket, Batches, Turn};
+use super::batch::{BatchTicket, Batches, MAX_BATCH_SIZE, Turn};
 #[cfg(test)]
 use super::mutants::Mutant;
 use super::mv_common::{LOCK, MvState, mv_record, push_version, snapshot_read};
@@ -105,10 +107,19 @@ pub struct BohmMeta {
 
 mv_record!(BohmMeta, ());
 
-/// The protocol: the batch layer, the CC phase's turn and the version storage.
-pub struct Bohm {
+/// BOHM's engine: the batch layer, the CC phase's turn and the version storage. `EARLY` is
+/// whether a write becomes visible once its transaction is past its commit point (PWV,
+/// [`super::pwv`]) rather than at its commit (BOHM).
+pub struct PlacedVersions<const EARLY: bool> {
     batches: Batches,
     turn: Turn,
+    /// The workload's transactions may abort by their own logic (PWV then makes nothing visible
+    /// before commit: `ProtocolOptions::user_aborts`).
+    user_aborts: bool,
+    /// PWV: per position in the batch, the timestamp of the last member at that position whose
+    /// attempt ended (committed, or rolled back with its placeholders produced): readers of a
+    /// version made visible early commit once its writer's entry is there. Empty for BOHM.
+    ended: Box<[AtomicU64]>,
     /// The version store; its watermark is never entered: BOHM's collections are bounded by
     /// the batch floor instead (`batch_floor`), and the trait's watermark is only reported.
     mv: MvState<()>,
@@ -116,13 +127,28 @@ pub struct Bohm {
     mutant: Mutant,
 }
 
-impl Bohm {
-    /// BOHM for `opts.threads` workers, with batches formed by `opts.batch` and version memory
-    /// bounded by `opts.mv`.
+/// BOHM: every write becomes visible at its transaction's commit.
+pub type Bohm = PlacedVersions<false>;
+/// PWV ([`super::pwv`]): a write becomes visible once its transaction is past its commit point.
+pub type Pwv = PlacedVersions<true>;
+/// A BOHM worker.
+pub type BohmWorker<'db> = PlacedWorker<'db, false>;
+/// A PWV worker.
+pub type PwvWorker<'db> = PlacedWorker<'db, true>;
+
+impl<const EARLY: bool> PlacedVersions<EARLY> {
+    /// The protocol for `opts.threads` workers, with batches formed by `opts.batch` and version
+    /// memory bounded by `opts.mv`.
     pub fn new(opts: &ProtocolOptions) -> Self {
-        Bohm {
+        PlacedVersions {
             batches: Batches::new(&opts.batch),
             turn: Turn::default(),
+            user_aborts: opts.user_aborts,
+            ended: if EARLY {
+                (0..MAX_BATCH_SIZE).map(|_| AtomicU64::new(0)).collect()
+            } else {
+                Box::default()
+            },
             mv: MvState::new(opts),
             #[cfg(test)]
             mutant: Mutant::None,
@@ -134,7 +160,7 @@ impl Bohm {
 
     /// The CC phase for one member, in its turn: binds every declared record to the version
     /// its read must see, and places a placeholder for every record it writes.
-    fn place(&self, w: &mut BohmWorker<'_>, set: &[DeclaredRecord<'_, BohmMeta>]) {
+    fn place(&self, w: &mut PlacedWorker<'_, EARLY>, set: &[DeclaredRecord<'_, BohmMeta>]) {
         let ts = timestamp(&w.ticket);
         w.bound.clear();
         for d in set {
@@ -161,9 +187,13 @@ impl Bohm {
                 mode: d.mode,
                 read_at,
                 before,
+                produced: false,
             });
         }
         w.ts = ts;
+        // PWV's commit point (`super::pwv`): where no user abort can come, the member cannot
+        // abort any more once placed.
+        w.early = EARLY && !self.user_aborts;
     }
 
     /// Copies into `out` the version of `rec` with timestamp `at` once it is produced
@@ -197,7 +227,7 @@ impl Bohm {
     /// it (a placeholder the attempt leaves unchanged), at timestamp `ts`; unlocks at `ts`.
     fn install_over(
         &self,
-        w: &mut BohmWorker<'_>,
+        w: &mut PlacedWorker<'_, EARLY>,
         rec: Record<'_, BohmMeta>,
         old: u64,
         entry: Option<usize>,
@@ -230,7 +260,7 @@ impl Bohm {
     /// order, from where the last call stopped: `Pending` while a record's previous version is
     /// not installed yet. `write` false produces each placeholder as a copy of the version
     /// before it (a user abort).
-    fn produce(&self, w: &mut BohmWorker<'_>, write: bool) -> Poll<()> {
+    fn produce(&self, w: &mut PlacedWorker<'_, EARLY>, write: bool) -> Poll<()> {
         let mut installed = false;
         let done = self.produce_from(w, write, &mut installed);
         #[cfg(test)]
@@ -244,7 +274,12 @@ impl Bohm {
     }
 
     /// [`produce`](Self::produce)'s steps; sets `installed` when it installed a version.
-    fn produce_from(&self, w: &mut BohmWorker<'_>, write: bool, installed: &mut bool) -> Poll<()> {
+    fn produce_from(
+        &self,
+        w: &mut PlacedWorker<'_, EARLY>,
+        write: bool,
+        installed: &mut bool,
+    ) -> Poll<()> {
         while w.covered_done < w.writes.len() {
             let i = w.covered_done;
             let rec = w.writes.entries()[i].rec;
@@ -272,7 +307,7 @@ impl Bohm {
             w.covered_done += 1;
         }
         while let Some(b) = w.bound.get(w.produced).copied() {
-            if b.mode == AccessMode::Read {
+            if b.mode == AccessMode::Read || b.produced {
                 w.produced += 1;
                 continue;
             }
@@ -302,6 +337,86 @@ impl Bohm {
     }
 }
 
+impl<const EARLY: bool> PlacedVersions<EARLY> {
+    /// PWV: makes the attempt's write of `rec` visible now that it is written, if the record
+    /// has a placeholder and the version before it is installed. Otherwise the commit produces
+    /// it, as BOHM's does (a covered record, or an older writer that has not produced yet).
+    fn publish_early(&self, w: &mut PlacedWorker<'_, EARLY>, rec: Record<'_, BohmMeta>) {
+        let Some(i) = w.binding_index(&rec) else {
+            return;
+        };
+        let b = w.bound[i];
+        if b.produced {
+            #[cfg(test)]
+            if self.mutant == Mutant::PwvPublishesAtRead {
+                // The mutant published at the read: this write goes nowhere.
+                return;
+            }
+            panic!(
+                "pwv: a transaction wrote a record whose version it had already made visible \
+                 (under PWV a program writes each declared record once: `protocol::pwv`)"
+            );
+        }
+        let entry = w.writes.position(&rec);
+        self.try_publish(w, i, rec, entry);
+    }
+
+    /// Installs binding `i`'s version of `rec` (the attempt's write `entry`, or a copy of the
+    /// version before it) if the version before it is installed; wakes the readers that may
+    /// wait for it.
+    fn try_publish(
+        &self,
+        w: &mut PlacedWorker<'_, EARLY>,
+        i: usize,
+        rec: Record<'_, BohmMeta>,
+        entry: Option<usize>,
+    ) {
+        let before = w.bound[i].before;
+        // Acquire: pairs with the previous writer's Release unlock, so our install follows
+        // its install (as in `produce_from`).
+        if rec
+            .meta()
+            .word
+            .compare_exchange(before, before | LOCK, Ordering::Acquire, Ordering::Relaxed)
+            .is_err()
+        {
+            return;
+        }
+        self.install_over(w, rec, before, entry);
+        w.bound[i].produced = true;
+        // Readers bound to this version may be parked; the writer's attempt goes on.
+        super::wake::wake_waiters();
+    }
+
+    /// PWV's commit dependency: whether every member of this batch whose version the attempt
+    /// read has ended (committed, or rolled back with its placeholders produced).
+    fn writers_ended(&self, w: &PlacedWorker<'_, EARLY>) -> bool {
+        #[cfg(test)]
+        if self.mutant == Mutant::PwvSkipsCommitDependency {
+            return true;
+        }
+        w.deps.iter().all(|&at| {
+            // Acquire: pairs with the writer's Release in `ended`: its commit happens before
+            // ours. An entry is a later timestamp only once our batch is over, so `>=`.
+            self.ended[position_of(at)].load(Ordering::Acquire) >= at
+        })
+    }
+
+    /// PWV: the attempt of `w` has ended; readers of its versions may commit.
+    fn mark_ended(&self, w: &PlacedWorker<'_, EARLY>) {
+        if EARLY {
+            // Release: pairs with the Acquire in `writers_ended`.
+            self.ended[position_of(w.ts)].store(w.ts, Ordering::Release);
+        }
+    }
+}
+
+/// The position in its batch of the member with timestamp `ts` (an index of `ended`).
+#[inline]
+fn position_of(ts: u64) -> usize {
+    ((ts & ((1 << POSITION_BITS) - 1)) - 1) as usize
+}
+
 /// Copies into `out` the newest installed version of `rec` (a covered record: module docs);
 /// `Pending` while an install holds it.
 #[inline]
@@ -322,22 +437,23 @@ struct Bound {
     read_at: u64,
     /// The version our own version follows (a writer installs once it is installed).
     before: u64,
+    /// Our version of the record is installed (PWV: made visible before commit).
+    produced: bool,
 }
 
 /// Where a worker's attempt is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Stage {
-    /// Not in a batch yet.
+    /// Not placed yet: joining a batch, or a member waiting for it to close and for its turn
+    /// (its ticket holds the batch).
     Idle,
-    /// A member of the open batch, waiting for it to close and for its turn.
-    Sequenced,
     /// Placed: the program runs, then commit produces the versions.
     Running,
 }
 
-/// A BOHM worker.
-pub struct BohmWorker<'db> {
-    protocol: &'db Bohm,
+/// A worker of BOHM or PWV.
+pub struct PlacedWorker<'db, const EARLY: bool> {
+    protocol: &'db PlacedVersions<EARLY>,
     ticket: BatchTicket,
     stage: Stage,
     /// The attempt's timestamp (set in its CC turn).
@@ -354,20 +470,29 @@ pub struct BohmWorker<'db> {
     scratch: Vec<u8>,
     /// The timestamp of the last attempt that committed.
     committed_at: u64,
+    /// PWV: the attempt is past its commit point, so its writes become visible as they are
+    /// made.
+    early: bool,
+    /// PWV: the timestamps of the versions of this batch's members the attempt read (its
+    /// commit waits for their writers to end).
+    deps: Vec<u64>,
     /// Always empty: a worker keeps no record reference past its commit (its collections run
     /// while it holds the record), so it pins no grace-period epoch.
     holds: Holds,
 }
 
-impl<'db> BohmWorker<'db> {
+impl<'db, const EARLY: bool> PlacedWorker<'db, EARLY> {
     /// The binding of `rec`, if declared.
     #[inline]
     fn binding(&self, rec: &Record<'db, BohmMeta>) -> Option<Bound> {
+        self.binding_index(rec).map(|i| self.bound[i])
+    }
+
+    /// Where the binding of `rec` is in `bound`, if declared.
+    #[inline]
+    fn binding_index(&self, rec: &Record<'_, BohmMeta>) -> Option<usize> {
         let key = rec.order_key();
-        self.bound
-            .binary_search_by_key(&key, |b| b.order_key)
-            .ok()
-            .map(|i| self.bound[i])
+        self.bound.binary_search_by_key(&key, |b| b.order_key).ok()
     }
 
     /// Leaves the batch and gets ready for the next attempt.
@@ -379,26 +504,28 @@ impl<'db> BohmWorker<'db> {
         self.bound_records.clear();
         self.covered_done = 0;
         self.produced = 0;
+        self.early = false;
+        self.deps.clear();
     }
 }
 
-impl Drop for BohmWorker<'_> {
+impl<const EARLY: bool> Drop for PlacedWorker<'_, EARLY> {
     fn drop(&mut self) {
         // Batches must not wait for a worker that is gone (once per worker: `leave` knows).
         self.protocol.batches.leave(&mut self.ticket);
     }
 }
 
-impl Protocol for Bohm {
+impl<const EARLY: bool> Protocol for PlacedVersions<EARLY> {
     type RecordMeta = BohmMeta;
-    type Worker<'db> = BohmWorker<'db>;
+    type Worker<'db> = PlacedWorker<'db, EARLY>;
 
     const MULTI_VERSION: Option<MultiVersionPart<Self>> = Some(MultiVersionPart::from_impl());
     const DECLARED_SET: Option<DeclaredSetPart<Self>> = Some(DeclaredSetPart::from_impl());
     const RUN_HOOKS: RunHooksPart<Self> = RunHooksPart::from_impl();
 
-    fn new_worker<'db>(&'db self, id: usize) -> BohmWorker<'db> {
-        BohmWorker {
+    fn new_worker<'db>(&'db self, id: usize) -> PlacedWorker<'db, EARLY> {
+        PlacedWorker {
             protocol: self,
             ticket: self.batches.register(id),
             stage: Stage::Idle,
@@ -412,10 +539,12 @@ impl Protocol for Bohm {
             holds: Holds::default(),
             scratch: Vec::new(),
             committed_at: 0,
+            early: false,
+            deps: Vec::with_capacity(if EARLY { 64 } else { 0 }),
         }
     }
 
-    fn begin(&self, w: &mut BohmWorker<'_>, start: AttemptStart) {
+    fn begin(&self, w: &mut PlacedWorker<'_, EARLY>, start: AttemptStart) {
         debug_assert_eq!(w.ticket.batch(), 0, "the last attempt left its batch");
         if !start.retry {
             w.ticket.new_transaction();
@@ -427,17 +556,45 @@ impl Protocol for Bohm {
     #[inline]
     fn read<'db>(
         &self,
-        w: &mut BohmWorker<'db>,
+        w: &mut PlacedWorker<'db, EARLY>,
         rec: Record<'db, BohmMeta>,
         out: &mut [u8],
     ) -> OpResult {
         if w.writes.read_own(&rec, out) {
             return Poll::Ready(Ok(()));
         }
-        match w.binding(&rec) {
-            Some(b) => self.read_version(rec, b.read_at, out),
-            None => read_newest(rec, out),
+        let Some(i) = w.binding_index(&rec) else {
+            return read_newest(rec, out);
+        };
+        let b = w.bound[i];
+        #[cfg(test)]
+        let at = if EARLY && self.mutant == Mutant::PwvReadsNewestVisible {
+            // The bug: once the bound version exists, take the newest visible one, which
+            // early visibility may have made a later member's.
+            (rec.meta().word.load(Ordering::Acquire) & !LOCK).max(b.read_at)
+        } else {
+            b.read_at
+        };
+        #[cfg(not(test))]
+        let at = b.read_at;
+        let read = self.read_version(rec, at, out);
+        if EARLY && b.read_at > batch_floor(&w.ticket) && matches!(read, Poll::Ready(Ok(()))) {
+            // A version of a member of this batch, maybe made visible before its writer ended.
+            w.deps.push(b.read_at);
         }
+        #[cfg(test)]
+        if EARLY
+            && self.mutant == Mutant::PwvPublishesAtRead
+            && w.early
+            && b.mode == AccessMode::Write
+            && !b.produced
+            && matches!(read, Poll::Ready(Ok(())))
+        {
+            // The bug: the placeholder is made visible at the read of the record, before the
+            // member wrote it (a copy of what it read).
+            self.try_publish(w, i, rec, None);
+        }
+        read
     }
 
     /// The bound version is committed (or will be before it is read) and whole; BOHM validates
@@ -445,7 +602,7 @@ impl Protocol for Bohm {
     #[inline]
     fn read_committed<'db>(
         &self,
-        w: &mut BohmWorker<'db>,
+        w: &mut PlacedWorker<'db, EARLY>,
         rec: Record<'db, BohmMeta>,
         out: &mut [u8],
     ) -> OpResult {
@@ -455,60 +612,65 @@ impl Protocol for Bohm {
     #[inline]
     fn write<'db>(
         &self,
-        w: &mut BohmWorker<'db>,
+        w: &mut PlacedWorker<'db, EARLY>,
         rec: Record<'db, BohmMeta>,
         data: &[u8],
         kind: WriteKind,
     ) -> OpResult {
         w.writes.put(rec, kind, data, ());
+        if EARLY && w.early {
+            self.publish_early(w, rec);
+        }
         Poll::Ready(Ok(()))
     }
 
-    fn commit(&self, w: &mut BohmWorker<'_>) -> OpResult {
+    fn commit(&self, w: &mut PlacedWorker<'_, EARLY>) -> OpResult {
         debug_assert_eq!(w.stage, Stage::Running, "commit after the schedule");
         if self.produce(w, true).is_pending() {
             return Poll::Pending;
         }
+        if EARLY && !self.writers_ended(w) {
+            // The executors wake waiters as the writer's attempt ends.
+            return Poll::Pending;
+        }
+        self.mark_ended(w);
         w.committed_at = w.ts;
         w.end_attempt();
         Poll::Ready(Ok(()))
     }
 
-    fn abort(&self, w: &mut BohmWorker<'_>, _why: Abort) {
+    fn abort(&self, w: &mut PlacedWorker<'_, EARLY>, _why: Abort) {
         // Only user aborts reach here, after `confirm_user_abort` produced every placeholder.
         debug_assert!(
             w.stage != Stage::Running || w.produced == w.bound.len(),
             "a user abort produces its placeholders first"
         );
         if w.ticket.batch() != 0 {
+            if w.stage == Stage::Running {
+                self.mark_ended(w);
+            }
             w.end_attempt();
         }
     }
 
-    fn install_log<'w>(&self, w: &'w mut BohmWorker<'_>) -> &'w mut InstallLog {
+    fn install_log<'w>(&self, w: &'w mut PlacedWorker<'_, EARLY>) -> &'w mut InstallLog {
         w.writes.install_log()
     }
 }
 
-impl DeclaredSet for Bohm {
+impl<const EARLY: bool> DeclaredSet for PlacedVersions<EARLY> {
     fn schedule<'db>(
         &self,
-        w: &mut BohmWorker<'db>,
+        w: &mut PlacedWorker<'db, EARLY>,
         set: &[DeclaredRecord<'db, BohmMeta>],
     ) -> OpResult {
         loop {
             match w.stage {
                 Stage::Idle => {
-                    if self.batches.join(&mut w.ticket).is_pending() {
-                        return Poll::Pending;
-                    }
-                    // Nothing to publish before the batch closes: the barrier is the close.
-                    self.batches.executed(&w.ticket);
-                    w.stage = Stage::Sequenced;
-                }
-                Stage::Sequenced => {
-                    if self.batches.all_executed(&w.ticket).is_pending()
-                        || !self.turn.is_mine(&w.ticket)
+                    if self
+                        .turn
+                        .wait_for_turn(&self.batches, &mut w.ticket)
+                        .is_pending()
                     {
                         return Poll::Pending;
                     }
@@ -525,10 +687,16 @@ impl DeclaredSet for Bohm {
 
     /// A rolled-back transaction still owes its placeholders their versions: each becomes a
     /// copy of the version before it, once that one is installed (`Pending` until then).
-    fn confirm_user_abort(&self, w: &mut BohmWorker<'_>) -> OpResult {
+    fn confirm_user_abort(&self, w: &mut PlacedWorker<'_, EARLY>) -> OpResult {
         if w.stage != Stage::Running {
             return Poll::Ready(Ok(()));
         }
+        assert!(
+            !EARLY || !w.bound.iter().any(|b| b.produced),
+            "pwv: a transaction rolled back after making a write visible (configuration sets \
+             `ProtocolOptions::user_aborts` for workloads whose transactions abort by their own \
+             logic, and PWV then makes nothing visible before commit)"
+        );
         match self.produce(w, false) {
             Poll::Ready(()) => Poll::Ready(Ok(())),
             Poll::Pending => Poll::Pending,
@@ -536,7 +704,7 @@ impl DeclaredSet for Bohm {
     }
 }
 
-impl MultiVersion for Bohm {
+impl<const EARLY: bool> MultiVersion for PlacedVersions<EARLY> {
     type VersionMeta = ();
 
     fn version_store(&self) -> &VersionStore<()> {
@@ -547,11 +715,11 @@ impl MultiVersion for Bohm {
         &self.mv.watermark
     }
 
-    fn grace_holds<'w>(&self, w: &'w mut BohmWorker<'_>) -> &'w mut Holds {
+    fn grace_holds<'w>(&self, w: &'w mut PlacedWorker<'_, EARLY>) -> &'w mut Holds {
         &mut w.holds
     }
 
-    fn snapshot_commit_stamp(&self, w: &BohmWorker<'_>) -> u64 {
+    fn snapshot_commit_stamp(&self, w: &PlacedWorker<'_, EARLY>) -> u64 {
         w.committed_at
     }
 
@@ -563,14 +731,14 @@ impl MultiVersion for Bohm {
     }
 }
 
-impl RunHooks for Bohm {
+impl<const EARLY: bool> RunHooks for PlacedVersions<EARLY> {
     const RUNS_IN_BATCHES: bool = true;
 
     fn stats(&self) -> Vec<(&'static str, f64)> {
         self.batches.stats()
     }
 
-    fn stop_worker(&self, w: &mut BohmWorker<'_>) {
+    fn stop_worker(&self, w: &mut PlacedWorker<'_, EARLY>) {
         self.batches.leave(&mut w.ticket);
     }
 }

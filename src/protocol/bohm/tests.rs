@@ -10,7 +10,7 @@ const OK: OpResult = Poll::Ready(Ok(()));
 const W: AccessMode = AccessMode::Write;
 const R: AccessMode = AccessMode::Read;
 
-fn table() -> Table<BohmMeta> {
+pub(super) fn table() -> Table<BohmMeta> {
     Table::new(TableSpec {
         name: "t".into(),
         records: 4,
@@ -18,37 +18,52 @@ fn table() -> Table<BohmMeta> {
     })
 }
 
-fn bohm() -> Bohm {
-    let opts = ProtocolOptions {
+/// Four workers, batches that close when every worker joined; `user_aborts` as configuration
+/// sets it for a workload.
+pub(super) fn options(user_aborts: bool) -> ProtocolOptions {
+    ProtocolOptions {
         threads: 4,
         batch: BatchOptions {
             size: 64,
             timeout_us: 1_000_000,
         },
+        user_aborts,
         ..ProtocolOptions::default()
-    };
-    Bohm::new(&opts)
+    }
 }
 
-fn rec(t: &Table<BohmMeta>, i: u64) -> Record<'_, BohmMeta> {
+fn bohm() -> Bohm {
+    Bohm::new(&options(false))
+}
+
+pub(super) fn rec(t: &Table<BohmMeta>, i: u64) -> Record<'_, BohmMeta> {
     t.get(RecordId(i)).expect("in the table")
 }
 
-fn read<'db>(p: &Bohm, w: &mut BohmWorker<'db>, r: Record<'db, BohmMeta>) -> Poll<u64> {
+pub(super) fn read<'db, const E: bool>(
+    p: &PlacedVersions<E>,
+    w: &mut PlacedWorker<'db, E>,
+    r: Record<'db, BohmMeta>,
+) -> Poll<u64> {
     let mut out = [0u8; 8];
     p.read(w, r, &mut out)
         .map(|r| r.map(|()| u64::from_le_bytes(out)).expect("no abort"))
 }
 
-fn write<'db>(p: &Bohm, w: &mut BohmWorker<'db>, r: Record<'db, BohmMeta>, v: u64) {
+pub(super) fn write<'db, const E: bool>(
+    p: &PlacedVersions<E>,
+    w: &mut PlacedWorker<'db, E>,
+    r: Record<'db, BohmMeta>,
+    v: u64,
+) {
     assert_eq!(p.write(w, r, &v.to_le_bytes(), WriteKind::Blind), OK);
 }
 
 /// Schedules every worker with its set until all are placed (the batch closes once all joined;
 /// turns go in the order they joined, which is the order of `ws`).
-fn place_all<'db>(
-    p: &Bohm,
-    ws: &mut [BohmWorker<'db>],
+pub(super) fn place_all<'db, const E: bool>(
+    p: &PlacedVersions<E>,
+    ws: &mut [PlacedWorker<'db, E>],
     sets: &[Vec<DeclaredRecord<'db, BohmMeta>>],
 ) {
     for w in ws.iter_mut() {

@@ -102,10 +102,9 @@ impl Calvin {
 /// Where a worker's attempt is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Stage {
-    /// Not in a batch yet.
+    /// Not placed yet: joining a batch, or a member waiting for it to close and for its turn
+    /// (its ticket holds the batch).
     Idle,
-    /// A member of the open batch, waiting for it to close.
-    Sequenced,
     /// Requests made in the batch's order: waiting for the grants.
     Requested,
     /// Every lock granted: the program runs.
@@ -140,7 +139,7 @@ impl<'db> InPlaceWorker<'db, CalvinLock> for CalvinWorker<'db> {
     /// next one, whose requests must come after ours).
     fn end_attempt(&mut self) {
         debug_assert!(
-            !matches!(self.stage, Stage::Sequenced),
+            self.stage != Stage::Idle || self.ticket.batch() == 0,
             "an attempt ends only after its schedule"
         );
         self.requests.release_all();
@@ -189,17 +188,10 @@ impl DeclaredSet for Calvin {
         loop {
             match w.stage {
                 Stage::Idle => {
-                    if self.batches.join(&mut w.ticket).is_pending() {
-                        return Poll::Pending;
-                    }
-                    // Sequenced: nothing to publish before the batch closes (the barrier
-                    // below is only the close).
-                    self.batches.executed(&w.ticket);
-                    w.stage = Stage::Sequenced;
-                }
-                Stage::Sequenced => {
-                    if self.batches.all_executed(&w.ticket).is_pending()
-                        || !self.turn.is_mine(&w.ticket)
+                    if self
+                        .turn
+                        .wait_for_turn(&self.batches, &mut w.ticket)
+                        .is_pending()
                     {
                         return Poll::Pending;
                     }

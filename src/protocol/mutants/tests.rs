@@ -24,6 +24,7 @@ use crate::protocol::mocc::{Mocc, MqlLock, RwLock};
 use crate::protocol::mvto::Mvto;
 use crate::protocol::ord_lock::OrdLock;
 use crate::protocol::plor::Plor;
+use crate::protocol::pwv::Pwv;
 use crate::protocol::si::Si;
 use crate::protocol::silo::Silo;
 use crate::protocol::tictoc::TicToc;
@@ -72,6 +73,7 @@ enum Proto {
     /// Batched Calvin's no-wait form (`--calvin-no-wait`).
     CalvinNoWait,
     Bohm,
+    Pwv,
     /// DecentSched with opportunistic execution (`--ds-opportunistic`).
     DecentSchedOpportunistic,
     Cicada,
@@ -225,6 +227,8 @@ const CASES: &[Case] = &[
     (Proto::CalvinNoWait, Mutant::CalvinWritersIgnoreWriters, Load::HotRmwSlowCommit),
     (Proto::Bohm, Mutant::BohmReadDoesNotWait, Load::HotRmw),
     (Proto::Bohm, Mutant::BohmBindToInstalled, Load::HotRmw),
+    (Proto::Pwv, Mutant::PwvReadsNewestVisible, Load::HotRmw),
+    (Proto::Pwv, Mutant::PwvPublishesAtRead, Load::HotRmw),
     (Proto::DecentSchedOpportunistic, Mutant::DecentSchedSkipReexecution, Load::HotRmw),
     (Proto::DecentSchedOpportunistic, Mutant::DecentSchedInstallWithoutVersion, Load::HotRmw),
     (Proto::Cicada, Mutant::CicadaSkipReadValidation, Load::HotRmwSlowCommit),
@@ -285,6 +289,7 @@ fn run(proto: Proto, mutant: Mutant, load: Load, threads: usize, seed: u64) -> C
         Proto::CalvinTicket => ProtocolKind::CalvinTicket,
         Proto::Calvin | Proto::CalvinNoWait => ProtocolKind::Calvin,
         Proto::Bohm => ProtocolKind::Bohm,
+        Proto::Pwv => ProtocolKind::Pwv,
         Proto::DecentSchedOpportunistic => ProtocolKind::DecentSched,
         Proto::Cicada => ProtocolKind::Cicada,
         Proto::TwoPlEr => ProtocolKind::TwoPlEr,
@@ -401,6 +406,10 @@ fn run(proto: Proto, mutant: Mutant, load: Load, threads: usize, seed: u64) -> C
         }
         Proto::Bohm => {
             let p = Bohm::new(o).with_mutant(mutant);
+            run_with(kind, p, &cfg, &workload, &machine)
+        }
+        Proto::Pwv => {
+            let p = Pwv::new(o).with_mutant(mutant);
             run_with(kind, p, &cfg, &workload, &machine)
         }
         Proto::Cicada => {
@@ -546,6 +555,11 @@ fn calvin_no_wait_mutants_are_caught() {
 #[test]
 fn bohm_mutants_are_caught() {
     check_protocol(Proto::Bohm);
+}
+
+#[test]
+fn pwv_mutants_are_caught() {
+    check_protocol(Proto::Pwv);
 }
 
 #[test]
