@@ -362,9 +362,6 @@ fn assert_serializable<P: Protocol>(name: &str, make: impl Fn(&ProtocolOptions) 
 }
 
 #[test]
-#[ignore = "OPEN BUG (issue 21; cause found in stop 23, docs/TESTING.md): a walk moves on from a \
-            vacant entry that then leaves the index, and a later insert's path skips it; about 1 \
-            run in 80 under Silo. The replay test in txn/index_ops.rs fails on it. Run with --ignored"]
 fn silo_has_no_phantoms() {
     assert_serializable("silo", Silo::new);
 }
@@ -375,10 +372,6 @@ fn tictoc_has_no_phantoms() {
 }
 
 #[test]
-#[ignore = "OPEN BUG (issue 21), the Silo family's: stop 22's second full-suite run saw MOCC-MQL \
-            with 8 workers commit a `count` that disagreed with its bucket's counter, the same \
-            failure as `silo_has_no_phantoms` (MOCC shares Silo's TID words and read \
-            validation; TicToc and 2PL have shown none). Run with --ignored"]
 fn mocc_has_no_phantoms() {
     assert_serializable("mocc-rw", Mocc::<RwLock>::new);
     assert_serializable("mocc-mql", Mocc::<MqlLock>::new);

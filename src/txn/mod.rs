@@ -52,6 +52,10 @@ pub struct Txn<'db, P: Protocol> {
     /// Committed removals waiting for every older snapshot to end (multi-version protocols):
     /// (commit stamp, index, key), in commit order.
     deferred_removals: std::collections::VecDeque<(u64, IndexId, u64)>,
+    /// The vacant entries an index walk's current run read (`index_ops::access_run`), kept to
+    /// check after the run that none has left the index; reused, so walks stop allocating once
+    /// it has grown.
+    run_vacant: Vec<(u64, RecordId)>,
     pub(crate) worker: P::Worker<'db>,
     /// Where reads land; sized to the largest payload in the database.
     buf: Vec<u8>,
@@ -152,6 +156,7 @@ impl<'db, P: Protocol> Txn<'db, P> {
             indexes: db.indexes(),
             index_removals: Vec::new(),
             deferred_removals: std::collections::VecDeque::new(),
+            run_vacant: Vec::new(),
             worker,
             buf: vec![0; max_payload],
             id: 0,
