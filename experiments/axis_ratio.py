@@ -11,12 +11,15 @@ min-max across repetitions beside it. A second table gives each protocol's media
 under A relative to a reference protocol's (default silo), as "wound_wait >= 0.5x silo" asks.
 """
 import json
+import signal
 import statistics
 import sys
 from collections import defaultdict
 
 
 def main():
+    # A closed pipe (`| head`) ends the script quietly.
+    signal.signal(signal.SIGPIPE, signal.SIG_DFL)
     if len(sys.argv) < 5:
         sys.exit(__doc__)
     path, axis, a, b = sys.argv[1:5]

@@ -2,16 +2,18 @@
 //! that cannot release until it runs again.
 //!
 //! A waiter's spin is worth its cost only while the transaction it waits for runs: then the
-//! release comes within a transaction's length. When the holder has given its CPU away (it
-//! yields or parks in a wait of its own, or yields between transactions under CoreSlice), every
-//! pause the waiter spins is CPU the holder may need, and with more workers than cores the
-//! waiter's core is often exactly what the holder needs. So:
+//! release comes within a transaction's length. When the holder has parked in a wait of its
+//! own, every pause the waiter spins is CPU the holder may need, and with more workers than
+//! cores the waiter's core is often exactly what the holder needs. So:
 //!
 //! - **The executor says who is away.** Each executor thread names the protocol workers it
 //!   drives ([`drive_workers`]: one under the thread executor, its Q slots under the coroutine
-//!   executor), and every place it gives its CPU away runs inside [`while_away`], which marks
-//!   those workers away for the duration (`exec/wait.rs`: its yields and parks, the pause before
-//!   a retry, CoreSlice's yield). A thread that named no workers (tests, the interactive server's
+//!   executor), and every place it sleeps runs inside [`while_away`], which marks those workers
+//!   away for the duration (`exec/wait.rs`: its parks; also the pause before a retry and
+//!   CoreSlice's yield, where the worker holds nothing). A wait's *yields* are not marked: a
+//!   yielding holder runs again within a scheduler decision, and with yields marked its waiters
+//!   parked at once behind it, which cost WOUND_WAIT and PLOR about a quarter of their
+//!   throughput at 4 workers on 2 cores (docs/RESULTS.md, "Waiters that look at their holder"). A thread that named no workers (tests, the interactive server's
 //!   sessions) marks nothing, and its workers count as running.
 //! - **The protocol says whom it waits for.** A protocol whose lock names its holders calls
 //!   [`note_holder`] for each conflicting holder as it returns `Pending` (WOUND_WAIT and WAIT_DIE

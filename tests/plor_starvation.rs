@@ -151,8 +151,6 @@ fn max_attempts_interleaved<P: Protocol>(
 /// over at least three seeds; more seeds are added while the comparison does not hold yet, up
 /// to nine.
 #[test]
-#[ignore = "unreliable on the merged tree: PLOR's worst case came out 19-24 attempts against Silo's \
-            27-29 in 2 of 3 runs (issue 21, stop 20 note); run with --ignored while it is looked into"]
 fn silo_starves_long_transactions_where_plor_does_not() {
     let queue = 4;
     let opts = ProtocolOptions {

@@ -16,16 +16,19 @@
 //!   The waiter spins briefly (the holder may be on the other core), yields a few times (to the
 //!   run's other workers), and parks after [`PARK_AFTER_SHARED`], so the holder gets the core.
 //!
-//! Either way, **a waiter whose holders are all away parks at once** (`Step::ParkNow`): when
-//! every holder the protocol named as its `Pending` came back ([`crate::on_cpu`]) has given its
-//! CPU away (it yields or parks in a wait of its own, or yields between transactions), spinning
-//! cannot end the wait sooner, and with more threads than cores the spin takes CPU the holder
-//! needs. A holder the kernel preempted looks running; its waiters wait by the steps above.
+//! Either way, **a waiter whose holders are all parked parks at once** (`Step::ParkNow`): when
+//! every holder the protocol named as its `Pending` came back ([`crate::on_cpu`]) is parked in a
+//! wait of its own, spinning cannot end the wait sooner, and with more threads than cores the
+//! spin takes CPU the holder needs. A holder that merely yields in its wait is not away: it runs
+//! again within a scheduler decision, and parking behind it cost more than it saved (measured,
+//! docs/RESULTS.md). A holder the kernel preempted looks running too; its waiters wait by the
+//! steps above.
 //!
 //! A parked waiter is woken by every event that can end its wait ([`crate::park`]); spin steps,
 //! parks, parks at once for an away holder and parks that timed out are counted
-//! ([`WaitCounts`]) and reported. Every yield and park here (and the pause before a retry, and
-//! CoreSlice's yield) marks the thread's workers away ([`on_cpu::while_away`]).
+//! ([`WaitCounts`]) and reported. Every park here (and the pause before a retry, and CoreSlice's
+//! yield, where the worker holds nothing) marks the thread's workers away
+//! ([`on_cpu::while_away`]); a wait's yields do not.
 //!
 //! The coroutine executor's threads, when every slot waits, wait by the same steps
 //! (`coro/mod.rs`), so the two executors agree at Q = 1.
@@ -167,7 +170,12 @@ impl Waiting {
                 StepOutcome::PollNow
             }
             Step::Yield => {
-                on_cpu::while_away(std::thread::yield_now);
+                // Not marked away: a waiter that yields gets its core back within a scheduler
+                // decision, and its own waiters do better yielding too than parking at once
+                // (measured: with yields marked away, WOUND_WAIT at 4 workers on 2 cores ran at
+                // 0.73x and PLOR at 0.72x of the build without holder-aware parks;
+                // docs/RESULTS.md, "Waiters that look at their holder").
+                std::thread::yield_now();
                 StepOutcome::PollNow
             }
             step @ (Step::Park | Step::ParkNow) => {

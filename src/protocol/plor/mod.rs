@@ -75,6 +75,8 @@ pub use locker::{MAX_PLOR_WORKERS, NARROW_PLOR_WORKERS, PlorLock, WIDE_WORDS};
 
 #[cfg(test)]
 use super::mutants::Mutant;
+use super::parts::{RunHooks, RunHooksPart};
+use super::signal::Signal;
 use super::twopl::TooManyWorkers;
 use super::{
     Abort, AttemptStart, OpResult, PlorOptions, PlorPriority, Protocol, ProtocolOptions, ReadSet,
@@ -242,6 +244,7 @@ impl<const WORDS: usize> PlorOf<WORDS> {
 impl<const WORDS: usize> Protocol for PlorOf<WORDS> {
     type RecordMeta = PlorLock<WORDS>;
     type Worker<'db> = PlorWorker<'db, WORDS>;
+    const RUN_HOOKS: RunHooksPart<Self> = RunHooksPart::from_impl();
 
     fn new_worker<'db>(&'db self, id: usize) -> PlorWorker<'db, WORDS> {
         PlorWorker {
@@ -449,5 +452,22 @@ impl<const WORDS: usize> Protocol for PlorOf<WORDS> {
         w: &'w mut PlorWorker<'_, WORDS>,
     ) -> &'w mut crate::protocol::InstallLog {
         w.writes.install_log()
+    }
+}
+
+/// PLOR's liveness (4.1.3) rests on state a retry finds on its worker: the priority drawn at the
+/// first attempt, and a declared read-only transaction's count of optimistic aborts, after
+/// `ro_threshold` of which it locks its reads. So under the coroutine executor every retried
+/// abort reruns in place (SGPM's RR) rather than moving to the global queue (ML, the default for
+/// a validation abort): a moved transaction starts over on another slot's worker as a first
+/// attempt, with a new priority and its abort count at zero, and a read-only transaction could
+/// then abort on validation without end (`tests/plor_starvation.rs` measured worst cases of
+/// 19-24 attempts against about 5 before this).
+impl<const WORDS: usize> RunHooks for PlorOf<WORDS> {
+    fn signal(&self, why: Abort) -> Signal {
+        match Signal::for_abort(why) {
+            Signal::Ml | Signal::Sf => Signal::Rr,
+            other => other,
+        }
     }
 }
