@@ -100,7 +100,8 @@ enum Load {
     /// transactions are read-only.
     ReadMostly,
     /// `HotRmw` with 200 us between a program's end and its commit (read-phase extension, which
-    /// yields the CPU at that length), for C-Sched, Calvin's writer mutant and DecentSched's
+    /// yields the CPU at that length), for C-Sched, Calvin's writer mutants (the no-wait form's
+    /// shared-write-lock mutant went uncaught in all 8 `HotRmw` runs at load 5-6, stop 24) and DecentSched's
     /// rule mutants: a wrongly granted pair of transactions otherwise each run within one time
     /// slice of a loaded 2-core machine and never overlap (DecentSched's were missed in 8 runs
     /// once at load 15, and every time with the test pinned to one core; with the extension,
@@ -223,7 +224,7 @@ const CASES: &[Case] = &[
     (Proto::Calvin, Mutant::CalvinWritesLockShared, Load::HotRmwSlowCommit),
     (Proto::Calvin, Mutant::CalvinWritersIgnoreWriters, Load::HotRmwSlowCommit),
     (Proto::Calvin, Mutant::CalvinBatchRunsBeforeGrants, Load::HotRmwSlowCommit),
-    (Proto::CalvinNoWait, Mutant::CalvinWritesLockShared, Load::HotRmw),
+    (Proto::CalvinNoWait, Mutant::CalvinWritesLockShared, Load::HotRmwSlowCommit),
     (Proto::CalvinNoWait, Mutant::CalvinWritersIgnoreWriters, Load::HotRmwSlowCommit),
     (Proto::Bohm, Mutant::BohmReadDoesNotWait, Load::HotRmw),
     (Proto::Bohm, Mutant::BohmBindToInstalled, Load::HotRmw),
