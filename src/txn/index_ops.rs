@@ -308,7 +308,10 @@ impl<'db, P: Protocol> Txn<'db, P> {
     /// with the same record; if one has left (its delete committed and took it out), the run is
     /// walked again from `at` (module docs, "Why this excludes phantoms": an insert below the
     /// gone entry may have written the run's present entry, through a path that skipped the
-    /// entry, before this walk read it). Records read by a discarded walk stay in the read set:
+    /// entry, before this walk read it). A re-walk does not access a record again that this
+    /// call already accessed for the same entry: it takes the first access's answer, which the
+    /// protocol keeps (validates, locks or reads at the snapshot), and a protocol may refuse a
+    /// second access (twopl_er). Records read by a discarded walk stay in the read set:
     /// harmless, at worst a needless conflict. Entries into retired slots are not read, and no
     /// insert's path writes them either, so they are not checked. Only removals fail the check,
     /// and an entry leaves once: the number of re-walks is bounded by the removals in the run's
@@ -319,12 +322,41 @@ impl<'db, P: Protocol> Txn<'db, P> {
         at: u64,
         rewrite: bool,
     ) -> Result<(u64, RecordId, bool), Abort> {
+        // Entries this call has accessed, with what it found: a re-walk takes an entry it meets
+        // again from here instead of accessing its record a second time. The first access is
+        // what the protocol keeps (validated at commit, or locked, or at the snapshot), so its
+        // answer stands; and a protocol may refuse a second access (twopl_er releases a read
+        // lock at the read and panics on a second read of the record).
+        // Only a re-walk looks here (a pass meets each entry once), so the first pass pays no
+        // extra lookup.
+        self.run_seen.clear();
+        let mut rewalk = false;
         loop {
             self.run_vacant.clear();
             let mut from = at;
             let last = loop {
-                let (key, rid, present, read) =
-                    self.access_entry_at_or_after(index, from, rewrite).await?;
+                let seen = if rewalk {
+                    let next = self.indexes[index.0 as usize]
+                        .map
+                        .first_at_or_after(from)
+                        .expect("every index holds its end sentinel at u64::MAX");
+                    self.run_seen
+                        .iter()
+                        .find(|&&(key, rid, _)| (key, rid) == next)
+                        .map(|&(key, rid, present)| (key, rid, present, true))
+                } else {
+                    None
+                };
+                let (key, rid, present, read) = match seen {
+                    Some(entry) => entry,
+                    None => {
+                        let entry = self.access_entry_at_or_after(index, from, rewrite).await?;
+                        if entry.3 {
+                            self.run_seen.push((entry.0, entry.1, entry.2));
+                        }
+                        entry
+                    }
+                };
                 if present || key == END_SENTINEL_KEY {
                     break (key, rid, present);
                 }
@@ -341,6 +373,7 @@ impl<'db, P: Protocol> Txn<'db, P> {
             {
                 return Ok(last);
             }
+            rewalk = true;
         }
     }
 

@@ -56,6 +56,9 @@ pub struct Txn<'db, P: Protocol> {
     /// check after the run that none has left the index; reused, so walks stop allocating once
     /// it has grown.
     run_vacant: Vec<(u64, RecordId)>,
+    /// The entries one `index_ops::access_run` call accessed, with whether each was present: a
+    /// re-walk of the run takes them from here rather than accessing their records again.
+    run_seen: Vec<(u64, RecordId, bool)>,
     pub(crate) worker: P::Worker<'db>,
     /// Where reads land; sized to the largest payload in the database.
     buf: Vec<u8>,
@@ -157,6 +160,7 @@ impl<'db, P: Protocol> Txn<'db, P> {
             index_removals: Vec::new(),
             deferred_removals: std::collections::VecDeque::new(),
             run_vacant: Vec::new(),
+            run_seen: Vec::new(),
             worker,
             buf: vec![0; max_payload],
             id: 0,
