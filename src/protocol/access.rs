@@ -454,6 +454,11 @@ impl<'db, M, E> WriteSet<'db, M, E> {
                 seq,
                 &self.data[start..end - stamp::STAMP_BYTES],
             );
+            // The seq word doubles as a seqlock, so a reader holding no protocol lock (the
+            // checkpointer) can copy a consistent (row, seq) pair (`log::checkpoint`).
+            rec.payload
+                .install_seqlocked(&self.data[start..end], word);
+            return;
         }
         rec.payload.store(&self.data[start..end]);
     }
