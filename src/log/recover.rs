@@ -645,6 +645,33 @@ fn apply_checkpoint(
     name: &str,
     c: &CheckpointContents<'_>,
 ) -> Result<u64, ReplayError> {
+    // Vacant ranges first: rows of the load that were deleted for good (checkpoint
+    // `file.rs`). Only a record still at seq 0 is cleared; any logged version replayed later
+    // has a higher seq and wins, as it would over the deletion's own version.
+    for (t, rids) in &c.vacant {
+        let bad = |rid, why| ReplayError {
+            file: name.to_string(),
+            table: *t,
+            rid,
+            why,
+        };
+        let table = db
+            .tables()
+            .get(*t as usize)
+            .ok_or_else(|| bad(rids.start, "no such table"))?;
+        let zeros = vec![0u8; table.stored_bytes().saturating_sub(STAMP_BYTES)];
+        let seq_at = seq_word(table.stored_bytes());
+        for rid in rids.clone() {
+            let rec = table
+                .get(RecordId(rid))
+                .ok_or_else(|| bad(rid, "no such record, or no memory for it"))?;
+            rec.meta().lock();
+            if rec.payload.word(seq_at) == 0 {
+                rec.payload.store(&zeros);
+            }
+            rec.meta().unlock();
+        }
+    }
     let threads = std::thread::available_parallelism().map_or(2, |n| n.get()).min(8);
     let frames = c.frames();
     let per = frames.len().div_ceil(threads).max(1);

@@ -6,8 +6,14 @@
 //!                   start epoch (u64)
 //!  kind 5, records: count (u32), then per record, as a log entry: table (u32), bytes (u32),
 //!                   record id (u64), seq (u64), the row
-//!  kind 6, trailer: end epoch (u64), records (u64), record frames (u64)
+//!  kind 6, trailer: end epoch (u64), records (u64), record frames (u64), vacant ranges (u64)
+//!  kind 7, vacant:  table (u32), first record id (u64), end (u64): every record of the
+//!                   range is deleted for good (its chunk was retired: `storage::retire`)
 //! ```
+//!
+//! A vacant range stands for records a growing table gave back after deleting them (TPC-C's
+//! delivered NEW-ORDER rows): their memory may be gone or reused, so no (row, seq) can be
+//! copied, yet a loaded row among them must not come back at recovery.
 //!
 //! A checkpoint is complete only when it is exactly a header, record frames and a trailer whose
 //! counts match them, and nothing after. [`read_checkpoint`] names the offset of the first
@@ -28,6 +34,7 @@ pub const CHECKPOINT_FORMAT: u32 = 1;
 const KIND_HEADER: u8 = 4;
 const KIND_RECORDS: u8 = 5;
 const KIND_TRAILER: u8 = 6;
+const KIND_VACANT: u8 = 7;
 /// A records frame is written once its entries pass this many bytes.
 const FRAME_TARGET: usize = 64 << 10;
 
@@ -51,6 +58,7 @@ pub struct CheckpointWriter<W: Write> {
     count: u32,
     records: u64,
     frames: u64,
+    vacant: u64,
 }
 
 impl<W: Write> CheckpointWriter<W> {
@@ -73,6 +81,7 @@ impl<W: Write> CheckpointWriter<W> {
             count: 0,
             records: 0,
             frames: 0,
+            vacant: 0,
         })
     }
 
@@ -85,6 +94,20 @@ impl<W: Write> CheckpointWriter<W> {
         if self.entries.len() >= FRAME_TARGET {
             self.write_records()?;
         }
+        Ok(())
+    }
+
+    /// Adds a vacant range (module docs): records `rids` of `table` are deleted for good.
+    pub fn push_vacant(&mut self, table: u32, rids: std::ops::Range<u64>) -> io::Result<()> {
+        self.write_records()?;
+        let start = begin_frame(&mut self.frame, KIND_VACANT);
+        self.frame.extend_from_slice(&table.to_le_bytes());
+        self.frame.extend_from_slice(&rids.start.to_le_bytes());
+        self.frame.extend_from_slice(&rids.end.to_le_bytes());
+        end_frame(&mut self.frame, start);
+        self.out.write_all(&self.frame)?;
+        self.frame.clear();
+        self.vacant += 1;
         Ok(())
     }
 
@@ -116,6 +139,7 @@ impl<W: Write> CheckpointWriter<W> {
         self.frame.extend_from_slice(&end_epoch.to_le_bytes());
         self.frame.extend_from_slice(&self.records.to_le_bytes());
         self.frame.extend_from_slice(&self.frames.to_le_bytes());
+        self.frame.extend_from_slice(&self.vacant.to_le_bytes());
         end_frame(&mut self.frame, start);
         self.out.write_all(&self.frame)?;
         self.out.flush()?;
@@ -135,6 +159,8 @@ pub struct CheckpointContents<'a> {
     pub records: u64,
     /// Each records frame: its count and its encoded entries.
     frames: Vec<(u32, &'a [u8])>,
+    /// The vacant ranges: table and record ids.
+    pub vacant: Vec<(u32, std::ops::Range<u64>)>,
 }
 
 impl<'a> CheckpointContents<'a> {
@@ -186,6 +212,7 @@ pub fn read_checkpoint(bytes: &[u8]) -> Result<CheckpointContents<'_>, Checkpoin
     let mut at = 0;
     let mut header = None;
     let mut frames = Vec::new();
+    let mut vacant = Vec::new();
     let mut records = 0u64;
     loop {
         if at == bytes.len() {
@@ -238,18 +265,38 @@ pub fn read_checkpoint(bytes: &[u8]) -> Result<CheckpointContents<'_>, Checkpoin
                 records += u64::from(count);
                 frames.push((count, entries));
             }
-            (KIND_TRAILER, Some(h)) => {
-                let (Some(end_epoch), Some(n), Some(f)) =
-                    (u64_at(body, 0), u64_at(body, 8), u64_at(body, 16))
+            (KIND_VACANT, Some(_)) => {
+                let (Some(table), Some(lo), Some(hi)) =
+                    (u32_at(body, 0), u64_at(body, 4), u64_at(body, 12))
                 else {
+                    return Err(malformed("vacant range"));
+                };
+                if body.len() != 20 || lo > hi {
+                    return Err(malformed("vacant range"));
+                }
+                vacant.push((table, lo..hi));
+            }
+            (KIND_TRAILER, Some(h)) => {
+                let (Some(end_epoch), Some(n), Some(f), Some(v)) = (
+                    u64_at(body, 0),
+                    u64_at(body, 8),
+                    u64_at(body, 16),
+                    u64_at(body, 24),
+                ) else {
                     return Err(malformed("trailer"));
                 };
-                if body.len() != 24 || n != records || f != frames.len() as u64 {
+                if body.len() != 32
+                    || n != records
+                    || f != frames.len() as u64
+                    || v != vacant.len() as u64
+                {
                     return Err(fault(
                         at,
                         format!(
-                            "trailer counts {n} records in {f} frames, the file {records} in {}",
-                            frames.len()
+                            "trailer counts {n} records in {f} frames and {v} vacant ranges, \
+                             the file {records} in {} and {}",
+                            frames.len(),
+                            vacant.len()
                         ),
                     ));
                 }
@@ -261,6 +308,7 @@ pub fn read_checkpoint(bytes: &[u8]) -> Result<CheckpointContents<'_>, Checkpoin
                     end_epoch,
                     records,
                     frames,
+                    vacant,
                 });
             }
             (_, None) => return Err(fault(at, "no checkpoint header".into())),
@@ -286,6 +334,9 @@ mod tests {
         for i in 0..n {
             let row = vec![i as u8; 8 + (i as usize % 5) * 8];
             w.push((i % 3) as u32, i * 7, i + 1, &row).expect("push");
+            if i % 17 == 5 {
+                w.push_vacant(1, i * 10..i * 10 + 4).expect("vacant");
+            }
         }
         w.finish(21).expect("finish")
     }
@@ -303,6 +354,8 @@ mod tests {
             }
         );
         assert_eq!((c.end_epoch, c.records), (21, 5000));
+        assert_eq!(c.vacant.len(), 5000 / 17 + 1);
+        assert_eq!(c.vacant[0], (1, 50..54));
         assert!(c.frames().len() > 1, "several records frames");
         for (i, e) in c.entries().enumerate() {
             let i = i as u64;

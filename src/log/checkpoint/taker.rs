@@ -235,7 +235,8 @@ impl<'a, M: Sync> Checkpointer<'a, M> {
         Ok(())
     }
 
-    /// Step 3: every allocated record of every stamped table whose seq is above 0.
+    /// Step 3: every record of every stamped table whose seq is above 0, and the ranges a
+    /// growing table retired (deleted for good: `file.rs`), chunk by chunk.
     fn copy<W: std::io::Write>(&self, out: &mut CheckpointWriter<W>) -> std::io::Result<()> {
         let mut buf = Vec::new();
         for (t, table) in self.db.tables().iter().enumerate() {
@@ -245,36 +246,69 @@ impl<'a, M: Sync> Checkpointer<'a, M> {
             let stored = table.stored_bytes();
             let seq_at = seq_word(stored);
             buf.resize(stored, 0);
-            for range in table.allocated_ranges() {
-                for rid in range {
-                    #[cfg(test)]
-                    if t == 0
-                        && rid == table.len() / 2
-                        && let Some(pause) = self.pause_mid_copy
-                    {
-                        std::thread::sleep(pause);
-                    }
-                    let Some(rec) = table.peek(RecordId(rid)) else {
-                        continue;
-                    };
-                    let mut spins = 0u32;
-                    let seq = loop {
-                        if let Some(seq) = rec.payload.load_seqlocked(&mut buf, seq_at) {
-                            break seq;
-                        }
-                        // An install in progress: a few stores, unless its worker was
-                        // descheduled (more threads than cores), so give the CPU away soon.
-                        spins += 1;
-                        if spins < 16 {
-                            std::hint::spin_loop();
-                        } else {
-                            std::thread::yield_now();
-                        }
-                    };
-                    if seq > 0 {
-                        out.push(t as u32, rid, seq, &buf[..stored - STAMP_BYTES])?;
-                    }
+            let per = table.records_per_chunk();
+            let mut lo = 0;
+            while lo < table.len() {
+                let hi = (lo + per).min(table.len());
+                self.copy_chunk(t as u32, table, lo..hi, seq_at, &mut buf, out)?;
+                lo = hi;
+            }
+        }
+        Ok(())
+    }
+
+    /// One chunk's records. A record whose chunk is retired, before or while it is read, is
+    /// written as part of a vacant range instead: the chunk's memory may be reused for other
+    /// records once retired, so a copy read after the retirement may be another record's
+    /// (the re-check after each copy catches that: retirement precedes any reuse). A chunk
+    /// never allocated and not retired holds nothing written yet: any write to it comes after
+    /// the copy began, so of an epoch at or above the start.
+    fn copy_chunk<W: std::io::Write>(
+        &self,
+        t: u32,
+        table: &crate::storage::Table<M>,
+        rids: std::ops::Range<u64>,
+        seq_at: usize,
+        buf: &mut [u8],
+        out: &mut CheckpointWriter<W>,
+    ) -> std::io::Result<()> {
+        let end = rids.end;
+        for rid in rids {
+            #[cfg(test)]
+            if t == 0
+                && rid == table.len() / 2
+                && let Some(pause) = self.pause_mid_copy
+            {
+                std::thread::sleep(pause);
+            }
+            if table.is_retired(RecordId(rid)) {
+                return out.push_vacant(t, rid..end);
+            }
+            let Some(rec) = table.peek(RecordId(rid)) else {
+                if table.is_retired(RecordId(rid)) {
+                    return out.push_vacant(t, rid..end);
                 }
+                return Ok(()); // never allocated
+            };
+            let mut spins = 0u32;
+            let seq = loop {
+                if let Some(seq) = rec.payload.load_seqlocked(buf, seq_at) {
+                    break seq;
+                }
+                // An install in progress: a few stores, unless its worker was descheduled
+                // (more threads than cores), so give the CPU away soon.
+                spins += 1;
+                if spins < 16 {
+                    std::hint::spin_loop();
+                } else {
+                    std::thread::yield_now();
+                }
+            };
+            if table.is_retired(RecordId(rid)) {
+                return out.push_vacant(t, rid..end);
+            }
+            if seq > 0 {
+                out.push(t, rid, seq, &buf[..buf.len() - STAMP_BYTES])?;
             }
         }
         Ok(())
