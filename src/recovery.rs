@@ -11,7 +11,9 @@
 
 use crate::config::{Cli, Command, Format, RecoverArgs};
 use crate::log::LogError;
-use crate::log::recover::{NoStart, Recovery, ReplayError, ReplayLatch, execute, plan, read_log_dir};
+use crate::log::recover::{
+    NoStart, Recovery, ReplayError, ReplayLatch, execute, plan, read_log_dir,
+};
 use crate::metrics::output::{Output, OutputError};
 use crate::storage::Database;
 use crate::workload::tpcc::{ConsistencyReport, Tpcc};

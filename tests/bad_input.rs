@@ -881,7 +881,16 @@ fn recover_refuses_a_non_log_and_names_where_a_corrupted_log_stopped() {
 fn recover_falls_back_from_a_corrupted_checkpoint_and_exits_2_when_none_is_usable() {
     let dir = log_case_dir("ckpt-corrupt");
     let ran = Command::new(binary())
-        .args(["run", "-p", "silo", "-w", "ycsb", "--records", "2000", "--rmw"])
+        .args([
+            "run",
+            "-p",
+            "silo",
+            "-w",
+            "ycsb",
+            "--records",
+            "2000",
+            "--rmw",
+        ])
         .args(["-t", "2", "-d", "1.5", "--warmup", "0", "--no-pin"])
         .args(["--checkpoint-s", "0.1", "--log"])
         .arg(&dir)
@@ -898,7 +907,11 @@ fn recover_falls_back_from_a_corrupted_checkpoint_and_exits_2_when_none_is_usabl
         .filter(|p| p.extension().is_some_and(|x| x == "ckpt"))
         .collect();
     checkpoints.sort();
-    assert_eq!(checkpoints.len(), 2, "the newest two are kept: {checkpoints:?}");
+    assert_eq!(
+        checkpoints.len(),
+        2,
+        "the newest two are kept: {checkpoints:?}"
+    );
     assert!(
         !dir.join("worker-000-000000.log").exists(),
         "the first segments were removed"
@@ -937,7 +950,11 @@ fn recover_falls_back_from_a_corrupted_checkpoint_and_exits_2_when_none_is_usabl
         .and_then(|n| n.parse().ok())
         .expect("an offset");
     assert!(offset <= at, "stopped at {offset}, corrupted at {at}");
-    let previous = checkpoints[0].file_name().unwrap().to_string_lossy().to_string();
+    let previous = checkpoints[0]
+        .file_name()
+        .unwrap()
+        .to_string_lossy()
+        .to_string();
     assert!(
         out.contains(&format!("({}", checkpoints[0].display())),
         "started from {previous}: {out}"

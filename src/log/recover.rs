@@ -231,11 +231,7 @@ pub struct ReplayError {
 
 /// Stores entry `e` (of file `name`) into `db` unless the record holds a higher seq already;
 /// returns whether it stored.
-fn apply_entry(
-    db: &Database<ReplayLatch>,
-    name: &str,
-    e: &Entry<'_>,
-) -> Result<bool, ReplayError> {
+fn apply_entry(db: &Database<ReplayLatch>, name: &str, e: &Entry<'_>) -> Result<bool, ReplayError> {
     let bad = |why| ReplayError {
         file: name.to_string(),
         table: e.table,
@@ -457,10 +453,7 @@ fn scan_workers(
         let c = &mut coverage[w];
         match last_number[w] {
             None => {
-                c.first = Some((
-                    seg.number,
-                    scan.header.map_or(0, |h| h.prev_max_epoch),
-                ));
+                c.first = Some((seg.number, scan.header.map_or(0, |h| h.prev_max_epoch)));
             }
             Some(prev) if prev + 1 != seg.number => {
                 c.gap = Some(format!(
@@ -672,7 +665,9 @@ fn apply_checkpoint(
             rec.meta().unlock();
         }
     }
-    let threads = std::thread::available_parallelism().map_or(2, |n| n.get()).min(8);
+    let threads = std::thread::available_parallelism()
+        .map_or(2, |n| n.get())
+        .min(8);
     let frames = c.frames();
     let per = frames.len().div_ceil(threads).max(1);
     std::thread::scope(|s| {

@@ -208,7 +208,10 @@ impl Logger {
                 max_epoch: old.max_epoch,
             });
         }
-        self.closed.lock().expect("closed segments lock").extend(closed);
+        self.closed
+            .lock()
+            .expect("closed segments lock")
+            .extend(closed);
         Ok(highest)
     }
 
@@ -219,8 +222,9 @@ impl Logger {
         let Some(store) = &self.store else {
             return Ok(0);
         };
-        let mut closed = self.closed.lock().expect("closed segments lock");
+        // Lock order, as in `rotate`: the store, then the closed list.
         let mut store = store.lock().expect("segment store lock");
+        let mut closed = self.closed.lock().expect("closed segments lock");
         let mut blocked = vec![false; self.buffers.len()];
         let mut removed = 0;
         let mut kept = Vec::with_capacity(closed.len());

@@ -456,8 +456,7 @@ impl<'db, M, E> WriteSet<'db, M, E> {
             );
             // The seq word doubles as a seqlock, so a reader holding no protocol lock (the
             // checkpointer) can copy a consistent (row, seq) pair (`log::checkpoint`).
-            rec.payload
-                .install_seqlocked(&self.data[start..end], word);
+            rec.payload.install_seqlocked(&self.data[start..end], word);
             return;
         }
         rec.payload.store(&self.data[start..end]);

@@ -67,12 +67,8 @@
 
 pub mod file;
 mod taker;
-#[cfg(test)]
-mod tests;
 
 pub use taker::{CheckpointStats, Checkpointer};
-
-
 
 /// Test-only mutant of recovery (`ReplayFromEndEpoch`, module docs), per thread.
 #[cfg(test)]
@@ -101,3 +97,5 @@ pub fn replay_from(c: &file::CheckpointContents<'_>) -> u64 {
     c.header.start_epoch
 }
 
+#[cfg(test)]
+mod tests;

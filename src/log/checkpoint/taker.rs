@@ -168,8 +168,9 @@ impl<'a, M: Sync> Checkpointer<'a, M> {
             number,
             start_epoch,
         };
-        let mut out = CheckpointWriter::new(std::io::BufWriter::with_capacity(1 << 20, file), &header)
-            .map_err(|e| io("writing", e))?;
+        let mut out =
+            CheckpointWriter::new(std::io::BufWriter::with_capacity(1 << 20, file), &header)
+                .map_err(|e| io("writing", e))?;
         // 3. The copy.
         self.copy(&mut out).map_err(|e| io("writing", e))?;
         #[cfg(test)]
