@@ -389,7 +389,10 @@ fn covered(coverage: &[WorkerCoverage], from: u64) -> Result<(), String> {
             return Err(gap.clone());
         }
         match c.first {
-            None => return Err(format!("worker {w} has no log segment")),
+            // No file at all: the run stopped while creating its log (the manifest comes
+            // first), so the worker's last marker, 0, keeps the frontier at 0 and nothing
+            // is needed (the current segment is never removed).
+            None => {}
             Some((0, _)) => {}
             Some((n, prev_max)) if prev_max < from => {
                 let _ = n;
