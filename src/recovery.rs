@@ -3,13 +3,17 @@
 //! The log's manifest holds the run's `txbench run` arguments; they are validated again to
 //! rebuild the workload's configuration, whose deterministic load (the same seed, the same
 //! bytes on any thread count) is the starting point every logged version's seq counts from
-//! (seq 0 is the loaded version). Then the log is replayed ([`crate::log::recover`]: one
-//! thread per file, a last-writer-wins merge up to the durable frontier) and the workload's
+//! (seq 0 is the loaded version). On it go the newest complete checkpoint whose logs are all
+//! there, if any (a torn or corrupted one is passed over, named with its byte offset), and
+//! then the log from the checkpoint's start epoch ([`crate::log::recover`]: one thread per
+//! segment file, a last-writer-wins merge up to the durable frontier); the workload's
 //! consistency conditions are checked on the result (TPC-C's clause 3.3.2).
 
 use crate::config::{Cli, Command, Format, RecoverArgs};
 use crate::log::LogError;
-use crate::log::recover::{Recovery, ReplayError, ReplayLatch, read_log_dir, recover_into};
+use crate::log::recover::{
+    NoStart, Recovery, ReplayError, ReplayLatch, execute, plan, read_log_dir,
+};
 use crate::metrics::output::{Output, OutputError};
 use crate::storage::Database;
 use crate::workload::tpcc::{ConsistencyReport, Tpcc};
@@ -39,6 +43,14 @@ pub enum RecoverError {
     /// An entry does not fit the database (a log of another configuration).
     #[error(transparent)]
     Replay(#[from] ReplayError),
+    /// No checkpoint is usable and the log from the load is gone.
+    #[error("{dir}: {why}")]
+    NoStart {
+        /// The directory.
+        dir: String,
+        /// Each candidate's problem.
+        why: NoStart,
+    },
 }
 
 impl RecoverError {
@@ -91,8 +103,13 @@ pub fn recover_dir(
     on_txn: &(dyn Fn(u64) + Sync),
 ) -> Result<RecoveryReport, RecoverError> {
     let read_from = Instant::now();
-    let (manifest, files) = read_log_dir(dir)?;
+    let log = read_log_dir(dir)?;
+    let manifest = &log.manifest;
     let read_s = read_from.elapsed().as_secs_f64();
+    let start = plan(&log, dir).map_err(|why| RecoverError::NoStart {
+        dir: dir.display().to_string(),
+        why,
+    })?;
     let bad = |why: String| RecoverError::Manifest {
         dir: dir.display().to_string(),
         why,
@@ -109,8 +126,7 @@ pub fn recover_dir(
         Err(e) => return Err(bad(e.to_string())),
     };
     let cfg = args.validate().map_err(|e| bad(e.to_string()))?;
-    let replay =
-        |db: &Database<ReplayLatch>| recover_into(db, &files, manifest.run_id, read_s, on_txn);
+    let replay = |db: &Database<ReplayLatch>| execute(db, &log, start, read_s, on_txn);
     let (workload, load_s, recovery, consistency) = match &cfg.workload {
         WorkloadConfig::Tpcc(c) => recover_workload(&Tpcc::new(c.clone()), replay)?,
         WorkloadConfig::Ycsb(c) => {
@@ -198,6 +214,9 @@ pub fn recover_command(
         Format::Json => out.line(&serde_json::to_string(&report).expect("a report serialises"))?,
         Format::Table | Format::Csv => out.line(&describe(&report))?,
     }
+    for why in &report.recovery.checkpoints_skipped {
+        note(format_args!("warning: passed over {why}"));
+    }
     for f in &report.recovery.files {
         if let Some(p) = &f.header_problem {
             note(format_args!("warning: {}: {p}", f.file));
@@ -209,16 +228,36 @@ pub fn recover_command(
 /// The human summary of a recovery.
 fn describe(r: &RecoveryReport) -> String {
     let rec = &r.recovery;
-    let mut s = format!(
-        "recovered {} ({}): {} transactions replayed up to durable epoch {} ({} beyond it \
-         skipped), {} records stored, {} superseded\n\
-         {:.1} MiB of log in {:.3} s: {:.2} GB/s, {:.0} records/s (reading the files: {:.3} s; \
+    let mut s = match &rec.checkpoint {
+        Some(c) => format!(
+            "started from checkpoint {} ({}): {} records ({} stored), start epoch {}, end \
+             epoch {}, {:.1} MiB\n",
+            c.number,
+            c.file,
+            c.records,
+            c.records_stored,
+            c.start_epoch,
+            c.end_epoch,
+            c.bytes as f64 / (1u64 << 20) as f64
+        ),
+        None => "started from the load (no usable checkpoint)\n".to_string(),
+    };
+    for why in &rec.checkpoints_skipped {
+        s += &format!("  passed over {why}\n");
+    }
+    s += &format!(
+        "recovered {} ({}): {} transactions replayed from epoch {} up to durable epoch {} ({} \
+         beyond it skipped, {} below the checkpoint's start skipped), {} records stored, {} \
+         superseded\n\
+         {:.1} MiB of log and checkpoint in {:.3} s: {:.2} GB/s, {:.0} records/s (reading the files: {:.3} s; \
          loading the tables first: {:.3} s)\n",
         r.dir,
         r.workload,
         rec.replay.txns_applied,
+        rec.replay_from,
         rec.frontier,
         rec.replay.txns_beyond_frontier,
+        rec.replay.txns_below_checkpoint,
         rec.replay.entries_stored,
         rec.replay.entries_superseded,
         rec.bytes as f64 / (1u64 << 20) as f64,

@@ -748,6 +748,22 @@ fn bad_log_directories_and_runs_are_refused_before_the_run() {
             run(&log_case_dir("group"), &["--log-group-us", "5"]),
             "--log-group-us",
         ),
+        (
+            run(&log_case_dir("ckpt-zero"), &["--checkpoint-s", "0"]),
+            "invalid value '0' for --checkpoint-s: allowed 0 < seconds",
+        ),
+        (
+            run(&log_case_dir("ckpt-neg"), &["--checkpoint-s", "-2"]),
+            "invalid value '-2' for --checkpoint-s: allowed 0 < seconds",
+        ),
+        (
+            run(&log_case_dir("ckpt-nan"), &["--checkpoint-s", "NaN"]),
+            "invalid value 'NaN' for --checkpoint-s: allowed 0 < seconds",
+        ),
+        (
+            run(&log_case_dir("ckpt-inf"), &["--checkpoint-s", "inf"]),
+            "invalid value 'inf' for --checkpoint-s: allowed 0 < seconds",
+        ),
     ];
     let mut failures = Vec::new();
     for (args, message) in cases {
@@ -765,6 +781,10 @@ fn bad_log_directories_and_runs_are_refused_before_the_run() {
         (
             &["run", "--log-group-us", "1000"][..],
             "--log-group-us applies only with --log",
+        ),
+        (
+            &["run", "--checkpoint-s", "1"][..],
+            "--checkpoint-s applies only with --log",
         ),
     ] {
         if let Some(f) = case(args, 2, message).check() {
@@ -820,7 +840,7 @@ fn recover_refuses_a_non_log_and_names_where_a_corrupted_log_stopped() {
         "{}",
         String::from_utf8_lossy(&ran.stderr)
     );
-    let file = dir.join("worker-000.log");
+    let file = dir.join("worker-000-000000.log");
     let mut bytes = std::fs::read(&file).expect("log file");
     assert!(bytes.len() > 10_000, "a log of {} bytes", bytes.len());
     let at = bytes.len() / 2;
@@ -838,7 +858,7 @@ fn recover_refuses_a_non_log_and_names_where_a_corrupted_log_stopped() {
         "{out}{}",
         String::from_utf8_lossy(&rec.stderr)
     );
-    assert!(out.contains("worker-000.log"), "{out}");
+    assert!(out.contains("worker-000-000000.log"), "{out}");
     assert!(out.contains("checksum mismatch at offset"), "{out}");
     let offset: usize = out
         .split("at offset ")
@@ -849,6 +869,103 @@ fn recover_refuses_a_non_log_and_names_where_a_corrupted_log_stopped() {
     assert!(
         offset <= at && offset > 0,
         "stopped at {offset}, corrupted at {at}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// A run with checkpoints every 0.1 s: the newest checkpoint corrupted mid-file, recovery
+/// falls back to the previous one (its logs are kept) and names the file and byte offset;
+/// with both kept checkpoints corrupted and the log from the load removed, it exits 2 naming
+/// each file and offset.
+#[test]
+fn recover_falls_back_from_a_corrupted_checkpoint_and_exits_2_when_none_is_usable() {
+    let dir = log_case_dir("ckpt-corrupt");
+    let ran = Command::new(binary())
+        .args([
+            "run",
+            "-p",
+            "silo",
+            "-w",
+            "ycsb",
+            "--records",
+            "2000",
+            "--rmw",
+        ])
+        .args(["-t", "2", "-d", "1.5", "--warmup", "0", "--no-pin"])
+        .args(["--checkpoint-s", "0.1", "--log"])
+        .arg(&dir)
+        .output()
+        .expect("run txbench");
+    assert!(
+        ran.status.success(),
+        "{}",
+        String::from_utf8_lossy(&ran.stderr)
+    );
+    let mut checkpoints: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .expect("log directory")
+        .map(|e| e.expect("entry").path())
+        .filter(|p| p.extension().is_some_and(|x| x == "ckpt"))
+        .collect();
+    checkpoints.sort();
+    assert_eq!(
+        checkpoints.len(),
+        2,
+        "the newest two are kept: {checkpoints:?}"
+    );
+    assert!(
+        !dir.join("worker-000-000000.log").exists(),
+        "the first segments were removed"
+    );
+    let corrupt = |path: &Path| {
+        let mut bytes = std::fs::read(path).expect("checkpoint");
+        let at = bytes.len() / 2;
+        bytes[at] ^= 0x10;
+        std::fs::write(path, &bytes).expect("corrupt it");
+        at
+    };
+    let recover = || {
+        Command::new(binary())
+            .arg("recover")
+            .arg(&dir)
+            .output()
+            .expect("run txbench recover")
+    };
+    let newest = &checkpoints[1];
+    let at = corrupt(newest);
+    let rec = recover();
+    let (out, err) = (
+        String::from_utf8_lossy(&rec.stdout),
+        String::from_utf8_lossy(&rec.stderr),
+    );
+    assert_eq!(rec.status.code(), Some(0), "{out}{err}");
+    let name = newest.file_name().unwrap().to_string_lossy().to_string();
+    assert!(
+        err.contains(&name) && err.contains("checksum mismatch at byte offset"),
+        "{err}"
+    );
+    let offset: usize = err
+        .split("at byte offset ")
+        .nth(1)
+        .and_then(|s| s.split(|c: char| !c.is_ascii_digit()).next())
+        .and_then(|n| n.parse().ok())
+        .expect("an offset");
+    assert!(offset <= at, "stopped at {offset}, corrupted at {at}");
+    let previous = checkpoints[0]
+        .file_name()
+        .unwrap()
+        .to_string_lossy()
+        .to_string();
+    assert!(
+        out.contains(&format!("({}", checkpoints[0].display())),
+        "started from {previous}: {out}"
+    );
+    corrupt(&checkpoints[0]);
+    let rec = recover();
+    let err = String::from_utf8_lossy(&rec.stderr);
+    assert_eq!(rec.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains(&name) && err.contains(&previous) && err.contains("at byte offset"),
+        "{err}"
     );
     let _ = std::fs::remove_dir_all(&dir);
 }

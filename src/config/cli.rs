@@ -479,6 +479,13 @@ pub struct RunArgs {
     /// transaction's id to ack-W.txt (W: the worker) in this existing directory.
     #[arg(long, value_name = "DIR")]
     pub log_acks: Option<std::path::PathBuf>,
+    /// With --log: every this many seconds (> 0, fractions allowed), a fuzzy checkpoint of
+    /// every record is written beside the log while the run goes on (checkpoint-N.ckpt), each
+    /// worker's log is split into segment files, and the segments no checkpoint still needs
+    /// are removed (the newest two checkpoints are kept); `txbench recover` then starts from
+    /// the newest complete checkpoint.
+    #[arg(long, value_name = "SECS", allow_negative_numbers = true)]
+    pub checkpoint_s: Option<f64>,
 }
 
 /// `--log-sync`.

@@ -339,7 +339,7 @@ impl<P: Protocol, W: Workload> Worker<'_, '_, P, W> {
                 break;
             }
             self.acks.pop_front();
-            log.acknowledged(self.id, a.txn_id);
+            log.acknowledged(self.id, a.txn_id, a.epoch);
             if a.counted {
                 self.stats
                     .durable_latency

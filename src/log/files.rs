@@ -1,15 +1,21 @@
 //! A log directory: its manifest (which run wrote it, and that run's command line, from which
-//! recovery rebuilds the loaded database) and one file per worker.
+//! recovery rebuilds the loaded database), each worker's log as numbered segment files, and
+//! the checkpoints.
 //!
 //! ```text
-//!  DIR/manifest.json      {"format": 1, "run_id": ..., "workers": N, "args": [...]}
-//!  DIR/worker-000.log     file header frame, then transactions and epoch markers
-//!  ...
+//!  DIR/manifest.json               {"format": 2, "run_id": ..., "workers": N, "args": [...]}
+//!  DIR/worker-000-000000.log       segment 0 of worker 0: header frame, transactions, markers
+//!  DIR/worker-000-000001.log       segment 1 (begun when a checkpoint started), ...
+//!  DIR/checkpoint-000001.ckpt      a complete checkpoint (`checkpoint/`)
+//!  DIR/checkpoint-000002.tmp       one being written (never read by recovery)
 //! ```
 //!
 //! Creation order makes a half-created directory recognisable: the manifest is written and
 //! synced first, then each file with its header, then the directory itself is synced (new
-//! directory entries are durable only once their directory is).
+//! directory entries are durable only once their directory is). A new segment is created,
+//! synced and its directory synced before the flusher writes to it ([`SegmentFiles::open`]),
+//! so a worker's segments on disk are always consecutive up to the one being written; the
+//! manifest never changes, since each segment's header says what its predecessors held.
 
 use super::LogError;
 use super::device::LogDevice;
@@ -34,14 +40,41 @@ pub struct Manifest {
     pub args: Vec<String>,
 }
 
-/// The file of worker `w`.
-pub fn worker_file(dir: &Path, w: usize) -> PathBuf {
-    dir.join(format!("worker-{w:03}.log"))
+/// Segment `segment` of worker `w`'s log.
+pub fn segment_file(dir: &Path, w: usize, segment: u32) -> PathBuf {
+    dir.join(format!("worker-{w:03}-{segment:06}.log"))
 }
 
-/// Whether `name` is a log file's or manifest's name.
+/// Worker and segment of a segment file's name.
+pub fn parse_segment_name(name: &str) -> Option<(usize, u32)> {
+    let rest = name.strip_prefix("worker-")?.strip_suffix(".log")?;
+    let (w, s) = rest.split_once('-')?;
+    Some((w.parse().ok()?, s.parse().ok()?))
+}
+
+/// Checkpoint `n`, complete (renamed into place).
+pub fn checkpoint_file(dir: &Path, n: u64) -> PathBuf {
+    dir.join(format!("checkpoint-{n:06}.ckpt"))
+}
+
+/// Checkpoint `n` while it is written.
+pub fn checkpoint_tmp_file(dir: &Path, n: u64) -> PathBuf {
+    dir.join(format!("checkpoint-{n:06}.tmp"))
+}
+
+/// The number of a complete checkpoint's file name.
+pub fn parse_checkpoint_name(name: &str) -> Option<u64> {
+    name.strip_prefix("checkpoint-")?
+        .strip_suffix(".ckpt")?
+        .parse()
+        .ok()
+}
+
+/// Whether `name` is a log file's, checkpoint's or manifest's name.
 fn is_log_name(name: &str) -> bool {
-    name == MANIFEST || (name.starts_with("worker-") && name.ends_with(".log"))
+    name == MANIFEST
+        || (name.starts_with("worker-") && name.ends_with(".log"))
+        || name.starts_with("checkpoint-")
 }
 
 /// Checks, before a run, that `dir` can take a new log: it exists, is a directory, holds no
@@ -74,11 +107,12 @@ pub fn check_log_dir(dir: &Path) -> Result<(), LogError> {
 
 /// Creates the manifest and one file per worker in `dir` (checked first, as
 /// [`check_log_dir`]), each file holding its header, all synced with the directory.
+/// Returns the devices and the run's id.
 pub fn create_log_files(
     dir: &Path,
     workers: usize,
     run_args: &[String],
-) -> Result<Vec<Box<dyn LogDevice>>, LogError> {
+) -> Result<(Vec<Box<dyn LogDevice>>, u64), LogError> {
     check_log_dir(dir)?;
     let run_id = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
@@ -95,14 +129,14 @@ pub fn create_log_files(
     write_synced(&path, text.as_bytes())?;
     let mut devices: Vec<Box<dyn LogDevice>> = Vec::with_capacity(workers);
     for w in 0..workers {
-        let path = worker_file(dir, w);
+        let path = segment_file(dir, w, 0);
         let mut header = Vec::new();
         format::write_file_header(&mut header, w as u32, run_id);
         let file = write_synced(&path, &header)?;
         devices.push(Box::new(file));
     }
     sync_dir(dir)?;
-    Ok(devices)
+    Ok((devices, run_id))
 }
 
 /// Creates `path` (it must not exist), writes `bytes` and syncs; returns the file, open for
@@ -120,8 +154,8 @@ fn write_synced(path: &Path, bytes: &[u8]) -> Result<File, LogError> {
     Ok(f)
 }
 
-/// Syncs a directory, so the files created in it survive a crash.
-fn sync_dir(dir: &Path) -> Result<(), LogError> {
+/// Syncs a directory, so the files created, renamed or removed in it survive a crash.
+pub fn sync_dir(dir: &Path) -> Result<(), LogError> {
     File::open(dir)
         .and_then(|d| d.sync_all())
         .map_err(|e| LogError::io(dir, e))
@@ -149,4 +183,41 @@ pub fn read_manifest(dir: &Path) -> Result<Manifest, LogError> {
         });
     }
     Ok(m)
+}
+
+/// Creates and removes a log's segment files for the flusher and the checkpointer
+/// ([`crate::log::Logger::with_segments`]). Tests without files have none (no rotation).
+pub trait SegmentStore: Send {
+    /// Creates worker `header.worker`'s segment `header.segment` holding `header`, synced
+    /// with its directory, and returns it open for appending.
+    fn open(&mut self, header: &format::SegmentHeader) -> std::io::Result<Box<dyn LogDevice>>;
+    /// Removes worker `worker`'s segment `segment` (one no checkpoint still needs).
+    fn remove(&mut self, worker: usize, segment: u32) -> std::io::Result<()>;
+    /// Makes the removals so far durable (the directory's sync).
+    fn sync(&mut self) -> std::io::Result<()>;
+}
+
+/// The segment files of a log directory.
+pub struct SegmentFiles {
+    /// The directory.
+    pub dir: PathBuf,
+}
+
+impl SegmentStore for SegmentFiles {
+    fn open(&mut self, h: &format::SegmentHeader) -> std::io::Result<Box<dyn LogDevice>> {
+        let path = segment_file(&self.dir, h.worker as usize, h.segment);
+        let mut bytes = Vec::new();
+        format::write_segment_header(&mut bytes, h);
+        let file = write_synced(&path, &bytes).map_err(std::io::Error::other)?;
+        sync_dir(&self.dir).map_err(std::io::Error::other)?;
+        Ok(Box::new(file))
+    }
+
+    fn remove(&mut self, worker: usize, segment: u32) -> std::io::Result<()> {
+        std::fs::remove_file(segment_file(&self.dir, worker, segment))
+    }
+
+    fn sync(&mut self) -> std::io::Result<()> {
+        sync_dir(&self.dir).map_err(std::io::Error::other)
+    }
 }

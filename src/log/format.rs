@@ -8,12 +8,19 @@
 //! +-----------+-------------+------+---------------------------+
 //!              ^ CRC-32C of kind and body (the `len` bytes after the header)
 //!
-//!  kind 1, file header: magic "TXBLOG01" (u64), format (u32), worker (u32), run id (u64)
+//!  kind 1, file header: magic "TXBLOG01" (u64), format (u32), worker (u32), run id (u64),
+//!          segment (u32), earlier segments' highest transaction epoch (u64), earlier
+//!          segments' last epoch marker (u64)
 //!  kind 2, transaction: epoch (u64), txn id (u64), entries (u32), then per entry:
 //!          table (u32), bytes (u32), record id (u64), seq (u64), the row (bytes)
 //!  kind 3, epoch marker: epoch (u64): every transaction of this file with an epoch at or
 //!          below it is written before the marker
 //! ```
+//!
+//! A worker's log is a sequence of segment files (`files.rs`); the header's last two fields
+//! carry what the earlier segments knew, so recovery needs none of the segments a checkpoint
+//! made obsolete (`checkpoint.rs`). Checkpoint files use the same frames with their own kinds
+//! (`checkpoint/file.rs`).
 //!
 //! One CRC covers a whole transaction, so a transaction is in a file whole or not at all: a
 //! reader stops at the first frame whose length runs past the end, whose checksum fails, or
@@ -25,7 +32,7 @@
 /// The first eight bytes of every log file's header frame.
 pub const MAGIC: u64 = u64::from_le_bytes(*b"TXBLOG01");
 /// The format this build writes and reads.
-pub const FORMAT_VERSION: u32 = 1;
+pub const FORMAT_VERSION: u32 = 2;
 /// Bytes before a frame's kind: length and checksum.
 pub const FRAME_HEADER: usize = 8;
 /// Bytes of a transaction's header after the kind: epoch, txn id, entry count.
@@ -48,7 +55,7 @@ pub fn checksum(bytes: &[u8]) -> u32 {
 
 /// Starts a frame of `kind` at the end of `buf`; returns where it starts, for [`end_frame`].
 #[inline]
-fn begin_frame(buf: &mut Vec<u8>, kind: u8) -> usize {
+pub(crate) fn begin_frame(buf: &mut Vec<u8>, kind: u8) -> usize {
     let start = buf.len();
     buf.extend_from_slice(&[0; FRAME_HEADER]);
     buf.push(kind);
@@ -58,7 +65,7 @@ fn begin_frame(buf: &mut Vec<u8>, kind: u8) -> usize {
 /// Fills in the length and checksum of the frame that starts at `start` and ends at the end of
 /// `buf`.
 #[inline]
-fn end_frame(buf: &mut [u8], start: usize) {
+pub(crate) fn end_frame(buf: &mut [u8], start: usize) {
     let body = &buf[start + FRAME_HEADER..];
     let len = u32::try_from(body.len()).expect("a frame fits in u32");
     let crc = checksum(body);
@@ -66,13 +73,54 @@ fn end_frame(buf: &mut [u8], start: usize) {
     buf[start + 4..start + 8].copy_from_slice(&crc.to_le_bytes());
 }
 
-/// Appends a file header frame.
+/// Appends the header frame of worker `worker`'s first segment.
 pub fn write_file_header(buf: &mut Vec<u8>, worker: u32, run_id: u64) {
+    write_segment_header(buf, &SegmentHeader::first(worker, run_id));
+}
+
+/// What a segment file's header says.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SegmentHeader {
+    /// The worker whose log this is.
+    pub worker: u32,
+    /// The run that wrote it.
+    pub run_id: u64,
+    /// The segment's number in the worker's log (0 first).
+    pub segment: u32,
+    /// The highest epoch of any transaction in the worker's earlier segments (0: none): a
+    /// checkpoint whose start epoch is above it needs none of them.
+    pub prev_max_epoch: u64,
+    /// The last epoch marker the earlier segments hold (0: none): the worker's log is durable
+    /// up to it even once they are removed.
+    pub prev_marker: u64,
+}
+
+impl SegmentHeader {
+    /// The header of worker `worker`'s first segment.
+    pub fn first(worker: u32, run_id: u64) -> Self {
+        SegmentHeader {
+            worker,
+            run_id,
+            segment: 0,
+            prev_max_epoch: 0,
+            prev_marker: 0,
+        }
+    }
+}
+
+/// Bytes of a file header's body after the kind.
+const FILE_HEADER_BODY: usize = 44;
+
+/// Appends a segment's header frame.
+pub fn write_segment_header(buf: &mut Vec<u8>, h: &SegmentHeader) {
     let start = begin_frame(buf, KIND_FILE_HEADER);
     buf.extend_from_slice(&MAGIC.to_le_bytes());
     buf.extend_from_slice(&FORMAT_VERSION.to_le_bytes());
-    buf.extend_from_slice(&worker.to_le_bytes());
-    buf.extend_from_slice(&run_id.to_le_bytes());
+    buf.extend_from_slice(&h.worker.to_le_bytes());
+    buf.extend_from_slice(&h.run_id.to_le_bytes());
+    buf.extend_from_slice(&h.segment.to_le_bytes());
+    buf.extend_from_slice(&h.prev_max_epoch.to_le_bytes());
+    buf.extend_from_slice(&h.prev_marker.to_le_bytes());
     end_frame(buf, start);
 }
 
@@ -119,12 +167,7 @@ pub fn set_entry_table(arena: &mut [u8], at: usize, table: u32) {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Frame<'a> {
     /// A file's first frame.
-    FileHeader {
-        /// The worker whose log this is.
-        worker: u32,
-        /// The run that wrote it.
-        run_id: u64,
-    },
+    FileHeader(SegmentHeader),
     /// A committed transaction.
     Txn(TxnFrame<'a>),
     /// Every transaction of this file with an epoch at or below this one precedes the marker.
@@ -168,15 +211,15 @@ impl<'a> TxnFrame<'a> {
     }
 }
 
-fn u32_at(b: &[u8], at: usize) -> Option<u32> {
+pub(crate) fn u32_at(b: &[u8], at: usize) -> Option<u32> {
     Some(u32::from_le_bytes(b.get(at..at + 4)?.try_into().ok()?))
 }
 
-fn u64_at(b: &[u8], at: usize) -> Option<u64> {
+pub(crate) fn u64_at(b: &[u8], at: usize) -> Option<u64> {
     Some(u64::from_le_bytes(b.get(at..at + 8)?.try_into().ok()?))
 }
 
-fn parse_entry(b: &[u8]) -> Option<(Entry<'_>, &[u8])> {
+pub(crate) fn parse_entry(b: &[u8]) -> Option<(Entry<'_>, &[u8])> {
     let table = u32_at(b, 0)?;
     let len = u32_at(b, 4)? as usize;
     let rid = u64_at(b, 8)?;
@@ -242,33 +285,23 @@ impl<'a> FrameReader<'a> {
     }
 
     fn read_frame(&self) -> Result<(Frame<'a>, usize), Torn> {
-        let b = &self.bytes[self.at..];
-        let (Some(len), Some(crc)) = (u32_at(b, 0), u32_at(b, 4)) else {
-            return Err(Torn::Truncated);
-        };
-        let len = len as usize;
-        if len == 0 || len > MAX_FRAME {
-            return Err(Torn::Malformed);
-        }
-        let Some(body) = b.get(FRAME_HEADER..FRAME_HEADER + len) else {
-            return Err(Torn::Truncated);
-        };
-        if checksum(body) != crc {
-            return Err(Torn::Checksum);
-        }
-        let rest = &body[1..];
-        let frame = match body[0] {
+        let (kind, rest, frame_len) = read_raw_frame(&self.bytes[self.at..])?;
+        let frame = match kind {
             KIND_FILE_HEADER => {
-                if rest.len() != 24 || u64_at(rest, 0) != Some(MAGIC) {
+                if rest.len() != FILE_HEADER_BODY || u64_at(rest, 0) != Some(MAGIC) {
                     return Err(Torn::Malformed);
                 }
                 if u32_at(rest, 8) != Some(FORMAT_VERSION) {
                     return Err(Torn::Malformed);
                 }
-                Frame::FileHeader {
+                let field = |at| u64_at(rest, at).ok_or(Torn::Malformed);
+                Frame::FileHeader(SegmentHeader {
                     worker: u32_at(rest, 12).ok_or(Torn::Malformed)?,
-                    run_id: u64_at(rest, 16).ok_or(Torn::Malformed)?,
-                }
+                    run_id: field(16)?,
+                    segment: u32_at(rest, 24).ok_or(Torn::Malformed)?,
+                    prev_max_epoch: field(28)?,
+                    prev_marker: field(36)?,
+                })
             }
             KIND_EPOCH if rest.len() == 8 => Frame::Epoch(u64_at(rest, 0).ok_or(Torn::Malformed)?),
             KIND_TXN => {
@@ -292,8 +325,27 @@ impl<'a> FrameReader<'a> {
             }
             _ => return Err(Torn::Malformed),
         };
-        Ok((frame, FRAME_HEADER + len))
+        Ok((frame, frame_len))
     }
+}
+
+/// The frame at the start of `b`, checked for length and checksum: its kind, the body after
+/// the kind, and the frame's whole length.
+pub(crate) fn read_raw_frame(b: &[u8]) -> Result<(u8, &[u8], usize), Torn> {
+    let (Some(len), Some(crc)) = (u32_at(b, 0), u32_at(b, 4)) else {
+        return Err(Torn::Truncated);
+    };
+    let len = len as usize;
+    if len == 0 || len > MAX_FRAME {
+        return Err(Torn::Malformed);
+    }
+    let Some(body) = b.get(FRAME_HEADER..FRAME_HEADER + len) else {
+        return Err(Torn::Truncated);
+    };
+    if checksum(body) != crc {
+        return Err(Torn::Checksum);
+    }
+    Ok((body[0], &body[1..], FRAME_HEADER + len))
 }
 
 impl<'a> Iterator for FrameReader<'a> {
@@ -341,13 +393,7 @@ mod tests {
     fn frames_round_trip() {
         let (buf, _) = sample();
         let frames: Vec<_> = FrameReader::new(&buf).collect();
-        assert_eq!(
-            frames[0],
-            Frame::FileHeader {
-                worker: 3,
-                run_id: 77
-            }
-        );
+        assert_eq!(frames[0], Frame::FileHeader(SegmentHeader::first(3, 77)));
         let Frame::Txn(t) = frames[1] else {
             panic!("{:?}", frames[1])
         };

@@ -26,10 +26,20 @@
 //! last-writer-wins merge), for the transactions at or below the durable frontier: the least
 //! epoch marker over the files (`writer.rs`).
 //!
+//! # Checkpoints
+//!
+//! With `--checkpoint-s`, a checkpointer thread beside the flusher takes a fuzzy checkpoint
+//! of every record's (row, seq) while the workload runs, and each worker's log is split into
+//! segment files, so segments a durable checkpoint made obsolete are removed; recovery starts
+//! from the newest complete checkpoint and replays from its start epoch (`checkpoint/mod.rs`
+//! gives the argument).
+//!
 //! Files: `format.rs` (the bytes), `epoch.rs` (the clock), `writer.rs` (buffers, flusher,
-//! acknowledgement), `files.rs` (the directory and its manifest), `device.rs` (files, and a
-//! simulated device that loses unsynced bytes), `recover.rs` (replay).
+//! acknowledgement, segments), `files.rs` (the directory, its manifest, segment and
+//! checkpoint names), `device.rs` (files, and a simulated device that loses unsynced bytes),
+//! `checkpoint/` (the checkpointer and its file format), `recover.rs` (replay).
 
+pub mod checkpoint;
 pub mod device;
 pub mod epoch;
 pub mod files;
@@ -82,6 +92,9 @@ pub struct LogSettings {
     pub group: Duration,
     /// Crash tests (`--log-acks`): where acknowledged transaction ids are listed.
     pub acks: Option<PathBuf>,
+    /// `--checkpoint-s`: the interval between checkpoints (`None`: no checkpoints, one log
+    /// file per worker that grows with the run).
+    pub checkpoint: Option<Duration>,
     /// The run's `txbench run` arguments without the log's own flags, for the manifest
     /// (recovery rebuilds the loaded database from them); the binary fills them in.
     pub run_args: Vec<String>,
@@ -90,7 +103,13 @@ pub struct LogSettings {
 /// The arguments of a `txbench run` command line (`argv` without the program and `run`)
 /// less the log's own flags and their values, for a log's manifest.
 pub fn run_args_without_log_flags(argv: &[String]) -> Vec<String> {
-    const LOG_FLAGS: [&str; 4] = ["--log", "--log-sync", "--log-group-us", "--log-acks"];
+    const LOG_FLAGS: [&str; 5] = [
+        "--log",
+        "--log-sync",
+        "--log-group-us",
+        "--log-acks",
+        "--checkpoint-s",
+    ];
     let mut out = Vec::with_capacity(argv.len());
     let mut skip_value = false;
     for a in argv {
@@ -121,8 +140,8 @@ pub enum LogError {
     NotADirectory(PathBuf),
     /// The directory holds a log already.
     #[error(
-        "log directory {0} holds another run's log (manifest.json or worker-*.log); recover it \
-         with `txbench recover`, or choose an empty directory"
+        "log directory {0} holds another run's log (manifest.json, worker-*.log or \
+         checkpoint-*); recover it with `txbench recover`, or choose an empty directory"
     )]
     HoldsLog(PathBuf),
     /// A file cannot be created in the directory.

@@ -1,12 +1,17 @@
 //! Replay: read a log directory's files in parallel, find the durable frontier, and apply every
-//! transaction at or below it to a database, last writer (highest seq) wins per record.
+//! transaction at or below it to a database, last writer (highest seq) wins per record; with
+//! checkpoints, first the newest complete checkpoint whose logs are all there, then only the
+//! transactions from its start epoch (`checkpoint` module docs: why that is exact).
 //!
 //! Two passes, each with one thread per file:
 //!
 //! 1. *Scan*: check every frame (length, CRC-32C, structure) from the start, stop at the first
 //!    bad one (a torn or corrupted tail) and note where and why, and the file's last epoch
-//!    marker. The frontier is the least last marker over the files: every file holds, in its
-//!    valid prefix, all of its transactions at or below it (`writer.rs`).
+//!    marker. A worker's log is its segments in order, up to the first that stops early (a
+//!    later one holds only epochs above what the torn one lost); its last marker is the
+//!    highest there, or one the first segment's header names. The frontier is the least last
+//!    marker over the workers: every worker's log holds all of its transactions at or below
+//!    it (`writer.rs`).
 //! 2. *Apply*: walk each valid prefix again and apply the entries of transactions at or below
 //!    the frontier. A record's latch ([`ReplayLatch`], the recovery database's record metadata)
 //!    makes compare-and-store of one record atomic between the threads; the entry with the
@@ -16,8 +21,11 @@
 //! acknowledged only once its epoch is durable), so no transaction is ever partly applied.
 
 use super::LogError;
-use super::files::{Manifest, read_manifest, worker_file};
-use super::format::{Frame, FrameReader, Torn};
+use super::checkpoint::file::{CheckpointContents, frame_entries, read_checkpoint};
+use super::files::{
+    Manifest, checkpoint_file, parse_checkpoint_name, parse_segment_name, read_manifest,
+};
+use super::format::{Entry, Frame, FrameReader, SegmentHeader, Torn};
 use crate::storage::stamp::{STAMP_BYTES, seq_word};
 use crate::storage::{Database, RecordId};
 use serde::Serialize;
@@ -58,22 +66,61 @@ pub struct LogFile {
     pub bytes: Vec<u8>,
 }
 
-/// Reads a log directory: its manifest and every worker's file.
-pub fn read_log_dir(dir: &Path) -> Result<(Manifest, Vec<LogFile>), LogError> {
+/// One worker's log: its segment files present, in order (numbers consecutive or not: the
+/// scan checks).
+pub struct WorkerLog {
+    /// The worker.
+    pub worker: usize,
+    /// (segment number, file), ascending.
+    pub segments: Vec<(u32, LogFile)>,
+}
+
+/// A log directory, read: its manifest, every worker's segments, and its complete checkpoints'
+/// numbers, newest first.
+pub struct LogDir {
+    /// The manifest.
+    pub manifest: Manifest,
+    /// One per worker of the manifest.
+    pub workers: Vec<WorkerLog>,
+    /// Numbers of `checkpoint-N.ckpt` files, newest first.
+    pub checkpoints: Vec<u64>,
+}
+
+/// Reads a log directory: its manifest, every worker's segment files, and which checkpoints
+/// it holds (their files are read when chosen).
+pub fn read_log_dir(dir: &Path) -> Result<LogDir, LogError> {
     let manifest = read_manifest(dir)?;
-    let files = (0..manifest.workers)
-        .map(|w| {
-            let path = worker_file(dir, w);
-            // A missing file: the run was stopped while it created the log (the manifest comes
-            // first); it reads as empty (`scan_file`).
-            let bytes = match std::fs::read(&path) {
-                Err(e) if e.kind() == std::io::ErrorKind::NotFound => Vec::new(),
-                read => read.map_err(|e| LogError::io(&path, e))?,
-            };
-            Ok(LogFile { path, bytes })
+    let mut workers: Vec<WorkerLog> = (0..manifest.workers)
+        .map(|worker| WorkerLog {
+            worker,
+            segments: Vec::new(),
         })
-        .collect::<Result<Vec<_>, LogError>>()?;
-    Ok((manifest, files))
+        .collect();
+    let mut checkpoints = Vec::new();
+    for entry in std::fs::read_dir(dir).map_err(|e| LogError::io(dir, e))? {
+        let entry = entry.map_err(|e| LogError::io(dir, e))?;
+        let Some(name) = entry.file_name().to_str().map(str::to_string) else {
+            continue;
+        };
+        if let Some(n) = parse_checkpoint_name(&name) {
+            checkpoints.push(n);
+        } else if let Some((w, seg)) = parse_segment_name(&name)
+            && w < workers.len()
+        {
+            let path = entry.path();
+            let bytes = std::fs::read(&path).map_err(|e| LogError::io(&path, e))?;
+            workers[w].segments.push((seg, LogFile { path, bytes }));
+        }
+    }
+    for w in &mut workers {
+        w.segments.sort_by_key(|(n, _)| *n);
+    }
+    checkpoints.sort_unstable_by(|a, b| b.cmp(a));
+    Ok(LogDir {
+        manifest,
+        workers,
+        checkpoints,
+    })
 }
 
 /// What the scan found in one file.
@@ -89,38 +136,44 @@ pub struct FileScan {
     pub stopped: Option<String>,
     /// Transactions in the valid prefix.
     pub txns: u64,
-    /// The last epoch marker in the valid prefix (0: none).
+    /// The last epoch marker in the valid prefix, or the one its header says the worker's
+    /// earlier segments reached (0: none).
     pub last_marker: u64,
     /// What is wrong with the file's header, if anything (another run's file, another worker's).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub header_problem: Option<String>,
+    /// The header, when it read.
+    #[serde(skip)]
+    pub header: Option<SegmentHeader>,
 }
 
-/// Scans one file's bytes (pass 1).
+/// Scans one file's bytes (pass 1): a segment of `worker`'s log of the run `run_id`.
 pub fn scan_file(name: &str, bytes: &[u8], worker: usize, run_id: u64) -> FileScan {
     let mut reader = FrameReader::new(bytes);
     let (mut txns, mut last_marker) = (0, 0);
     let mut header_problem = None;
+    let mut header = None;
     let mut first = true;
     for frame in reader.by_ref() {
         match frame {
-            Frame::FileHeader {
-                worker: w,
-                run_id: r,
-            } => {
+            Frame::FileHeader(h) => {
                 if !first {
                     header_problem = Some("a second file header".to_string());
-                } else if w as usize != worker || r != run_id {
+                } else if h.worker as usize != worker || h.run_id != run_id {
                     header_problem = Some(format!(
-                        "header names worker {w} of run {r}, the manifest worker {worker} of run \
-                         {run_id}"
+                        "header names worker {} of run {}, the manifest worker {worker} of run \
+                         {run_id}",
+                        h.worker, h.run_id
                     ));
+                } else {
+                    header = Some(h);
+                    last_marker = h.prev_marker;
                 }
             }
             Frame::Txn(_) => txns += 1,
             Frame::Epoch(e) => last_marker = last_marker.max(e),
         }
-        if first && !matches!(frame, Frame::FileHeader { .. }) {
+        if first && !matches!(frame, Frame::FileHeader(_)) {
             header_problem = Some("no file header".to_string());
         }
         first = false;
@@ -143,16 +196,19 @@ pub fn scan_file(name: &str, bytes: &[u8], worker: usize, run_id: u64) -> FileSc
         txns,
         last_marker,
         header_problem,
+        header,
     }
 }
 
 /// What replay did.
 #[derive(Debug, Clone, Default, Serialize)]
 pub struct ReplayStats {
-    /// Transactions applied (at or below the frontier).
+    /// Transactions applied (from the replay's first epoch up to the frontier).
     pub txns_applied: u64,
     /// Transactions in valid prefixes but above the frontier (never acknowledged), skipped.
     pub txns_beyond_frontier: u64,
+    /// Transactions below the checkpoint's start epoch (it holds their writes), skipped.
+    pub txns_below_checkpoint: u64,
     /// Entries whose version was stored.
     pub entries_stored: u64,
     /// Entries an entry with a higher seq had already superseded.
@@ -173,49 +229,63 @@ pub struct ReplayError {
     pub why: &'static str,
 }
 
-/// Applies one file's transactions at or below `frontier` (pass 2); `valid` is the file's
-/// scanned valid prefix. `on_txn` sees the id of each transaction applied.
+/// Stores entry `e` (of file `name`) into `db` unless the record holds a higher seq already;
+/// returns whether it stored.
+fn apply_entry(db: &Database<ReplayLatch>, name: &str, e: &Entry<'_>) -> Result<bool, ReplayError> {
+    let bad = |why| ReplayError {
+        file: name.to_string(),
+        table: e.table,
+        rid: e.rid,
+        why,
+    };
+    let table = db
+        .tables()
+        .get(e.table as usize)
+        .ok_or_else(|| bad("no such table"))?;
+    if !table.is_stamped() || e.row.len() + STAMP_BYTES != table.stored_bytes() {
+        return Err(bad("row size differs from the table's"));
+    }
+    let rec = table
+        .get(RecordId(e.rid))
+        .ok_or_else(|| bad("no such record, or no memory for it"))?;
+    let seq_at = seq_word(table.stored_bytes());
+    rec.meta().lock();
+    let stored = rec.payload.word(seq_at) < e.seq;
+    if stored {
+        rec.payload.store(e.row);
+        rec.payload.store_word(seq_at, e.seq);
+    }
+    rec.meta().unlock();
+    Ok(stored)
+}
+
+/// Applies one file's transactions with epochs in `from..=frontier` (pass 2); `valid` is the
+/// file's scanned valid prefix. `on_txn` sees the id of each transaction applied.
 pub fn replay_file(
     db: &Database<ReplayLatch>,
     name: &str,
     valid: &[u8],
+    from: u64,
     frontier: u64,
     mut on_txn: impl FnMut(u64),
 ) -> Result<ReplayStats, ReplayError> {
     let mut stats = ReplayStats::default();
-    let tables = db.tables();
     for frame in FrameReader::new(valid) {
         let Frame::Txn(t) = frame else { continue };
         if t.epoch > frontier {
             stats.txns_beyond_frontier += 1;
             continue;
         }
+        if t.epoch < from {
+            stats.txns_below_checkpoint += 1;
+            continue;
+        }
         for e in t.entries() {
-            let bad = |why| ReplayError {
-                file: name.to_string(),
-                table: e.table,
-                rid: e.rid,
-                why,
-            };
-            let table = tables
-                .get(e.table as usize)
-                .ok_or_else(|| bad("no such table"))?;
-            if !table.is_stamped() || e.row.len() + STAMP_BYTES != table.stored_bytes() {
-                return Err(bad("row size differs from the table's"));
-            }
-            let rec = table
-                .get(RecordId(e.rid))
-                .ok_or_else(|| bad("no such record, or no memory for it"))?;
-            let seq_at = seq_word(table.stored_bytes());
-            rec.meta().lock();
-            if rec.payload.word(seq_at) < e.seq {
-                rec.payload.store(e.row);
-                rec.payload.store_word(seq_at, e.seq);
+            if apply_entry(db, name, &e)? {
                 stats.entries_stored += 1;
             } else {
                 stats.entries_superseded += 1;
             }
-            rec.meta().unlock();
         }
         stats.txns_applied += 1;
         on_txn(t.txn_id);
@@ -223,60 +293,312 @@ pub fn replay_file(
     Ok(stats)
 }
 
+/// The checkpoint a recovery started from.
+#[derive(Debug, Clone, Serialize)]
+pub struct CheckpointUsed {
+    /// Its file.
+    pub file: String,
+    /// Its number.
+    pub number: u64,
+    /// Its start epoch: replay began there.
+    pub start_epoch: u64,
+    /// Its end epoch.
+    pub end_epoch: u64,
+    /// Records it held.
+    pub records: u64,
+    /// Records stored from it (the rest a replayed entry had already superseded).
+    pub records_stored: u64,
+    /// Its size.
+    pub bytes: u64,
+}
+
 /// What a recovery found and did.
 #[derive(Debug, Clone, Serialize)]
 pub struct Recovery {
-    /// Per file, what the scan found.
+    /// Per segment file, what the scan found.
     pub files: Vec<FileScan>,
-    /// The durable frontier: the least last epoch marker.
+    /// The durable frontier: the least last epoch marker over the workers.
     pub frontier: u64,
+    /// The checkpoint loaded first (`None`: replay started from the load).
+    pub checkpoint: Option<CheckpointUsed>,
+    /// Newer checkpoints passed over, each with why (a torn or corrupted file names the byte
+    /// offset).
+    pub checkpoints_skipped: Vec<String>,
+    /// The first epoch replayed.
+    pub replay_from: u64,
     /// What replay did.
     pub replay: ReplayStats,
-    /// Log bytes read.
+    /// Log and checkpoint bytes read.
     pub bytes: u64,
     /// Seconds reading the files from disk.
     pub read_s: f64,
     /// Seconds scanning and applying.
     pub replay_s: f64,
-    /// Log bytes per second of scanning and applying, in GB/s (10^9 bytes).
+    /// Bytes per second of scanning and applying, in GB/s (10^9 bytes).
     pub replay_gb_per_s: f64,
     /// Entries (records) applied or superseded per second of scanning and applying.
     pub records_per_s: f64,
 }
 
-/// Recovers `files` (of a run with `run_id`) into `db`, a database loaded as the run's was:
-/// scan, frontier, apply, each file on its own thread. `on_txn` sees every applied transaction
-/// id (from several threads).
-pub fn recover_into(
-    db: &Database<ReplayLatch>,
-    files: &[LogFile],
-    run_id: u64,
-    read_s: f64,
-    on_txn: &(dyn Fn(u64) + Sync),
-) -> Result<Recovery, ReplayError> {
-    let started = Instant::now();
-    let names: Vec<String> = files.iter().map(|f| f.path.display().to_string()).collect();
-    let scans: Vec<FileScan> = std::thread::scope(|s| {
-        let handles: Vec<_> = files
+/// Why no recovery could start: no complete checkpoint has all its logs, and the logs from the
+/// load are gone too.
+#[derive(Debug, Clone, thiserror::Error)]
+#[error("no starting point: {0}")]
+pub struct NoStart(pub String);
+
+/// One segment to scan and replay.
+struct Segment<'a> {
+    worker: usize,
+    number: u32,
+    name: String,
+    bytes: &'a [u8],
+}
+
+/// What recovery will do, decided before the database is loaded ([`plan`]).
+pub struct Plan {
+    scans: Vec<FileScan>,
+    /// Per scan: whether it is in its worker's log (not past a torn segment).
+    replayed: Vec<bool>,
+    frontier: u64,
+    from: u64,
+    /// The chosen checkpoint's path and bytes.
+    checkpoint: Option<(String, Vec<u8>)>,
+    skipped: Vec<String>,
+    started: Instant,
+}
+
+impl Plan {
+    /// The checkpoint chosen, if any, and why newer ones were not.
+    pub fn checkpoint_notes(&self) -> &[String] {
+        &self.skipped
+    }
+}
+
+/// Per worker: the first segment's number, what its header says came before, and whether
+/// the segments up to the last one replayed are consecutive.
+struct WorkerCoverage {
+    first: Option<(u32, u64)>,
+    gap: Option<String>,
+}
+
+/// Whether the logs hold every transaction from epoch `from` on, for every worker; or what
+/// is missing.
+fn covered(coverage: &[WorkerCoverage], from: u64) -> Result<(), String> {
+    for (w, c) in coverage.iter().enumerate() {
+        if let Some(gap) = &c.gap {
+            return Err(gap.clone());
+        }
+        match c.first {
+            // No file at all: the run stopped while creating its log (the manifest comes
+            // first), so the worker's last marker, 0, keeps the frontier at 0 and nothing
+            // is needed (the current segment is never removed).
+            None => {}
+            Some((0, _)) => {}
+            Some((n, prev_max)) if prev_max < from => {
+                let _ = n;
+            }
+            Some((n, prev_max)) => {
+                return Err(format!(
+                    "worker {w}'s segments before {n} were removed, and they hold epochs up to \
+                     {prev_max}, at or above {from}"
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
+fn scan_all(segments: &[Segment<'_>], run_id: u64) -> Vec<FileScan> {
+    std::thread::scope(|s| {
+        let handles: Vec<_> = segments
             .iter()
-            .zip(&names)
-            .enumerate()
-            .map(|(w, (f, name))| s.spawn(move || scan_file(name, &f.bytes, w, run_id)))
+            .map(|seg| s.spawn(move || scan_file(&seg.name, seg.bytes, seg.worker, run_id)))
             .collect();
         handles
             .into_iter()
             .map(|h| h.join().expect("scan thread panicked"))
             .collect()
-    });
-    let frontier = scans.iter().map(|s| s.last_marker).min().unwrap_or(0);
+    })
+}
+
+/// Scans `segments` (grouped by worker, ascending) and finds per worker its log (up to the
+/// first torn segment), its last marker and its coverage.
+fn scan_workers(
+    segments: &[Segment<'_>],
+    workers: usize,
+    run_id: u64,
+) -> (Vec<FileScan>, Vec<bool>, u64, Vec<WorkerCoverage>) {
+    let mut scans = scan_all(segments, run_id);
+    let mut replayed = vec![false; segments.len()];
+    let mut markers = vec![0u64; workers];
+    let mut coverage: Vec<WorkerCoverage> = (0..workers)
+        .map(|_| WorkerCoverage {
+            first: None,
+            gap: None,
+        })
+        .collect();
+    let mut ended = vec![false; workers];
+    let mut last_number: Vec<Option<u32>> = vec![None; workers];
+    for (i, seg) in segments.iter().enumerate() {
+        let w = seg.worker;
+        if ended[w] {
+            continue;
+        }
+        let scan = &mut scans[i];
+        if let Some(h) = scan.header
+            && h.segment != seg.number
+        {
+            scan.header_problem = Some(format!(
+                "header says segment {}, the file name {}",
+                h.segment, seg.number
+            ));
+        }
+        let c = &mut coverage[w];
+        match last_number[w] {
+            None => {
+                c.first = Some((seg.number, scan.header.map_or(0, |h| h.prev_max_epoch)));
+            }
+            Some(prev) if prev + 1 != seg.number => {
+                c.gap = Some(format!(
+                    "worker {w}'s log segments {prev} and {} are not consecutive",
+                    seg.number
+                ));
+            }
+            Some(_) => {}
+        }
+        last_number[w] = Some(seg.number);
+        replayed[i] = true;
+        markers[w] = markers[w].max(scan.last_marker);
+        // A torn segment ends its worker's log: what follows holds only epochs above what
+        // the tear lost, all above the frontier.
+        if scan.stopped.is_some() {
+            ended[w] = true;
+        }
+    }
+    let frontier = markers.iter().copied().min().unwrap_or(0);
+    (scans, replayed, frontier, coverage)
+}
+
+fn segments_of(dir: &LogDir) -> Vec<Segment<'_>> {
+    dir.workers
+        .iter()
+        .flat_map(|w| {
+            w.segments.iter().map(move |(n, f)| Segment {
+                worker: w.worker,
+                number: *n,
+                name: f.path.display().to_string(),
+                bytes: &f.bytes,
+            })
+        })
+        .collect()
+}
+
+/// Decides where recovery starts (module docs): the newest complete checkpoint of this run
+/// that is durable and whose logs are all there; else the load, if the logs from the start
+/// are; else [`NoStart`], naming each checkpoint's problem (a damaged file: its byte offset).
+pub fn plan(dir: &LogDir, path: &Path) -> Result<Plan, NoStart> {
+    let started = Instant::now();
+    let segments = segments_of(dir);
+    let run_id = dir.manifest.run_id;
+    let (scans, replayed, frontier, coverage) =
+        scan_workers(&segments, dir.manifest.workers, run_id);
+    let mut skipped = Vec::new();
+    for &n in &dir.checkpoints {
+        let file = checkpoint_file(path, n);
+        let name = file.display().to_string();
+        let bytes = match std::fs::read(&file) {
+            Ok(b) => b,
+            Err(e) => {
+                skipped.push(format!("{name}: {e}"));
+                continue;
+            }
+        };
+        let usable = match read_checkpoint(&bytes) {
+            Err(fault) => Err(fault.to_string()),
+            Ok(c) if c.header.run_id != run_id => Err(format!(
+                "it belongs to run {}, the log to run {run_id}",
+                c.header.run_id
+            )),
+            Ok(c) if c.end_epoch > frontier => Err(format!(
+                "its end epoch {} is beyond the durable frontier {frontier}",
+                c.end_epoch
+            )),
+            Ok(c) => covered(&coverage, super::checkpoint::replay_from(&c))
+                .map(|()| super::checkpoint::replay_from(&c)),
+        };
+        match usable {
+            Ok(from) => {
+                return Ok(Plan {
+                    scans,
+                    replayed,
+                    frontier,
+                    from,
+                    checkpoint: Some((name, bytes)),
+                    skipped,
+                    started,
+                });
+            }
+            Err(why) => skipped.push(format!("{name}: {why}")),
+        }
+    }
+    match covered(&coverage, super::epoch::FIRST_EPOCH) {
+        Ok(()) => Ok(Plan {
+            scans,
+            replayed,
+            frontier,
+            from: super::epoch::FIRST_EPOCH,
+            checkpoint: None,
+            skipped,
+            started,
+        }),
+        Err(why) => {
+            skipped.push(format!("replaying from the load: {why}"));
+            Err(NoStart(skipped.join("; ")))
+        }
+    }
+}
+
+/// Carries out `plan` on `db`, a database loaded as the run's was: the checkpoint's records,
+/// then every worker's transactions from the plan's first epoch to the frontier, each segment
+/// on its own thread. `on_txn` sees every replayed transaction id (from several threads).
+pub fn execute(
+    db: &Database<ReplayLatch>,
+    dir: &LogDir,
+    plan: Plan,
+    read_s: f64,
+    on_txn: &(dyn Fn(u64) + Sync),
+) -> Result<Recovery, ReplayError> {
+    let started = plan.started;
+    let segments = segments_of(dir);
+    let mut bytes: u64 = segments.iter().map(|s| s.bytes.len() as u64).sum();
+    let checkpoint = match &plan.checkpoint {
+        None => None,
+        Some((name, raw)) => {
+            bytes += raw.len() as u64;
+            let c = read_checkpoint(raw).expect("checked by the plan");
+            let stored = apply_checkpoint(db, name, &c)?;
+            Some(CheckpointUsed {
+                file: name.clone(),
+                number: c.header.number,
+                start_epoch: c.header.start_epoch,
+                end_epoch: c.end_epoch,
+                records: c.records,
+                records_stored: stored,
+                bytes: raw.len() as u64,
+            })
+        }
+    };
+    let (from, frontier) = (plan.from, plan.frontier);
     let results: Vec<Result<ReplayStats, ReplayError>> = std::thread::scope(|s| {
-        let handles: Vec<_> = files
+        let handles: Vec<_> = segments
             .iter()
-            .zip(&scans)
-            .zip(&names)
-            .map(|((f, scan), name)| {
-                let valid = &f.bytes[..scan.valid_bytes as usize];
-                s.spawn(move || replay_file(db, name, valid, frontier, on_txn))
+            .zip(&plan.scans)
+            .zip(&plan.replayed)
+            .filter(|(_, replayed)| **replayed)
+            .map(|((seg, scan), _)| {
+                let valid = &seg.bytes[..scan.valid_bytes as usize];
+                let name = &seg.name;
+                s.spawn(move || replay_file(db, name, valid, from, frontier, on_txn))
             })
             .collect();
         handles
@@ -289,19 +611,123 @@ pub fn recover_into(
         let r = r?;
         replay.txns_applied += r.txns_applied;
         replay.txns_beyond_frontier += r.txns_beyond_frontier;
+        replay.txns_below_checkpoint += r.txns_below_checkpoint;
         replay.entries_stored += r.entries_stored;
         replay.entries_superseded += r.entries_superseded;
     }
     let replay_s = started.elapsed().as_secs_f64().max(1e-9);
-    let bytes: u64 = files.iter().map(|f| f.bytes.len() as u64).sum();
+    let records = replay.entries_stored
+        + replay.entries_superseded
+        + checkpoint.as_ref().map_or(0, |c| c.records);
     Ok(Recovery {
-        files: scans,
+        files: plan.scans,
         frontier,
+        checkpoint,
+        checkpoints_skipped: plan.skipped,
+        replay_from: from,
         bytes,
         read_s,
         replay_s,
         replay_gb_per_s: bytes as f64 / replay_s / 1e9,
-        records_per_s: (replay.entries_stored + replay.entries_superseded) as f64 / replay_s,
+        records_per_s: records as f64 / replay_s,
         replay,
     })
+}
+
+/// Stores a checkpoint's records, its frames split over a few threads; returns how many were
+/// stored (highest seq wins here too, so the order against replay does not matter).
+fn apply_checkpoint(
+    db: &Database<ReplayLatch>,
+    name: &str,
+    c: &CheckpointContents<'_>,
+) -> Result<u64, ReplayError> {
+    // Vacant ranges first: rows of the load that were deleted for good (checkpoint
+    // `file.rs`). Only a record still at seq 0 is cleared; any logged version replayed later
+    // has a higher seq and wins, as it would over the deletion's own version.
+    for (t, rids) in &c.vacant {
+        let bad = |rid, why| ReplayError {
+            file: name.to_string(),
+            table: *t,
+            rid,
+            why,
+        };
+        let table = db
+            .tables()
+            .get(*t as usize)
+            .ok_or_else(|| bad(rids.start, "no such table"))?;
+        let zeros = vec![0u8; table.stored_bytes().saturating_sub(STAMP_BYTES)];
+        let seq_at = seq_word(table.stored_bytes());
+        for rid in rids.clone() {
+            let rec = table
+                .get(RecordId(rid))
+                .ok_or_else(|| bad(rid, "no such record, or no memory for it"))?;
+            rec.meta().lock();
+            if rec.payload.word(seq_at) == 0 {
+                rec.payload.store(&zeros);
+            }
+            rec.meta().unlock();
+        }
+    }
+    let threads = std::thread::available_parallelism()
+        .map_or(2, |n| n.get())
+        .min(8);
+    let frames = c.frames();
+    let per = frames.len().div_ceil(threads).max(1);
+    std::thread::scope(|s| {
+        let handles: Vec<_> = frames
+            .chunks(per)
+            .map(|chunk| {
+                s.spawn(move || {
+                    let mut stored = 0;
+                    for &(count, bytes) in chunk {
+                        for e in frame_entries(count, bytes) {
+                            stored += u64::from(apply_entry(db, name, &e)?);
+                        }
+                    }
+                    Ok(stored)
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| h.join().expect("checkpoint thread panicked"))
+            .sum()
+    })
+}
+
+/// Recovers `files` (one per worker, each its worker's only segment, of a run with `run_id`)
+/// into `db`, a database loaded as the run's was, from the load (no checkpoint). `on_txn`
+/// sees every applied transaction id (from several threads).
+pub fn recover_into(
+    db: &Database<ReplayLatch>,
+    files: &[LogFile],
+    run_id: u64,
+    read_s: f64,
+    on_txn: &(dyn Fn(u64) + Sync),
+) -> Result<Recovery, ReplayError> {
+    let dir = LogDir {
+        manifest: Manifest {
+            format: super::format::FORMAT_VERSION,
+            run_id,
+            workers: files.len(),
+            args: Vec::new(),
+        },
+        workers: files
+            .iter()
+            .enumerate()
+            .map(|(worker, f)| WorkerLog {
+                worker,
+                segments: vec![(
+                    0,
+                    LogFile {
+                        path: f.path.clone(),
+                        bytes: f.bytes.clone(),
+                    },
+                )],
+            })
+            .collect(),
+        checkpoints: Vec::new(),
+    };
+    let plan = plan(&dir, Path::new(".")).expect("segment 0 of every worker is there");
+    execute(db, &dir, plan, read_s, on_txn)
 }

@@ -36,6 +36,26 @@ pub struct LogReport {
     /// From the first attempt's start to the durable acknowledgement (writing transactions of
     /// the measured period); the report's `latency_us` stays the commit latency.
     pub durable_latency_us: LatencySummary,
+    /// What the checkpointer did (`--checkpoint-s`; `None` without checkpoints).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub checkpoints: Option<CheckpointReport>,
+}
+
+/// The checkpointer's part of a logged run (`--checkpoint-s`).
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct CheckpointReport {
+    /// `--checkpoint-s`.
+    pub interval_s: f64,
+    /// Complete checkpoints written.
+    pub checkpoints: u64,
+    /// Records in the last one.
+    pub last_records: u64,
+    /// Bytes of the last one.
+    pub last_bytes: u64,
+    /// Seconds the last one took (rotation to directory sync).
+    pub last_s: f64,
+    /// Log segments removed.
+    pub segments_removed: u64,
 }
 
 /// The durability table (`None` when no run logged).

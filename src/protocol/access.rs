@@ -454,6 +454,15 @@ impl<'db, M, E> WriteSet<'db, M, E> {
                 seq,
                 &self.data[start..end - stamp::STAMP_BYTES],
             );
+            if self.log.redo.is_some() {
+                // With a log, the seq word doubles as a seqlock, so a reader holding no
+                // protocol lock (the checkpointer) can copy a consistent (row, seq) pair
+                // (`log::checkpoint`). Check mode alone keeps the plain store: a reader that
+                // races an install there (NoCC, a mutant) must show the checker a torn copy,
+                // not the seqlock's mark.
+                rec.payload.install_seqlocked(&self.data[start..end], word);
+                return;
+            }
         }
         rec.payload.store(&self.data[start..end]);
     }

@@ -10,8 +10,9 @@ use crate::config::{Interactive, RunConfig};
 use crate::exec::interactive::loopback::run_loopback;
 use crate::exec::{run_coro_sampled, run_threads_sampled};
 use crate::log::Logger;
+use crate::log::checkpoint::Checkpointer;
 use crate::metrics::cpu_load::{CpuSnapshot, OtherLoad};
-use crate::metrics::log_report::LogReport;
+use crate::metrics::log_report::{CheckpointReport, LogReport};
 use crate::metrics::machine::MachineInfo;
 use crate::metrics::progress::{LOG_EVERY, Phase};
 use crate::metrics::rate_series::{self, RateCounters};
@@ -78,9 +79,18 @@ pub fn run_named<P: Protocol, W: Workload>(
         .interactive
         .is_none()
         .then(|| RateCounters::new(cfg.exec.threads));
+    let checkpointer = match (&logger, &cfg.log) {
+        (Some(log), Some(settings)) => settings
+            .checkpoint
+            .map(|every| Checkpointer::new(log, &db, &settings.dir, every)),
+        _ => None,
+    };
     let (outcome, version_samples, rate_samples) = std::thread::scope(|s| {
         if let Some(log) = &logger {
             s.spawn(|| log.run_flusher());
+        }
+        if let Some(c) = &checkpointer {
+            s.spawn(|| c.run());
         }
         let ran = sample_while(&protocol, cfg, rates.as_ref(), || {
             match (&cfg.interactive, cfg.executor) {
@@ -126,12 +136,19 @@ pub fn run_named<P: Protocol, W: Workload>(
             if let Some(failure) = log.failure() {
                 return Err(RunError::LogFailed(failure.to_string()));
             }
-            Some(log_report(
-                log,
-                settings,
-                &outcome.workers,
-                logging_since.elapsed(),
-            ))
+            let mut report = log_report(log, settings, &outcome.workers, logging_since.elapsed());
+            report.checkpoints = checkpointer.as_ref().map(|c| {
+                let st = c.stats();
+                CheckpointReport {
+                    interval_s: settings.checkpoint.map_or(0.0, |d| d.as_secs_f64()),
+                    checkpoints: st.checkpoints,
+                    last_records: st.last_records,
+                    last_bytes: st.last_bytes,
+                    last_s: st.last_s,
+                    segments_removed: st.segments_removed,
+                }
+            });
+            Some(report)
         }
         _ => None,
     };
@@ -239,6 +256,7 @@ fn log_report(
         durable_epoch: stats.durable_epoch,
         acknowledged: durable.len(),
         durable_latency_us: crate::metrics::LatencySummary::from_histogram(&durable),
+        checkpoints: None,
     }
 }
 

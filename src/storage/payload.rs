@@ -90,6 +90,58 @@ impl<'a> Payload<'a> {
         }
     }
 
+    /// Installs `src` (a whole stamped payload, `len()` bytes) with the stamp's seq word
+    /// `seq_at` as the seqlock word of the copy, for [`Payload::load_seqlocked`] readers that
+    /// hold no protocol lock (the checkpointer, `crate::log::checkpoint`). The caller holds the
+    /// record exclusively, as for [`Payload::store`]:
+    ///
+    /// ```text
+    ///  seq word = UNINSTALLED_SEQ (Relaxed); fence(Release); the other words (Relaxed);
+    ///  seq word = the new seq (Release)
+    /// ```
+    ///
+    /// Seqs only grow, so the word never returns to a value a reader saw before (no ABA).
+    #[inline]
+    pub fn install_seqlocked(&self, src: &[u8], seq_at: usize) {
+        assert_eq!(src.len(), self.bytes, "payload buffer size");
+        debug_assert_eq!(self.bytes % 8, 0, "a stamped payload is whole words");
+        let word_of = |i: usize| u64::from_le_bytes(src[8 * i..8 * i + 8].try_into().expect("8"));
+        let seq = word_of(seq_at);
+        // Relaxed: the fence below orders it before the payload stores.
+        self.words[seq_at].store(super::stamp::UNINSTALLED_SEQ, Ordering::Relaxed);
+        // Release fence: a reader whose copy saw any store below also sees the marker (or a
+        // later seq) at its re-load (module docs: the seqlock writer's half).
+        crate::sync::atomic::fence(Ordering::Release);
+        for (i, word) in self.words.iter().enumerate() {
+            if i != seq_at {
+                // Relaxed: published by the Release store of the seq word below.
+                word.store(word_of(i), Ordering::Relaxed);
+            }
+        }
+        // Release: a reader that loads this seq with Acquire sees every store above.
+        self.words[seq_at].store(seq, Ordering::Release);
+    }
+
+    /// One seqlock copy of a whole stamped payload into `out` against its seq word `seq_at`
+    /// ([`Payload::install_seqlocked`]): the seq of the version copied, or `None` when an
+    /// install overlapped the copy (retry).
+    #[inline]
+    pub fn load_seqlocked(&self, out: &mut [u8], seq_at: usize) -> Option<u64> {
+        // Acquire: pairs with the installer's Release store of the seq; the copy then sees
+        // that install's words or later ones.
+        let before = self.words[seq_at].load(Ordering::Acquire);
+        if before == super::stamp::UNINSTALLED_SEQ {
+            return None;
+        }
+        self.load(out);
+        // Acquire fence: if the copy read a word of a later install, that installer's Release
+        // fence makes its marker store visible to the re-load below.
+        crate::sync::atomic::fence(Ordering::Acquire);
+        // Relaxed: ordered after the copy by the fence.
+        let after = self.words[seq_at].load(Ordering::Relaxed);
+        (after == before).then_some(before)
+    }
+
     /// Whether the payload holds no row ([`super::is_vacant`]), reading one word instead of
     /// copying the payload. The first word is exactly the first min(8, len) bytes followed by
     /// zeros: tables start zeroed and [`Payload::store`] zero-fills a short last word.

@@ -119,14 +119,25 @@ fn lost_updates<M>(db: &Database<M>, histories: &[WorkerHistory], records: u64) 
 /// whole line; a cut last line, without its newline (the writer died mid-line), is skipped.
 pub fn acknowledged<C: Default + Extend<u64>>(acks: &std::path::Path) -> C {
     let mut ids = C::default();
+    ids.extend(acknowledged_with_epochs(acks).into_iter().map(|(id, _)| id));
+    ids
+}
+
+/// The acknowledged transactions' (id, epoch) pairs in the ack files of `acks` (lines
+/// `ID EPOCH`; a last line cut by a kill is skipped).
+#[allow(dead_code)]
+pub fn acknowledged_with_epochs(acks: &std::path::Path) -> Vec<(u64, u64)> {
+    let mut out = Vec::new();
     for entry in std::fs::read_dir(acks).expect("ack directory") {
         let text = std::fs::read_to_string(entry.expect("entry").path()).expect("ack file");
         let whole = text.rfind('\n').map_or("", |end| &text[..end]);
-        ids.extend(
-            whole
-                .lines()
-                .map(|l| l.parse::<u64>().expect("an id per line")),
-        );
+        out.extend(whole.lines().map(|l| {
+            let (id, epoch) = l.split_once(' ').expect("ID EPOCH per line");
+            (
+                id.parse::<u64>().expect("an id"),
+                epoch.parse::<u64>().expect("an epoch"),
+            )
+        }));
     }
-    ids
+    out
 }

@@ -10,6 +10,9 @@ use crate::protocol::ProtocolKind;
 
 use std::time::Duration;
 
+/// Largest `--checkpoint-s` accepted: a day.
+const MAX_CHECKPOINT_S: f64 = 86_400.0;
+
 /// Largest `--rate` accepted, transactions per second (a gap of a nanosecond).
 const MAX_RATE_TPS: f64 = 1e9;
 
@@ -28,6 +31,7 @@ impl RunArgs {
                 (self.log_sync.is_some(), "log-sync"),
                 (self.log_group_us.is_some(), "log-group-us"),
                 (self.log_acks.is_some(), "log-acks"),
+                (self.checkpoint_s.is_some(), "checkpoint-s"),
             ] {
                 if given {
                     return Err(ConfigError::NeedsFlag {
@@ -46,6 +50,19 @@ impl RunArgs {
                 "100 <= microseconds <= 1000000",
             ));
         }
+        let checkpoint = match self.checkpoint_s {
+            None => None,
+            Some(secs) if secs.is_finite() && secs > 0.0 && secs <= MAX_CHECKPOINT_S => {
+                Some(Duration::from_secs_f64(secs))
+            }
+            Some(secs) => {
+                return Err(out_of_range(
+                    "checkpoint-s",
+                    secs,
+                    format!("0 < seconds <= {MAX_CHECKPOINT_S}"),
+                ));
+            }
+        };
         if protocols.len() != 1 || self.repeat != 1 {
             return Err(ConfigError::Log(format!(
                 "a log holds one run: give one --protocol (not {}) and --repeat 1",
@@ -77,6 +94,7 @@ impl RunArgs {
             },
             group: Duration::from_micros(group_us),
             acks: self.log_acks.clone(),
+            checkpoint,
             run_args: Vec::new(),
         }))
     }

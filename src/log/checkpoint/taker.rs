@@ -1,0 +1,317 @@
+//! The checkpointer thread: a fuzzy checkpoint every `--checkpoint-s` (the steps are in the
+//! module docs of `checkpoint`).
+
+use super::file::{CheckpointHeader, CheckpointWriter};
+use crate::log::Logger;
+use crate::log::files::{checkpoint_file, checkpoint_tmp_file, sync_dir};
+use crate::storage::stamp::{STAMP_BYTES, seq_word};
+use crate::storage::{Database, RecordId};
+use serde::Serialize;
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+/// Test-only deliberate bugs of the checkpointer (module docs of `checkpoint`).
+#[cfg(test)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub(crate) enum CheckpointMutant {
+    /// The real checkpointer.
+    #[default]
+    None,
+    /// Segments below this checkpoint's start are removed right after the copy, before the
+    /// checkpoint is complete on disk.
+    TruncateBeforeDurable,
+}
+
+/// What the checkpointer did over a run.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct CheckpointStats {
+    /// Complete checkpoints written.
+    pub checkpoints: u64,
+    /// Records in the last one.
+    pub last_records: u64,
+    /// Bytes of the last one.
+    pub last_bytes: u64,
+    /// Seconds the last one took, rotation to directory sync.
+    pub last_s: f64,
+    /// Log segments removed.
+    pub segments_removed: u64,
+}
+
+/// How one checkpoint ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Taken {
+    /// Complete on disk, with this start epoch.
+    Complete {
+        /// Its start epoch.
+        start_epoch: u64,
+    },
+    /// The run ended (or the log failed) first; its `.tmp` was removed.
+    Abandoned,
+}
+
+/// Takes a checkpoint of `db` every interval while the log runs.
+pub struct Checkpointer<'a, M> {
+    log: &'a Logger,
+    db: &'a Database<M>,
+    dir: PathBuf,
+    interval: Duration,
+    /// Start epochs of the complete checkpoints, by number (1 first).
+    starts: Mutex<Vec<u64>>,
+    records: AtomicU64,
+    bytes: AtomicU64,
+    nanos: AtomicU64,
+    removed: AtomicU64,
+    /// Test-only: the deliberate bug this checkpointer runs with.
+    #[cfg(test)]
+    pub(crate) mutant: CheckpointMutant,
+    /// Test-only: stop after writing and syncing the `.tmp`, before the rename (as a crash
+    /// there would), leaving it in place.
+    #[cfg(test)]
+    pub(crate) stop_before_rename: bool,
+    /// Test-only: a pause halfway through the first table's copy, so that epochs pass and
+    /// records already copied are written again while the copy runs.
+    #[cfg(test)]
+    pub(crate) pause_mid_copy: Option<Duration>,
+}
+
+impl<'a, M: Sync> Checkpointer<'a, M> {
+    /// A checkpointer of `db`, whose log is `log` (with segments) in `dir`.
+    pub fn new(log: &'a Logger, db: &'a Database<M>, dir: &Path, interval: Duration) -> Self {
+        Checkpointer {
+            log,
+            db,
+            dir: dir.to_path_buf(),
+            interval,
+            starts: Mutex::new(Vec::new()),
+            records: AtomicU64::new(0),
+            bytes: AtomicU64::new(0),
+            nanos: AtomicU64::new(0),
+            removed: AtomicU64::new(0),
+            #[cfg(test)]
+            mutant: CheckpointMutant::None,
+            #[cfg(test)]
+            stop_before_rename: false,
+            #[cfg(test)]
+            pause_mid_copy: None,
+        }
+    }
+
+    /// The thread's loop: a checkpoint every interval until the log stops. An I/O error stops
+    /// the log (and so the run), as a log write error does; what is durable stays.
+    pub fn run(&self) {
+        let mut next = Instant::now() + self.interval;
+        loop {
+            // Short sleeps, so the end of the run is noticed quickly.
+            while Instant::now() < next {
+                if self.log.is_stopping() || self.log.failure().is_some() {
+                    return;
+                }
+                std::thread::sleep(Duration::from_millis(5).min(self.interval));
+            }
+            match self.take() {
+                Ok(Taken::Complete { .. }) => {}
+                Ok(Taken::Abandoned) => return,
+                Err(why) => {
+                    self.log.fail(why);
+                    return;
+                }
+            }
+            next = Instant::now() + self.interval;
+        }
+    }
+
+    /// What it did so far.
+    pub fn stats(&self) -> CheckpointStats {
+        // Relaxed: report counters, read after the thread ended (the scope's join orders them).
+        CheckpointStats {
+            checkpoints: self.starts.lock().expect("starts lock").len() as u64,
+            last_records: self.records.load(Ordering::Relaxed),
+            last_bytes: self.bytes.load(Ordering::Relaxed),
+            last_s: self.nanos.load(Ordering::Relaxed) as f64 / 1e9,
+            segments_removed: self.removed.load(Ordering::Relaxed),
+        }
+    }
+
+    /// Waits until the durable frontier reaches `epoch`; false when the log stopped first.
+    fn wait_durable(&self, epoch: u64) -> bool {
+        while self.log.clock().durable() < epoch {
+            if self.log.is_stopping() || self.log.failure().is_some() {
+                return false;
+            }
+            std::thread::sleep(Duration::from_micros(200));
+        }
+        true
+    }
+
+    /// Takes the next checkpoint (module docs of `checkpoint`, steps 1 to 6).
+    pub fn take(&self) -> Result<Taken, String> {
+        let began = Instant::now();
+        let number = self.starts.lock().expect("starts lock").len() as u64 + 1;
+        // 1. Rotate, and wait until every closed segment's transactions are durable.
+        let closed_max = self.log.rotate()?;
+        if !self.wait_durable(closed_max) {
+            return Ok(Taken::Abandoned);
+        }
+        // 2. The start epoch. `durable` is an Acquire load pairing with the flusher's Release
+        //    publication, which follows the close that waited for every committer at or
+        //    below it: their installs happen before everything below.
+        let start_epoch = self.log.clock().durable() + 1;
+        let tmp = checkpoint_tmp_file(&self.dir, number);
+        let io = |what: &str, e: std::io::Error| {
+            format!("checkpoint {number}: {what} {}: {e}", tmp.display())
+        };
+        let file = std::fs::File::create(&tmp).map_err(|e| io("creating", e))?;
+        let header = CheckpointHeader {
+            run_id: self.log.run_id(),
+            number,
+            start_epoch,
+        };
+        let mut out =
+            CheckpointWriter::new(std::io::BufWriter::with_capacity(1 << 20, file), &header)
+                .map_err(|e| io("writing", e))?;
+        // 3. The copy.
+        self.copy(&mut out).map_err(|e| io("writing", e))?;
+        #[cfg(test)]
+        if self.mutant == CheckpointMutant::TruncateBeforeDurable {
+            self.truncate_below(start_epoch)?;
+        }
+        // 4. The end epoch, durable before the checkpoint counts. Relaxed suffices: each
+        //    version copied was installed by a transaction that had loaded `current` (its
+        //    epoch) before its install, which happens before our copy (the seqlock's Acquire),
+        //    so read-read coherence gives a value at least that epoch.
+        let end_epoch = self.log.clock().current();
+        if !self.wait_durable(end_epoch) {
+            drop(out);
+            let _ = std::fs::remove_file(&tmp);
+            return Ok(Taken::Abandoned);
+        }
+        // 5. Trailer, sync, rename, directory sync.
+        let records = out.records();
+        let buffered = out.finish(end_epoch).map_err(|e| io("writing", e))?;
+        let file = buffered
+            .into_inner()
+            .map_err(|e| io("writing", e.into_error()))?;
+        file.sync_data().map_err(|e| io("syncing", e))?;
+        let bytes = file.metadata().map_or(0, |m| m.len());
+        drop(file);
+        #[cfg(test)]
+        if self.stop_before_rename {
+            return Ok(Taken::Abandoned);
+        }
+        let done = checkpoint_file(&self.dir, number);
+        std::fs::rename(&tmp, &done).map_err(|e| io("renaming", e))?;
+        sync_dir(&self.dir).map_err(|e| e.to_string())?;
+        let previous_start = {
+            let mut starts = self.starts.lock().expect("starts lock");
+            starts.push(start_epoch);
+            starts.len().checked_sub(2).map(|i| starts[i])
+        };
+        // 6. Keep two checkpoints: drop what only the one before the previous needed.
+        if let Some(previous_start) = previous_start {
+            self.truncate_below(previous_start)?;
+            if number > 2 {
+                let old = checkpoint_file(&self.dir, number - 2);
+                std::fs::remove_file(&old)
+                    .and_then(|()| std::fs::File::open(&self.dir)?.sync_all())
+                    .map_err(|e| format!("removing {}: {e}", old.display()))?;
+            }
+        }
+        // Relaxed: report counters (`stats`).
+        self.records.store(records, Ordering::Relaxed);
+        self.bytes.store(bytes, Ordering::Relaxed);
+        self.nanos
+            .store(began.elapsed().as_nanos() as u64, Ordering::Relaxed);
+        Ok(Taken::Complete { start_epoch })
+    }
+
+    fn truncate_below(&self, epoch: u64) -> Result<(), String> {
+        let n = self
+            .log
+            .remove_segments_below(epoch)
+            .map_err(|e| format!("removing log segments: {e}"))?;
+        // Relaxed: a report counter.
+        self.removed.fetch_add(n as u64, Ordering::Relaxed);
+        Ok(())
+    }
+
+    /// Step 3: every record of every stamped table whose seq is above 0, and the ranges a
+    /// growing table retired (deleted for good: `file.rs`), chunk by chunk.
+    fn copy<W: std::io::Write>(&self, out: &mut CheckpointWriter<W>) -> std::io::Result<()> {
+        let mut buf = Vec::new();
+        for (t, table) in self.db.tables().iter().enumerate() {
+            if !table.is_stamped() {
+                continue;
+            }
+            let stored = table.stored_bytes();
+            let seq_at = seq_word(stored);
+            buf.resize(stored, 0);
+            let per = table.records_per_chunk();
+            let mut lo = 0;
+            while lo < table.len() {
+                let hi = (lo + per).min(table.len());
+                self.copy_chunk(t as u32, table, lo..hi, seq_at, &mut buf, out)?;
+                lo = hi;
+            }
+        }
+        Ok(())
+    }
+
+    /// One chunk's records. A record whose chunk is retired, before or while it is read, is
+    /// written as part of a vacant range instead: the chunk's memory may be reused for other
+    /// records once retired, so a copy read after the retirement may be another record's
+    /// (the re-check after each copy catches that: retirement precedes any reuse). A chunk
+    /// never allocated and not retired holds nothing written yet: any write to it comes after
+    /// the copy began, so of an epoch at or above the start.
+    fn copy_chunk<W: std::io::Write>(
+        &self,
+        t: u32,
+        table: &crate::storage::Table<M>,
+        rids: std::ops::Range<u64>,
+        seq_at: usize,
+        buf: &mut [u8],
+        out: &mut CheckpointWriter<W>,
+    ) -> std::io::Result<()> {
+        let end = rids.end;
+        for rid in rids {
+            #[cfg(test)]
+            if t == 0
+                && rid == table.len() / 2
+                && let Some(pause) = self.pause_mid_copy
+            {
+                std::thread::sleep(pause);
+            }
+            if table.is_retired(RecordId(rid)) {
+                return out.push_vacant(t, rid..end);
+            }
+            let Some(rec) = table.peek(RecordId(rid)) else {
+                if table.is_retired(RecordId(rid)) {
+                    return out.push_vacant(t, rid..end);
+                }
+                return Ok(()); // never allocated
+            };
+            let mut spins = 0u32;
+            let seq = loop {
+                if let Some(seq) = rec.payload.load_seqlocked(buf, seq_at) {
+                    break seq;
+                }
+                // An install in progress: a few stores, unless its worker was descheduled
+                // (more threads than cores), so give the CPU away soon.
+                spins += 1;
+                if spins < 16 {
+                    std::hint::spin_loop();
+                } else {
+                    std::thread::yield_now();
+                }
+            };
+            if table.is_retired(RecordId(rid)) {
+                return out.push_vacant(t, rid..end);
+            }
+            if seq > 0 {
+                out.push(t, rid, seq, &buf[..buf.len() - STAMP_BYTES])?;
+            }
+        }
+        Ok(())
+    }
+}
