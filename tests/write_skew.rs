@@ -5,6 +5,7 @@ mod common;
 
 use common::checked_exec;
 use txbench::exec::{run_coro, run_threads};
+use txbench::protocol::aria::{Aria, AriaOptions};
 use txbench::protocol::bohm::Bohm;
 use txbench::protocol::c_sched::CSched;
 use txbench::protocol::calvin::Calvin;
@@ -127,6 +128,19 @@ const SERIALIZABLE: &[(&str, Runner)] = &[
     }),
     ("cicada", |h, ms| run(Cicada::new(&opts()), 1, h, ms)),
     ("twopl_er", |h, ms| run(TwoPlEr::new(), 1, h, ms)),
+    ("aria", |h, ms| {
+        let o = opts();
+        run(Aria::new(&o.batch, o.aria), 1, h, ms)
+    }),
+    ("aria_reordering", |h, ms| {
+        let o = opts();
+        run(
+            Aria::new(&o.batch, AriaOptions { reordering: true }),
+            1,
+            h,
+            ms,
+        )
+    }),
 ];
 
 #[test]
@@ -140,11 +154,11 @@ fn snapshot_isolation_breaks_the_constraint() {
 /// interleaved schedule in which SI breaks it (`snapshot_isolation_breaks_the_constraint`).
 #[test]
 fn serializable_protocols_keep_the_constraint() {
-    // 16 serializable protocols; MOCC with each of its locks, DecentSched with and without
-    // opportunistic execution.
+    // 19 serializable protocols; MOCC with each of its locks, DecentSched with and without
+    // opportunistic execution, Aria with and without deterministic reordering.
     assert_eq!(
         SERIALIZABLE.len(),
-        20,
+        22,
         "every serializable protocol and variant"
     );
     let mut failures = Vec::new();

@@ -84,7 +84,7 @@ pub enum CSchedHelpArg {
 /// YCSB's key access method as a flag value.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum IndexArg {
-    /// Key k is record k: no lookup cost (what every earlier result used).
+    /// Key k is record k: no lookup cost (the default).
     Array,
     /// The concurrent hash index (DBx1000's YCSB access path).
     Hash,
@@ -300,8 +300,9 @@ pub struct RunArgs {
     /// microseconds (0: at every transaction start).
     #[arg(long, default_value_t = 10, value_parser = Whole::<u64>::new(), allow_negative_numbers = true)]
     pub gc_interval_us: u64,
-    /// AssertiveVersionReuse off: versions come from one shared, locked free list instead of
-    /// per-worker caches reserved ahead.
+    /// AssertiveVersionReuse off: each version node comes from the allocator and goes back to
+    /// it when collected (AggressiveGC's type-stable store: one shared, locked free list),
+    /// instead of per-worker caches reserved ahead.
     #[arg(long)]
     pub no_version_reuse: bool,
     /// Most memory older versions may take, in MiB; past it the run stops with a message

@@ -10,8 +10,8 @@
 //!   It never yields in a loop: with another process runnable on its core, a yield hands that
 //!   process the core until the scheduler's next tick (milliseconds), while a parked thread is
 //!   woken, and preempts, the moment its wait ends. A futex sleep and wake costs tens of
-//!   microseconds, several times a short conflict, so parking early (as this executor did: after
-//!   about a microsecond) made every wait cost that.
+//!   microseconds, several times a short conflict, so parking early (after about a microsecond)
+//!   would make every wait cost that.
 //! - **More threads than cores** ([`WaitPolicy::shared`]): the holder may need this very core.
 //!   The waiter spins briefly (the holder may be on the other core), yields a few times (to the
 //!   run's other workers), and parks after [`PARK_AFTER_SHARED`], so the holder gets the core.

@@ -1,7 +1,7 @@
 //! How a key-value workload (YCSB) finds a key's record: the access method, chosen per run with
 //! `--index`, that every protocol then goes through alike on every access.
 //!
-//! - `array` (the default, what every earlier result used): key `k` is record `k`; no memory is
+//! - `array` (the default): key `k` is record `k`; no memory is
 //!   touched, so YCSB results measure the engine and the protocol alone.
 //! - `hash`: a lookup in the shared concurrent hash index ([`HashIndex`]), like DBx1000's YCSB.
 //! - `ordered`: a lookup in the shared ordered index ([`OrderedIndex`], a B+-tree), like CCBench's

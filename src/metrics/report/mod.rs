@@ -6,7 +6,7 @@
 //! `check` in check mode, whose `passed` is the verdict.
 //!
 //! Two answers must never be confused: whether a protocol is *meant* to be serializable (its
-//! class, `protocol_serializable`: false only for `nocc`) and whether this run *was* found
+//! class, `protocol_serializable`: false for `nocc` and `si`) and whether this run *was* found
 //! serializable (`check.passed`: no dependency cycle, no anomaly, no violated consistency
 //! condition). Every output names them apart, and says "not checked" for what a run did not check.
 //!
@@ -68,7 +68,7 @@ pub struct TypeReport {
 pub struct RunReport {
     /// Protocol name.
     pub protocol: String,
-    /// Whether the protocol is designed to guarantee serializability (`nocc` is not): its class,
+    /// Whether the protocol is designed to guarantee serializability (`nocc` and `si` are not): its class,
     /// not a verdict on this run (that is `check.passed`).
     pub protocol_serializable: bool,
     /// Workload name.
