@@ -121,6 +121,16 @@ const SERIALIZABLE: &[(&str, Runner)] = &[
     ("calvin_ticket", |h, ms| run(CalvinTicket::new(), 1, h, ms)),
     ("bohm", |h, ms| run(Bohm::new(&opts()), 1, h, ms)),
     ("pwv", |h, ms| run(Pwv::new(&opts()), 1, h, ms)),
+    ("bohm_no_wait", |h, ms| {
+        let mut o = opts();
+        o.bohm.no_wait = true;
+        run(Bohm::new(&o), 1, h, ms)
+    }),
+    ("pwv_no_wait", |h, ms| {
+        let mut o = opts();
+        o.pwv.no_wait = true;
+        run(Pwv::new(&o), 1, h, ms)
+    }),
     ("calvin", |h, ms| {
         let o = opts();
         run(Calvin::new(&o.batch, o.calvin), 1, h, ms)
@@ -141,10 +151,10 @@ fn snapshot_isolation_breaks_the_constraint() {
 #[test]
 fn serializable_protocols_keep_the_constraint() {
     // 16 serializable protocols; MOCC with each of its locks, DecentSched with and without
-    // opportunistic execution.
+    // opportunistic execution, BOHM and PWV waiting and no-wait.
     assert_eq!(
         SERIALIZABLE.len(),
-        20,
+        22,
         "every serializable protocol and variant"
     );
     let mut failures = Vec::new();
