@@ -51,9 +51,8 @@
 //! (they are sequential), so every record is free for it and each batch commits at least one
 //! transaction. It is tested like the others: a bug that left a placeholder unproduced shows as
 //! a first member that reruns (a step test catches it), not as one that waits forever for a
-//! version no one will produce. As Calvin_NW, a member is placed by
-//! arrival, not age: one that conflicts every time could in principle be passed over batch
-//! after batch.
+//! version no one will produce. As Calvin_NW, a member is placed by arrival, not age: one that
+//! conflicts every time could in principle be passed over batch after batch.
 //!
 //! Why it is serializable: the placed members of a batch are exactly a BOHM batch whose
 //! declared sets are theirs (a member that places nothing takes no part: it binds nothing and
