@@ -586,10 +586,14 @@ fn pwv_mutants_are_caught() {
 /// the checker (the main table's row). `PlacedNoWaitConflictKeepsPlaceholders` is caught step
 /// by step only (`bohm::no_wait_tests`): in a run, a transaction that touches a record whose
 /// placeholder no one will produce conflicts at every retry, and the executors retry it until
-/// it commits, so the run would never end. The real forms' runs are serializable, rerun some
-/// members (the pause before each commit keeps placeholders unproduced while later members
-/// take their turns: on `HotRmw`, in the test build, one run saw no conflict in 3,361
-/// batches), and commit at least the first member of every batch.
+/// it commits, so the run would never end. The real forms' runs are serializable and commit at
+/// least the first member of every batch; BOHM_NW's also reruns some members (the pause before
+/// each commit keeps placeholders unproduced while later members take their turns: on
+/// `HotRmw`, in the test build, one run saw no conflict in 3,361 batches). PWV_NW's may not:
+/// each write is visible at the write, before the pause, so a member conflicts only if its
+/// turn falls between an earlier member's placement and its writes, a window of microseconds
+/// (unpinned runs saw 0 to 30 conflicts); `bohm::no_wait_tests` shows its conflict step by
+/// step.
 fn check_placed_no_wait(proto: Proto) {
     check_rows(CASES, proto, THREADS, ATTEMPTS);
     let r = run_report(proto, Mutant::None, Load::HotRmwSlowCommit, THREADS, 2);
@@ -603,7 +607,6 @@ fn check_placed_no_wait(proto: Proto) {
         r.check.as_ref().expect("check mode").is_serializable(),
         "{proto:?} without a mutant"
     );
-    assert!(conflicts > 0, "{proto:?}: a hot table conflicts");
     // Reruns during the measured period (all of the run: no warm-up) are `lock_conflict`
     // aborts; the counter also has those of the stop.
     let reruns = r
@@ -611,10 +614,10 @@ fn check_placed_no_wait(proto: Proto) {
         .get("lock_conflict")
         .copied()
         .unwrap_or(0);
-    assert!(
-        reruns > 0 && reruns <= conflicts,
-        "{proto:?}: {reruns} reruns"
-    );
+    assert!(reruns <= conflicts, "{proto:?}: {reruns} reruns");
+    if proto == Proto::BohmNoWait {
+        assert!(reruns > 0, "{proto:?}: a hot table conflicts");
+    }
     // The batches still open when the run stopped may have committed nothing yet.
     assert!(
         r.commits + THREADS as u64 >= batches,
