@@ -290,6 +290,18 @@ const PROTOCOLS: &[ProtocolRow] = &[
         o.calvin.no_wait = true;
         s.observe(Calvin::new(&o.batch, o.calvin), e)
     }),
+    serializable("bohm_no_wait", |s, e| {
+        let mut o = opts(e);
+        o.bohm.no_wait = true;
+        s.observe(Bohm::new(&o), e)
+    }),
+    serializable("pwv_no_wait", |s, e| {
+        // As the `pwv` row: commit point at the commit where the scenario's writers roll back.
+        let mut o = opts(e);
+        o.pwv.no_wait = true;
+        o.user_aborts = matches!(s, Scenario::AbortedRead | Scenario::IntermediateRead);
+        s.observe(Pwv::new(&o), e)
+    }),
     serializable("decentsched_opportunistic", |s, e| {
         let mut o = opts(e);
         o.decentsched.opportunistic = true;

@@ -979,17 +979,20 @@ fn run_json_carries_the_build_and_plots() {
 }
 
 /// The bar for the batch protocols: `txbench run -p NAME --records 64 --rmw -t 8
-/// --check` passes (Aria with and without deterministic reordering, batched Calvin waiting and
-/// no-wait), and the report carries the batches it formed.
+/// --check` passes (Aria with and without deterministic reordering, batched Calvin, BOHM and
+/// PWV waiting and no-wait), and the report carries the batches it formed; a no-wait form's
+/// report counts its reruns as `lock_conflict` aborts and `no_wait_conflicts`.
 #[test]
 fn batch_protocols_pass_the_checker_on_64_records() {
-    let variants: [(&str, Option<&str>); 6] = [
+    let variants: [(&str, Option<&str>); 8] = [
         ("aria", None),
         ("aria", Some("--aria-reordering")),
         ("calvin", None),
         ("calvin", Some("--calvin-no-wait")),
         ("bohm", None),
         ("pwv", None),
+        ("bohm", Some("--bohm-no-wait")),
+        ("pwv", Some("--pwv-no-wait")),
     ];
     for (protocol, option) in variants {
         let mut args = vec![
@@ -1019,5 +1022,61 @@ fn batch_protocols_pass_the_checker_on_64_records() {
         let stats = &r["protocol_stats"];
         assert!(stats["batches"].as_f64().unwrap() > 0.0, "{stats}");
         assert!(stats["mean_batch_size"].as_f64().unwrap() >= 1.0, "{stats}");
+        if let Some(flag) = option.filter(|f| f.ends_with("-no-wait")) {
+            let reruns = r["aborts_by_reason"]["lock_conflict"].as_u64().unwrap_or(0);
+            assert!(reruns > 0, "{flag}: no rerun on 64 hot records: {r}");
+            assert!(
+                stats["no_wait_conflicts"].as_f64().unwrap() > 0.0,
+                "{stats}"
+            );
+        }
+    }
+}
+
+/// `--bohm-no-wait` and `--pwv-no-wait` are accepted by their protocol, and `txbench list`
+/// shows them; given to a protocol that does not use them, the run goes on with a warning
+/// naming the flag (`config::unused`, as for every protocol option).
+#[test]
+fn placed_no_wait_options_apply_to_their_protocol() {
+    let list = txbench(&["list"]);
+    let listed = String::from_utf8_lossy(&list.stdout);
+    assert!(
+        listed.contains("--bohm-no-wait") && listed.contains("--pwv-no-wait"),
+        "{listed}"
+    );
+    for (protocol, flag) in [("bohm", "--bohm-no-wait"), ("pwv", "--pwv-no-wait")] {
+        let mine = txbench(&[
+            "run",
+            "-p",
+            protocol,
+            flag,
+            "--records",
+            "1000",
+            "-d",
+            "0.1",
+            "--warmup",
+            "0",
+        ]);
+        let stderr = String::from_utf8_lossy(&mine.stderr);
+        assert!(mine.status.success(), "{protocol} {flag}: {stderr}");
+        assert!(!stderr.contains("has no effect"), "{stderr}");
+        let other = txbench(&[
+            "run",
+            "-p",
+            "silo",
+            flag,
+            "--records",
+            "1000",
+            "-d",
+            "0.1",
+            "--warmup",
+            "0",
+        ]);
+        let stderr = String::from_utf8_lossy(&other.stderr);
+        assert!(other.status.success(), "silo {flag}: {stderr}");
+        assert!(
+            stderr.contains(&format!("warning: {flag} has no effect")) && stderr.contains(protocol),
+            "{stderr}"
+        );
     }
 }

@@ -415,8 +415,9 @@ fn early_release_one_thread_eight_coroutines() {
     }
 }
 
-/// Aria and batched Calvin's no-wait form under coroutines through the command line: checked,
-/// and the report counts their batch conflicts (Aria's, a lock Calvin_NW found taken at its
+/// Aria and the no-wait forms of batched Calvin, BOHM and PWV under coroutines through the
+/// command line: checked, and the report counts their batch conflicts (Aria's, a lock
+/// Calvin_NW found taken at its turn, a version BOHM_NW or PWV_NW found not produced at its
 /// turn) as SGPM's NB signal (one per retried abort), never RR, ML or SF; waiting for the
 /// batch's other members is AG.
 #[test]
@@ -427,6 +428,8 @@ fn batch_protocols_report_next_batch_signals() {
         &["-p", "aria"],
         &["-p", "aria", "--aria-reordering"],
         &["-p", "calvin", "--calvin-no-wait"],
+        &["-p", "bohm", "--bohm-no-wait"],
+        &["-p", "pwv", "--pwv-no-wait"],
     ];
     for r in runs_checked(runs, &args) {
         let s = &r["signals"];

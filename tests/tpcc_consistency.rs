@@ -230,6 +230,16 @@ fn bohm_keeps_tpcc_np_consistent() {
     assert_np_consistent("bohm", Bohm::new);
 }
 
+/// BOHM_NW (`--bohm-no-wait`): NP, consistent, with members that would wait rerun next batch.
+#[test]
+fn bohm_no_wait_keeps_tpcc_np_consistent() {
+    assert_np_consistent("bohm --bohm-no-wait", |o| {
+        let mut o = o.clone();
+        o.bohm.no_wait = true;
+        Bohm::new(&o)
+    });
+}
+
 /// PWV: NP, consistent. TPC-C's transactions abort by their own logic, so configuration sets
 /// `user_aborts` and PWV's commit point is the commit (`protocol::pwv`).
 #[test]
@@ -239,6 +249,17 @@ fn pwv_keeps_tpcc_np_consistent() {
             user_aborts: true,
             ..o.clone()
         })
+    });
+}
+
+/// PWV_NW (`--pwv-no-wait`): NP, consistent (commit point at the commit, as above).
+#[test]
+fn pwv_no_wait_keeps_tpcc_np_consistent() {
+    assert_np_consistent("pwv --pwv-no-wait", |o| {
+        let mut o = o.clone();
+        o.user_aborts = true;
+        o.pwv.no_wait = true;
+        Pwv::new(&o)
     });
 }
 

@@ -122,6 +122,16 @@ const SERIALIZABLE: &[(&str, Runner)] = &[
     ("calvin_ticket", |h, ms| run(CalvinTicket::new(), 1, h, ms)),
     ("bohm", |h, ms| run(Bohm::new(&opts()), 1, h, ms)),
     ("pwv", |h, ms| run(Pwv::new(&opts()), 1, h, ms)),
+    ("bohm_no_wait", |h, ms| {
+        let mut o = opts();
+        o.bohm.no_wait = true;
+        run(Bohm::new(&o), 1, h, ms)
+    }),
+    ("pwv_no_wait", |h, ms| {
+        let mut o = opts();
+        o.pwv.no_wait = true;
+        run(Pwv::new(&o), 1, h, ms)
+    }),
     ("calvin", |h, ms| {
         let o = opts();
         run(Calvin::new(&o.batch, o.calvin), 1, h, ms)
@@ -155,10 +165,11 @@ fn snapshot_isolation_breaks_the_constraint() {
 #[test]
 fn serializable_protocols_keep_the_constraint() {
     // 19 serializable protocols; MOCC with each of its locks, DecentSched with and without
-    // opportunistic execution, Aria with and without deterministic reordering.
+    // opportunistic execution, Aria with and without deterministic reordering, BOHM and PWV
+    // waiting and no-wait.
     assert_eq!(
         SERIALIZABLE.len(),
-        22,
+        24,
         "every serializable protocol and variant"
     );
     let mut failures = Vec::new();

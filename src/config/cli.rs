@@ -338,6 +338,14 @@ pub struct RunArgs {
     /// turn in the batch reruns in the next batch instead of waiting (SGPM's Calvin_NW).
     #[arg(long)]
     pub calvin_no_wait: bool,
+    /// BOHM: the no-wait form: a transaction that would wait for a version an earlier member of
+    /// its batch has not produced reruns in the next batch instead (SGPM's BOHM_NW).
+    #[arg(long)]
+    pub bohm_no_wait: bool,
+    /// PWV: the no-wait form: a transaction that would wait for a version an earlier member of
+    /// its batch has not made visible reruns in the next batch instead (SGPM's PWV_NW).
+    #[arg(long)]
+    pub pwv_no_wait: bool,
     /// C-Sched: who runs the scheduler's passes: waiting workers help when no core is spare for
     /// the scheduler thread (auto), always, or never (the scheduler thread alone).
     #[arg(long, value_enum, default_value_t = CSchedHelpArg::Auto)]

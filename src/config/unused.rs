@@ -65,6 +65,8 @@ impl RunArgs {
             ),
             ("aria-reordering", self.aria_reordering, &[Aria]),
             ("calvin-no-wait", self.calvin_no_wait, &[Calvin]),
+            ("bohm-no-wait", self.bohm_no_wait, &[Bohm]),
+            ("pwv-no-wait", self.pwv_no_wait, &[Pwv]),
             (
                 "c-sched-help",
                 self.c_sched_help != CSchedHelpArg::Auto,

@@ -154,6 +154,17 @@ pub(crate) enum Mutant {
     /// no one, so readers of what it installed sleep until its attempt ends (or their park
     /// times out). A liveness bug the checker cannot see: caught step by step.
     BohmCommitSleepsMidway,
+    /// BOHM_NW and PWV_NW: the free test at the turn is skipped, so a member places on records
+    /// with unproduced placeholders, and its reads, which the no-wait form expects never to
+    /// wait, copy whatever version is installed (installs still follow the placeholders, so
+    /// nothing hangs).
+    PlacedNoWaitSkipsCheck,
+    /// BOHM_NW and PWV_NW: a member that finds a record busy places its placeholders anyway,
+    /// then aborts with them placed. No one produces them, so the record is never free again:
+    /// a liveness bug (unit tests only: in a run, a transaction on such a record conflicts at
+    /// every retry and the executors retry it until it commits, so the run never ends;
+    /// `bohm::no_wait_tests` shows the next batch's first member finding the record busy).
+    PlacedNoWaitConflictKeepsPlaceholders,
     /// PWV: once the version a read is bound to exists, the read takes the newest visible
     /// version of the record instead, which early visibility may have made a later member's.
     PwvReadsNewestVisible,

@@ -5,6 +5,7 @@
 
 use super::aria::AriaOptions;
 use super::batch::BatchOptions;
+use super::bohm::PlacedOptions;
 use super::c_sched::CSchedOptions;
 use super::calvin::CalvinOptions;
 use super::decentsched::DecentSchedOptions;
@@ -63,10 +64,12 @@ pub enum ProtocolKind {
     /// order (deterministic, abort-free; `--calvin-no-wait`: a conflict reruns next batch).
     Calvin,
     /// BOHM: batches whose CC phase places every write's version and binds every read to one,
-    /// then execution waits only for the versions it reads (multi-version, abort-free).
+    /// then execution waits only for the versions it reads (multi-version, abort-free;
+    /// `--bohm-no-wait`: a member that would wait reruns next batch).
     Bohm,
     /// PWV: BOHM's placed versions, but a write is visible to its readers once its transaction
-    /// is past its commit point, before it ends (readers commit after their writers).
+    /// is past its commit point, before it ends (readers commit after their writers;
+    /// `--pwv-no-wait`: a member that would wait reruns next batch).
     Pwv,
 }
 
@@ -179,10 +182,10 @@ impl ProtocolKind {
                 "deterministic batches: sequencer batches, locks granted in batch order; --calvin-no-wait reruns conflicts next batch (Calvin)"
             }
             ProtocolKind::Bohm => {
-                "deterministic batches, multi-version: versions placed in batch order, reads wait for theirs, no aborts (BOHM)"
+                "deterministic batches, multi-version: versions placed in batch order, reads wait for theirs, no aborts; --bohm-no-wait reruns next batch a member that would wait (BOHM)"
             }
             ProtocolKind::Pwv => {
-                "BOHM with early write visibility: a write is visible once its writer is past its commit point; readers commit after it (PWV)"
+                "BOHM with early write visibility: a write is visible once its writer is past its commit point; readers commit after it; --pwv-no-wait reruns next batch a member that would wait (PWV)"
             }
         }
     }
@@ -343,6 +346,10 @@ pub struct ProtocolOptions {
     pub aria: AriaOptions,
     /// Batched Calvin's options.
     pub calvin: CalvinOptions,
+    /// BOHM's options (`--bohm-no-wait`).
+    pub bohm: PlacedOptions,
+    /// PWV's options (`--pwv-no-wait`).
+    pub pwv: PlacedOptions,
     /// The workload's transactions may abort by their own logic (`Abort::User`: TPC-C). PWV
     /// then puts a transaction's commit point at its commit, making nothing visible before
     /// (`protocol::pwv`). Configuration sets it from the workload.
@@ -367,6 +374,8 @@ impl Default for ProtocolOptions {
             batch: BatchOptions::default(),
             aria: AriaOptions::default(),
             calvin: CalvinOptions::default(),
+            bohm: PlacedOptions::default(),
+            pwv: PlacedOptions::default(),
             user_aborts: false,
             c_sched: CSchedOptions::default(),
         }

@@ -179,6 +179,12 @@ impl RunArgs {
             calvin: crate::protocol::calvin::CalvinOptions {
                 no_wait: self.calvin_no_wait,
             },
+            bohm: crate::protocol::bohm::PlacedOptions {
+                no_wait: self.bohm_no_wait,
+            },
+            pwv: crate::protocol::bohm::PlacedOptions {
+                no_wait: self.pwv_no_wait,
+            },
             // Set from the workload once it is known (`validate`).
             user_aborts: false,
             c_sched: crate::protocol::c_sched::CSchedOptions {

@@ -230,7 +230,8 @@ pub struct ProtocolLabel {
     /// its report counts re-executions apart from aborts.
     pub declared_sets: bool,
     /// A deterministic protocol in a form that reruns a conflicting transaction in a later batch
-    /// instead of waiting (Calvin's `--calvin-no-wait`, SGPM's Calvin_NW): its `lock_conflict`
+    /// instead of waiting (Calvin's `--calvin-no-wait`, BOHM's `--bohm-no-wait`, PWV's
+    /// `--pwv-no-wait`: SGPM's Calvin_NW, BOHM_NW, PWV_NW): its `lock_conflict`
     /// aborts are its design, not a scheduling bug.
     pub reruns_conflicts: bool,
 }
@@ -260,7 +261,12 @@ impl ProtocolLabel {
     /// The label of `kind` run with `options` (which may select a rerunning form).
     pub fn for_run(kind: ProtocolKind, options: &crate::protocol::ProtocolOptions) -> Self {
         ProtocolLabel {
-            reruns_conflicts: kind == ProtocolKind::Calvin && options.calvin.no_wait,
+            reruns_conflicts: match kind {
+                ProtocolKind::Calvin => options.calvin.no_wait,
+                ProtocolKind::Bohm => options.bohm.no_wait,
+                ProtocolKind::Pwv => options.pwv.no_wait,
+                _ => false,
+            },
             ..ProtocolLabel::from(kind)
         }
     }
@@ -534,6 +540,26 @@ mod tests {
         assert_eq!(no_wait.deterministic_abort_bug(), None);
         let waiting = report_with("calvin", &[Abort::LockConflict]);
         assert!(waiting.deterministic_abort_bug().is_some());
+        // So do BOHM's and PWV's no-wait forms, each with its own flag.
+        for (protocol, flag) in [("bohm", "--bohm-no-wait"), ("pwv", "--pwv-no-wait")] {
+            let no_wait = one_worker_report(
+                &["-p", protocol, flag, "--records", "1000"],
+                &[Abort::LockConflict],
+                Duration::from_secs(1),
+            );
+            assert_eq!(no_wait.deterministic_abort_bug(), None, "{protocol}");
+            let waiting = report_with(protocol, &[Abort::LockConflict]);
+            assert!(waiting.deterministic_abort_bug().is_some(), "{protocol}");
+        }
+        let other_flag = one_worker_report(
+            &["-p", "pwv", "--bohm-no-wait", "--records", "1000"],
+            &[Abort::LockConflict],
+            Duration::from_secs(1),
+        );
+        assert!(
+            other_flag.deterministic_abort_bug().is_some(),
+            "BOHM's flag is not PWV's"
+        );
 
         // Other protocols abort for concurrency control by design, and have no such column.
         let occ = report_with("silo", &[Abort::ReadValidation]);

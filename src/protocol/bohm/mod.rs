@@ -1,5 +1,6 @@
 //! BOHM (Faleiro and Abadi, VLDB 2015): multi-version concurrency control in batches, with every
-//! version's place decided before any transaction runs. No validation, no aborts.
+//! version's place decided before any transaction runs. No validation, no aborts (the no-wait
+//! form aside).
 //!
 //! # Phases
 //!
@@ -32,6 +33,38 @@
 //! deadlock: a read waits for an older writer's install, an install for an older writer's
 //! install, and the oldest member of a batch waits for nothing of its batch.
 //!
+//! # The no-wait form (`--bohm-no-wait`, `--pwv-no-wait`)
+//!
+//! SGPM's BOHM_NW and PWV_NW. For a placeholder protocol "a conflict reruns the transaction
+//! instead of waiting" is decided where the wait is created: at the member's turn in the CC
+//! phase. If a record of its declared set still has an unproduced placeholder of an earlier
+//! member of its batch ([`no_wait`]'s *free* test: its newest placed version is not installed),
+//! the member places nothing, passes the turn, and aborts with [`Abort::LockConflict`] to rerun
+//! in the next batch ([`Signal::Nb`]), with a new timestamp; otherwise it places as above. So a
+//! placed member's reads are bound to versions that exist and each of its installs follows a
+//! version that exists: no placed member waits for another (PWV_NW's reader still waits at its
+//! commit for the writer of a version made visible early, the commit dependency). A read of a
+//! record leaves it free, so readers followed by writers of a record are placed together: the
+//! versions keep them apart.
+//!
+//! The batch's first member always places: the batches before it produced every placeholder
+//! (they are sequential), so every record is free for it and each batch commits at least one
+//! transaction. It is tested like the others: a bug that left a placeholder unproduced shows as
+//! a first member that reruns (a step test catches it), not as one that waits forever for a
+//! version no one will produce. As Calvin_NW, a member is placed by arrival, not age: one that
+//! conflicts every time could in principle be passed over batch after batch.
+//!
+//! Why it is serializable: the placed members of a batch are exactly a BOHM batch whose
+//! declared sets are theirs (a member that places nothing takes no part: it binds nothing and
+//! no one binds to it), so the argument above holds unchanged; the rerun is a new transaction
+//! of a later batch.
+//!
+//! Where this differs from SGPM: its table 1 has BOHM_NW and PWV_NW answer SF at a read or
+//! write that would wait (reset, swap with the global queue's front, and rerun with the same
+//! place in the batch); the test here comes before anything is placed and the rerun goes to the
+//! next batch (NB), as Calvin_NW's does here (`protocol::calvin`), so a placeholder is never
+//! left for a transaction that restarts. SGPM's code was not available to compare.
+//!
 //! # Where this differs from the paper
 //!
 //! - BOHM fills a placeholder wherever it sits, so a writer never waits for an older writer of
@@ -54,6 +87,9 @@
 //! Record metadata: SI's record word (`LOCK | timestamp of the inline version`), the chain of
 //! older versions, and the last writer placed.
 
+pub mod no_wait;
+#[cfg(test)]
+mod no_wait_tests;
 #[cfg(test)]
 mod pwv_tests;
 #[cfg(test)]
@@ -66,6 +102,7 @@ use super::mv_common::{LOCK, MvState, mv_record, push_version, snapshot_read};
 use super::parts::{
     DeclaredSet, DeclaredSetPart, MultiVersion, MultiVersionPart, RunHooks, RunHooksPart,
 };
+use super::signal::Signal;
 use super::{
     Abort, AccessMode, AttemptStart, DeclaredRecord, InstallLog, OpResult, Protocol,
     ProtocolOptions, WriteKind, WriteSet,
@@ -73,6 +110,8 @@ use super::{
 use crate::storage::Record;
 use crate::storage::grace::Holds;
 use crate::storage::versions::{VersionChain, VersionPool, VersionStore, Watermark};
+use crossbeam_utils::CachePadded;
+pub use no_wait::PlacedOptions;
 use std::sync::atomic::{AtomicU64, Ordering, fence};
 use std::task::Poll;
 
@@ -116,6 +155,10 @@ pub struct PlacedVersions<const EARLY: bool> {
     /// The workload's transactions may abort by their own logic (PWV then makes nothing visible
     /// before commit: `ProtocolOptions::user_aborts`).
     user_aborts: bool,
+    /// The no-wait form (module docs): `ProtocolOptions::bohm` or `pwv`.
+    no_wait: bool,
+    /// Transactions the no-wait form sent to the next batch (report).
+    conflicts: CachePadded<AtomicU64>,
     /// PWV: per position in the batch, the timestamp of the last member at that position whose
     /// attempt ended (committed, or rolled back with its placeholders produced): readers of a
     /// version made visible early commit once its writer's entry is there. Empty for BOHM.
@@ -137,13 +180,15 @@ pub type BohmWorker<'db> = PlacedWorker<'db, false>;
 pub type PwvWorker<'db> = PlacedWorker<'db, true>;
 
 impl<const EARLY: bool> PlacedVersions<EARLY> {
-    /// The protocol for `opts.threads` workers, with batches formed by `opts.batch` and version
-    /// memory bounded by `opts.mv`.
+    /// The protocol for `opts.threads` workers, with batches formed by `opts.batch`, version
+    /// memory bounded by `opts.mv`, and the form `opts.bohm` (BOHM) or `opts.pwv` (PWV) selects.
     pub fn new(opts: &ProtocolOptions) -> Self {
         PlacedVersions {
             batches: Batches::new(&opts.batch),
             turn: Turn::default(),
             user_aborts: opts.user_aborts,
+            no_wait: if EARLY { opts.pwv } else { opts.bohm }.no_wait,
+            conflicts: CachePadded::new(AtomicU64::new(0)),
             ended: if EARLY {
                 (0..MAX_BATCH_SIZE).map(|_| AtomicU64::new(0)).collect()
             } else {
@@ -196,6 +241,30 @@ impl<const EARLY: bool> PlacedVersions<EARLY> {
         w.early = EARLY && !self.user_aborts;
     }
 
+    /// The no-wait form's test at `w`'s turn: whether every record of `set` is free
+    /// ([`no_wait::all_free`]).
+    fn free_at_turn(
+        &self,
+        w: &mut PlacedWorker<'_, EARLY>,
+        set: &[DeclaredRecord<'_, BohmMeta>],
+    ) -> bool {
+        #[cfg(test)]
+        match self.mutant {
+            // The bug: no test, the member places anyway (and its reads, which the no-wait
+            // form expects never to wait, copy whatever is installed: `read_version`).
+            Mutant::PlacedNoWaitSkipsCheck => return true,
+            Mutant::PlacedNoWaitConflictKeepsPlaceholders if !no_wait::all_free(set) => {
+                // The bug: the member places its placeholders before it gives up, and aborts
+                // with them placed; no one will produce them.
+                self.place(w, set);
+                return false;
+            }
+            _ => {}
+        }
+        let _ = w;
+        no_wait::all_free(set)
+    }
+
     /// Copies into `out` the version of `rec` with timestamp `at` once it is produced
     /// (`Pending` before).
     #[inline]
@@ -204,10 +273,15 @@ impl<const EARLY: bool> PlacedVersions<EARLY> {
         // Acquire: as in `snapshot_read`.
         let installed = meta.word.load(Ordering::Acquire) & !LOCK;
         #[cfg(test)]
-        let wait = self.mutant != Mutant::BohmReadDoesNotWait;
+        let wait = self.mutant != Mutant::BohmReadDoesNotWait
+            && self.mutant != Mutant::PlacedNoWaitSkipsCheck;
         #[cfg(not(test))]
         let wait = true;
         if installed < at && wait {
+            debug_assert!(
+                !self.no_wait,
+                "no-wait: a placed member's bound versions were produced at its turn"
+            );
             // Not produced yet: its writer (older than us) has not installed.
             return Poll::Pending;
         }
@@ -449,6 +523,8 @@ enum Stage {
     Idle,
     /// Placed: the program runs, then commit produces the versions.
     Running,
+    /// No-wait: a record was not free at the turn; nothing placed, the attempt aborts.
+    Conflicted,
 }
 
 /// A worker of BOHM or PWV.
@@ -640,7 +716,8 @@ impl<const EARLY: bool> Protocol for PlacedVersions<EARLY> {
     }
 
     fn abort(&self, w: &mut PlacedWorker<'_, EARLY>, _why: Abort) {
-        // Only user aborts reach here, after `confirm_user_abort` produced every placeholder.
+        // A placed member aborts only by its own logic, after `confirm_user_abort` produced
+        // every placeholder; a no-wait conflict placed none.
         debug_assert!(
             w.stage != Stage::Running || w.produced == w.bound.len(),
             "a user abort produces its placeholders first"
@@ -674,6 +751,13 @@ impl<const EARLY: bool> DeclaredSet for PlacedVersions<EARLY> {
                     {
                         return Poll::Pending;
                     }
+                    if self.no_wait && !self.free_at_turn(w, set) {
+                        self.turn.pass(&w.ticket);
+                        // Relaxed: a report counter, read after the workers were joined.
+                        self.conflicts.fetch_add(1, Ordering::Relaxed);
+                        w.stage = Stage::Conflicted;
+                        return Poll::Ready(Err(Abort::LockConflict));
+                    }
                     self.place(w, set);
                     w.bound_records.clear();
                     w.bound_records.extend(set.iter().map(|d| d.record));
@@ -681,6 +765,7 @@ impl<const EARLY: bool> DeclaredSet for PlacedVersions<EARLY> {
                     w.stage = Stage::Running;
                 }
                 Stage::Running => return Poll::Ready(Ok(())),
+                Stage::Conflicted => unreachable!("schedule after a no-wait conflict"),
             }
         }
     }
@@ -735,7 +820,24 @@ impl<const EARLY: bool> RunHooks for PlacedVersions<EARLY> {
     const RUNS_IN_BATCHES: bool = true;
 
     fn stats(&self) -> Vec<(&'static str, f64)> {
-        self.batches.stats()
+        let mut stats = self.batches.stats();
+        if self.no_wait {
+            // Relaxed: read after the workers were joined.
+            stats.push((
+                "no_wait_conflicts",
+                self.conflicts.load(Ordering::Relaxed) as f64,
+            ));
+        }
+        stats
+    }
+
+    /// A no-wait conflict reruns in the next batch (SGPM's BOHM_NW and PWV_NW; module docs):
+    /// its batch has gone on without it.
+    fn signal(&self, why: Abort) -> Signal {
+        match why {
+            Abort::LockConflict => Signal::Nb,
+            other => Signal::for_abort(other),
+        }
     }
 
     fn stop_worker(&self, w: &mut PlacedWorker<'_, EARLY>) {
