@@ -115,19 +115,14 @@ fn loom_seqlock_write_read_cycle() {
     });
 }
 
-/// A version chain's push against a concurrent reader: the reader that reaches the new node sees
-/// its timestamp and payload. Weakened for the check: `push`'s `Release` CAS made `Relaxed` (not
-/// caught).
-#[test]
-fn loom_version_chain_push_is_seen_initialised() {
-    model(|| {
-        let (store, chain) = store_and_chain();
-        push_version(&chain, &mut store.pool(0), 1);
-        free_node(&store);
-        let writer = {
-            let (store, chain) = (store.clone(), chain.clone());
-            thread::spawn(move || push_version(&chain, &mut store.pool(1), 2))
-        };
+/// A reader of `chain` on its own thread: the visible version at 5 is the one at 1 or the one at
+/// 2, each with its own payload. Spawned *before* the push it races with: loom runs the main
+/// thread on to its `join` first, and with the reader on the main thread (and the writer
+/// spawned) the models explored one execution, in which the reader loaded the head before any
+/// push (docs/TESTING.md).
+fn spawn_reader(chain: &Arc<VersionChain<()>>) -> thread::JoinHandle<()> {
+    let chain = chain.clone();
+    thread::spawn(move || {
         // SAFETY: nothing collects this chain during the model.
         let v = unsafe { chain.find_visible(5) }.expect("ts 1 at least");
         let value = v.payload().word(0);
@@ -136,7 +131,21 @@ fn loom_version_chain_push_is_seen_initialised() {
             "version ts {} holds {value}",
             v.ts()
         );
-        writer.join().expect("writer");
+    })
+}
+
+/// A version chain's push against a concurrent reader: the reader that reaches the new node sees
+/// its timestamp and payload; the writer reuses a node that existed before the reader started.
+/// Weakened for the check: `push`'s `Release` CAS made `Relaxed`.
+#[test]
+fn loom_version_chain_push_is_seen_initialised() {
+    model(|| {
+        let (store, chain) = store_and_chain();
+        push_version(&chain, &mut store.pool(0), 1);
+        free_node(&store);
+        let reader = spawn_reader(&chain);
+        push_version(&chain, &mut store.pool(1), 2);
+        reader.join().expect("reader");
     });
 }
 
@@ -175,41 +184,32 @@ fn loom_version_chain_collector_bit_and_detach() {
     });
 }
 
-/// [`loom_version_chain_push_is_seen_initialised`] with the writer's node allocated by the
-/// writer's own thread (reuse off, no free node): the allocation path of `take`, and the case in
-/// which a reader reaching the node unsynchronised would load atomics whose creation it has not
-/// seen (loom reports that as a causality violation in a litmus probe; here, with the ordering
-/// weakened, it did not: docs/TESTING.md).
-/// Weakened for the check: `push`'s `Release` CAS made `Relaxed` (not caught).
+/// [`loom_version_chain_push_is_seen_initialised`] with the writer's node allocated after the
+/// reader started (reuse off, no free node): the allocation path of `take`, where a reader that
+/// reaches the node unsynchronised loads atomics whose creation it has not seen (loom reports a
+/// causality violation). Weakened for the check: `push`'s `Release` CAS made `Relaxed`.
 #[test]
 fn loom_version_chain_push_publishes_a_fresh_node() {
     model(|| {
         let (store, chain) = store_and_chain();
         push_version(&chain, &mut store.pool(0), 1);
-        let writer = {
-            let (store, chain) = (store.clone(), chain.clone());
-            thread::spawn(move || push_version(&chain, &mut store.pool(1), 2))
-        };
-        // SAFETY: nothing collects this chain during the model.
-        let v = unsafe { chain.find_visible(5) }.expect("ts 1 at least");
-        let value = v.payload().word(0);
-        assert!(
-            (v.ts(), value) == (1, 10) || (v.ts(), value) == (2, 20),
-            "version ts {} holds {value}",
-            v.ts()
-        );
-        writer.join().expect("writer");
+        let reader = spawn_reader(&chain);
+        push_version(&chain, &mut store.pool(1), 2);
+        reader.join().expect("reader");
     });
 }
 
-/// A deferred collector against a writer that pushes a node it allocated itself: the collector
-/// (record locked by the writer for all it knows: `inline_ts` says `None`) re-reads the head
-/// after taking the collector bit and walks down to the first node at or below the watermark,
-/// reading the fresh node's timestamp on the way when the push came first. The node at 1 is
-/// freed at most once (not at all when the push moved the head under the collector's CAS on the
-/// bit), and the versions at 2 and 3 stay.
-/// Weakened for the check: `collect_deferred`'s `Acquire` re-load of the head made `Relaxed`
-/// (the walk then reads a node whose initialisation it has not seen; not caught).
+/// A deferred collector against a writer that pushes a node allocated after the collector
+/// started: the collector (record locked by the writer for all it knows: `inline_ts` says
+/// `None`) takes the collector bit, re-reads the head and walks down to the first node at or
+/// below the watermark, reading the new node's timestamp on the way when the push came first.
+/// The node at 1 is freed at most once (not at all when the push moved the head under the
+/// collector's CAS on the bit), and the versions at 2 and 3 stay. The collector is the spawned
+/// thread for the reason given at [`spawn_reader`].
+/// Weakened for the check: `push`'s `Release` CAS made `Relaxed` (the walk then reads a node
+/// whose initialisation it has not seen). `collect_deferred`'s own `Acquire`s (the bit's CAS,
+/// the re-load) each cover the other here: weakening one alone is not an error this model can
+/// show (only a push between the two would need the re-load's).
 #[test]
 fn loom_version_chain_deferred_collector_walks_a_fresh_node() {
     model(|| {
@@ -219,14 +219,12 @@ fn loom_version_chain_deferred_collector_walks_a_fresh_node() {
             push_version(&chain, &mut pool, 1);
             push_version(&chain, &mut pool, 2);
         }
-        let writer = {
+        let collector = {
             let (store, chain) = (store.clone(), chain.clone());
-            thread::spawn(move || push_version(&chain, &mut store.pool(0), 3))
+            thread::spawn(move || chain.collect_deferred(|| None, 2, &mut store.pool(1)))
         };
-        let mut pool = store.pool(1);
-        let freed = chain.collect_deferred(|| None, 2, &mut pool);
-        drop(pool);
-        writer.join().expect("writer");
+        push_version(&chain, &mut store.pool(0), 3);
+        let freed = collector.join().expect("collector");
         // 0 when the push moved the head between the collector's load and its CAS on the bit
         // (it then leaves the chain alone).
         assert!(freed <= 1, "the node at 1 goes at most once: {freed}");
