@@ -11,7 +11,7 @@
 //!   result too.
 //!
 //! Silo with checkpoints every 50 ms (the restart's checkpoint is then followed by the running
-//! server's own), and `no_wait` (2PL) without. A SIGKILL keeps the page cache, so this tests
+//! server's own), `no_wait` (2PL) with `--log-sync txn`, and MVTO (multi-version). A SIGKILL keeps the page cache, so this tests
 //! the process dying, as `tests/crash.rs` does for runs. Bad input: a directory holding the
 //! log of another table layout or session count, and the flags `serve --log` refuses, exit 2
 //! naming the parameter.
@@ -193,6 +193,7 @@ fn durable_across_kills(name: &str, protocol: &str, log_flags: &[&str]) {
         "the restart recovers: {:?}",
         second.before_listening
     );
+    eprintln!("{name}, first restart: {:?}", second.before_listening);
     let mut b = second.connect();
     assert_holds(&mut b, &acked, "after the first restart");
     assert_eq!(
@@ -210,6 +211,7 @@ fn durable_across_kills(name: &str, protocol: &str, log_flags: &[&str]) {
     second.kill();
 
     let third = Server::start(&args, &dir, log_flags);
+    eprintln!("{name}, second restart: {:?}", third.before_listening);
     let mut c = third.connect();
     assert_holds(&mut c, &acked, "after the second restart");
     assert_eq!(read(&mut c, OPEN_RID), loaded, "after the second restart");
@@ -249,6 +251,12 @@ fn silo_with_checkpoints_keeps_every_acknowledged_write_across_kills() {
 #[test]
 fn no_wait_keeps_every_acknowledged_write_across_kills() {
     durable_across_kills("no_wait", "no_wait", &["--log-sync", "txn"]);
+}
+
+/// A multi-version protocol: the recovered rows are its sessions' first versions.
+#[test]
+fn mvto_keeps_every_acknowledged_write_across_kills() {
+    durable_across_kills("mvto", "mvto", &["--log-sync", "group"]);
 }
 
 /// Runs `txbench ARGS` to its end; returns its exit code and stderr.

@@ -130,6 +130,35 @@ pub fn resume<M: Sync>(
     settings: &LogSettings,
     read_s: f64,
 ) -> Result<Resumed, ResumeError> {
+    let resumed = resume_until(db, dir, log, settings, read_s, Stop::Never)?;
+    Ok(resumed.expect("a restart that never stops completes"))
+}
+
+/// Where a restart stops (module docs, steps): `Never` in use; tests stop earlier, as a crash
+/// there would.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+// Only the tests stop a restart early.
+#[cfg_attr(not(test), allow(dead_code))]
+pub(crate) enum Stop {
+    /// Complete the restart.
+    Never,
+    /// After step 2 (the restart checkpoint is complete).
+    AfterCheckpoint,
+    /// After step 3 (the new segments exist).
+    AfterSegments,
+    /// In step 4, after removing this many old files (and syncing the directory).
+    AfterRemoving(usize),
+}
+
+/// [`resume`], stopping at `stop` (`None` then).
+pub(crate) fn resume_until<M: Sync>(
+    db: &Database<M>,
+    dir: &Path,
+    log: &LogDir,
+    settings: &LogSettings,
+    read_s: f64,
+    stop: Stop,
+) -> Result<Option<Resumed>, ResumeError> {
     let workers = log.manifest.workers;
     let run_id = log.manifest.run_id;
     let start = plan(log, dir)?;
@@ -149,6 +178,9 @@ pub fn resume<M: Sync>(
         },
         highest,
     )?;
+    if stop == Stop::AfterCheckpoint {
+        return Ok(None);
+    }
     // 3.
     let mut store = SegmentFiles {
         dir: dir.to_path_buf(),
@@ -170,8 +202,18 @@ pub fn resume<M: Sync>(
         devices.push(device);
         numbers.push(segment);
     }
+    if stop == Stop::AfterSegments {
+        return Ok(None);
+    }
     // 4.
-    let files_removed = remove_old_files(dir, &numbers, number)?;
+    let most = match stop {
+        Stop::AfterRemoving(n) => n,
+        _ => usize::MAX,
+    };
+    let files_removed = remove_old_files(dir, &numbers, number, most)?;
+    if most != usize::MAX {
+        return Ok(None);
+    }
     // 5.
     let mut logger = Logger::new(devices, settings.sync, settings.group).resumed_from(
         first_epoch,
@@ -181,7 +223,7 @@ pub fn resume<M: Sync>(
     if settings.checkpoint.is_some() {
         logger = logger.with_segments(Box::new(store), run_id);
     }
-    Ok(Resumed {
+    Ok(Some(Resumed {
         recovery,
         restart: RestartPoint {
             checkpoint: number,
@@ -190,7 +232,7 @@ pub fn resume<M: Sync>(
             files_removed,
         },
         logger,
-    })
+    }))
 }
 
 /// Step 2: every record of every stamped table whose seq is above 0 (the rest are as loaded),
@@ -245,10 +287,19 @@ fn write_restart_checkpoint<M>(
 }
 
 /// Step 4: removes every segment of worker `w` numbered below `kept[w]`, every checkpoint but
-/// `checkpoint`, and every `.tmp`; then syncs the directory. Returns how many were removed.
-fn remove_old_files(dir: &Path, kept: &[u32], checkpoint: u64) -> Result<usize, LogError> {
+/// `checkpoint`, and every `.tmp` (at most `most` files: tests stop part-way); then syncs the
+/// directory. Returns how many were removed.
+fn remove_old_files(
+    dir: &Path,
+    kept: &[u32],
+    checkpoint: u64,
+    most: usize,
+) -> Result<usize, LogError> {
     let mut removed = 0;
     for entry in std::fs::read_dir(dir).map_err(|e| LogError::io(dir, e))? {
+        if removed == most {
+            break;
+        }
         let entry = entry.map_err(|e| LogError::io(dir, e))?;
         let Some(name) = entry.file_name().to_str().map(str::to_string) else {
             continue;
@@ -269,3 +320,6 @@ fn remove_old_files(dir: &Path, kept: &[u32], checkpoint: u64) -> Result<usize, 
     sync_dir(dir)?;
     Ok(removed)
 }
+
+#[cfg(test)]
+mod tests;

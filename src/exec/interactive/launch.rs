@@ -53,8 +53,8 @@ impl ServeError {
     }
 }
 
-/// What a server did before it accepts its first session: with `--log`, what it recovered
-/// (`None` for a new log or no log).
+/// Called once before the first accept, with the server's log when it has one (its `resumed`
+/// says what was recovered), so the command can print it before "listening on".
 pub type Ready<'a> = &'a mut dyn FnMut(Option<&ServerLog>);
 
 /// Serves `run`'s workload under its (single) protocol on `listener` until `stop` or the
