@@ -5,7 +5,7 @@
 //! the sessions.
 
 use super::durable::{ServerLog, ServerLogError, open_server_log};
-use super::server::{ServeConfig, ServeSummary, serve};
+use super::server::{ServeConfig, ServeSummary, serve, serve_logged};
 use crate::config::RunConfig;
 use crate::log::checkpoint::Checkpointer;
 use crate::protocol::{Protocol, ProtocolKind, ProtocolOptions, ProtocolVisitor};
@@ -136,14 +136,7 @@ impl Launch<'_> {
             .set_cap(usize::try_from(self.run.table_memory_bytes).unwrap_or(usize::MAX));
         (self.ready)(log.as_ref());
         let Some(log) = log else {
-            return Ok(serve(
-                &protocol,
-                &db,
-                self.listener,
-                self.cfg,
-                self.stop,
-                None,
-            )?);
+            return Ok(serve(&protocol, &db, self.listener, self.cfg, self.stop)?);
         };
         let settings = self.run.log.as_ref().expect("a log has settings");
         let checkpointer = settings.checkpoint.map(|every| {
@@ -158,7 +151,7 @@ impl Launch<'_> {
             if let Some(c) = &checkpointer {
                 s.spawn(|| c.run());
             }
-            let served = serve(
+            let served = serve_logged(
                 &protocol,
                 &db,
                 self.listener,

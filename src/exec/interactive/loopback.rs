@@ -36,7 +36,7 @@ pub fn run_loopback<P: Protocol, W: Workload>(
         ServeConfig::loopback(cfg.threads, rtt, cfg.record_history, cfg.check_limit_ops);
     let stop = AtomicBool::new(false);
     let (clients, served) = std::thread::scope(|s| {
-        let server = s.spawn(|| serve(protocol, db, listener, &serve_cfg, &stop, None));
+        let server = s.spawn(|| serve(protocol, db, listener, &serve_cfg, &stop));
         let clients = run_clients(
             &addr.to_string(),
             None,

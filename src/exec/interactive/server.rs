@@ -115,10 +115,21 @@ pub(crate) fn log(line: std::fmt::Arguments<'_>) {
     let _ = writeln!(std::io::stderr(), "txbench serve: {line}");
 }
 
-/// Serves sessions on `listener` over `db` until `stop` is set, `cfg.duration` passes or
-/// `logger` (one file per session worker, when given) fails, then ends every session (aborting
-/// its transaction) and returns what was served.
-pub fn serve<'db, P: Protocol>(
+/// Serves sessions on `listener` over `db` until `stop` is set or `cfg.duration` passes, then
+/// ends every session (aborting its transaction) and returns what was served.
+pub fn serve<P: Protocol>(
+    protocol: &P,
+    db: &Database<P::RecordMeta>,
+    listener: TcpListener,
+    cfg: &ServeConfig,
+    stop: &AtomicBool,
+) -> std::io::Result<ServeSummary> {
+    serve_logged(protocol, db, listener, cfg, stop, None)
+}
+
+/// [`serve`], every session's commits logged to `logger` (one file per session worker) when
+/// given (module docs, "Durability"); the server also stops when the log fails.
+pub fn serve_logged<'db, P: Protocol>(
     protocol: &'db P,
     db: &'db Database<P::RecordMeta>,
     listener: TcpListener,
