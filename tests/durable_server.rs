@@ -63,6 +63,8 @@ struct Server {
 
 impl Server {
     /// Starts `txbench ARGS --log DIR LOG_FLAGS` and waits for its "listening on" line.
+    // The child is kept in the `Server` and reaped by its `Drop`, which clippy does not follow.
+    #[allow(clippy::zombie_processes)]
     fn start(args: &[String], dir: &Path, log_flags: &[&str]) -> Server {
         let mut child = Command::new(env!("CARGO_BIN_EXE_txbench"))
             .args(args)
@@ -104,8 +106,14 @@ impl Server {
         Session::connect(self.addr.as_str(), None).expect("connect")
     }
 
-    /// SIGKILL, then reap.
-    fn kill(mut self) {
+    /// SIGKILL, then reap (`Drop`).
+    fn kill(self) {}
+}
+
+/// A server is SIGKILLed and reaped when dropped: by [`Server::kill`], or when a failing test
+/// unwinds past it (no server outlives its test).
+impl Drop for Server {
+    fn drop(&mut self) {
         self.child.kill().expect("SIGKILL");
         self.child.wait().expect("reap the server");
     }
