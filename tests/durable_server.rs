@@ -114,8 +114,9 @@ impl Server {
 /// unwinds past it (no server outlives its test).
 impl Drop for Server {
     fn drop(&mut self) {
-        self.child.kill().expect("SIGKILL");
-        self.child.wait().expect("reap the server");
+        // Not `expect`: a panic here while a failing test unwinds would abort the run.
+        let _ = self.child.kill();
+        let _ = self.child.wait();
     }
 }
 
