@@ -110,22 +110,7 @@ pub fn recover_dir(
         dir: dir.display().to_string(),
         why,
     })?;
-    let bad = |why: String| RecoverError::Manifest {
-        dir: dir.display().to_string(),
-        why,
-    };
-    let argv = ["txbench", "run"]
-        .into_iter()
-        .map(String::from)
-        .chain(manifest.args.iter().cloned());
-    let args = match Cli::try_parse_from(argv) {
-        Ok(Cli {
-            command: Command::Run(args),
-        }) => args,
-        Ok(_) => return Err(bad("not a run".to_string())),
-        Err(e) => return Err(bad(e.to_string())),
-    };
-    let cfg = args.validate().map_err(|e| bad(e.to_string()))?;
+    let cfg = manifest_run_config(dir, manifest)?;
     let replay = |db: &Database<ReplayLatch>| execute(db, &log, start, read_s, on_txn);
     let (workload, load_s, recovery, consistency) = match &cfg.workload {
         WorkloadConfig::Tpcc(c) => recover_workload(&Tpcc::new(c.clone()), replay)?,
@@ -151,6 +136,31 @@ pub fn recover_dir(
         recovery,
         consistency,
     })
+}
+
+/// The run configuration a log's manifest describes: its `txbench run` arguments, validated
+/// again (recovery rebuilds the loaded database from it; a restarting server compares its
+/// workload with its own).
+pub fn manifest_run_config(
+    dir: &Path,
+    manifest: &crate::log::files::Manifest,
+) -> Result<crate::config::RunConfig, RecoverError> {
+    let bad = |why: String| RecoverError::Manifest {
+        dir: dir.display().to_string(),
+        why,
+    };
+    let argv = ["txbench", "run"]
+        .into_iter()
+        .map(String::from)
+        .chain(manifest.args.iter().cloned());
+    let args = match Cli::try_parse_from(argv) {
+        Ok(Cli {
+            command: Command::Run(args),
+        }) => args,
+        Ok(_) => return Err(bad("not a run".to_string())),
+        Err(e) => return Err(bad(e.to_string())),
+    };
+    args.validate().map_err(|e| bad(e.to_string()))
 }
 
 type Recovered = (String, f64, Recovery, Option<ConsistencyReport>);

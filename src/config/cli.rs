@@ -488,6 +488,10 @@ pub struct RunArgs {
     /// transaction's id to ack-W.txt (W: the worker) in this existing directory.
     #[arg(long, value_name = "DIR")]
     pub log_acks: Option<std::path::PathBuf>,
+    /// Not a flag: set by `txbench serve`, whose `--log` directory may hold its previous
+    /// log, which it recovers and continues (`log::resume`) instead of refusing it.
+    #[arg(skip)]
+    pub resume_log: bool,
     /// With --log: every this many seconds (> 0, fractions allowed), a fuzzy checkpoint of
     /// every record is written beside the log while the run goes on (checkpoint-N.ckpt), each
     /// worker's log is split into segment files, and the segments no checkpoint still needs

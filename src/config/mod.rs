@@ -35,7 +35,7 @@ pub use exec::{ArrivalProcess, ExecConfig, Executor, OpenLoop};
 pub use experiment_cli::{CompareArgs, MergeArgs, PlotArgs, ReportArgs, SweepArgs};
 pub use interactive::Interactive;
 pub use presets::{PRESETS, WORKLOADS, preset};
-pub use serve_cli::{PingArgs, ServeArgs, ServeConfig, ServeConfigError};
+pub use serve_cli::{PingArgs, ServeArgs, ServeConfig, ServeConfigError, serve_manifest_args};
 pub use validate::parse_protocols;
 
 use crate::protocol::{ProtocolKind, ProtocolOptions, UnknownProtocol};

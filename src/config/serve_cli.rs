@@ -13,6 +13,10 @@ use thiserror::Error;
 #[command(mut_arg("duration", |a| a
     .default_value("0")
     .help("Seconds to serve, then stop as on SIGINT (0 = until SIGINT or SIGTERM)")))]
+#[command(mut_arg("log", |a| a.help(
+    "Redo-log every session's committed writes in this existing directory; a COMMIT is \
+     answered once durable (--log-sync). A directory holding this server's previous log is \
+     recovered on start and the log continues in it; an empty one starts a new log")))]
 pub struct ServeArgs {
     /// The workload, protocol and its options, as for `txbench run` (one protocol; the
     /// protocol's workers are the sessions, so `--threads` does not apply).
@@ -200,7 +204,12 @@ impl ServeArgs {
         self.run.threads = Some(self.max_connections);
         self.run.duration = 1.0;
         self.run.warmup = 0.0;
+        // A server's log directory may hold its previous log: it is recovered and continued.
+        self.run.resume_log = true;
         let run = self.run.validate()?;
+        if let Some(log) = &run.log {
+            durable_serving(&run, log, self.run.log_acks.is_some())?;
+        }
         if run.protocols.len() != 1 {
             return Err(out_of_range(
                 "protocol",
@@ -233,6 +242,87 @@ impl ServeArgs {
         };
         Ok((run, config))
     }
+}
+
+/// The limits of `serve --log` (`exec::interactive::durable`).
+fn durable_serving(
+    run: &RunConfig,
+    log: &crate::log::LogSettings,
+    acks_given: bool,
+) -> Result<(), ServeConfigError> {
+    if acks_given {
+        return Err(out_of_range(
+            "log-acks",
+            "given",
+            "not with serve: a session's COMMIT reply is its durable acknowledgement",
+        ));
+    }
+    if run.check {
+        return Err(out_of_range(
+            "check",
+            "given",
+            "not with --log: the checker's history starts at the load, and a restarted \
+             server's recovered versions are not in it",
+        ));
+    }
+    if matches!(run.workload, crate::workload::WorkloadConfig::Tpcc(_)) {
+        return Err(ServeConfigError::OutOfRange {
+            param: "workload",
+            value: format!("tpcc (with --log {})", log.dir.display()),
+            allowed: "ycsb, long_scan, write_skew or shifting with --log: a restarted server \
+                      does not yet rebuild tpcc's indexes and growing tables from its log",
+        });
+    }
+    Ok(())
+}
+
+/// The manifest's arguments for a server's log (`log::files::Manifest`): `txbench run`
+/// arguments that rebuild exactly the database the server loaded (`txbench recover DIR`
+/// reads them, and a restarted server compares them with its own). `argv` is the command
+/// line after `serve`; the log's flags and the server's own go, and the run's sizing as the
+/// server validated it (a worker per session, its fixed timing) is added.
+pub fn serve_manifest_args(argv: &[String], max_connections: usize) -> Vec<String> {
+    const SERVER_FLAGS: [&str; 7] = [
+        "--listen",
+        "--max-connections",
+        "--session-timeout",
+        "--token",
+        "--rtt-us",
+        "--duration",
+        "-d",
+    ];
+    let mut out = Vec::with_capacity(argv.len() + 6);
+    let mut skip_value = false;
+    for a in crate::log::run_args_without_log_flags(argv) {
+        if skip_value {
+            skip_value = false;
+            continue;
+        }
+        if SERVER_FLAGS.contains(&a.as_str()) {
+            skip_value = true;
+            continue;
+        }
+        if SERVER_FLAGS
+            .iter()
+            .any(|f| f.starts_with("--") && a.starts_with(&format!("{f}=")))
+            || (a.starts_with("-d") && !a.starts_with("--"))
+        {
+            continue;
+        }
+        out.push(a);
+    }
+    out.extend(
+        [
+            "--threads",
+            &max_connections.to_string(),
+            "--duration",
+            "1",
+            "--warmup",
+            "0",
+        ]
+        .map(String::from),
+    );
+    out
 }
 
 impl PingArgs {

@@ -58,9 +58,17 @@ pub struct EpochClock {
 impl EpochClock {
     /// A clock for `workers` workers, at [`FIRST_EPOCH`], nothing durable.
     pub fn new(workers: usize) -> Self {
+        Self::starting_at(workers, FIRST_EPOCH)
+    }
+
+    /// A clock for `workers` workers at epoch `first` (at least [`FIRST_EPOCH`]), every epoch
+    /// below it durable: a log resumed after a restart (`resume.rs`), whose earlier epochs are
+    /// in its restart checkpoint.
+    pub fn starting_at(workers: usize, first: u64) -> Self {
+        assert!(first >= FIRST_EPOCH, "epochs start at {FIRST_EPOCH}");
         EpochClock {
-            current: CachePadded::new(AtomicU64::new(FIRST_EPOCH)),
-            durable: CachePadded::new(AtomicU64::new(FIRST_EPOCH - 1)),
+            current: CachePadded::new(AtomicU64::new(first)),
+            durable: CachePadded::new(AtomicU64::new(first - 1)),
             slots: (0..workers)
                 .map(|_| CachePadded::new(AtomicU64::new(IDLE)))
                 .collect(),

@@ -80,6 +80,22 @@ fn is_log_name(name: &str) -> bool {
 /// Checks, before a run, that `dir` can take a new log: it exists, is a directory, holds no
 /// other run's log, and accepts a new file.
 pub fn check_log_dir(dir: &Path) -> Result<(), LogError> {
+    if holds_log(dir)? {
+        return Err(LogError::HoldsLog(dir.to_path_buf()));
+    }
+    check_writable(dir)
+}
+
+/// Checks, before a server starts, that `dir` can take its log: it exists, is a directory and
+/// accepts a new file; a previous log in it is resumed (`resume.rs`), not refused.
+pub fn check_resumable_log_dir(dir: &Path) -> Result<(), LogError> {
+    holds_log(dir)?;
+    check_writable(dir)
+}
+
+/// Whether `dir`, an existing directory, holds a log's files (a manifest, a segment or a
+/// checkpoint).
+pub fn holds_log(dir: &Path) -> Result<bool, LogError> {
     let meta = std::fs::metadata(dir).map_err(|e| match e.kind() {
         std::io::ErrorKind::NotFound => LogError::Missing(dir.to_path_buf()),
         _ => LogError::io(dir, e),
@@ -93,9 +109,14 @@ pub fn check_log_dir(dir: &Path) -> Result<(), LogError> {
         if let Some(name) = entry.file_name().to_str()
             && is_log_name(name)
         {
-            return Err(LogError::HoldsLog(dir.to_path_buf()));
+            return Ok(true);
         }
     }
+    Ok(false)
+}
+
+/// Whether a new file can be created in `dir`.
+fn check_writable(dir: &Path) -> Result<(), LogError> {
     let probe = dir.join(".txbench-log-probe");
     File::create(&probe)
         .and_then(|_| std::fs::remove_file(&probe))

@@ -37,7 +37,8 @@
 //! Files: `format.rs` (the bytes), `epoch.rs` (the clock), `writer.rs` (buffers, flusher,
 //! acknowledgement, segments), `files.rs` (the directory, its manifest, segment and
 //! checkpoint names), `device.rs` (files, and a simulated device that loses unsynced bytes),
-//! `checkpoint/` (the checkpointer and its file format), `recover.rs` (replay).
+//! `checkpoint/` (the checkpointer and its file format), `recover.rs` (replay), `resume.rs`
+//! (a restarted server's log: recovered, then continued in the same directory).
 
 pub mod checkpoint;
 pub mod device;
@@ -45,6 +46,7 @@ pub mod epoch;
 pub mod files;
 pub mod format;
 pub mod recover;
+pub mod resume;
 pub mod writer;
 
 pub use epoch::EpochClock;

@@ -13,9 +13,11 @@
 //!    marker over the workers: every worker's log holds all of its transactions at or below
 //!    it (`writer.rs`).
 //! 2. *Apply*: walk each valid prefix again and apply the entries of transactions at or below
-//!    the frontier. A record's latch ([`ReplayLatch`], the recovery database's record metadata)
-//!    makes compare-and-store of one record atomic between the threads; the entry with the
-//!    higher seq wins whatever order the files are replayed in.
+//!    the frontier. A latch per record ([`ReplayLatches`], striped over the records, so any
+//!    database can be recovered into, whatever its record metadata: `txbench recover`'s, or
+//!    a restarting server's under its protocol) makes compare-and-store of one record atomic
+//!    between the threads; the entry with the higher seq wins whatever order the files are
+//!    replayed in.
 //!
 //! Transactions above the frontier are skipped whole (none was acknowledged: a transaction is
 //! acknowledged only once its epoch is durable), so no transaction is ever partly applied.
@@ -33,10 +35,37 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
 
-/// The record metadata of a database being recovered: a latch replay threads take around the
-/// compare-and-store of one record.
+/// A latch replay threads take around the compare-and-store of one record; also the record
+/// metadata of `txbench recover`'s database, which needs none of its own.
 #[derive(Default)]
 pub struct ReplayLatch(AtomicBool);
+
+/// The latches of one recovery: record `(table, rid)` takes stripe `hash(table, rid)`. Two
+/// records may share a stripe (a thread then waits for a copy it did not need to), never one
+/// record two stripes; a replayer holds one latch at a time, so no deadlock.
+pub struct ReplayLatches(Box<[ReplayLatch]>);
+
+impl Default for ReplayLatches {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl ReplayLatches {
+    /// Stripes: enough that replay threads (one per file) rarely meet.
+    const STRIPES: usize = 4096;
+
+    /// Every stripe free.
+    pub fn new() -> Self {
+        ReplayLatches((0..Self::STRIPES).map(|_| ReplayLatch::default()).collect())
+    }
+
+    fn of(&self, table: u32, rid: u64) -> &ReplayLatch {
+        // Fibonacci hashing of the pair: consecutive records land on different stripes.
+        let h = (rid ^ (u64::from(table) << 48)).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+        &self.0[(h >> 52) as usize % Self::STRIPES]
+    }
+}
 
 impl ReplayLatch {
     fn lock(&self) {
@@ -231,7 +260,12 @@ pub struct ReplayError {
 
 /// Stores entry `e` (of file `name`) into `db` unless the record holds a higher seq already;
 /// returns whether it stored.
-fn apply_entry(db: &Database<ReplayLatch>, name: &str, e: &Entry<'_>) -> Result<bool, ReplayError> {
+fn apply_entry<M>(
+    db: &Database<M>,
+    latches: &ReplayLatches,
+    name: &str,
+    e: &Entry<'_>,
+) -> Result<bool, ReplayError> {
     let bad = |why| ReplayError {
         file: name.to_string(),
         table: e.table,
@@ -249,20 +283,22 @@ fn apply_entry(db: &Database<ReplayLatch>, name: &str, e: &Entry<'_>) -> Result<
         .get(RecordId(e.rid))
         .ok_or_else(|| bad("no such record, or no memory for it"))?;
     let seq_at = seq_word(table.stored_bytes());
-    rec.meta().lock();
+    let latch = latches.of(e.table, e.rid);
+    latch.lock();
     let stored = rec.payload.word(seq_at) < e.seq;
     if stored {
         rec.payload.store(e.row);
         rec.payload.store_word(seq_at, e.seq);
     }
-    rec.meta().unlock();
+    latch.unlock();
     Ok(stored)
 }
 
 /// Applies one file's transactions with epochs in `from..=frontier` (pass 2); `valid` is the
 /// file's scanned valid prefix. `on_txn` sees the id of each transaction applied.
-pub fn replay_file(
-    db: &Database<ReplayLatch>,
+pub fn replay_file<M>(
+    db: &Database<M>,
+    latches: &ReplayLatches,
     name: &str,
     valid: &[u8],
     from: u64,
@@ -281,7 +317,7 @@ pub fn replay_file(
             continue;
         }
         for e in t.entries() {
-            if apply_entry(db, name, &e)? {
+            if apply_entry(db, latches, name, &e)? {
                 stats.entries_stored += 1;
             } else {
                 stats.entries_superseded += 1;
@@ -558,11 +594,12 @@ pub fn plan(dir: &LogDir, path: &Path) -> Result<Plan, NoStart> {
     }
 }
 
-/// Carries out `plan` on `db`, a database loaded as the run's was: the checkpoint's records,
-/// then every worker's transactions from the plan's first epoch to the frontier, each segment
-/// on its own thread. `on_txn` sees every replayed transaction id (from several threads).
-pub fn execute(
-    db: &Database<ReplayLatch>,
+/// Carries out `plan` on `db`, a database loaded as the run's was (built with stamps) and not
+/// in use: the checkpoint's records, then every worker's transactions from the plan's first
+/// epoch to the frontier, each segment on its own thread. `on_txn` sees every replayed
+/// transaction id (from several threads).
+pub fn execute<M: Sync>(
+    db: &Database<M>,
     dir: &LogDir,
     plan: Plan,
     read_s: f64,
@@ -570,13 +607,14 @@ pub fn execute(
 ) -> Result<Recovery, ReplayError> {
     let started = plan.started;
     let segments = segments_of(dir);
+    let latches = &ReplayLatches::new();
     let mut bytes: u64 = segments.iter().map(|s| s.bytes.len() as u64).sum();
     let checkpoint = match &plan.checkpoint {
         None => None,
         Some((name, raw)) => {
             bytes += raw.len() as u64;
             let c = read_checkpoint(raw).expect("checked by the plan");
-            let stored = apply_checkpoint(db, name, &c)?;
+            let stored = apply_checkpoint(db, latches, name, &c)?;
             Some(CheckpointUsed {
                 file: name.clone(),
                 number: c.header.number,
@@ -598,7 +636,7 @@ pub fn execute(
             .map(|((seg, scan), _)| {
                 let valid = &seg.bytes[..scan.valid_bytes as usize];
                 let name = &seg.name;
-                s.spawn(move || replay_file(db, name, valid, from, frontier, on_txn))
+                s.spawn(move || replay_file(db, latches, name, valid, from, frontier, on_txn))
             })
             .collect();
         handles
@@ -636,8 +674,9 @@ pub fn execute(
 
 /// Stores a checkpoint's records, its frames split over a few threads; returns how many were
 /// stored (highest seq wins here too, so the order against replay does not matter).
-fn apply_checkpoint(
-    db: &Database<ReplayLatch>,
+fn apply_checkpoint<M: Sync>(
+    db: &Database<M>,
+    latches: &ReplayLatches,
     name: &str,
     c: &CheckpointContents<'_>,
 ) -> Result<u64, ReplayError> {
@@ -661,11 +700,12 @@ fn apply_checkpoint(
             let rec = table
                 .get(RecordId(rid))
                 .ok_or_else(|| bad(rid, "no such record, or no memory for it"))?;
-            rec.meta().lock();
+            let latch = latches.of(*t, rid);
+            latch.lock();
             if rec.payload.word(seq_at) == 0 {
                 rec.payload.store(&zeros);
             }
-            rec.meta().unlock();
+            latch.unlock();
         }
     }
     let threads = std::thread::available_parallelism()
@@ -681,7 +721,7 @@ fn apply_checkpoint(
                     let mut stored = 0;
                     for &(count, bytes) in chunk {
                         for e in frame_entries(count, bytes) {
-                            stored += u64::from(apply_entry(db, name, &e)?);
+                            stored += u64::from(apply_entry(db, latches, name, &e)?);
                         }
                     }
                     Ok(stored)
@@ -698,8 +738,8 @@ fn apply_checkpoint(
 /// Recovers `files` (one per worker, each its worker's only segment, of a run with `run_id`)
 /// into `db`, a database loaded as the run's was, from the load (no checkpoint). `on_txn`
 /// sees every applied transaction id (from several threads).
-pub fn recover_into(
-    db: &Database<ReplayLatch>,
+pub fn recover_into<M: Sync>(
+    db: &Database<M>,
     files: &[LogFile],
     run_id: u64,
     read_s: f64,

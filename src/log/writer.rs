@@ -153,6 +153,28 @@ impl Logger {
         self
     }
 
+    /// The same log continuing a directory after a restart (`resume.rs`): its devices are
+    /// worker `w`'s segment `segments[w]` of the run `run_id`, whose header says the earlier
+    /// segments reached marker `first_epoch - 1` and hold no later epoch; commits take epochs
+    /// from `first_epoch` on, and every earlier epoch counts as durable (the restart checkpoint
+    /// holds them).
+    pub fn resumed_from(mut self, first_epoch: u64, segments: &[u32], run_id: u64) -> Self {
+        let workers = self.buffers.len();
+        assert_eq!(segments.len(), workers, "one segment per worker");
+        self.clock = Arc::new(EpochClock::starting_at(workers, first_epoch));
+        let st = self.flush.get_mut().expect("flush lock");
+        for (state, &number) in st.segments.iter_mut().zip(segments) {
+            *state = SegmentState {
+                number,
+                max_epoch: 0,
+                prev_max_epoch: first_epoch - 1,
+                last_marker: first_epoch - 1,
+            };
+        }
+        self.run_id = run_id;
+        self
+    }
+
     /// Whether the log has segments (checkpoints can truncate it).
     pub fn has_segments(&self) -> bool {
         self.store.is_some()

@@ -76,7 +76,12 @@ impl RunArgs {
                     .to_string(),
             ));
         }
-        crate::log::files::check_log_dir(dir).map_err(|e| ConfigError::Log(e.to_string()))?;
+        if self.resume_log {
+            crate::log::files::check_resumable_log_dir(dir)
+        } else {
+            crate::log::files::check_log_dir(dir)
+        }
+        .map_err(|e| ConfigError::Log(e.to_string()))?;
         if let Some(acks) = &self.log_acks
             && !acks.is_dir()
         {

@@ -2,7 +2,8 @@
 //! (naming the flag and what is allowed), 1 when the server could not run, 0 otherwise.
 
 use super::client::Session;
-use super::launch::serve_configured;
+use super::durable::describe_resumed;
+use super::launch::serve_announced;
 use crate::config::{PingArgs, ServeArgs};
 use crate::metrics::output::{Output, OutputError};
 use std::io::Write;
@@ -40,13 +41,18 @@ pub fn serve_command(
     args: &mut ServeArgs,
     out: &mut Output<impl Write>,
 ) -> Result<u8, OutputError> {
-    let (run, cfg) = match args.validate() {
+    let (mut run, cfg) = match args.validate() {
         Ok(v) => v,
         Err(e) => {
             note(format_args!("error: {e}"));
             return Ok(2);
         }
     };
+    if let Some(log) = &mut run.log {
+        // The manifest keeps `txbench run` arguments that rebuild this server's tables.
+        let argv: Vec<String> = std::env::args().skip(2).collect();
+        log.run_args = crate::config::serve_manifest_args(&argv, cfg.max_connections);
+    }
     // Refused before listening (`ProtocolKind::not_served_because`).
     if let Some((&kind, why)) = run
         .protocols
@@ -81,14 +87,40 @@ pub fn serve_command(
         .enumerate()
         .map(|(i, t)| format!("{i}: {} {} x {} B", t.name, t.records, t.payload_bytes))
         .collect();
-    out.line(&format!(
+    let listening = format!(
         "listening on {addr} (protocol {}, up to {} sessions; tables {})",
         run.protocols[0],
         cfg.max_connections,
         tables.join(", ")
-    ))?;
-    out.flush()?;
-    match serve_configured(&run, &cfg, listener, &STOP) {
+    );
+    // Printed once the database is loaded and, with --log, recovered: clients that connect
+    // before wait in the socket's backlog.
+    let mut announced: Result<(), OutputError> = Ok(());
+    let mut ready = |log: Option<&super::durable::ServerLog>| {
+        let mut lines = Vec::with_capacity(2);
+        if let (Some(settings), Some(log)) = (&run.log, log) {
+            lines.push(match &log.resumed {
+                Some((rec, restart)) => describe_resumed(&settings.dir, rec, restart),
+                None => format!(
+                    "logging to {} (a new log; --log-sync {})",
+                    settings.dir.display(),
+                    settings.sync.name()
+                ),
+            });
+        }
+        lines.push(listening.clone());
+        for line in &lines {
+            if announced.is_ok() {
+                announced = out.line(line);
+            }
+        }
+        if announced.is_ok() {
+            announced = out.flush();
+        }
+    };
+    let served = serve_announced(&run, &cfg, listener, &STOP, &mut ready);
+    announced?;
+    match served {
         Ok(s) => {
             let secs = s.elapsed.as_secs_f64();
             out.line(&format!(
@@ -103,6 +135,12 @@ pub fn serve_command(
                 s.faults,
                 s.refused
             ))?;
+            if let Some(log) = &s.log {
+                out.line(&format!(
+                    "log: {} transactions, {} bytes, {} flushes, {} fsyncs, durable epoch {}",
+                    log.txns, log.bytes, log.flushes, log.fsyncs, log.durable_epoch
+                ))?;
+            }
             if cfg.record_history {
                 // The whole run's verdict, as a client's `CHECK` gets it mid-run.
                 let c = crate::check::check(&s.histories);
@@ -122,11 +160,7 @@ pub fn serve_command(
         }
         Err(e) => {
             note(format_args!("error: {e}"));
-            Ok(if matches!(e, super::launch::ServeError::NotServed(..)) {
-                2
-            } else {
-                1
-            })
+            Ok(e.exit_code())
         }
     }
 }

@@ -1,9 +1,13 @@
 //! Builds what `txbench serve` serves: the workload's tables, loaded, under the configured
 //! protocol, matched once here from the closed protocol and workload sets (as `runner` does for
-//! runs); everything below is monomorphised.
+//! runs); everything below is monomorphised. With `--log`, the log (recovered first when the
+//! directory holds a previous one: `durable.rs`), its flusher and its checkpointer run beside
+//! the sessions.
 
-use super::server::{ServeConfig, ServeSummary, serve};
+use super::durable::{ServerLog, ServerLogError, open_server_log};
+use super::server::{ServeConfig, ServeSummary, serve, serve_logged};
 use crate::config::RunConfig;
+use crate::log::checkpoint::Checkpointer;
 use crate::protocol::{Protocol, ProtocolKind, ProtocolOptions, ProtocolVisitor};
 use crate::storage::Database;
 use crate::workload::long_scan::LongScan;
@@ -29,7 +33,29 @@ pub enum ServeError {
     /// ([`ProtocolKind::not_served_because`]).
     #[error("protocol {0} is not served interactively: {1}")]
     NotServed(ProtocolKind, &'static str),
+    /// The `--log` directory cannot be used, or recovering it failed.
+    #[error(transparent)]
+    Log(#[from] ServerLogError),
+    /// The log stopped while serving (a write or sync error): commits after its last durable
+    /// epoch were not acknowledged.
+    #[error("the log failed: {0}")]
+    LogFailed(String),
 }
+
+impl ServeError {
+    /// The binary's exit status: 2 for what the user can fix in the flags or the directory
+    /// (a protocol that is not served, a log directory this server cannot use), 1 otherwise.
+    pub fn exit_code(&self) -> u8 {
+        match self {
+            ServeError::NotServed(..) | ServeError::Log(ServerLogError::Refused { .. }) => 2,
+            _ => 1,
+        }
+    }
+}
+
+/// Called once before the first accept, with the server's log when it has one (its `resumed`
+/// says what was recovered), so the command can print it before "listening on".
+pub type Ready<'a> = &'a mut dyn FnMut(Option<&ServerLog>);
 
 /// Serves `run`'s workload under its (single) protocol on `listener` until `stop` or the
 /// configured duration; `run` was validated for `cfg.max_connections` workers.
@@ -39,12 +65,25 @@ pub fn serve_configured(
     listener: TcpListener,
     stop: &AtomicBool,
 ) -> Result<ServeSummary, ServeError> {
+    serve_announced(run, cfg, listener, stop, &mut |_| {})
+}
+
+/// [`serve_configured`], calling `ready` once the database is loaded (and, with `--log`,
+/// recovered and its log open), just before the first accept.
+pub fn serve_announced(
+    run: &RunConfig,
+    cfg: &ServeConfig,
+    listener: TcpListener,
+    stop: &AtomicBool,
+    ready: Ready<'_>,
+) -> Result<ServeSummary, ServeError> {
     let kind = run.protocols[0];
     let go = Launch {
         run,
         cfg,
         listener,
         stop,
+        ready,
     };
     match &run.workload {
         WorkloadConfig::Ycsb(c) => go.protocol(kind, &Ycsb::new(c.clone())),
@@ -60,6 +99,7 @@ struct Launch<'a> {
     cfg: &'a ServeConfig,
     listener: TcpListener,
     stop: &'a AtomicBool,
+    ready: Ready<'a>,
 }
 
 impl Launch<'_> {
@@ -72,16 +112,64 @@ impl Launch<'_> {
         kind.visit(options, Serve { go: self, w })
     }
 
-    /// Builds and loads the database as a run does (`runner::run_named`), then serves it.
+    /// Builds and loads the database as a run does (`runner::run_named`), opens the log (which
+    /// recovers into the database first when the directory holds a previous log), then serves
+    /// it, the log's flusher and checkpointer beside the sessions.
     fn on<P: Protocol, W: Workload>(self, protocol: P, w: &W) -> Result<ServeSummary, ServeError> {
         let (tables, indexes) = (w.tables(), w.indexes());
+        // Stamped in check mode (the sessions' handles record the history from the stamps) and
+        // with a log (its seqs order replay: `crate::log`).
+        let stamped = self.cfg.record_history || self.run.log.is_some();
         let db: Database<P::RecordMeta> =
-            // Stamped in check mode: the sessions' handles record the history from the stamps.
-            Database::try_build_growable(&tables, &indexes, self.cfg.record_history, &w.growable_tables())?;
+            Database::try_build_growable(&tables, &indexes, stamped, &w.growable_tables())?;
         w.load(&db);
+        let log = match &self.run.log {
+            Some(settings) => Some(open_server_log(
+                settings,
+                self.cfg.max_connections,
+                self.run,
+                &db,
+            )?),
+            None => None,
+        };
         db.table_memory()
             .set_cap(usize::try_from(self.run.table_memory_bytes).unwrap_or(usize::MAX));
-        Ok(serve(&protocol, &db, self.listener, self.cfg, self.stop)?)
+        (self.ready)(log.as_ref());
+        let Some(log) = log else {
+            return Ok(serve(&protocol, &db, self.listener, self.cfg, self.stop)?);
+        };
+        let settings = self.run.log.as_ref().expect("a log has settings");
+        let checkpointer = settings.checkpoint.map(|every| {
+            let c = Checkpointer::new(&log.logger, &db, &settings.dir, every);
+            match &log.resumed {
+                Some((_, restart)) => c.after(restart.checkpoint, restart.first_epoch),
+                None => c,
+            }
+        });
+        let served = std::thread::scope(|s| {
+            s.spawn(|| log.logger.run_flusher());
+            if let Some(c) = &checkpointer {
+                s.spawn(|| c.run());
+            }
+            let served = serve_logged(
+                &protocol,
+                &db,
+                self.listener,
+                self.cfg,
+                self.stop,
+                Some(&log.logger),
+            );
+            // Ends the flusher's and the checkpointer's loops (the scope joins them) and makes
+            // the rest durable.
+            let _ = log.logger.finish();
+            served
+        });
+        let mut summary = served?;
+        if let Some(failure) = log.logger.failure() {
+            return Err(ServeError::LogFailed(failure.to_string()));
+        }
+        summary.log = Some(log.logger.stats());
+        Ok(summary)
     }
 }
 

@@ -24,6 +24,7 @@
 pub mod client;
 pub mod clients;
 pub mod commands;
+pub mod durable;
 mod launch;
 pub mod loopback;
 pub mod remote_txn;

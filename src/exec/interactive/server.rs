@@ -31,6 +31,21 @@
 //! held, and its connection closed, with one log line. Other sessions are not affected. A request
 //! naming a record, table or index that does not exist, or a payload of the wrong size, is
 //! answered with an error and aborts the transaction, the session stays.
+//!
+//! # Durability
+//!
+//! With a log (`txbench serve --log`, `durable.rs`), every session's handle is attached to it
+//! as a thread executor's worker is, so every commit goes through the shared install hook into
+//! the session worker's log buffer. A `COMMIT` that wrote is answered `OK` only once the log
+//! says it is durable, by the executor's rule (`exec::thread`, `Logger::wait_durable`): under
+//! `--log-sync group` once a group flush has synced its epoch, under `txn` after a flush the
+//! commit starts, under `none` at once (durable only at a clean stop). So every `OK` a client
+//! got for a writing transaction survives a crash. A read-only commit is answered at once,
+//! as the executor acknowledges it: it wrote nothing to lose, though what it read may be a
+//! write whose own `OK` is still on its way (and is lost with it, never having been
+//! acknowledged). If the log fails (a write or sync error), a commit waiting for it is
+//! answered [`ErrorCode::ShuttingDown`], not `OK`: it is in memory but may be lost, and the
+//! server stops.
 
 use super::wire::{
     Declared, DeclaredSet, ErrorCode, Handshake, MAX_FRAME_BYTES, MAX_SCAN_ROWS, MIN_VERSION,
@@ -39,6 +54,7 @@ use super::wire::{
 pub use crate::config::ServeConfig;
 use crate::exec::wait::{StepOutcome, WaitPolicy, Waiting};
 use crate::ids::{RecordId, TableId};
+use crate::log::{LogStats, Logger};
 use crate::metrics::WaitCounts;
 use crate::park::ParkingLot;
 use crate::protocol::{Abort, AttemptStart, Protocol};
@@ -75,6 +91,8 @@ pub struct ServeSummary {
     /// Each session worker's committed history, by worker id (with
     /// [`ServeConfig::record_history`]; empty otherwise).
     pub histories: Vec<crate::check::history::WorkerHistory>,
+    /// With a log: what it wrote.
+    pub log: Option<LogStats>,
 }
 
 /// How often the accept loop and idle sessions look at the stop flag and the clock.
@@ -106,12 +124,28 @@ pub fn serve<P: Protocol>(
     cfg: &ServeConfig,
     stop: &AtomicBool,
 ) -> std::io::Result<ServeSummary> {
+    serve_logged(protocol, db, listener, cfg, stop, None)
+}
+
+/// [`serve`], every session's commits logged to `logger` (one file per session worker) when
+/// given (module docs, "Durability"); the server also stops when the log fails.
+pub fn serve_logged<'db, P: Protocol>(
+    protocol: &'db P,
+    db: &'db Database<P::RecordMeta>,
+    listener: TcpListener,
+    cfg: &ServeConfig,
+    stop: &AtomicBool,
+    logger: Option<&'db Logger>,
+) -> std::io::Result<ServeSummary> {
     listener.set_nonblocking(true)?;
     let history_share = cfg.history_ops / cfg.max_connections.max(1) as u64;
-    let handles: Vec<Txn<'_, P>> = (0..cfg.max_connections)
+    let handles: Vec<Txn<'db, P>> = (0..cfg.max_connections)
         .map(|id| {
             let mut tx = Txn::new(protocol, db, id, cfg.record_history);
             tx.set_history_budget(usize::try_from(history_share).unwrap_or(usize::MAX));
+            if let Some(logger) = logger {
+                tx.attach_log(logger);
+            }
             tx
         })
         .collect();
@@ -134,6 +168,10 @@ pub fn serve<P: Protocol>(
             // Acquire: pairs with the signal handler's (or the caller's) Release store.
             if stop.load(Ordering::Acquire) || cfg.duration.is_some_and(|d| started.elapsed() >= d)
             {
+                break;
+            }
+            if let Some(why) = logger.and_then(Logger::failure) {
+                log(format_args!("stopping: the log failed: {why}"));
                 break;
             }
             let (stream, peer) = match listener.accept() {
@@ -228,6 +266,7 @@ pub fn serve<P: Protocol>(
         faults: get(&totals.faults),
         elapsed: started.elapsed(),
         histories,
+        log: None,
     })
 }
 
@@ -304,6 +343,19 @@ enum Flow {
 }
 
 impl<P: Protocol> Session<'_, '_, P> {
+    /// With a log, after a commit: waits until the commit is durable (module docs,
+    /// "Durability"); false when the log failed first. A commit that wrote nothing, or a
+    /// server without a log, is durable at once.
+    fn durable(&mut self) -> bool {
+        let Some(log) = self.tx.logger() else {
+            return true;
+        };
+        match self.tx.take_committed_epoch() {
+            Some(epoch) => log.wait_durable(epoch),
+            None => true,
+        }
+    }
+
     /// Reads and answers requests until the session ends.
     fn run(&mut self, mut stream: TcpStream, cfg: &ServeConfig, tables: &[TableInfo]) -> End {
         if let Err(e) = stream
@@ -705,6 +757,16 @@ impl<P: Protocol> Session<'_, '_, P> {
                         ParkingLot::global().attempt_ended();
                         self.in_txn = false;
                         self.counts.commits += 1;
+                        if !self.durable() {
+                            return self.reply(
+                                stream,
+                                Reply::Error {
+                                    code: ErrorCode::ShuttingDown,
+                                    message: "the commit is not acknowledged durable: the \
+                                              server's log failed, and it stops",
+                                },
+                            );
+                        }
                         self.reply(stream, Reply::Ok)
                     }
                     other => self.failed(stream, other),

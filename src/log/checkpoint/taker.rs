@@ -57,8 +57,12 @@ pub struct Checkpointer<'a, M> {
     db: &'a Database<M>,
     dir: PathBuf,
     interval: Duration,
-    /// Start epochs of the complete checkpoints, by number (1 first).
+    /// Start epochs of the complete checkpoints, by number (`first` first).
     starts: Mutex<Vec<u64>>,
+    /// The number of `starts[0]`: 1, or a resumed log's restart checkpoint.
+    first: u64,
+    /// Entries of `starts` this checkpointer did not take (the restart checkpoint's).
+    inherited: usize,
     records: AtomicU64,
     bytes: AtomicU64,
     nanos: AtomicU64,
@@ -85,6 +89,8 @@ impl<'a, M: Sync> Checkpointer<'a, M> {
             dir: dir.to_path_buf(),
             interval,
             starts: Mutex::new(Vec::new()),
+            first: 1,
+            inherited: 0,
             records: AtomicU64::new(0),
             bytes: AtomicU64::new(0),
             nanos: AtomicU64::new(0),
@@ -96,6 +102,16 @@ impl<'a, M: Sync> Checkpointer<'a, M> {
             #[cfg(test)]
             pause_mid_copy: None,
         }
+    }
+
+    /// The same checkpointer for a log resumed after a restart (`resume.rs`), whose restart
+    /// checkpoint `number` (with start epoch `start_epoch`) is complete in `dir`: it counts
+    /// as the previous checkpoint, and the next one is `number + 1`.
+    pub fn after(mut self, number: u64, start_epoch: u64) -> Self {
+        self.first = number;
+        self.inherited = 1;
+        *self.starts.get_mut().expect("starts lock") = vec![start_epoch];
+        self
     }
 
     /// The thread's loop: a checkpoint every interval until the log stops. An I/O error stops
@@ -126,7 +142,7 @@ impl<'a, M: Sync> Checkpointer<'a, M> {
     pub fn stats(&self) -> CheckpointStats {
         // Relaxed: report counters, read after the thread ended (the scope's join orders them).
         CheckpointStats {
-            checkpoints: self.starts.lock().expect("starts lock").len() as u64,
+            checkpoints: (self.starts.lock().expect("starts lock").len() - self.inherited) as u64,
             last_records: self.records.load(Ordering::Relaxed),
             last_bytes: self.bytes.load(Ordering::Relaxed),
             last_s: self.nanos.load(Ordering::Relaxed) as f64 / 1e9,
@@ -148,7 +164,7 @@ impl<'a, M: Sync> Checkpointer<'a, M> {
     /// Takes the next checkpoint (module docs of `checkpoint`, steps 1 to 6).
     pub fn take(&self) -> Result<Taken, String> {
         let began = Instant::now();
-        let number = self.starts.lock().expect("starts lock").len() as u64 + 1;
+        let number = self.starts.lock().expect("starts lock").len() as u64 + self.first;
         // 1. Rotate, and wait until every closed segment's transactions are durable.
         let closed_max = self.log.rotate()?;
         if !self.wait_durable(closed_max) {
@@ -203,15 +219,17 @@ impl<'a, M: Sync> Checkpointer<'a, M> {
         let done = checkpoint_file(&self.dir, number);
         std::fs::rename(&tmp, &done).map_err(|e| io("renaming", e))?;
         sync_dir(&self.dir).map_err(|e| e.to_string())?;
-        let previous_start = {
+        let (previous_start, taken) = {
             let mut starts = self.starts.lock().expect("starts lock");
             starts.push(start_epoch);
-            starts.len().checked_sub(2).map(|i| starts[i])
+            (starts.len().checked_sub(2).map(|i| starts[i]), starts.len())
         };
         // 6. Keep two checkpoints: drop what only the one before the previous needed.
         if let Some(previous_start) = previous_start {
             self.truncate_below(previous_start)?;
-            if number > 2 {
+            // The one before the previous is this checkpointer's own (a resumed log's first
+            // one follows its restart checkpoint, the only one left in the directory).
+            if taken > 2 {
                 let old = checkpoint_file(&self.dir, number - 2);
                 std::fs::remove_file(&old)
                     .and_then(|()| std::fs::File::open(&self.dir)?.sync_all())

@@ -1,0 +1,137 @@
+//! `txbench serve --log DIR`: the server's redo log. Every session is a logged worker (its
+//! transaction handle attached to the log, as the thread executor's workers are), so every
+//! committed transaction of every session goes through the same install hook and the same
+//! files as `txbench run --log`; a session's `COMMIT` is answered only once the log says the
+//! commit is durable (`server.rs`, "Durability").
+//!
+//! On start, a directory that holds a previous server's log is recovered into the freshly
+//! loaded database before the first session is accepted (the code of `txbench recover`:
+//! [`crate::log::recover`]), and the log continues in the same directory as a new generation
+//! of the same run ([`crate::log::resume`] says why and how). An empty directory starts a new
+//! log. A directory whose manifest describes another workload, or another number of
+//! sessions, is refused: its records would not be the loaded tables' records.
+
+use crate::config::RunConfig;
+use crate::log::recover::{Recovery, read_log_dir};
+use crate::log::resume::{RestartPoint, ResumeError, resume};
+use crate::log::{LogSettings, Logger};
+use crate::storage::Database;
+use std::path::Path;
+use std::time::Instant;
+
+/// The server's log, and what it recovered on start.
+pub struct ServerLog {
+    /// The log the sessions write.
+    pub logger: Logger,
+    /// With a previous log in the directory: what recovery found, and where the new
+    /// generation starts.
+    pub resumed: Option<(Recovery, RestartPoint)>,
+}
+
+/// Why a server's log directory could not be used.
+#[derive(Debug, thiserror::Error)]
+pub enum ServerLogError {
+    /// The directory is not one this server can log to: another workload's log, another
+    /// session count, an unreadable or unrecoverable log (bad input: exit 2).
+    #[error("--log {dir}: {why}")]
+    Refused {
+        /// The directory.
+        dir: String,
+        /// Why.
+        why: String,
+    },
+    /// Recovery or the new generation's files failed part-way (exit 1).
+    #[error("--log {dir}: {why}")]
+    Failed {
+        /// The directory.
+        dir: String,
+        /// Why.
+        why: String,
+    },
+}
+
+/// Opens the server's log in `settings.dir` for `workers` sessions: a new log in an empty
+/// directory, or (module docs) the previous server's log recovered into `db` and continued.
+/// `db` is loaded as `run` says and not yet served.
+pub fn open_server_log<M: Sync>(
+    settings: &LogSettings,
+    workers: usize,
+    run: &RunConfig,
+    db: &Database<M>,
+) -> Result<ServerLog, ServerLogError> {
+    let dir = &settings.dir;
+    let refused = |why: String| ServerLogError::Refused {
+        dir: dir.display().to_string(),
+        why,
+    };
+    if !crate::log::files::holds_log(dir).map_err(|e| refused(e.to_string()))? {
+        let logger = Logger::create(settings, workers, &settings.run_args)
+            .map_err(|e| refused(e.to_string()))?;
+        return Ok(ServerLog {
+            logger,
+            resumed: None,
+        });
+    }
+    let read_from = Instant::now();
+    let log = read_log_dir(dir).map_err(|e| refused(e.to_string()))?;
+    let read_s = read_from.elapsed().as_secs_f64();
+    let logged = crate::recovery::manifest_run_config(dir, &log.manifest)
+        .map_err(|e| refused(e.to_string()))?;
+    if logged.workload != run.workload {
+        return Err(refused(format!(
+            "it holds the log of another workload (its manifest: `{}`; its tables: {}; this \
+             server's: {}): choose an empty directory, or serve the same workload",
+            log.manifest.args.join(" "),
+            describe_tables(&logged),
+            describe_tables(run),
+        )));
+    }
+    if log.manifest.workers != workers {
+        return Err(refused(format!(
+            "it holds the log of a server with --max-connections {} (one log file per session \
+             worker); give --max-connections {} to continue it",
+            log.manifest.workers, log.manifest.workers
+        )));
+    }
+    match resume(db, dir, &log, settings, read_s) {
+        Ok(r) => Ok(ServerLog {
+            logger: r.logger,
+            resumed: Some((r.recovery, r.restart)),
+        }),
+        Err(ResumeError::NoStart(why)) => Err(refused(why.to_string())),
+        Err(e @ (ResumeError::Replay(_) | ResumeError::Io(_))) => Err(ServerLogError::Failed {
+            dir: dir.display().to_string(),
+            why: e.to_string(),
+        }),
+    }
+}
+
+fn describe_tables(run: &RunConfig) -> String {
+    run.workload
+        .tables()
+        .iter()
+        .map(|t| format!("{} {} x {} B", t.name, t.records, t.payload_bytes))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// The line a resumed server prints before it listens.
+pub fn describe_resumed(dir: &Path, rec: &Recovery, restart: &RestartPoint) -> String {
+    let from = match &rec.checkpoint {
+        Some(c) => format!("checkpoint {} ({} records)", c.number, c.records),
+        None => "the load".to_string(),
+    };
+    format!(
+        "recovered {}: from {from}, {} transactions replayed up to durable epoch {} ({} beyond \
+         it dropped, never acknowledged); wrote them as checkpoint {} ({} records), removed {} \
+         old files; logging on from epoch {}",
+        dir.display(),
+        rec.replay.txns_applied,
+        rec.frontier,
+        rec.replay.txns_beyond_frontier,
+        restart.checkpoint,
+        restart.records,
+        restart.files_removed,
+        restart.first_epoch
+    )
+}
