@@ -16,24 +16,29 @@
 //!    a checkpoint's end): every transaction in the old files, replayed or not, has an epoch
 //!    at most `E`.
 //! 2. Write the recovered database as checkpoint `N + 1` (`N` the highest number in the
-//!    directory) with start epoch `E + 1` and end epoch `E`; sync it, rename it into place,
-//!    sync the directory.
+//!    directory) with start epoch `E + 1` and end epoch `F`, the frontier recovery found (its
+//!    versions are of epochs at most `F`); sync it, rename it into place, sync the directory.
 //! 3. Create every worker's next segment (numbered after its last), whose header says the
 //!    worker's earlier segments reached marker `E` and hold epochs up to `E`; each synced
 //!    with the directory.
-//! 4. Remove the old segments, the other checkpoints and any `.tmp`; sync the directory.
+//! 4. Remove the old segments, each worker's oldest first, then the other checkpoints and any
+//!    `.tmp`; sync the directory.
 //! 5. Commits take epochs from `E + 1` on ([`EpochClock::starting_at`]), and each record's
 //!    next version continues from the seq recovery left it with.
 //!
 //! # A crash during a restart recovers the same state
 //!
 //! - Before step 2 completes the old files are untouched (a `.tmp` is never read).
-//! - Between steps 2 and 4, checkpoint `N + 1` is either passed over, its end epoch `E` being
-//!   beyond the old frontier (recovery then starts where it did before and finds the same
-//!   state), or chosen, when the frontier reaches `E` (the old frontier was `E`, or the new
-//!   segments' headers raised every worker's last marker to `E`): it holds the recovered state
-//!   and replay starts at `E + 1`, an epoch no old file holds, while the new segments hold no
-//!   transaction yet.
+//! - From then on checkpoint `N + 1` is the newest and always chosen: its end epoch `F` is at
+//!   or below the frontier (the old files give `F`, removing a worker's oldest segments keeps
+//!   its last marker, which the next segment's header carries, and a new segment's header says
+//!   `E`), each worker's segments stay consecutive (oldest removed first), and replay from
+//!   `E + 1` needs none of the old ones. It holds the recovered state, and replay finds
+//!   nothing: no old file holds an epoch above `E`, and the new segments hold no transaction
+//!   yet. (An end epoch of `E` instead of `F` would leave the checkpoint unusable while a torn
+//!   old segment, which ends its worker's log, hides the new segment's marker; and removing
+//!   segments in any order left a gap the test caught: "worker 0's log segments 1 and 3 are
+//!   not consecutive".)
 //! - After step 4 the directory is checkpoint `N + 1` and the new segments: what a running
 //!   log with checkpoints looks like, so the next recovery starts from `N + 1` (or from a
 //!   newer checkpoint) and replays what the new server logged.
@@ -176,7 +181,7 @@ pub(crate) fn resume_until<M: Sync>(
             number,
             start_epoch: first_epoch,
         },
-        highest,
+        recovery.frontier,
     )?;
     if stop == Stop::AfterCheckpoint {
         return Ok(None);
@@ -286,36 +291,45 @@ fn write_restart_checkpoint<M>(
     Ok(records)
 }
 
-/// Step 4: removes every segment of worker `w` numbered below `kept[w]`, every checkpoint but
-/// `checkpoint`, and every `.tmp` (at most `most` files: tests stop part-way); then syncs the
-/// directory. Returns how many were removed.
+/// Step 4: removes every segment of worker `w` numbered below `kept[w]`, oldest first (a
+/// crash part-way leaves each worker's segments consecutive), then every checkpoint but
+/// `checkpoint` and every `.tmp` (at most `most` files in all: tests stop part-way); then
+/// syncs the directory. Returns how many were removed.
 fn remove_old_files(
     dir: &Path,
     kept: &[u32],
     checkpoint: u64,
     most: usize,
 ) -> Result<usize, LogError> {
-    let mut removed = 0;
+    let mut segments = Vec::new();
+    let mut others = Vec::new();
     for entry in std::fs::read_dir(dir).map_err(|e| LogError::io(dir, e))? {
-        if removed == most {
-            break;
-        }
         let entry = entry.map_err(|e| LogError::io(dir, e))?;
         let Some(name) = entry.file_name().to_str().map(str::to_string) else {
             continue;
         };
-        let old = match parse_segment_name(&name) {
-            Some((w, n)) => kept.get(w).is_none_or(|&k| n < k),
-            None => {
-                parse_checkpoint_name(&name).is_some_and(|n| n != checkpoint)
-                    || (name.starts_with("checkpoint-") && name.ends_with(".tmp"))
+        match parse_segment_name(&name) {
+            Some((w, n)) if kept.get(w).is_none_or(|&k| n < k) => {
+                segments.push((w, n, entry.path()));
             }
-        };
-        if old {
-            let path = entry.path();
-            std::fs::remove_file(&path).map_err(|e| LogError::io(&path, e))?;
-            removed += 1;
+            Some(_) => {}
+            None => {
+                if parse_checkpoint_name(&name).is_some_and(|n| n != checkpoint)
+                    || (name.starts_with("checkpoint-") && name.ends_with(".tmp"))
+                {
+                    others.push(entry.path());
+                }
+            }
         }
+    }
+    segments.sort_unstable();
+    let mut removed = 0;
+    for path in segments.into_iter().map(|(_, _, p)| p).chain(others) {
+        if removed == most {
+            break;
+        }
+        std::fs::remove_file(&path).map_err(|e| LogError::io(&path, e))?;
+        removed += 1;
     }
     sync_dir(dir)?;
     Ok(removed)
