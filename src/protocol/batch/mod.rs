@@ -424,6 +424,24 @@ impl Batches {
         self.finished(t);
     }
 
+    /// [`stats`](Self::stats), and for a protocol's no-wait form (`no_wait`) the conflicts it
+    /// reran in a later batch (`no_wait_conflicts`, counted by the protocol in `conflicts`).
+    pub fn stats_with_conflicts(
+        &self,
+        no_wait: bool,
+        conflicts: &AtomicU64,
+    ) -> Vec<(&'static str, f64)> {
+        let mut stats = self.stats();
+        if no_wait {
+            // Relaxed: read after the workers were joined.
+            stats.push((
+                "no_wait_conflicts",
+                conflicts.load(Ordering::Relaxed) as f64,
+            ));
+        }
+        stats
+    }
+
     /// Named numbers for the report: batches closed, their mean size, and how many closed
     /// because their time was up.
     pub fn stats(&self) -> Vec<(&'static str, f64)> {

@@ -227,15 +227,8 @@ impl RunHooks for Calvin {
     const RUNS_IN_BATCHES: bool = true;
 
     fn stats(&self) -> Vec<(&'static str, f64)> {
-        let mut stats = self.batches.stats();
-        if self.no_wait {
-            // Relaxed: read after the workers were joined.
-            stats.push((
-                "no_wait_conflicts",
-                self.conflicts.load(Ordering::Relaxed) as f64,
-            ));
-        }
-        stats
+        self.batches
+            .stats_with_conflicts(self.no_wait, &self.conflicts)
     }
 
     /// A no-wait conflict reruns in the next batch (SGPM's Calvin_NW): its batch has gone on
