@@ -827,10 +827,7 @@ impl<const EARLY: bool> RunHooks for PlacedVersions<EARLY> {
     /// A no-wait conflict reruns in the next batch (SGPM's BOHM_NW and PWV_NW; module docs):
     /// its batch has gone on without it.
     fn signal(&self, why: Abort) -> Signal {
-        match why {
-            Abort::LockConflict => Signal::Nb,
-            other => Signal::for_abort(other),
-        }
+        super::batch::no_wait_signal(why)
     }
 
     fn stop_worker(&self, w: &mut PlacedWorker<'_, EARLY>) {

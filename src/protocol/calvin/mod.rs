@@ -234,10 +234,7 @@ impl RunHooks for Calvin {
     /// A no-wait conflict reruns in the next batch (SGPM's Calvin_NW): its batch has gone on
     /// without it.
     fn signal(&self, why: Abort) -> Signal {
-        match why {
-            Abort::LockConflict => Signal::Nb,
-            other => Signal::for_abort(other),
-        }
+        super::batch::no_wait_signal(why)
     }
 
     fn stop_worker(&self, w: &mut CalvinWorker<'_>) {
