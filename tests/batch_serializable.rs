@@ -200,8 +200,18 @@ fn calvin_is_serializable_under_threads_and_coroutines() {
         for ycsb in [contended_ycsb(), blind()] {
             for (threads, queue) in runs {
                 let what = format!("{name}, {threads} x {queue:?}, {ycsb:?}");
-                let (serializable, c) =
-                    run(calvin(no_wait), &Ycsb::new(ycsb.clone()), threads, queue);
+                // An unpaused no-wait run on a loaded machine may see no conflict (its members
+                // never overlapped): up to three runs, each checked, for one that conflicts.
+                let mut tries = 0;
+                let (serializable, c) = loop {
+                    tries += 1;
+                    let (s, c) = run(calvin(no_wait), &Ycsb::new(ycsb.clone()), threads, queue);
+                    assert!(s, "{what}");
+                    let conflicted = c.aborts[Abort::LockConflict.index()] > 0;
+                    if !no_wait || threads == 1 || conflicted || tries == 3 {
+                        break (s, c);
+                    }
+                };
                 assert!(serializable, "{what}");
                 assert!(c.commits > 0, "{what}: no progress");
                 let conflicts = c.aborts[Abort::LockConflict.index()];
