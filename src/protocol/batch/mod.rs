@@ -61,8 +61,8 @@ pub use ticket::{BatchTicket, RANK_LIMIT};
 pub use turn::Turn;
 
 /// The coroutine signal for a batch protocol's abort: a no-wait form's conflict
-/// ([`Abort::LockConflict`]) reruns in the next batch (NB; SGPM's Calvin_NW, BOHM_NW, PWV_NW), its
-/// batch having gone on without it; any other abort as [`Signal::for_abort`] says.
+/// ([`super::Abort::LockConflict`]) reruns in the next batch (NB; SGPM's Calvin_NW, BOHM_NW, PWV_NW), its
+/// batch having gone on without it; any other abort as [`super::signal::Signal::for_abort`] says.
 pub fn no_wait_signal(why: super::Abort) -> super::signal::Signal {
     match why {
         super::Abort::LockConflict => super::signal::Signal::Nb,
