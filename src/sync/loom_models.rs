@@ -7,9 +7,10 @@
 //!
 //! Each model explores every interleaving (and every value a weak load may return, within
 //! loom's model of C11) up to a preemption bound, [`PREEMPTIONS`], which keeps the whole set to
-//! minutes on two cores. Each names in its doc the ordering it was run weakened against; six
-//! failed for it (docs/TESTING.md records loom's messages), and the four version-chain models did
-//! not (TESTING says what is known of why): they stand as regression models of the chain's logic. loom treats `SeqCst`
+//! minutes on two cores. Each names in its doc the ordering it was run weakened against, and
+//! each failed for it (docs/TESTING.md records loom's messages). A reader or collector whose
+//! loads must see another thread's stores runs on a spawned thread, the writer on the main one
+//! (`spawn_reader` says why: loom runs the main thread on first). loom treats `SeqCst`
 //! loads and stores as `AcqRel` (its README), so the Dekker-style reader/writer handshakes of the
 //! 2PL owned lock and of PLOR's `EXCL` bit, which need the `SeqCst` total order, are not modelled:
 //! loom would report executions the real order forbids. The models cover what rests on
@@ -149,36 +150,56 @@ fn loom_version_chain_push_is_seen_initialised() {
     });
 }
 
-/// The chain's collector bit and detach against a writer's push: the record's writer pushes the
-/// version at 3 and collects with watermark 2 while a deferred collector (record held: it may
-/// only cut below the first node at or below the watermark) runs. Exactly the node at 1 is
-/// freed, once, and the version at 2, which a snapshot at 2 needs, stays.
-/// Weakened for the check: `begin_collecting`'s `Acquire` CAS made `Relaxed` (not caught).
+/// The collector bit orders one collector's cut before the next collector's walk: a deferred
+/// collector (watermark 2) cuts the chain 2 -> 1 below the version at 2, frees the node at 1
+/// and, as any worker's pool may, reuses it at once for a version (at 7) of another record; then
+/// the record's writer pushes the version at 3 and collects with the watermark it read earlier
+/// (1), walking 3 -> 2 -> the link the deferred collector cut. The writer must see that link
+/// cut (the bit's `Acquire` takes the deferred collector's `end_collecting` `Release`, through
+/// the writer's own push in that release sequence); walking the old link would take the reused
+/// node for the version at 1 and detach and free the other record's version at 6. The
+/// deferred collector runs on the main thread, so loom's first schedule runs it to the end
+/// before the writer (spawn_reader says why that matters).
+/// Weakened for the check: `begin_collecting`'s `Acquire` CAS made `Relaxed`.
 #[test]
-fn loom_version_chain_collector_bit_and_detach() {
+fn loom_version_chain_collector_bit_orders_the_next_collector() {
     model(|| {
         let (store, chain) = store_and_chain();
+        let other: Arc<VersionChain<()>> = Arc::new(VersionChain::default());
         {
             let mut pool = store.pool(0);
             push_version(&chain, &mut pool, 1);
             push_version(&chain, &mut pool, 2);
+            push_version(&other, &mut pool, 6);
         }
-        free_node(&store);
         let writer = {
             let (store, chain) = (store.clone(), chain.clone());
             thread::spawn(move || {
                 let mut pool = store.pool(0);
                 push_version(&chain, &mut pool, 3);
-                chain.collect(4, 2, &mut pool)
+                chain.collect(4, 1, &mut pool)
             })
         };
         let mut pool = store.pool(1);
+        // The record locked for all the collector knows: it cuts below the version at 2.
         let deferred = chain.collect_deferred(|| None, 2, &mut pool);
+        if deferred == 1 {
+            // The freed node at 1 goes straight back into use (the store's shared free list).
+            push_version(&other, &mut pool, 7);
+        }
         drop(pool);
         let by_writer = writer.join().expect("writer");
-        assert_eq!(by_writer + deferred, 1, "the node at 1 goes, once");
-        assert_eq!(store.stats().live_versions, 2);
+        // Whichever collector comes second finds nothing at or below its watermark to cut.
+        assert_eq!(
+            by_writer, 0,
+            "the writer freed a node it should not have reached"
+        );
+        assert!(deferred <= 1, "the node at 1 goes at most once: {deferred}");
+        assert_eq!(store.stats().live_versions, 4);
         // SAFETY: the model's threads are done.
+        let v = unsafe { other.find_visible(6) }.expect("the other record's version at 6 stays");
+        assert_eq!((v.ts(), v.payload().word(0)), (6, 60));
+        // SAFETY: as above.
         let v = unsafe { chain.find_visible(2) }.expect("the version at 2 stays");
         assert_eq!((v.ts(), v.payload().word(0)), (2, 20));
     });

@@ -108,8 +108,12 @@ impl<V> VersionChain<V> {
     #[inline]
     fn begin_collecting(&self) -> Option<*mut Version<V>> {
         // Relaxed, then Acquire on success: the walk that follows sees every pushed node's
-        // fields (the pushes' Release), and, for `collect_deferred`, the record-word store that
-        // preceded the last push (its writer locked before pushing).
+        // fields (the pushes' Release), the links the previous collector cut (its
+        // `end_collecting`'s Release; the walk's link loads are Relaxed, and a stale link leads
+        // into nodes that collector freed and a pool may have reused: the loom model
+        // `loom_version_chain_collector_bit_orders_the_next_collector` fails without it), and,
+        // for `collect_deferred`, the record-word store that preceded the last push (its writer
+        // locked before pushing).
         let head = self.head.load(Ordering::Relaxed);
         if head.addr() & COLLECTING != 0 {
             return None;
