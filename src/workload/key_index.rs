@@ -123,8 +123,22 @@ impl KeyIndex {
     }
 
     /// The record of `key`, looked up through the method; `None` for a key that was never built.
-    #[inline]
+    ///
+    /// Always inlined, with the two real indexes behind a call of their own: the array's lookup
+    /// is one comparison, but a body that also inlines the hash and B+-tree lookups is large
+    /// enough that the compiler called it out of line, about 25 instructions per YCSB access for
+    /// one comparison (issue 23, `docs/RESULTS.md`).
+    #[inline(always)]
     pub fn get(&self, key: u64) -> Option<RecordId> {
+        match self {
+            KeyIndex::Array { records } => (key < *records).then_some(RecordId(key)),
+            KeyIndex::Hash(_) | KeyIndex::Ordered(_) => self.get_indexed(key),
+        }
+    }
+
+    /// [`KeyIndex::get`] through the hash or ordered index.
+    #[inline(never)]
+    fn get_indexed(&self, key: u64) -> Option<RecordId> {
         match self {
             KeyIndex::Array { records } => (key < *records).then_some(RecordId(key)),
             KeyIndex::Hash(index) => index.get(key),
