@@ -23,8 +23,8 @@
 //! Each entry carries its record's seq, a total order of that record's versions given by the
 //! install path while the record was held exclusively. Recovery (`recover.rs`) replays each
 //! worker's file on its own thread and keeps, per record, the entry with the highest seq (a
-//! last-writer-wins merge), for the transactions at or below the durable frontier: the least
-//! epoch marker over the files (`writer.rs`).
+//! last-writer-wins merge), for the transactions at or below the durable frontier, which the
+//! workers' last epoch markers give (`format::EpochMarker`; `writer.rs`).
 //!
 //! # Checkpoints
 //!

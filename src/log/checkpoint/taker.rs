@@ -152,6 +152,8 @@ impl<'a, M: Sync> Checkpointer<'a, M> {
 
     /// Waits until the durable frontier reaches `epoch`; false when the log stopped first.
     fn wait_durable(&self, epoch: u64) -> bool {
+        // A flush with nothing new to write still runs for it (an idle flusher parks).
+        self.log.request_durable(epoch);
         while self.log.clock().durable() < epoch {
             if self.log.is_stopping() || self.log.failure().is_some() {
                 return false;
