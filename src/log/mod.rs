@@ -37,11 +37,14 @@
 //! Files: `format.rs` (the bytes), `epoch.rs` (the clock), `writer.rs` (buffers, flusher,
 //! acknowledgement, segments), `files.rs` (the directory, its manifest, segment and
 //! checkpoint names), `device.rs` (files, and a simulated device that loses unsynced bytes),
+//! `dir.rs` (where segments and checkpoints are created, renamed and removed: the file system,
+//! or a simulated directory that loses unsynced entries),
 //! `checkpoint/` (the checkpointer and its file format), `recover.rs` (replay), `resume.rs`
 //! (a restarted server's log: recovered, then continued in the same directory).
 
 pub mod checkpoint;
 pub mod device;
+pub mod dir;
 pub mod epoch;
 pub mod files;
 pub mod format;

@@ -188,9 +188,7 @@ pub(crate) fn resume_until<M: Sync>(
         return Ok(None);
     }
     // 3.
-    let mut store = SegmentFiles {
-        dir: dir.to_path_buf(),
-    };
+    let mut store = SegmentFiles::on_disk(dir);
     let mut devices: Vec<Box<dyn LogDevice>> = Vec::with_capacity(workers);
     let mut numbers = Vec::with_capacity(workers);
     // As if one flush of epoch `E` had written every log, the flush before it `F`.

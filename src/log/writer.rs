@@ -655,9 +655,7 @@ impl Logger {
         let mut logger = Logger::new(devices, settings.sync, settings.group);
         if settings.checkpoint.is_some() {
             logger = logger.with_segments(
-                Box::new(super::files::SegmentFiles {
-                    dir: settings.dir.clone(),
-                }),
+                Box::new(super::files::SegmentFiles::on_disk(&settings.dir)),
                 run_id,
             );
         }
