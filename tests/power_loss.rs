@@ -81,7 +81,8 @@ fn replayable(files: &[Vec<u8>]) -> HashSet<u64> {
         .enumerate()
         .map(|(w, f)| scan_file("f", f, w, RUN_ID))
         .collect();
-    let frontier = scans.iter().map(|s| s.last_marker).min().unwrap_or(0);
+    let markers: Vec<_> = scans.iter().map(|s| s.marker).collect();
+    let frontier = format::frontier(&markers);
     let mut ids = HashSet::new();
     for (f, s) in files.iter().zip(&scans) {
         for frame in FrameReader::new(&f[..s.valid_bytes as usize]) {

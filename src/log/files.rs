@@ -19,6 +19,7 @@
 
 use super::LogError;
 use super::device::LogDevice;
+use super::dir::{Directory, DiskDirectory};
 use super::format;
 use serde::{Deserialize, Serialize};
 use std::fs::{File, OpenOptions};
@@ -42,7 +43,12 @@ pub struct Manifest {
 
 /// Segment `segment` of worker `w`'s log.
 pub fn segment_file(dir: &Path, w: usize, segment: u32) -> PathBuf {
-    dir.join(format!("worker-{w:03}-{segment:06}.log"))
+    dir.join(segment_name(w, segment))
+}
+
+/// The file name of segment `segment` of worker `w`'s log.
+pub fn segment_name(w: usize, segment: u32) -> String {
+    format!("worker-{w:03}-{segment:06}.log")
 }
 
 /// Worker and segment of a segment file's name.
@@ -54,12 +60,22 @@ pub fn parse_segment_name(name: &str) -> Option<(usize, u32)> {
 
 /// Checkpoint `n`, complete (renamed into place).
 pub fn checkpoint_file(dir: &Path, n: u64) -> PathBuf {
-    dir.join(format!("checkpoint-{n:06}.ckpt"))
+    dir.join(checkpoint_name(n))
 }
 
 /// Checkpoint `n` while it is written.
 pub fn checkpoint_tmp_file(dir: &Path, n: u64) -> PathBuf {
-    dir.join(format!("checkpoint-{n:06}.tmp"))
+    dir.join(checkpoint_tmp_name(n))
+}
+
+/// The file name of checkpoint `n`, complete.
+pub fn checkpoint_name(n: u64) -> String {
+    format!("checkpoint-{n:06}.ckpt")
+}
+
+/// The file name of checkpoint `n` while it is written.
+pub fn checkpoint_tmp_name(n: u64) -> String {
+    format!("checkpoint-{n:06}.tmp")
 }
 
 /// The number of a complete checkpoint's file name.
@@ -221,24 +237,36 @@ pub trait SegmentStore: Send {
 /// The segment files of a log directory.
 pub struct SegmentFiles {
     /// The directory.
-    pub dir: PathBuf,
+    pub dir: std::sync::Arc<dyn Directory>,
+}
+
+impl SegmentFiles {
+    /// The segment files of the directory `dir` of the file system.
+    pub fn on_disk(dir: &Path) -> Self {
+        SegmentFiles {
+            dir: std::sync::Arc::new(DiskDirectory(dir.to_path_buf())),
+        }
+    }
 }
 
 impl SegmentStore for SegmentFiles {
     fn open(&mut self, h: &format::SegmentHeader) -> std::io::Result<Box<dyn LogDevice>> {
-        let path = segment_file(&self.dir, h.worker as usize, h.segment);
         let mut bytes = Vec::new();
         format::write_segment_header(&mut bytes, h);
-        let file = write_synced(&path, &bytes).map_err(std::io::Error::other)?;
-        sync_dir(&self.dir).map_err(std::io::Error::other)?;
-        Ok(Box::new(file))
+        let mut device = self
+            .dir
+            .create(&segment_name(h.worker as usize, h.segment))?;
+        device.append(&bytes)?;
+        device.sync()?;
+        self.dir.sync()?;
+        Ok(device)
     }
 
     fn remove(&mut self, worker: usize, segment: u32) -> std::io::Result<()> {
-        std::fs::remove_file(segment_file(&self.dir, worker, segment))
+        self.dir.remove(&segment_name(worker, segment))
     }
 
     fn sync(&mut self) -> std::io::Result<()> {
-        sync_dir(&self.dir).map_err(std::io::Error::other)
+        self.dir.sync()
     }
 }

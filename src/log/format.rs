@@ -10,12 +10,17 @@
 //!
 //!  kind 1, file header: magic "TXBLOG01" (u64), format (u32), worker (u32), run id (u64),
 //!          segment (u32), earlier segments' highest transaction epoch (u64), earlier
-//!          segments' last epoch marker (u64)
+//!          segments' last epoch marker (the marker's three fields, 20 bytes)
 //!  kind 2, transaction: epoch (u64), txn id (u64), entries (u32), then per entry:
 //!          table (u32), bytes (u32), record id (u64), seq (u64), the row (bytes)
-//!  kind 3, epoch marker: epoch (u64): every transaction of this file with an epoch at or
-//!          below it is written before the marker
+//!  kind 3, epoch marker: epoch (u64), files (u32), below (u64): every transaction of this
+//!          file with an epoch at or below `epoch` is written before the marker; the flush
+//!          that wrote it wrote the same marker to `files` workers' logs (those with
+//!          something new), and `below` is the epoch of the flush before it
 //! ```
+//!
+//! A flush writes a marker only to the logs that have something new ([`EpochMarker`] says
+//! how recovery still finds the frontier).
 //!
 //! A worker's log is a sequence of segment files (`files.rs`); the header's last two fields
 //! carry what the earlier segments knew, so recovery needs none of the segments a checkpoint
@@ -32,7 +37,7 @@
 /// The first eight bytes of every log file's header frame.
 pub const MAGIC: u64 = u64::from_le_bytes(*b"TXBLOG01");
 /// The format this build writes and reads.
-pub const FORMAT_VERSION: u32 = 2;
+pub const FORMAT_VERSION: u32 = 3;
 /// Bytes before a frame's kind: length and checksum.
 pub const FRAME_HEADER: usize = 8;
 /// Bytes of a transaction's header after the kind: epoch, txn id, entry count.
@@ -90,9 +95,66 @@ pub struct SegmentHeader {
     /// The highest epoch of any transaction in the worker's earlier segments (0: none): a
     /// checkpoint whose start epoch is above it needs none of them.
     pub prev_max_epoch: u64,
-    /// The last epoch marker the earlier segments hold (0: none): the worker's log is durable
-    /// up to it even once they are removed.
-    pub prev_marker: u64,
+    /// The last epoch marker the earlier segments hold ([`EpochMarker::NONE`]: none): the
+    /// worker's log is durable up to it even once they are removed.
+    pub prev_marker: EpochMarker,
+}
+
+/// What one group flush vouches for, written as the same marker to every worker's log it
+/// wrote (a log with nothing new gets none).
+///
+/// # The durable frontier
+///
+/// A flush of epoch `epoch` runs only after the flush before it (epoch `below`) completed:
+/// every log it wrote was synced. A log the flush skips had nothing new, so it holds all of
+/// its worker's transactions of epochs at or below `epoch` already. So, with `M` the highest
+/// marker epoch of any worker's log:
+///
+/// - if `M.files` logs end with marker `M`, the flush of `M` completed, and every log holds
+///   its worker's transactions of epochs at or below `M`: the frontier is `M.epoch`;
+/// - otherwise a crash cut that flush short (some of its logs lack the marker), and the frontier
+///   is `M.below`, which the completed flush before it made durable in every log.
+///
+/// ([`frontier`]). With a marker in every log at every flush (`files` the number of workers,
+/// as a restart's new segments say) this is the least last marker over the logs.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct EpochMarker {
+    /// The epoch the flush closed.
+    pub epoch: u64,
+    /// How many workers' logs the flush wrote this marker to.
+    pub files: u32,
+    /// The epoch of the flush before (durable in every log once this flush began).
+    pub below: u64,
+}
+
+impl EpochMarker {
+    /// No marker yet: a log that has not been flushed.
+    pub const NONE: EpochMarker = EpochMarker {
+        epoch: 0,
+        files: 0,
+        below: 0,
+    };
+}
+
+/// The durable frontier of logs whose last markers are `last` (one per worker; a worker's
+/// last marker is the one of highest epoch in its log or, failing any, its first segment
+/// header's): [`EpochMarker`] gives the rule.
+///
+/// Markers of one epoch written by one flush agree; those of a restart's new segments
+/// (`resume.rs`) may differ from an old flush's of the same epoch, and any of them that
+/// counts its logs complete, or else the highest `below`, decides (a restart's checkpoint
+/// needs only a frontier at or above its end epoch, which both give).
+pub fn frontier(last: &[EpochMarker]) -> u64 {
+    let Some(top) = last.iter().map(|m| m.epoch).max() else {
+        return 0;
+    };
+    let at_top = || last.iter().filter(|m| m.epoch == top);
+    let ended = at_top().count();
+    if at_top().any(|m| ended >= m.files as usize) {
+        top
+    } else {
+        at_top().map(|m| m.below).max().unwrap_or(0)
+    }
 }
 
 impl SegmentHeader {
@@ -103,13 +165,15 @@ impl SegmentHeader {
             run_id,
             segment: 0,
             prev_max_epoch: 0,
-            prev_marker: 0,
+            prev_marker: EpochMarker::NONE,
         }
     }
 }
 
 /// Bytes of a file header's body after the kind.
-const FILE_HEADER_BODY: usize = 44;
+const FILE_HEADER_BODY: usize = 56;
+/// Bytes of an epoch marker's body after the kind.
+const MARKER_BODY: usize = 20;
 
 /// Appends a segment's header frame.
 pub fn write_segment_header(buf: &mut Vec<u8>, h: &SegmentHeader) {
@@ -120,14 +184,28 @@ pub fn write_segment_header(buf: &mut Vec<u8>, h: &SegmentHeader) {
     buf.extend_from_slice(&h.run_id.to_le_bytes());
     buf.extend_from_slice(&h.segment.to_le_bytes());
     buf.extend_from_slice(&h.prev_max_epoch.to_le_bytes());
-    buf.extend_from_slice(&h.prev_marker.to_le_bytes());
+    push_marker(buf, &h.prev_marker);
     end_frame(buf, start);
 }
 
+fn push_marker(buf: &mut Vec<u8>, m: &EpochMarker) {
+    buf.extend_from_slice(&m.epoch.to_le_bytes());
+    buf.extend_from_slice(&m.files.to_le_bytes());
+    buf.extend_from_slice(&m.below.to_le_bytes());
+}
+
+fn marker_at(b: &[u8], at: usize) -> Option<EpochMarker> {
+    Some(EpochMarker {
+        epoch: u64_at(b, at)?,
+        files: u32_at(b, at + 8)?,
+        below: u64_at(b, at + 12)?,
+    })
+}
+
 /// Appends an epoch marker frame.
-pub fn write_epoch_marker(buf: &mut Vec<u8>, epoch: u64) {
+pub fn write_epoch_marker(buf: &mut Vec<u8>, m: &EpochMarker) {
     let start = begin_frame(buf, KIND_EPOCH);
-    buf.extend_from_slice(&epoch.to_le_bytes());
+    push_marker(buf, m);
     end_frame(buf, start);
 }
 
@@ -170,8 +248,8 @@ pub enum Frame<'a> {
     FileHeader(SegmentHeader),
     /// A committed transaction.
     Txn(TxnFrame<'a>),
-    /// Every transaction of this file with an epoch at or below this one precedes the marker.
-    Epoch(u64),
+    /// Every transaction of this file with an epoch at or below the marker's precedes it.
+    Epoch(EpochMarker),
 }
 
 /// A transaction frame: its epoch, id and entries (already checked to parse).
@@ -300,10 +378,12 @@ impl<'a> FrameReader<'a> {
                     run_id: field(16)?,
                     segment: u32_at(rest, 24).ok_or(Torn::Malformed)?,
                     prev_max_epoch: field(28)?,
-                    prev_marker: field(36)?,
+                    prev_marker: marker_at(rest, 36).ok_or(Torn::Malformed)?,
                 })
             }
-            KIND_EPOCH if rest.len() == 8 => Frame::Epoch(u64_at(rest, 0).ok_or(Torn::Malformed)?),
+            KIND_EPOCH if rest.len() == MARKER_BODY => {
+                Frame::Epoch(marker_at(rest, 0).ok_or(Torn::Malformed)?)
+            }
             KIND_TXN => {
                 let epoch = u64_at(rest, 0).ok_or(Torn::Malformed)?;
                 let txn_id = u64_at(rest, 8).ok_or(Torn::Malformed)?;
@@ -372,6 +452,12 @@ impl<'a> Iterator for FrameReader<'a> {
 mod tests {
     use super::*;
 
+    const MARKER: EpochMarker = EpochMarker {
+        epoch: 1,
+        files: 3,
+        below: 0,
+    };
+
     fn sample() -> (Vec<u8>, Vec<usize>) {
         let mut buf = Vec::new();
         let mut ends = Vec::new();
@@ -384,7 +470,7 @@ mod tests {
         set_entry_table(&mut arena, b, 2);
         write_txn(&mut buf, 1, 0x100, 2, &arena);
         ends.push(buf.len());
-        write_epoch_marker(&mut buf, 1);
+        write_epoch_marker(&mut buf, &MARKER);
         ends.push(buf.len());
         (buf, ends)
     }
@@ -407,7 +493,7 @@ mod tests {
             (e[1].table, e[1].rid, e[1].seq, e[1].row),
             (2, 9, 4, &[2; 8][..])
         );
-        assert_eq!(frames[2], Frame::Epoch(1));
+        assert_eq!(frames[2], Frame::Epoch(MARKER));
         assert_eq!(frames.len(), 3);
     }
 
@@ -441,5 +527,47 @@ mod tests {
                 assert!(r.torn().is_some(), "byte {byte} bit {bit}");
             }
         }
+    }
+
+    fn marker(epoch: u64, files: u32, below: u64) -> EpochMarker {
+        EpochMarker {
+            epoch,
+            files,
+            below,
+        }
+    }
+
+    /// A header's marker reads back with all three fields.
+    #[test]
+    fn a_segment_header_carries_the_last_marker() {
+        let h = SegmentHeader {
+            worker: 2,
+            run_id: 9,
+            segment: 4,
+            prev_max_epoch: 17,
+            prev_marker: marker(19, 2, 18),
+        };
+        let mut buf = Vec::new();
+        write_segment_header(&mut buf, &h);
+        let frames: Vec<_> = FrameReader::new(&buf).collect();
+        assert_eq!(frames, vec![Frame::FileHeader(h)]);
+    }
+
+    /// The frontier: the last flush's epoch when every log it wrote ends with its marker, else
+    /// the flush before it; logs the flush skipped do not hold it back.
+    #[test]
+    fn the_frontier_counts_the_logs_the_last_flush_wrote() {
+        assert_eq!(frontier(&[]), 0);
+        assert_eq!(frontier(&[EpochMarker::NONE; 3]), 0);
+        // Flush 7 wrote workers 0 and 2 (worker 1 had nothing since flush 3).
+        let done = [marker(7, 2, 5), marker(3, 1, 2), marker(7, 2, 5)];
+        assert_eq!(frontier(&done), 7);
+        // Cut short: worker 2's write of flush 7 was lost, its log ends at flush 5.
+        let cut = [marker(7, 2, 5), marker(3, 1, 2), marker(5, 3, 3)];
+        assert_eq!(frontier(&cut), 5);
+        // A flush that wrote one log (the others idle) completes with that one.
+        assert_eq!(frontier(&[marker(9, 1, 7), EpochMarker::NONE]), 9);
+        // Every log written at every flush: the least last marker.
+        assert_eq!(frontier(&[marker(4, 2, 3), marker(3, 2, 2)]), 3);
     }
 }

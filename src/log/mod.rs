@@ -23,8 +23,8 @@
 //! Each entry carries its record's seq, a total order of that record's versions given by the
 //! install path while the record was held exclusively. Recovery (`recover.rs`) replays each
 //! worker's file on its own thread and keeps, per record, the entry with the highest seq (a
-//! last-writer-wins merge), for the transactions at or below the durable frontier: the least
-//! epoch marker over the files (`writer.rs`).
+//! last-writer-wins merge), for the transactions at or below the durable frontier, which the
+//! workers' last epoch markers give (`format::EpochMarker`; `writer.rs`).
 //!
 //! # Checkpoints
 //!
@@ -37,11 +37,14 @@
 //! Files: `format.rs` (the bytes), `epoch.rs` (the clock), `writer.rs` (buffers, flusher,
 //! acknowledgement, segments), `files.rs` (the directory, its manifest, segment and
 //! checkpoint names), `device.rs` (files, and a simulated device that loses unsynced bytes),
+//! `dir.rs` (where segments and checkpoints are created, renamed and removed: the file system,
+//! or a simulated directory that loses unsynced entries),
 //! `checkpoint/` (the checkpointer and its file format), `recover.rs` (replay), `resume.rs`
 //! (a restarted server's log: recovered, then continued in the same directory).
 
 pub mod checkpoint;
 pub mod device;
+pub mod dir;
 pub mod epoch;
 pub mod files;
 pub mod format;

@@ -9,9 +9,10 @@
 //!    bad one (a torn or corrupted tail) and note where and why, and the file's last epoch
 //!    marker. A worker's log is its segments in order, up to the first that stops early (a
 //!    later one holds only epochs above what the torn one lost); its last marker is the
-//!    highest there, or one the first segment's header names. The frontier is the least last
-//!    marker over the workers: every worker's log holds all of its transactions at or below
-//!    it (`writer.rs`).
+//!    highest there, or one the first segment's header names. The frontier follows from the
+//!    workers' last markers ([`EpochMarker`]): the last flush's
+//!    epoch when every log it wrote ends with its marker, else the epoch of the flush before;
+//!    every worker's log holds all of its transactions at or below it (`writer.rs`).
 //! 2. *Apply*: walk each valid prefix again and apply the entries of transactions at or below
 //!    the frontier. A latch per record ([`ReplayLatches`], striped over the records, so any
 //!    database can be recovered into, whatever its record metadata: `txbench recover`'s, or
@@ -27,7 +28,7 @@ use super::checkpoint::file::{CheckpointContents, frame_entries, read_checkpoint
 use super::files::{
     Manifest, checkpoint_file, parse_checkpoint_name, parse_segment_name, read_manifest,
 };
-use super::format::{Entry, Frame, FrameReader, SegmentHeader, Torn};
+use super::format::{Entry, EpochMarker, Frame, FrameReader, SegmentHeader, Torn};
 use crate::storage::stamp::{STAMP_BYTES, seq_word};
 use crate::storage::{Database, RecordId};
 use serde::Serialize;
@@ -165,9 +166,12 @@ pub struct FileScan {
     pub stopped: Option<String>,
     /// Transactions in the valid prefix.
     pub txns: u64,
-    /// The last epoch marker in the valid prefix, or the one its header says the worker's
-    /// earlier segments reached (0: none).
+    /// The epoch of the last marker in the valid prefix, or of the one its header says the
+    /// worker's earlier segments reached (0: none).
     pub last_marker: u64,
+    /// That marker whole (what its flush wrote, for the frontier).
+    #[serde(skip)]
+    pub marker: EpochMarker,
     /// What is wrong with the file's header, if anything (another run's file, another worker's).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub header_problem: Option<String>,
@@ -179,7 +183,7 @@ pub struct FileScan {
 /// Scans one file's bytes (pass 1): a segment of `worker`'s log of the run `run_id`.
 pub fn scan_file(name: &str, bytes: &[u8], worker: usize, run_id: u64) -> FileScan {
     let mut reader = FrameReader::new(bytes);
-    let (mut txns, mut last_marker) = (0, 0);
+    let (mut txns, mut marker) = (0, EpochMarker::NONE);
     let mut header_problem = None;
     let mut header = None;
     let mut first = true;
@@ -196,11 +200,12 @@ pub fn scan_file(name: &str, bytes: &[u8], worker: usize, run_id: u64) -> FileSc
                     ));
                 } else {
                     header = Some(h);
-                    last_marker = h.prev_marker;
+                    marker = h.prev_marker;
                 }
             }
             Frame::Txn(_) => txns += 1,
-            Frame::Epoch(e) => last_marker = last_marker.max(e),
+            Frame::Epoch(m) if m.epoch >= marker.epoch => marker = m,
+            Frame::Epoch(_) => {}
         }
         if first && !matches!(frame, Frame::FileHeader(_)) {
             header_problem = Some("no file header".to_string());
@@ -223,7 +228,8 @@ pub fn scan_file(name: &str, bytes: &[u8], worker: usize, run_id: u64) -> FileSc
                 .map(|t: Torn| format!("{t} at offset {}", reader.offset()))
         },
         txns,
-        last_marker,
+        last_marker: marker.epoch,
+        marker,
         header_problem,
         header,
     }
@@ -353,7 +359,8 @@ pub struct CheckpointUsed {
 pub struct Recovery {
     /// Per segment file, what the scan found.
     pub files: Vec<FileScan>,
-    /// The durable frontier: the least last epoch marker over the workers.
+    /// The durable frontier, from the workers' last epoch markers
+    /// ([`EpochMarker`]).
     pub frontier: u64,
     /// The checkpoint loaded first (`None`: replay started from the load).
     pub checkpoint: Option<CheckpointUsed>,
@@ -466,7 +473,7 @@ fn scan_workers(
 ) -> (Vec<FileScan>, Vec<bool>, u64, Vec<WorkerCoverage>) {
     let mut scans = scan_all(segments, run_id);
     let mut replayed = vec![false; segments.len()];
-    let mut markers = vec![0u64; workers];
+    let mut markers = vec![EpochMarker::NONE; workers];
     let mut coverage: Vec<WorkerCoverage> = (0..workers)
         .map(|_| WorkerCoverage {
             first: None,
@@ -474,6 +481,7 @@ fn scan_workers(
         })
         .collect();
     let mut ended = vec![false; workers];
+    let mut has_log = vec![false; workers];
     let mut last_number: Vec<Option<u32>> = vec![None; workers];
     for (i, seg) in segments.iter().enumerate() {
         let w = seg.worker;
@@ -504,14 +512,24 @@ fn scan_workers(
         }
         last_number[w] = Some(seg.number);
         replayed[i] = true;
-        markers[w] = markers[w].max(scan.last_marker);
+        has_log[w] |= scan.header.is_some();
+        if scan.marker.epoch >= markers[w].epoch {
+            markers[w] = scan.marker;
+        }
         // A torn segment ends its worker's log: what follows holds only epochs above what
         // the tear lost, all above the frontier.
         if scan.stopped.is_some() {
             ended[w] = true;
         }
     }
-    let frontier = markers.iter().copied().min().unwrap_or(0);
+    // A worker without a log (no segment, or none whose header reads: the run stopped while
+    // creating its files, before any flush) vouches for nothing, as its marker 0 did when every
+    // flush marked every log: nothing is replayed.
+    let frontier = if has_log.iter().all(|&h| h) {
+        super::format::frontier(&markers)
+    } else {
+        0
+    };
     (scans, replayed, frontier, coverage)
 }
 

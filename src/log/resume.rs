@@ -8,7 +8,7 @@
 //! The old files may hold transactions beyond the durable frontier (written, never
 //! acknowledged) and torn tails. Recovery drops both only because nothing in the directory
 //! vouches for them: epoch markers written later, above their epochs, would make a later
-//! recovery replay them (the frontier is the least last marker over the workers), and a torn
+//! recovery replay them (markers above them would raise the frontier past them), and a torn
 //! segment ends its worker's log, which would hide every segment written after it. So a
 //! restart turns the recovered state into a checkpoint and leaves the old files behind:
 //!
@@ -19,8 +19,9 @@
 //!    directory) with start epoch `E + 1` and end epoch `F`, the frontier recovery found (its
 //!    versions are of epochs at most `F`); sync it, rename it into place, sync the directory.
 //! 3. Create every worker's next segment (numbered after its last), whose header says the
-//!    worker's earlier segments reached marker `E` and hold epochs up to `E`; each synced
-//!    with the directory.
+//!    worker's earlier segments reached marker `E` and hold epochs up to `E` (the marker as
+//!    if one flush of `E` had written every log, the flush before it `F`:
+//!    [`EpochMarker`]); each synced with the directory.
 //! 4. Remove the old segments, each worker's oldest first, then the other checkpoints and any
 //!    `.tmp`; sync the directory.
 //! 5. Commits take epochs from `E + 1` on ([`EpochClock::starting_at`]), and each record's
@@ -51,7 +52,7 @@ use super::files::{
     SegmentFiles, SegmentStore, checkpoint_file, checkpoint_tmp_file, parse_checkpoint_name,
     parse_segment_name, segment_file, sync_dir,
 };
-use super::format::{Frame, FrameReader, SegmentHeader};
+use super::format::{EpochMarker, Frame, FrameReader, SegmentHeader};
 use super::recover::{LogDir, Recovery, execute, plan};
 use super::{LogError, LogSettings, Logger};
 use crate::storage::stamp::{STAMP_BYTES, seq_word};
@@ -104,9 +105,9 @@ pub fn highest_epoch(log: &LogDir, dir: &Path) -> u64 {
         for (_, file) in &w.segments {
             for frame in FrameReader::new(&file.bytes) {
                 let e = match frame {
-                    Frame::FileHeader(h) => h.prev_marker.max(h.prev_max_epoch),
+                    Frame::FileHeader(h) => h.prev_marker.epoch.max(h.prev_max_epoch),
                     Frame::Txn(t) => t.epoch,
-                    Frame::Epoch(e) => e,
+                    Frame::Epoch(m) => m.epoch,
                 };
                 highest = highest.max(e);
             }
@@ -187,11 +188,15 @@ pub(crate) fn resume_until<M: Sync>(
         return Ok(None);
     }
     // 3.
-    let mut store = SegmentFiles {
-        dir: dir.to_path_buf(),
-    };
+    let mut store = SegmentFiles::on_disk(dir);
     let mut devices: Vec<Box<dyn LogDevice>> = Vec::with_capacity(workers);
     let mut numbers = Vec::with_capacity(workers);
+    // As if one flush of epoch `E` had written every log, the flush before it `F`.
+    let marker = EpochMarker {
+        epoch: highest,
+        files: u32::try_from(workers).expect("workers fit in u32"),
+        below: recovery.frontier,
+    };
     for w in &log.workers {
         let segment = w.segments.last().map_or(0, |(n, _)| n + 1);
         let header = SegmentHeader {
@@ -199,7 +204,7 @@ pub(crate) fn resume_until<M: Sync>(
             run_id,
             segment,
             prev_max_epoch: highest,
-            prev_marker: highest,
+            prev_marker: marker,
         };
         let device = store
             .open(&header)
@@ -222,6 +227,7 @@ pub(crate) fn resume_until<M: Sync>(
     // 5.
     let mut logger = Logger::new(devices, settings.sync, settings.group).resumed_from(
         first_epoch,
+        marker,
         &numbers,
         run_id,
     );

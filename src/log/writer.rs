@@ -3,17 +3,26 @@
 //!
 //! Hot path: a committing worker encodes its transaction into its own buffer under its own
 //! lock, which only the flusher also takes, once per flush (no lock shared between workers).
-//! The flusher, every `--log-group-us` (and, with `--log-sync txn`, whenever a committer asks):
+//! The flusher, every `--log-group-us` while something is pending (and, with `--log-sync txn`,
+//! whenever a committer asks):
 //!
 //! 1. closes the current epoch `e` ([`EpochClock::close`]: no worker still commits in it);
-//! 2. appends an epoch marker `e` to every worker's buffer and swaps the buffer out;
-//! 3. writes each to its file, then syncs every file (`fdatasync`; not with `--log-sync none`);
+//! 2. swaps out the buffer of every worker that appended since the last flush (the *dirty*
+//!    logs) and appends to each an epoch marker `e` that says how many logs this flush writes
+//!    and the epoch of the flush before ([`format::EpochMarker`]);
+//! 3. writes each to its file, then syncs it (`fdatasync`; not with `--log-sync none`), the
+//!    first on the flusher's own thread and each other one on a thread of its own;
 //! 4. publishes `e` as durable.
 //!
-//! Every file therefore holds, before its marker `e`, every transaction of its worker with an
-//! epoch at or below `e`, and recovery's frontier is the least last marker over the files.
-//! A write or sync error (a full disk) stops the log: nothing after the last durable epoch is
-//! acknowledged, the run stops, and the files keep their valid prefix.
+//! A log with nothing new is neither written nor synced: it holds every transaction of its
+//! worker with an epoch at or below `e` already, and recovery's frontier rule
+//! ([`format::EpochMarker`]) counts on exactly that. When no log is dirty and nobody waits for
+//! an epoch ([`Logger::request_durable`]), the flusher does not flush at all: it parks until a
+//! worker appends (which unparks it) or the run ends, so an idle log costs no CPU. A flush that
+//! must advance the frontier with no log dirty (a checkpoint waiting for its end epoch) writes
+//! its marker to worker 0's log only. A write or sync error (a full disk) stops the log:
+//! nothing after the last durable epoch is acknowledged, the run stops, and the files keep
+//! their valid prefix.
 //!
 //! # Segments
 //!
@@ -27,12 +36,13 @@
 use super::device::LogDevice;
 use super::epoch::EpochClock;
 use super::files::SegmentStore;
-use super::format;
+use super::format::{self, EpochMarker};
 use super::{LogSettings, LogSync};
 use crossbeam_utils::CachePadded;
 use std::io::Write;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
+use std::thread::Thread;
 use std::time::Duration;
 
 /// One worker's pending bytes.
@@ -55,7 +65,7 @@ struct SegmentState {
     /// The highest epoch of a transaction in the worker's earlier segments.
     prev_max_epoch: u64,
     /// The last epoch marker written to the worker's log.
-    last_marker: u64,
+    last_marker: EpochMarker,
 }
 
 /// A segment no longer written, until it is removed.
@@ -74,6 +84,8 @@ struct FlushState {
     segments: Vec<SegmentState>,
     /// The swapped-out buffers' highest epochs, per worker.
     spare_epochs: Vec<u64>,
+    /// Per worker: whether this flush writes its log.
+    dirty: Vec<bool>,
 }
 
 /// What the log did over a run, for the report.
@@ -85,6 +97,9 @@ pub struct LogStats {
     pub bytes: u64,
     /// Flushes (epochs closed).
     pub flushes: u64,
+    /// Log files written, summed over the flushes (each such write ends with an epoch marker;
+    /// a log with nothing new is skipped).
+    pub file_writes: u64,
     /// `fdatasync` calls.
     pub fsyncs: u64,
     /// The durable frontier at the end.
@@ -104,7 +119,16 @@ pub struct Logger {
     /// Written under the flush lock; read for reports.
     bytes: AtomicU64,
     flushes: AtomicU64,
+    file_writes: AtomicU64,
     fsyncs: AtomicU64,
+    /// The flusher's thread, once [`Logger::run_flusher`] runs (for unparking it).
+    flusher: OnceLock<Thread>,
+    /// Whether the flusher is parked, or about to park, with nothing pending. Written by the
+    /// flusher; read by appenders and requesters, which unpark it.
+    flusher_idle: CachePadded<AtomicBool>,
+    /// The highest epoch someone other than a committer waits to see durable
+    /// ([`Logger::request_durable`]): pending work for the flusher while above the frontier.
+    wanted: AtomicU64,
     /// Crash tests: one file per worker listing the ids of acknowledged transactions.
     acks: Option<Box<[Mutex<std::fs::File>]>>,
     /// Creates and removes segment files (`None`: one file per worker, never rotated).
@@ -130,6 +154,7 @@ impl Logger {
                 spare: (0..workers).map(|_| Vec::new()).collect(),
                 segments: vec![SegmentState::default(); workers],
                 spare_epochs: vec![0; workers],
+                dirty: vec![false; workers],
             }),
             sync,
             group,
@@ -137,7 +162,11 @@ impl Logger {
             stopping: AtomicBool::new(false),
             bytes: AtomicU64::new(0),
             flushes: AtomicU64::new(0),
+            file_writes: AtomicU64::new(0),
             fsyncs: AtomicU64::new(0),
+            flusher: OnceLock::new(),
+            flusher_idle: CachePadded::new(AtomicBool::new(false)),
+            wanted: AtomicU64::new(0),
             acks: None,
             store: None,
             run_id: 0,
@@ -155,10 +184,21 @@ impl Logger {
 
     /// The same log continuing a directory after a restart (`resume.rs`): its devices are
     /// worker `w`'s segment `segments[w]` of the run `run_id`, whose header says the earlier
-    /// segments reached marker `first_epoch - 1` and hold no later epoch; commits take epochs
-    /// from `first_epoch` on, and every earlier epoch counts as durable (the restart checkpoint
-    /// holds them).
-    pub fn resumed_from(mut self, first_epoch: u64, segments: &[u32], run_id: u64) -> Self {
+    /// segments reached marker `last_marker` (of epoch `first_epoch - 1`) and hold no later
+    /// epoch; commits take epochs from `first_epoch` on, and every earlier epoch counts as
+    /// durable (the restart checkpoint holds them).
+    pub fn resumed_from(
+        mut self,
+        first_epoch: u64,
+        last_marker: EpochMarker,
+        segments: &[u32],
+        run_id: u64,
+    ) -> Self {
+        assert_eq!(
+            last_marker.epoch,
+            first_epoch - 1,
+            "the marker below the first epoch"
+        );
         let workers = self.buffers.len();
         assert_eq!(segments.len(), workers, "one segment per worker");
         self.clock = Arc::new(EpochClock::starting_at(workers, first_epoch));
@@ -168,7 +208,7 @@ impl Logger {
                 number,
                 max_epoch: 0,
                 prev_max_epoch: first_epoch - 1,
-                last_marker: first_epoch - 1,
+                last_marker,
             };
         }
         self.run_id = run_id;
@@ -292,10 +332,62 @@ impl Logger {
     /// `entries` ([`format::push_entry`]), committed in `epoch`.
     #[inline]
     pub fn append_txn(&self, worker: usize, epoch: u64, txn_id: u64, count: u32, entries: &[u8]) {
-        let mut b = self.buffers[worker].lock().expect("log buffer lock");
-        format::write_txn(&mut b.bytes, epoch, txn_id, count, entries);
-        b.txns += 1;
-        b.max_epoch = b.max_epoch.max(epoch);
+        {
+            let mut b = self.buffers[worker].lock().expect("log buffer lock");
+            format::write_txn(&mut b.bytes, epoch, txn_id, count, entries);
+            b.txns += 1;
+            b.max_epoch = b.max_epoch.max(epoch);
+        }
+        // SeqCst: the flusher stores `flusher_idle` before it looks at this buffer (under its
+        // lock) in `pending`. Either its look comes after our unlock and sees the bytes, or
+        // our lock came after its unlock, so after its store, and this load sees it.
+        if self.flusher_idle.load(Ordering::SeqCst) {
+            self.wake_flusher();
+        }
+    }
+
+    /// Asks the flusher to make `epoch` durable even if no log has anything new (a
+    /// checkpoint's end epoch, which recovery must see a marker for); the caller then waits
+    /// for [`EpochClock::durable`] to reach it.
+    pub fn request_durable(&self, epoch: u64) {
+        // SeqCst: a Dekker pair with `park_while_idle` (we store `wanted` then load
+        // `flusher_idle`; it stores `flusher_idle` then loads `wanted`), so one of us sees the
+        // other's store.
+        self.wanted.fetch_max(epoch, Ordering::SeqCst);
+        if self.flusher_idle.load(Ordering::SeqCst) {
+            self.wake_flusher();
+        }
+    }
+
+    fn wake_flusher(&self) {
+        if let Some(t) = self.flusher.get() {
+            t.unpark();
+        }
+    }
+
+    /// Whether a flush has work: a worker's buffer holds a transaction, or someone waits for
+    /// an epoch beyond the frontier.
+    fn pending(&self) -> bool {
+        // SeqCst: `request_durable`'s Dekker pair.
+        self.wanted.load(Ordering::SeqCst) > self.clock.durable()
+            || self
+                .buffers
+                .iter()
+                .any(|b| !b.lock().expect("log buffer lock").bytes.is_empty())
+    }
+
+    /// The flusher with nothing pending: parks until an appender or a requester unparks it,
+    /// or the run ends.
+    fn park_while_idle(&self) {
+        // SeqCst: the store comes before `pending`'s loads and buffer locks (the Dekker pairs
+        // of `append_txn` and `request_durable`).
+        self.flusher_idle.store(true, Ordering::SeqCst);
+        while !self.is_stopping() && !self.pending() {
+            // An unpark between `pending` and here leaves the token: park returns at once.
+            std::thread::park();
+        }
+        // Relaxed: only a hint to appenders; a stale `true` costs them one needless unpark.
+        self.flusher_idle.store(false, Ordering::Relaxed);
     }
 
     /// Closes an epoch and makes it durable (module docs). With `at_least`, does nothing when
@@ -309,72 +401,117 @@ impl Logger {
         if at_least.is_some_and(|e| self.clock.durable() >= e) {
             return true;
         }
+        let below = self.clock.durable();
         let epoch = self.clock.close();
         let FlushState {
             devices,
             spare,
             segments,
             spare_epochs,
+            dirty,
         } = &mut *st;
-        for ((buffer, out), max_epoch) in self
+        let mut files = 0u32;
+        for (((buffer, out), max_epoch), dirty) in self
             .buffers
             .iter()
             .zip(spare.iter_mut())
             .zip(spare_epochs.iter_mut())
+            .zip(dirty.iter_mut())
         {
             let mut b = buffer.lock().expect("log buffer lock");
-            format::write_epoch_marker(&mut b.bytes, epoch);
-            std::mem::swap(&mut b.bytes, out);
-            *max_epoch = std::mem::take(&mut b.max_epoch);
-        }
-        // Each file on its own thread: a sync costs milliseconds on a disk, and one file's
-        // does not wait for another's (the acknowledgement waits for the slowest, not the sum).
-        let sync = self.sync != LogSync::None;
-        let result: std::io::Result<()> = std::thread::scope(|s| {
-            let handles: Vec<_> = devices
-                .iter_mut()
-                .zip(spare.iter_mut())
-                .map(|(device, out)| {
-                    s.spawn(move || {
-                        device.append(out)?;
-                        let n = out.len() as u64;
-                        out.clear();
-                        if sync {
-                            device.sync()?;
-                        }
-                        Ok::<u64, std::io::Error>(n)
-                    })
-                })
-                .collect();
-            let mut first_error = None;
-            for h in handles {
-                match h.join().expect("log writer thread panicked") {
-                    // Relaxed: counters for the report, read after the run.
-                    Ok(n) => {
-                        self.bytes.fetch_add(n, Ordering::Relaxed);
-                        if sync {
-                            self.fsyncs.fetch_add(1, Ordering::Relaxed);
-                        }
-                    }
-                    Err(e) => first_error = first_error.or(Some(e)),
-                }
+            *dirty = !b.bytes.is_empty();
+            *max_epoch = 0;
+            if *dirty {
+                std::mem::swap(&mut b.bytes, out);
+                *max_epoch = std::mem::take(&mut b.max_epoch);
+                files += 1;
             }
-            first_error.map_or(Ok(()), Err)
-        });
-        // Written (or partly: a failed log never rotates again) to the current segments.
-        for (seg, max_epoch) in segments.iter_mut().zip(spare_epochs.iter()) {
-            seg.max_epoch = seg.max_epoch.max(*max_epoch);
         }
-        match result {
-            Ok(()) => {
-                for seg in segments.iter_mut() {
-                    seg.last_marker = epoch;
+        if files == 0 {
+            // Nothing new anywhere, yet the frontier must move (a checkpoint waits for it, or
+            // the run ends): one log carries the marker.
+            dirty[0] = true;
+            files = 1;
+        }
+        let marker = EpochMarker {
+            epoch,
+            files,
+            below,
+        };
+        let sync = self.sync != LogSync::None;
+        let mut jobs: Vec<(&mut Box<dyn LogDevice>, &mut Vec<u8>)> = devices
+            .iter_mut()
+            .zip(spare.iter_mut())
+            .zip(dirty.iter())
+            .filter(|(_, dirty)| **dirty)
+            .map(|(job, _)| job)
+            .collect();
+        for (_, out) in jobs.iter_mut() {
+            format::write_epoch_marker(out, &marker);
+        }
+        let write = move |(device, out): (&mut Box<dyn LogDevice>, &mut Vec<u8>)| {
+            device.append(out)?;
+            let n = out.len() as u64;
+            out.clear();
+            if sync {
+                device.sync()?;
+            }
+            Ok::<u64, std::io::Error>(n)
+        };
+        // The first log on this thread, each other one on a thread of its own: a sync costs
+        // milliseconds on a disk, and one file's does not wait for another's (the
+        // acknowledgement waits for the slowest, not the sum). One dirty log (an idle server
+        // with one busy session) spawns nothing.
+        let first = jobs.pop().expect("at least one log carries the marker");
+        let results: Vec<std::io::Result<u64>> = std::thread::scope(|s| {
+            let handles: Vec<_> = jobs
+                .into_iter()
+                .map(|job| s.spawn(move || write(job)))
+                .collect();
+            let mut results = vec![write(first)];
+            results.extend(
+                handles
+                    .into_iter()
+                    .map(|h| h.join().expect("log writer thread panicked")),
+            );
+            results
+        });
+        let mut first_error = None;
+        for r in results {
+            match r {
+                // Relaxed: counters for the report, read after the run.
+                Ok(n) => {
+                    self.bytes.fetch_add(n, Ordering::Relaxed);
+                    self.file_writes.fetch_add(1, Ordering::Relaxed);
+                    if sync {
+                        self.fsyncs.fetch_add(1, Ordering::Relaxed);
+                    }
+                }
+                Err(e) => first_error = first_error.or(Some(e)),
+            }
+        }
+        // Written (or partly: a failed log never rotates again) to the current segments.
+        for ((seg, max_epoch), dirty) in segments
+            .iter_mut()
+            .zip(spare_epochs.iter())
+            .zip(dirty.iter())
+        {
+            if *dirty {
+                seg.max_epoch = seg.max_epoch.max(*max_epoch);
+            }
+        }
+        match first_error {
+            None => {
+                for (seg, dirty) in segments.iter_mut().zip(dirty.iter()) {
+                    if *dirty {
+                        seg.last_marker = marker;
+                    }
                 }
                 self.flushes.fetch_add(1, Ordering::Relaxed);
                 self.clock.publish_durable(epoch);
                 true
             }
-            Err(e) => {
+            Some(e) => {
                 let _ = self.failure.set(format!(
                     "writing the log failed ({e}); the log stopped at durable epoch {}, and \
                      every transaction acknowledged before is in it",
@@ -385,10 +522,17 @@ impl Logger {
         }
     }
 
-    /// The flusher's loop: a flush every group interval until [`Logger::finish`].
+    /// The flusher's loop until [`Logger::finish`]: a flush every group interval while
+    /// something is pending, parked while nothing is (module docs).
     pub fn run_flusher(&self) {
-        while !self.stopping.load(Ordering::Acquire) {
+        let _ = self.flusher.set(std::thread::current());
+        while !self.is_stopping() {
             std::thread::sleep(self.group);
+            if !self.pending() {
+                // Woken by an append: the next flush is a group interval later, as when busy.
+                self.park_while_idle();
+                continue;
+            }
             if !self.flush(None) {
                 return;
             }
@@ -468,6 +612,7 @@ impl Logger {
     /// Returns the failure, if the log stopped early.
     pub fn finish(&self) -> Result<(), String> {
         self.stopping.store(true, Ordering::Release);
+        self.wake_flusher();
         if self.flush(None) && self.sync == LogSync::None {
             let mut st = self.flush.lock().expect("flush lock");
             for device in st.devices.iter_mut() {
@@ -493,6 +638,7 @@ impl Logger {
                 .sum(),
             bytes: self.bytes.load(Ordering::Relaxed),
             flushes: self.flushes.load(Ordering::Relaxed),
+            file_writes: self.file_writes.load(Ordering::Relaxed),
             fsyncs: self.fsyncs.load(Ordering::Relaxed),
             durable_epoch: self.clock.durable(),
         }
@@ -509,9 +655,7 @@ impl Logger {
         let mut logger = Logger::new(devices, settings.sync, settings.group);
         if settings.checkpoint.is_some() {
             logger = logger.with_segments(
-                Box::new(super::files::SegmentFiles {
-                    dir: settings.dir.clone(),
-                }),
+                Box::new(super::files::SegmentFiles::on_disk(&settings.dir)),
                 run_id,
             );
         }
@@ -521,5 +665,144 @@ impl Logger {
                 .map_err(|e| super::LogError::io(dir, e))?;
         }
         Ok(logger)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::log::device::MemDevice;
+    use crate::log::recover::scan_file;
+
+    const WORKERS: usize = 8;
+
+    /// `WORKERS` simulated devices, each holding its synced header, and a group-committed log
+    /// over them with a short interval.
+    fn log_on_devices() -> (Vec<MemDevice>, Logger) {
+        let devices: Vec<MemDevice> = (0..WORKERS)
+            .map(|w| {
+                let mut d = MemDevice::default();
+                let mut header = Vec::new();
+                format::write_file_header(&mut header, w as u32, 7);
+                d.append(&header).expect("header");
+                d.sync().expect("sync");
+                d
+            })
+            .collect();
+        let boxed = devices
+            .iter()
+            .map(|d| Box::new(d.clone()) as Box<dyn LogDevice>)
+            .collect();
+        let log = Logger::new(boxed, LogSync::Group, Duration::from_micros(200));
+        (devices, log)
+    }
+
+    fn syncs(devices: &[MemDevice]) -> Vec<u64> {
+        devices
+            .iter()
+            .map(|d| d.0.lock().expect("device").syncs)
+            .collect()
+    }
+
+    /// Worker `w` commits one (empty) transaction and waits until it is durable.
+    fn commit(log: &Logger, w: usize, id: u64) -> u64 {
+        let epoch = log.clock().enter(w);
+        log.append_txn(w, epoch, id, 0, &[]);
+        log.clock().leave(w);
+        assert!(log.wait_durable(epoch), "the log failed");
+        epoch
+    }
+
+    /// A flush writes and syncs only the logs with something new, and an idle log is neither
+    /// written nor synced: over many group intervals with nothing appended, no device sees a
+    /// sync. Recovery's frontier still reaches the last flush.
+    #[test]
+    fn only_logs_with_something_new_are_written_and_an_idle_log_syncs_nothing() {
+        let (devices, log) = log_on_devices();
+        std::thread::scope(|s| {
+            s.spawn(|| log.run_flusher());
+            let before = syncs(&devices);
+            let epoch = commit(&log, 3, 1);
+            let after = syncs(&devices);
+            for w in 0..WORKERS {
+                let expected = before[w] + u64::from(w == 3);
+                assert_eq!(after[w], expected, "syncs of worker {w}'s device");
+            }
+            // Idle: 50 group intervals with nothing appended.
+            std::thread::sleep(Duration::from_millis(10));
+            assert_eq!(syncs(&devices), after, "an idle log synced");
+            let epoch2 = commit(&log, 5, 2);
+            assert!(epoch2 > epoch);
+            let again = syncs(&devices);
+            for w in 0..WORKERS {
+                let expected = after[w] + u64::from(w == 5);
+                assert_eq!(again[w], expected, "syncs of worker {w}'s device");
+            }
+            log.finish().expect("finish");
+        });
+        let markers: Vec<_> = devices
+            .iter()
+            .enumerate()
+            .map(|(w, d)| scan_file("f", &d.crash(), w, 7).marker)
+            .collect();
+        assert_eq!(
+            format::frontier(&markers),
+            log.clock().durable(),
+            "recovery's frontier is the last flush's epoch"
+        );
+    }
+
+    /// Waits, yielding, until `done` holds (a bounded number of tries, so a bug fails the test
+    /// rather than hanging it).
+    fn until(what: &str, done: impl Fn() -> bool) {
+        for _ in 0..10_000_000u64 {
+            if done() {
+                return;
+            }
+            std::thread::yield_now();
+        }
+        panic!("never: {what}");
+    }
+
+    /// With nothing pending the flusher parks: no flush at all (not even of an empty epoch);
+    /// an append unparks it, and so does a request for an epoch with nothing new to write,
+    /// which one marker in worker 0's log makes durable (so recovery's frontier reaches it).
+    #[test]
+    fn an_idle_flusher_parks_and_appends_and_requests_wake_it() {
+        let (devices, log) = log_on_devices();
+        std::thread::scope(|s| {
+            s.spawn(|| log.run_flusher());
+            until("the flusher parks", || {
+                log.flusher_idle.load(Ordering::SeqCst)
+            });
+            std::thread::sleep(Duration::from_millis(5));
+            let idle = log.stats();
+            assert_eq!((idle.flushes, idle.file_writes, idle.fsyncs), (0, 0, 0));
+            commit(&log, 6, 1);
+            let one = log.stats();
+            assert_eq!((one.file_writes, one.fsyncs), (1, 1), "{one:?}");
+            until("the flusher parks again", || {
+                log.flusher_idle.load(Ordering::SeqCst)
+            });
+            let wanted = log.clock().current();
+            log.request_durable(wanted);
+            until("the requested epoch is durable", || {
+                log.clock().durable() >= wanted
+            });
+            let two = log.stats();
+            assert_eq!((two.file_writes, two.fsyncs), (2, 2), "{two:?}");
+            assert_eq!(
+                devices[0].0.lock().expect("device").syncs,
+                2,
+                "header, marker"
+            );
+            log.finish().expect("finish");
+        });
+        let markers: Vec<_> = devices
+            .iter()
+            .enumerate()
+            .map(|(w, d)| scan_file("f", &d.crash(), w, 7).marker)
+            .collect();
+        assert_eq!(format::frontier(&markers), log.clock().durable());
     }
 }

@@ -63,7 +63,9 @@
 //! that the segments it needs are all there and still finds the frontier. A crash anywhere in
 //! steps 1 to 6 leaves either a `.tmp` (ignored) or a complete checkpoint, and the segments
 //! of the newest two complete checkpoints. Removing segments before the new checkpoint is
-//! durable is the test mutant `TruncateBeforeDurable`.
+//! durable is the test mutant `TruncateBeforeDurable`; renaming the `.tmp` before its bytes
+//! are synced, which power loss turns into a `.ckpt` that is not complete, is
+//! `RenameBeforeSync` (`power_tests.rs` cuts a run on a simulated directory at every step).
 
 pub mod file;
 mod taker;
@@ -97,5 +99,7 @@ pub fn replay_from(c: &file::CheckpointContents<'_>) -> u64 {
     c.header.start_epoch
 }
 
+#[cfg(test)]
+mod power_tests;
 #[cfg(test)]
 mod tests;

@@ -3,13 +3,15 @@
 
 use super::file::{CheckpointHeader, CheckpointWriter};
 use crate::log::Logger;
-use crate::log::files::{checkpoint_file, checkpoint_tmp_file, sync_dir};
+use crate::log::device::LogDevice;
+use crate::log::dir::{Directory, DiskDirectory};
+use crate::log::files::{checkpoint_name, checkpoint_tmp_name};
 use crate::storage::stamp::{STAMP_BYTES, seq_word};
 use crate::storage::{Database, RecordId};
 use serde::Serialize;
-use std::path::{Path, PathBuf};
-use std::sync::Mutex;
+use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 /// Test-only deliberate bugs of the checkpointer (module docs of `checkpoint`).
@@ -22,6 +24,42 @@ pub(crate) enum CheckpointMutant {
     /// Segments below this checkpoint's start are removed right after the copy, before the
     /// checkpoint is complete on disk.
     TruncateBeforeDurable,
+    /// The `.tmp` is renamed into place (and the directory synced) before its bytes are synced:
+    /// power loss in between leaves a `.ckpt` that is not complete.
+    RenameBeforeSync,
+}
+
+/// Test-only: the moments of a checkpoint a test may act at (`power_tests.rs` cuts the
+/// simulated directory there).
+#[cfg(test)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum CheckpointStep {
+    /// Halfway through the first table's copy.
+    MidCopy,
+    /// The `.tmp` is synced, not yet renamed.
+    Synced,
+    /// Renamed, the directory not yet synced.
+    Renamed,
+    /// The directory synced: the checkpoint is complete.
+    DirSynced,
+}
+
+/// A [`LogDevice`] as the checkpoint writer's output, counting its bytes.
+struct DeviceWriter {
+    device: Box<dyn LogDevice>,
+    bytes: u64,
+}
+
+impl std::io::Write for DeviceWriter {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.device.append(buf)?;
+        self.bytes += buf.len() as u64;
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
 }
 
 /// What the checkpointer did over a run.
@@ -55,7 +93,8 @@ pub enum Taken {
 pub struct Checkpointer<'a, M> {
     log: &'a Logger,
     db: &'a Database<M>,
-    dir: PathBuf,
+    /// Where its files go.
+    files: Arc<dyn Directory>,
     interval: Duration,
     /// Start epochs of the complete checkpoints, by number (`first` first).
     starts: Mutex<Vec<u64>>,
@@ -78,6 +117,10 @@ pub struct Checkpointer<'a, M> {
     /// records already copied are written again while the copy runs.
     #[cfg(test)]
     pub(crate) pause_mid_copy: Option<Duration>,
+    /// Test-only: called at each [`CheckpointStep`].
+    #[cfg(test)]
+    #[allow(clippy::type_complexity)]
+    pub(crate) on_step: Option<Box<dyn Fn(CheckpointStep) + Send + Sync + 'a>>,
 }
 
 impl<'a, M: Sync> Checkpointer<'a, M> {
@@ -86,7 +129,7 @@ impl<'a, M: Sync> Checkpointer<'a, M> {
         Checkpointer {
             log,
             db,
-            dir: dir.to_path_buf(),
+            files: Arc::new(DiskDirectory(dir.to_path_buf())),
             interval,
             starts: Mutex::new(Vec::new()),
             first: 1,
@@ -101,6 +144,21 @@ impl<'a, M: Sync> Checkpointer<'a, M> {
             stop_before_rename: false,
             #[cfg(test)]
             pause_mid_copy: None,
+            #[cfg(test)]
+            on_step: None,
+        }
+    }
+
+    /// The same checkpointer writing its files to `files` (tests: a simulated directory).
+    pub fn in_directory(mut self, files: Arc<dyn Directory>) -> Self {
+        self.files = files;
+        self
+    }
+
+    #[cfg(test)]
+    fn step(&self, step: CheckpointStep) {
+        if let Some(f) = &self.on_step {
+            f(step);
         }
     }
 
@@ -152,6 +210,8 @@ impl<'a, M: Sync> Checkpointer<'a, M> {
 
     /// Waits until the durable frontier reaches `epoch`; false when the log stopped first.
     fn wait_durable(&self, epoch: u64) -> bool {
+        // A flush with nothing new to write still runs for it (an idle flusher parks).
+        self.log.request_durable(epoch);
         while self.log.clock().durable() < epoch {
             if self.log.is_stopping() || self.log.failure().is_some() {
                 return false;
@@ -174,11 +234,12 @@ impl<'a, M: Sync> Checkpointer<'a, M> {
         //    publication, which follows the close that waited for every committer at or
         //    below it: their installs happen before everything below.
         let start_epoch = self.log.clock().durable() + 1;
-        let tmp = checkpoint_tmp_file(&self.dir, number);
-        let io = |what: &str, e: std::io::Error| {
-            format!("checkpoint {number}: {what} {}: {e}", tmp.display())
-        };
-        let file = std::fs::File::create(&tmp).map_err(|e| io("creating", e))?;
+        let tmp = checkpoint_tmp_name(number);
+        let io = |what: &str, e: std::io::Error| format!("checkpoint {number}: {what} {tmp}: {e}");
+        // A `.tmp` a crashed checkpointer left is never read: start it afresh.
+        let _ = self.files.remove(&tmp);
+        let device = self.files.create(&tmp).map_err(|e| io("creating", e))?;
+        let file = DeviceWriter { device, bytes: 0 };
         let header = CheckpointHeader {
             run_id: self.log.run_id(),
             number,
@@ -200,25 +261,52 @@ impl<'a, M: Sync> Checkpointer<'a, M> {
         let end_epoch = self.log.clock().current();
         if !self.wait_durable(end_epoch) {
             drop(out);
-            let _ = std::fs::remove_file(&tmp);
+            let _ = self.files.remove(&tmp);
             return Ok(Taken::Abandoned);
         }
         // 5. Trailer, sync, rename, directory sync.
         let records = out.records();
         let buffered = out.finish(end_epoch).map_err(|e| io("writing", e))?;
-        let file = buffered
+        let mut file = buffered
             .into_inner()
             .map_err(|e| io("writing", e.into_error()))?;
-        file.sync_data().map_err(|e| io("syncing", e))?;
-        let bytes = file.metadata().map_or(0, |m| m.len());
+        let done = checkpoint_name(number);
+        let sync_dir = || {
+            self.files
+                .sync()
+                .map_err(|e| format!("checkpoint {number}: syncing the directory: {e}"))
+        };
+        #[cfg(test)]
+        let renamed_early = self.mutant == CheckpointMutant::RenameBeforeSync;
+        #[cfg(not(test))]
+        let renamed_early = false;
+        if renamed_early {
+            self.files
+                .rename(&tmp, &done)
+                .map_err(|e| io("renaming", e))?;
+            sync_dir()?;
+            #[cfg(test)]
+            self.step(CheckpointStep::Renamed);
+        }
+        file.device.sync().map_err(|e| io("syncing", e))?;
+        let bytes = file.bytes;
         drop(file);
+        #[cfg(test)]
+        self.step(CheckpointStep::Synced);
         #[cfg(test)]
         if self.stop_before_rename {
             return Ok(Taken::Abandoned);
         }
-        let done = checkpoint_file(&self.dir, number);
-        std::fs::rename(&tmp, &done).map_err(|e| io("renaming", e))?;
-        sync_dir(&self.dir).map_err(|e| e.to_string())?;
+        if !renamed_early {
+            self.files
+                .rename(&tmp, &done)
+                .map_err(|e| io("renaming", e))?;
+            #[cfg(test)]
+            self.step(CheckpointStep::Renamed);
+            sync_dir()?;
+        }
+        #[cfg(test)]
+        self.step(CheckpointStep::DirSynced);
         let (previous_start, taken) = {
             let mut starts = self.starts.lock().expect("starts lock");
             starts.push(start_epoch);
@@ -230,10 +318,11 @@ impl<'a, M: Sync> Checkpointer<'a, M> {
             // The one before the previous is this checkpointer's own (a resumed log's first
             // one follows its restart checkpoint, the only one left in the directory).
             if taken > 2 {
-                let old = checkpoint_file(&self.dir, number - 2);
-                std::fs::remove_file(&old)
-                    .and_then(|()| std::fs::File::open(&self.dir)?.sync_all())
-                    .map_err(|e| format!("removing {}: {e}", old.display()))?;
+                let old = checkpoint_name(number - 2);
+                self.files
+                    .remove(&old)
+                    .and_then(|()| self.files.sync())
+                    .map_err(|e| format!("removing {old}: {e}"))?;
             }
         }
         // Relaxed: report counters (`stats`).
@@ -294,11 +383,11 @@ impl<'a, M: Sync> Checkpointer<'a, M> {
         let end = rids.end;
         for rid in rids {
             #[cfg(test)]
-            if t == 0
-                && rid == table.len() / 2
-                && let Some(pause) = self.pause_mid_copy
-            {
-                std::thread::sleep(pause);
+            if t == 0 && rid == table.len() / 2 {
+                if let Some(pause) = self.pause_mid_copy {
+                    std::thread::sleep(pause);
+                }
+                self.step(CheckpointStep::MidCopy);
             }
             if table.is_retired(RecordId(rid)) {
                 return out.push_vacant(t, rid..end);
