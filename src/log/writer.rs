@@ -697,6 +697,16 @@ mod tests {
         (devices, log)
     }
 
+    /// The frontier recovery would find on `devices` after a crash now (their synced bytes).
+    fn recovered_frontier(devices: &[MemDevice]) -> u64 {
+        let markers: Vec<_> = devices
+            .iter()
+            .enumerate()
+            .map(|(w, d)| scan_file("f", &d.crash(), w, 7).marker)
+            .collect();
+        format::frontier(&markers)
+    }
+
     fn syncs(devices: &[MemDevice]) -> Vec<u64> {
         devices
             .iter()
@@ -740,13 +750,8 @@ mod tests {
             }
             log.finish().expect("finish");
         });
-        let markers: Vec<_> = devices
-            .iter()
-            .enumerate()
-            .map(|(w, d)| scan_file("f", &d.crash(), w, 7).marker)
-            .collect();
         assert_eq!(
-            format::frontier(&markers),
+            recovered_frontier(&devices),
             log.clock().durable(),
             "recovery's frontier is the last flush's epoch"
         );
@@ -798,11 +803,6 @@ mod tests {
             );
             log.finish().expect("finish");
         });
-        let markers: Vec<_> = devices
-            .iter()
-            .enumerate()
-            .map(|(w, d)| scan_file("f", &d.crash(), w, 7).marker)
-            .collect();
-        assert_eq!(format::frontier(&markers), log.clock().durable());
+        assert_eq!(recovered_frontier(&devices), log.clock().durable());
     }
 }

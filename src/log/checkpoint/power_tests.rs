@@ -151,14 +151,7 @@ fn check(run: &str, workload: &Tpcc, workers: usize, cut: &Cut) -> Result<bool, 
             start.checkpoint_notes().join("; ")
         ));
     }
-    let db: Database<ReplayLatch> = Database::try_build_growable(
-        &workload.tables(),
-        &workload.indexes(),
-        true,
-        &workload.growable_tables(),
-    )
-    .expect("tables");
-    workload.load(&db);
+    let db: Database<ReplayLatch> = loaded(workload);
     let ids = Mutex::new(HashSet::new());
     let rec = execute(&db, &log, start, 0.0, &|id| {
         ids.lock().expect("ids").insert(id);
@@ -189,6 +182,20 @@ fn check(run: &str, workload: &Tpcc, workers: usize, cut: &Cut) -> Result<bool, 
     Ok(rec.checkpoint.is_some())
 }
 
+/// TPC-C's tables, built growable and loaded, with record metadata `M` (the run's protocol's,
+/// or recovery's latches).
+fn loaded<M: Default + Send + Sync>(workload: &Tpcc) -> Database<M> {
+    let db = Database::try_build_growable(
+        &workload.tables(),
+        &workload.indexes(),
+        true,
+        &workload.growable_tables(),
+    )
+    .expect("tables");
+    workload.load(&db);
+    db
+}
+
 /// Runs TPC-C with `mutant`, cutting as the module docs say; returns every cut's verdict.
 fn run_and_cut(name: &str, mutant: CheckpointMutant) -> Vec<(String, Result<bool, String>)> {
     let tmp = fresh_dir(name);
@@ -199,14 +206,7 @@ fn run_and_cut(name: &str, mutant: CheckpointMutant) -> Vec<(String, Result<bool
         unreachable!("tpcc")
     };
     let workload = Tpcc::new(c.clone());
-    let db: Database<<Silo as Protocol>::RecordMeta> = Database::try_build_growable(
-        &workload.tables(),
-        &workload.indexes(),
-        true,
-        &workload.growable_tables(),
-    )
-    .expect("tables");
-    workload.load(&db);
+    let db: Database<<Silo as Protocol>::RecordMeta> = loaded(&workload);
     let workers = cfg.exec.threads;
     let medium = MemDirectory::default();
     let devices = (0..workers)
