@@ -129,6 +129,13 @@ pub struct Logger {
     /// The highest epoch someone other than a committer waits to see durable
     /// ([`Logger::request_durable`]): pending work for the flusher while above the frontier.
     wanted: AtomicU64,
+    /// The highest epoch of a transaction some flush has written. A worker may enter the
+    /// next epoch and append after a flush closed its epoch but before it took the worker's
+    /// buffer; that flush writes the transaction yet publishes only the closed epoch, and the
+    /// buffer it leaves is empty. While this is above the frontier the flusher has work (one
+    /// more flush publishes it), or the worker, waiting for its epoch, would wait forever on
+    /// a parked flusher.
+    written_through: AtomicU64,
     /// Crash tests: one file per worker listing the ids of acknowledged transactions.
     acks: Option<Box<[Mutex<std::fs::File>]>>,
     /// Creates and removes segment files (`None`: one file per worker, never rotated).
@@ -167,6 +174,7 @@ impl Logger {
             flusher: OnceLock::new(),
             flusher_idle: CachePadded::new(AtomicBool::new(false)),
             wanted: AtomicU64::new(0),
+            written_through: AtomicU64::new(0),
             acks: None,
             store: None,
             run_id: 0,
@@ -365,11 +373,16 @@ impl Logger {
         }
     }
 
-    /// Whether a flush has work: a worker's buffer holds a transaction, or someone waits for
-    /// an epoch beyond the frontier.
+    /// Whether a flush has work: a worker's buffer holds a transaction, a transaction already
+    /// written belongs to an epoch beyond the frontier, or someone waits for an epoch beyond
+    /// the frontier.
     fn pending(&self) -> bool {
-        // SeqCst: `request_durable`'s Dekker pair.
-        self.wanted.load(Ordering::SeqCst) > self.clock.durable()
+        let durable = self.clock.durable();
+        // SeqCst: `request_durable`'s Dekker pair. Relaxed for `written_through`: in group
+        // mode only the flusher flushes while the run lasts, so it reads its own store (in
+        // txn mode every committer flushes its own epoch and nobody parks on this).
+        self.wanted.load(Ordering::SeqCst) > durable
+            || self.written_through.load(Ordering::Relaxed) > durable
             || self
                 .buffers
                 .iter()
@@ -427,6 +440,9 @@ impl Logger {
                 files += 1;
             }
         }
+        // Relaxed: see `written_through` and `pending`.
+        let newest = spare_epochs.iter().copied().max().unwrap_or(0);
+        self.written_through.fetch_max(newest, Ordering::Relaxed);
         if files == 0 {
             // Nothing new anywhere, yet the frontier must move (a checkpoint waits for it, or
             // the run ends): one log carries the marker.
@@ -767,6 +783,36 @@ mod tests {
             std::thread::yield_now();
         }
         panic!("never: {what}");
+    }
+
+    /// A worker that enters the next epoch after a flush closed its epoch, and appends before
+    /// that flush takes its buffer, has its transaction written by a flush that publishes
+    /// only the closed epoch, leaving every buffer empty. The flusher must still publish the
+    /// worker's epoch rather than park: the worker waits for it (the end of a run waited
+    /// forever on a 2-core machine under load before `written_through`).
+    #[test]
+    fn a_transaction_written_ahead_of_its_epoch_is_made_durable_by_the_next_flush() {
+        let (devices, log) = log_on_devices();
+        std::thread::scope(|s| {
+            s.spawn(|| log.run_flusher());
+            until("the flusher parks", || {
+                log.flusher_idle.load(Ordering::SeqCst)
+            });
+            // The interleaving, without racing for it: the next flush closes `current`, so a
+            // transaction of `current + 1` in the buffer is the worker that entered early.
+            let ahead = log.clock().current() + 1;
+            log.append_txn(4, ahead, 1, 0, &[]);
+            // Bounded, and the flusher stopped before asserting: a panic inside the scope
+            // would wait forever for a parked flusher to end.
+            let deadline = std::time::Instant::now() + Duration::from_secs(10);
+            while log.clock().durable() < ahead && std::time::Instant::now() < deadline {
+                std::thread::sleep(Duration::from_micros(100));
+            }
+            let durable = log.clock().durable();
+            log.finish().expect("finish");
+            assert!(durable >= ahead, "epoch {ahead} never durable (frontier {durable})");
+        });
+        assert!(recovered_frontier(&devices) >= 2);
     }
 
     /// With nothing pending the flusher parks: no flush at all (not even of an empty epoch);
