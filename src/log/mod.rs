@@ -52,6 +52,42 @@ pub mod recover;
 pub mod resume;
 pub mod writer;
 
+/// Test-only mutants of the log's durability rules, per thread (a test that flushes and
+/// recovers on its own thread turns one on; other tests are not affected). Each is one line
+/// of the code it breaks; `writer.rs`'s power-loss test
+/// (`a_flush_cut_between_two_logs_is_not_durable`) must catch every one (docs/TESTING.md).
+#[cfg(test)]
+pub(crate) mod mutant {
+    /// Which rule is broken.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+    pub(crate) enum LogMutant {
+        /// None.
+        None,
+        /// Recovery's frontier is the highest marker's epoch even when the flush that wrote it
+        /// was cut short (`format::frontier` without counting the logs the flush wrote).
+        FrontierAtTheTop,
+        /// A flush publishes its epoch durable before writing and syncing the logs.
+        PublishBeforeSync,
+        /// Commits are acknowledged through the epoch now open, durable or not
+        /// (`Logger::acknowledged_through`).
+        AcknowledgeBeforeDurable,
+    }
+
+    thread_local! {
+        static ON: std::cell::Cell<LogMutant> = const { std::cell::Cell::new(LogMutant::None) };
+    }
+
+    /// Whether `m` is on for this thread.
+    pub(crate) fn is(m: LogMutant) -> bool {
+        ON.with(std::cell::Cell::get) == m
+    }
+
+    /// Turns `m` on for this thread (`LogMutant::None`: off).
+    pub(crate) fn set(m: LogMutant) {
+        ON.with(|on| on.set(m));
+    }
+}
+
 pub use epoch::EpochClock;
 pub use writer::{LogStats, Logger};
 

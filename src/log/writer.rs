@@ -416,6 +416,10 @@ impl Logger {
         }
         let below = self.clock.durable();
         let epoch = self.clock.close();
+        #[cfg(test)]
+        if super::mutant::is(super::mutant::LogMutant::PublishBeforeSync) {
+            self.clock.publish_durable(epoch);
+        }
         let FlushState {
             devices,
             spare,
@@ -585,6 +589,10 @@ impl Logger {
     /// epoch without sync.
     #[inline]
     pub fn acknowledged_through(&self) -> u64 {
+        #[cfg(test)]
+        if super::mutant::is(super::mutant::LogMutant::AcknowledgeBeforeDurable) {
+            return self.clock.current();
+        }
         match self.sync {
             LogSync::None => u64::MAX,
             LogSync::Group | LogSync::Txn => self.clock.durable(),
@@ -688,6 +696,7 @@ impl Logger {
 mod tests {
     use super::*;
     use crate::log::device::MemDevice;
+    use crate::log::mutant::{self, LogMutant};
     use crate::log::recover::scan_file;
 
     const WORKERS: usize = 8;
@@ -785,6 +794,72 @@ mod tests {
         panic!("never: {what}");
     }
 
+    /// Power lost in the middle of a flush: worker 0's log took the flush's transaction and
+    /// marker and synced them; worker 1's write failed (its disk filled) before its sync. No
+    /// transaction of that epoch may be acknowledged, and recovery must stop at the flush
+    /// before: worker 0's last marker is the highest, but it names two logs and only one ends
+    /// with it. Returns what went wrong, if anything, with `mutant` on (`log::mutant`: each
+    /// must be caught here).
+    fn a_flush_cut_between_two_logs_is_not_durable(mutant: LogMutant) -> Result<(), String> {
+        let (devices, log) = log_on_devices();
+        // Flush by hand (no flusher thread), so both commits fall into the same flush.
+        let commit_both = |first_id: u64| {
+            for (w, id) in [(0, first_id), (1, first_id + 1)] {
+                let epoch = log.clock().enter(w);
+                log.append_txn(w, epoch, id, 0, &[]);
+                log.clock().leave(w);
+            }
+        };
+        commit_both(1);
+        assert!(log.flush(None), "the first flush");
+        let durable = log.clock().durable();
+        {
+            let mut d = devices[1].0.lock().expect("device");
+            d.capacity = Some(d.written.len() + 1);
+        }
+        commit_both(3);
+        mutant::set(mutant);
+        let flushed = log.flush(None);
+        let acknowledged = log.acknowledged_through();
+        let recovered = recovered_frontier(&devices);
+        mutant::set(LogMutant::None);
+        assert!(!flushed, "worker 1's write must fail");
+        let top = scan_file("f", &devices[0].crash(), 0, 7).marker.epoch;
+        assert!(top > durable, "worker 0's log holds the cut flush's marker");
+        if acknowledged > recovered {
+            return Err(format!(
+                "acknowledged through epoch {acknowledged}, recovered only to {recovered}"
+            ));
+        }
+        if recovered != durable {
+            return Err(format!(
+                "recovered frontier {recovered}, but only epoch {durable} was durable"
+            ));
+        }
+        Ok(())
+    }
+
+    #[test]
+    fn recovery_stops_before_a_flush_that_power_loss_cut_between_two_logs() {
+        assert_eq!(
+            a_flush_cut_between_two_logs_is_not_durable(LogMutant::None),
+            Ok(())
+        );
+    }
+
+    #[test]
+    fn the_log_mutants_are_caught_by_a_flush_cut_between_two_logs() {
+        for m in [
+            LogMutant::FrontierAtTheTop,
+            LogMutant::PublishBeforeSync,
+            LogMutant::AcknowledgeBeforeDurable,
+        ] {
+            let caught = a_flush_cut_between_two_logs_is_not_durable(m);
+            eprintln!("{m:?}: {caught:?}");
+            assert!(caught.is_err(), "{m:?} was not caught");
+        }
+    }
+
     /// A worker that enters the next epoch after a flush closed its epoch, and appends before
     /// that flush takes its buffer, has its transaction written by a flush that publishes
     /// only the closed epoch, leaving every buffer empty. The flusher must still publish the
@@ -810,7 +885,10 @@ mod tests {
             }
             let durable = log.clock().durable();
             log.finish().expect("finish");
-            assert!(durable >= ahead, "epoch {ahead} never durable (frontier {durable})");
+            assert!(
+                durable >= ahead,
+                "epoch {ahead} never durable (frontier {durable})"
+            );
         });
         assert!(recovered_frontier(&devices) >= 2);
     }
