@@ -71,6 +71,9 @@ pub(crate) mod mutant {
         /// Commits are acknowledged through the epoch now open, durable or not
         /// (`Logger::acknowledged_through`).
         AcknowledgeBeforeDurable,
+        /// Replay applies a delta onto whatever older version the record holds, not only the
+        /// version it was taken against (`recover.rs`; caught by its delta-order test).
+        DeltaOntoAnyVersion,
     }
 
     thread_local! {

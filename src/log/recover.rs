@@ -248,6 +248,11 @@ pub struct ReplayStats {
     pub entries_stored: u64,
     /// Entries an entry with a higher seq had already superseded.
     pub entries_superseded: u64,
+    /// Delta entries (`format`, "Deltas") among those stored or superseded.
+    pub deltas: u64,
+    /// Deltas that came before the version they were taken against (it was another worker's,
+    /// replayed on another thread) and were applied in the last, ordered pass.
+    pub deltas_deferred: u64,
 }
 
 /// Why an entry could not be applied: the log does not fit the database the manifest describes.
@@ -264,14 +269,27 @@ pub struct ReplayError {
     pub why: &'static str,
 }
 
-/// Stores entry `e` (of file `name`) into `db` unless the record holds a higher seq already;
-/// returns whether it stored.
+/// One file's replay: what it did and the deltas it deferred ([`replay_file`]).
+type ReplayResult<'a> = Result<(ReplayStats, Vec<Entry<'a>>), ReplayError>;
+
+/// What became of one entry.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Applied {
+    Stored,
+    /// The record holds this version or a later one already.
+    Superseded,
+    /// A delta whose predecessor is not there yet: to apply once every file is replayed.
+    Deferred,
+}
+
+/// Stores entry `e` (of file `name`) into `db` unless the record holds this seq or a higher
+/// one already; a delta only onto the version it was taken against (seq one less).
 fn apply_entry<M>(
     db: &Database<M>,
     latches: &ReplayLatches,
     name: &str,
     e: &Entry<'_>,
-) -> Result<bool, ReplayError> {
+) -> Result<Applied, ReplayError> {
     let bad = |why| ReplayError {
         file: name.to_string(),
         table: e.table,
@@ -282,8 +300,14 @@ fn apply_entry<M>(
         .tables()
         .get(e.table as usize)
         .ok_or_else(|| bad("no such table"))?;
-    if !table.is_stamped() || e.row.len() + STAMP_BYTES != table.stored_bytes() {
+    let row_bytes = table.stored_bytes().saturating_sub(STAMP_BYTES);
+    if !table.is_stamped() || (!e.delta && e.row.len() != row_bytes) {
         return Err(bad("row size differs from the table's"));
+    }
+    if e.runs()
+        .any(|(first, bytes)| 8 * first + bytes.len() > row_bytes)
+    {
+        return Err(bad("a delta's words run past the table's row"));
     }
     let rec = table
         .get(RecordId(e.rid))
@@ -291,27 +315,58 @@ fn apply_entry<M>(
     let seq_at = seq_word(table.stored_bytes());
     let latch = latches.of(e.table, e.rid);
     latch.lock();
-    let stored = rec.payload.word(seq_at) < e.seq;
-    if stored {
+    let have = rec.payload.word(seq_at);
+    let applied = if have >= e.seq {
+        Applied::Superseded
+    } else if !e.delta {
         rec.payload.store(e.row);
         rec.payload.store_word(seq_at, e.seq);
-    }
+        Applied::Stored
+    } else if have + 1 == e.seq || delta_mutant_applies_any() {
+        for (first, bytes) in e.runs() {
+            for (k, word) in bytes.chunks_exact(8).enumerate() {
+                rec.payload.store_word(
+                    first + k,
+                    u64::from_le_bytes(word.try_into().expect("8 bytes")),
+                );
+            }
+        }
+        rec.payload.store_word(seq_at, e.seq);
+        Applied::Stored
+    } else {
+        Applied::Deferred
+    };
     latch.unlock();
-    Ok(stored)
+    Ok(applied)
+}
+
+/// Test-only mutant `DeltaOntoAnyVersion`: a delta applies onto whatever older version the
+/// record holds, not only the one it was taken against.
+#[cfg(test)]
+fn delta_mutant_applies_any() -> bool {
+    super::mutant::is(super::mutant::LogMutant::DeltaOntoAnyVersion)
+}
+
+#[cfg(not(test))]
+#[inline(always)]
+fn delta_mutant_applies_any() -> bool {
+    false
 }
 
 /// Applies one file's transactions with epochs in `from..=frontier` (pass 2); `valid` is the
-/// file's scanned valid prefix. `on_txn` sees the id of each transaction applied.
-pub fn replay_file<M>(
+/// file's scanned valid prefix. `on_txn` sees the id of each transaction applied. Returns,
+/// besides what it did, the deltas that came before their predecessor, for [`apply_deferred`].
+pub fn replay_file<'a, M>(
     db: &Database<M>,
     latches: &ReplayLatches,
     name: &str,
-    valid: &[u8],
+    valid: &'a [u8],
     from: u64,
     frontier: u64,
     mut on_txn: impl FnMut(u64),
-) -> Result<ReplayStats, ReplayError> {
+) -> Result<(ReplayStats, Vec<Entry<'a>>), ReplayError> {
     let mut stats = ReplayStats::default();
+    let mut deferred = Vec::new();
     for frame in FrameReader::new(valid) {
         let Frame::Txn(t) = frame else { continue };
         if t.epoch > frontier {
@@ -323,16 +378,46 @@ pub fn replay_file<M>(
             continue;
         }
         for e in t.entries() {
-            if apply_entry(db, latches, name, &e)? {
-                stats.entries_stored += 1;
-            } else {
-                stats.entries_superseded += 1;
+            stats.deltas += u64::from(e.delta);
+            match apply_entry(db, latches, name, &e)? {
+                Applied::Stored => stats.entries_stored += 1,
+                Applied::Superseded => stats.entries_superseded += 1,
+                Applied::Deferred => deferred.push(e),
             }
         }
         stats.txns_applied += 1;
         on_txn(t.txn_id);
     }
-    Ok(stats)
+    Ok((stats, deferred))
+}
+
+/// The last pass: the deltas every file deferred (`(file, entry)`), in seq order per record,
+/// each onto the version before it, which some file's replay has stored by now, or the
+/// deferred delta before it in this pass. A delta whose predecessor is still missing means a
+/// log that does not hold the history it claims: an error, never a guess.
+fn apply_deferred<M>(
+    db: &Database<M>,
+    latches: &ReplayLatches,
+    mut deferred: Vec<(&str, Entry<'_>)>,
+    stats: &mut ReplayStats,
+) -> Result<(), ReplayError> {
+    deferred.sort_unstable_by_key(|(_, e)| (e.table, e.rid, e.seq));
+    stats.deltas_deferred = deferred.len() as u64;
+    for (name, e) in deferred {
+        match apply_entry(db, latches, name, &e)? {
+            Applied::Stored => stats.entries_stored += 1,
+            Applied::Superseded => stats.entries_superseded += 1,
+            Applied::Deferred => {
+                return Err(ReplayError {
+                    file: name.to_string(),
+                    table: e.table,
+                    rid: e.rid,
+                    why: "a delta's previous version is in no log or checkpoint replayed",
+                });
+            }
+        }
+    }
+    Ok(())
 }
 
 /// The checkpoint a recovery started from.
@@ -645,7 +730,7 @@ pub fn execute<M: Sync>(
         }
     };
     let (from, frontier) = (plan.from, plan.frontier);
-    let results: Vec<Result<ReplayStats, ReplayError>> = std::thread::scope(|s| {
+    let results: Vec<(&str, ReplayResult<'_>)> = std::thread::scope(|s| {
         let handles: Vec<_> = segments
             .iter()
             .zip(&plan.scans)
@@ -654,23 +739,30 @@ pub fn execute<M: Sync>(
             .map(|((seg, scan), _)| {
                 let valid = &seg.bytes[..scan.valid_bytes as usize];
                 let name = &seg.name;
-                s.spawn(move || replay_file(db, latches, name, valid, from, frontier, on_txn))
+                let name = name.as_str();
+                let replay =
+                    s.spawn(move || replay_file(db, latches, name, valid, from, frontier, on_txn));
+                (name, replay)
             })
             .collect();
         handles
             .into_iter()
-            .map(|h| h.join().expect("replay thread panicked"))
+            .map(|(name, h)| (name, h.join().expect("replay thread panicked")))
             .collect()
     });
     let mut replay = ReplayStats::default();
-    for r in results {
-        let r = r?;
+    let mut deferred = Vec::new();
+    for (name, r) in results {
+        let (r, later) = r?;
         replay.txns_applied += r.txns_applied;
         replay.txns_beyond_frontier += r.txns_beyond_frontier;
         replay.txns_below_checkpoint += r.txns_below_checkpoint;
         replay.entries_stored += r.entries_stored;
         replay.entries_superseded += r.entries_superseded;
+        replay.deltas += r.deltas;
+        deferred.extend(later.into_iter().map(|e| (name, e)));
     }
+    apply_deferred(db, latches, deferred, &mut replay)?;
     let replay_s = started.elapsed().as_secs_f64().max(1e-9);
     let records = replay.entries_stored
         + replay.entries_superseded
@@ -739,7 +831,16 @@ fn apply_checkpoint<M: Sync>(
                     let mut stored = 0;
                     for &(count, bytes) in chunk {
                         for e in frame_entries(count, bytes) {
-                            stored += u64::from(apply_entry(db, latches, name, &e)?);
+                            if e.delta {
+                                return Err(ReplayError {
+                                    file: name.to_string(),
+                                    table: e.table,
+                                    rid: e.rid,
+                                    why: "a delta in a checkpoint (it holds whole rows only)",
+                                });
+                            }
+                            stored +=
+                                u64::from(apply_entry(db, latches, name, &e)? == Applied::Stored);
                         }
                     }
                     Ok(stored)
@@ -788,4 +889,128 @@ pub fn recover_into<M: Sync>(
     };
     let plan = plan(&dir, Path::new(".")).expect("segment 0 of every worker is there");
     execute(db, &dir, plan, read_s, on_txn)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::{Cli, Command};
+    use crate::log::format::{push_delta, push_entry, set_entry_table, write_txn};
+    use crate::log::mutant::{self, LogMutant};
+    use crate::workload::{Workload, WorkloadConfig, ycsb::Ycsb};
+    use clap::Parser;
+
+    /// Eight YCSB records of 32 bytes, loaded and stamped as recovery loads them.
+    fn loaded() -> Database<ReplayLatch> {
+        let argv = [
+            "txbench",
+            "run",
+            "-w",
+            "ycsb",
+            "--records",
+            "8",
+            "--ops",
+            "4",
+            "--payload",
+            "32",
+        ];
+        let Command::Run(args) = Cli::try_parse_from(argv).expect("flags").command else {
+            unreachable!("a run")
+        };
+        let WorkloadConfig::Ycsb(c) = args.validate().expect("valid").workload else {
+            unreachable!("ycsb")
+        };
+        let w = Ycsb::new(c);
+        let db = Database::try_build(&w.tables(), &w.indexes(), true).expect("tables");
+        w.load(&db);
+        db
+    }
+
+    const RID: u64 = 3;
+
+    /// A transaction frame of one entry for record [`RID`] of table 0: the whole `row` as
+    /// version `seq`, or with `old`, a delta against `old`.
+    fn txn(seq: u64, row: &[u64; 4], old: Option<&[u64; 4]>) -> Vec<u8> {
+        let bytes: Vec<u8> = row.iter().flat_map(|w| w.to_le_bytes()).collect();
+        let mut arena = Vec::new();
+        let at = match old {
+            Some(old) => push_delta(&mut arena, RID, seq, &bytes, |i| old[i]).expect("smaller"),
+            None => push_entry(&mut arena, RID, seq, &bytes),
+        };
+        set_entry_table(&mut arena, at, 0);
+        let mut frame = Vec::new();
+        write_txn(&mut frame, 1, seq, 1, &arena);
+        frame
+    }
+
+    /// Record [`RID`]'s row words and seq.
+    fn row_of(db: &Database<ReplayLatch>) -> ([u64; 4], u64) {
+        let rec = db.tables()[0].get(RecordId(RID)).expect("record");
+        let seq_at = seq_word(db.tables()[0].stored_bytes());
+        (
+            std::array::from_fn(|i| rec.payload.word(i)),
+            rec.payload.word(seq_at),
+        )
+    }
+
+    /// Versions 1 (whole), 2 (a delta) in worker 1's log and 3 (a delta) in worker 0's, with
+    /// worker 0's file replayed first: version 3's delta comes before the version it was taken
+    /// against and must wait for the ordered pass. Returns the record's final row and seq.
+    fn replay_out_of_order() -> Result<([u64; 4], u64), ReplayError> {
+        let v1 = [0x11; 4];
+        let v2 = [0xAA, 0x11, 0x11, 0x11];
+        let v3 = [0xAA, 0xBB, 0x11, 0x11];
+        let worker0 = txn(3, &v3, Some(&v2));
+        let mut worker1 = txn(1, &v1, None);
+        worker1.extend(txn(2, &v2, Some(&v1)));
+        let db = loaded();
+        let latches = ReplayLatches::new();
+        let mut stats = ReplayStats::default();
+        let mut deferred = Vec::new();
+        for (name, file) in [("w0", &worker0), ("w1", &worker1)] {
+            let (s, later) = replay_file(&db, &latches, name, file, 1, 1, |_| {})?;
+            stats.deltas += s.deltas;
+            deferred.extend(later.into_iter().map(|e| (name, e)));
+        }
+        apply_deferred(&db, &latches, deferred, &mut stats)?;
+        assert_eq!(stats.deltas, 2);
+        Ok(row_of(&db))
+    }
+
+    #[test]
+    fn a_delta_before_its_predecessor_waits_for_the_ordered_pass() {
+        assert_eq!(
+            replay_out_of_order().expect("replays"),
+            ([0xAA, 0xBB, 0x11, 0x11], 3)
+        );
+    }
+
+    /// The mutant applies version 3's delta onto the loaded version; versions 1 and 2 are
+    /// then superseded and the record keeps the loaded words beside the delta's.
+    #[test]
+    fn the_delta_onto_any_version_mutant_is_caught() {
+        mutant::set(LogMutant::DeltaOntoAnyVersion);
+        let out = replay_out_of_order();
+        mutant::set(LogMutant::None);
+        let (row, seq) = out.expect("replays");
+        eprintln!("DeltaOntoAnyVersion: row {row:x?} seq {seq}");
+        assert_ne!(row, [0xAA, 0xBB, 0x11, 0x11], "the mutant was not caught");
+    }
+
+    /// A delta whose previous version no file holds is an error naming the file and record.
+    #[test]
+    fn a_delta_without_its_predecessor_is_an_error() {
+        let db = loaded();
+        let latches = ReplayLatches::new();
+        let frame = txn(
+            3,
+            &[0xAA, 0xBB, 0x11, 0x11],
+            Some(&[0xAA, 0x11, 0x11, 0x11]),
+        );
+        let (mut stats, later) =
+            replay_file(&db, &latches, "w0", &frame, 1, 1, |_| {}).expect("scans");
+        let deferred = later.into_iter().map(|e| ("w0", e)).collect();
+        let err = apply_deferred(&db, &latches, deferred, &mut stats).expect_err("no predecessor");
+        assert_eq!((err.file.as_str(), err.table, err.rid), ("w0", 0, RID));
+    }
 }

@@ -6,8 +6,8 @@
 
 use super::WriteKind;
 use crate::log::EpochClock;
-use crate::storage::Record;
 use crate::storage::stamp;
+use crate::storage::{Payload, Record};
 use std::sync::Arc;
 
 /// Records a transaction read, each with protocol-specific state `E`.
@@ -316,14 +316,25 @@ impl InstallLog {
 
     /// With a redo log: notes an install of `row` into record `rid` (order key `key`) as
     /// version `seq`, taking the attempt's epoch first if this is its first install. Called
-    /// before the row is stored.
+    /// before the row is stored, while `old` still holds version `seq - 1` (the caller holds
+    /// the record exclusively): a version after the first logged one goes into the log as a
+    /// delta against it when that is smaller (`log::format`, "Deltas"). A delete (a vacant
+    /// row) is logged whole: a record deleted for good may reach recovery as a checkpoint's
+    /// vacant range, which holds none of its versions, and the whole delete then supersedes
+    /// any delta of that record the replay could not place.
     #[inline]
-    fn capture(&mut self, key: usize, rid: u64, seq: u64, row: &[u8]) {
+    fn capture(&mut self, key: usize, rid: u64, seq: u64, row: &[u8], old: &Payload<'_>) {
         if let Some(r) = &mut self.redo {
             if r.epoch.is_none() {
                 r.epoch = Some(r.clock.enter(r.worker));
             }
-            let at = crate::log::format::push_entry(&mut r.entries, rid, seq, row);
+            use crate::log::format::{push_delta, push_entry};
+            let delta = if seq >= 2 && !crate::storage::is_vacant(row) {
+                push_delta(&mut r.entries, rid, seq, row, |i| old.word(i))
+            } else {
+                None
+            };
+            let at = delta.unwrap_or_else(|| push_entry(&mut r.entries, rid, seq, row));
             r.at.push((key, at));
         }
     }
@@ -453,6 +464,7 @@ impl<'db, M, E> WriteSet<'db, M, E> {
                 rec.rid.0,
                 seq,
                 &self.data[start..end - stamp::STAMP_BYTES],
+                &rec.payload,
             );
             if self.log.redo.is_some() {
                 // With a log, the seq word doubles as a seqlock, so a reader holding no
