@@ -218,6 +218,12 @@ pub(crate) enum Mutant {
     /// Aria with deterministic reordering: reads are not reserved, so no write-after-read
     /// conflict is ever seen and every read-after-write conflict commits.
     AriaReorderingWithoutReadReservations,
+    /// Aria's fallback phase: every lock is granted at once, so a fallback member reads and
+    /// writes records that a lower-ranked fallback member is still reading or writing.
+    AriaFallbackGrantsWithoutWaiting,
+    /// Aria's fallback phase: a rerun reads without waiting for its read's grant (writes still
+    /// wait), so it may read a record before a lower-ranked fallback member installs it.
+    AriaFallbackReadsUnlocked,
 }
 
 mod audit;
