@@ -7,7 +7,7 @@
 //! 1. **Register.** A member whose verdict is an abort becomes a *fallback member*: it turns
 //!    what its first run touched (reads, `read_committed` reads, writes) into a lock set (a
 //!    record it writes is locked for writing, one it only reads for reading), publishes its rank
-//!    in its worker's slot of [`Fallback::slots`], and counts itself in [`Fallback::staying`].
+//!    in its worker's slot (`slots`), and counts itself in `staying`.
 //! 2. **Wait for the installs.** Every other member commits (installs, then `finished`) or
 //!    withdrew; [`Batches::all_finished_but`] says when all of them have, so the fallback
 //!    members read the database as the batch's committers left it.
@@ -22,7 +22,7 @@
 //!    reads the record in place (the current database: the batch's installs and those of the
 //!    lower-ranked fallback members that wrote it) or buffers the write; an access to a record
 //!    outside the lock set (or a write to one locked for reading) aborts the rerun with
-//!    [`Abort::BatchAccessSetChanged`], and the transaction moves to the next batch as Aria
+//!    [`Abort::BatchAccessSetChanged`](crate::protocol::Abort::BatchAccessSetChanged), and the transaction moves to the next batch as Aria
 //!    without the fallback does. The commit installs through the shared install path (every
 //!    write's lock is granted by then), releases every lock, and finishes.
 //!

@@ -38,7 +38,7 @@
 //! rerun reads under its lock). Record metadata: the two reservation words and the fallback
 //! phase's lock (32 bytes).
 
-mod fallback;
+pub mod fallback;
 pub mod reservation;
 
 use super::batch::{BatchOptions, BatchTicket, Batches};
