@@ -100,9 +100,7 @@ fn only_batch_conflicts(name: &str, c: &Counts) {
     for why in Abort::ALL {
         if !matches!(
             why,
-            Abort::BatchWriteAfterWrite
-                | Abort::BatchReadAfterWrite
-                | Abort::BatchAccessSetChanged
+            Abort::BatchWriteAfterWrite | Abort::BatchReadAfterWrite | Abort::BatchAccessSetChanged
         ) {
             assert_eq!(c.aborts[why.index()], 0, "{name}: {}", why.name());
         }
@@ -135,11 +133,7 @@ fn aria_is_serializable_under_threads() {
     for form in ARIA_FORMS {
         let name = format!("aria, (reordering, fallback) {form:?}");
         for threads in [4, 8] {
-            let r = run_checked(
-                aria(form),
-                contended_ycsb(),
-                &checked_exec(threads, 250),
-            );
+            let r = run_checked(aria(form), contended_ycsb(), &checked_exec(threads, 250));
             assert!(r.committed > 0, "{name}: no progress");
             assert_eq!(r.lost_update_keys, 0, "{name}: lost updates");
             assert!(r.report.is_serializable(), "{name}: {:?}", r.report);
@@ -172,12 +166,8 @@ fn aria_is_serializable_under_coroutines() {
         let name = format!("aria, (reordering, fallback) {form:?}, coro");
         for (threads, queue) in [(2, 4), (1, 8)] {
             for ycsb in [contended_ycsb(), blind()] {
-                let (serializable, c) = run(
-                    aria(form),
-                    &Ycsb::new(ycsb.clone()),
-                    threads,
-                    Some(queue),
-                );
+                let (serializable, c) =
+                    run(aria(form), &Ycsb::new(ycsb.clone()), threads, Some(queue));
                 assert!(serializable, "{name} {threads}x{queue}: {ycsb:?}");
                 assert!(c.commits > 0, "{name} {threads}x{queue}: no progress");
                 only_batch_conflicts(&name, &c);

@@ -15,16 +15,19 @@
 //!    of its batch ranked just before it) in the slots and requests all its locks when the turn
 //!    word names that predecessor, then names itself there. The requests on every record are
 //!    therefore made in rank order, as if one lock manager had walked the fallback members in
-//!    rank order (Calvin's; the locks are batched Calvin's [`CalvinLock`]: each record's requests
-//!    are granted in request order, readers together).
+//!    rank order (Calvin's; the locks are batched Calvin's [`CalvinLock`]: each record's
+//!    requests are granted in request order, readers together).
 //! 4. **Rerun.** The first run's abort is reported only now; the executor retries the
 //!    transaction, which stays in the batch. Each access waits for its record's grant and then
 //!    reads the record in place (the current database: the batch's installs and those of the
 //!    lower-ranked fallback members that wrote it) or buffers the write; an access to a record
 //!    outside the lock set (or a write to one locked for reading) aborts the rerun with
-//!    [`Abort::BatchAccessSetChanged`](crate::protocol::Abort::BatchAccessSetChanged), and the transaction moves to the next batch as Aria
+//!    [`Abort::BatchAccessSetChanged`], and the transaction moves to the next batch as Aria
 //!    without the fallback does. The commit installs through the shared install path (every
 //!    write's lock is granted by then), releases every lock, and finishes.
+//!
+//! [`CalvinLock`]: crate::protocol::calvin::lock::CalvinLock
+//! [`Abort::BatchAccessSetChanged`]: crate::protocol::Abort::BatchAccessSetChanged
 //!
 //! Why it is serializable: the batch's committers are serializable among themselves and read
 //! only the previous batch's state (Aria); every fallback member reads after all their installs,
@@ -50,10 +53,10 @@
 //! A stale batch's value in any of them is ignored, so none needs clearing between batches.
 
 use super::AriaMeta;
-#[cfg(test)]
-use crate::protocol::mutants::Mutant;
 use crate::protocol::batch::{BatchTicket, Batches};
 use crate::protocol::calvin::lock::{LockRules, Position};
+#[cfg(test)]
+use crate::protocol::mutants::Mutant;
 use crate::protocol::{AccessMode, ReadSet};
 use crate::storage::Record;
 use crossbeam_utils::CachePadded;
@@ -128,8 +131,7 @@ impl Fallback {
     pub(super) fn add_worker(&self, id: usize) {
         // Relaxed: a worker's own slot store comes after this in its thread, and readers see
         // that store through the Acquire of `staying`, so they see this too.
-        self.workers
-            .fetch_max((id % SLOTS) + 1, Ordering::Relaxed);
+        self.workers.fetch_max((id % SLOTS) + 1, Ordering::Relaxed);
     }
 
     /// The ticket's member becomes a fallback member of its batch (step 1).
@@ -147,12 +149,10 @@ impl Fallback {
             } else {
                 word(batch, 1)
             };
-            match self.staying.compare_exchange_weak(
-                cur,
-                next,
-                Ordering::AcqRel,
-                Ordering::Relaxed,
-            ) {
+            match self
+                .staying
+                .compare_exchange_weak(cur, next, Ordering::AcqRel, Ordering::Relaxed)
+            {
                 Ok(_) => break,
                 Err(seen) => cur = seen,
             }
@@ -247,7 +247,11 @@ impl Fallback {
 
     /// Counts a fallback member that committed (`true`) or whose access set changed.
     pub(super) fn count(&self, committed: bool) {
-        let counter = if committed { &self.commits } else { &self.aborts };
+        let counter = if committed {
+            &self.commits
+        } else {
+            &self.aborts
+        };
         // Relaxed: report counters, read after the workers were joined.
         counter.fetch_add(1, Ordering::Relaxed);
     }

@@ -47,9 +47,7 @@ use super::calvin::lock::CalvinLock;
 use super::mutants::Mutant;
 use super::parts::{RunHooks, RunHooksPart};
 use super::signal::Signal;
-use super::{
-    AccessMode, Abort, AttemptStart, InstallLog, OpResult, Protocol, WriteKind, WriteSet,
-};
+use super::{Abort, AccessMode, AttemptStart, InstallLog, OpResult, Protocol, WriteKind, WriteSet};
 use crate::storage::Record;
 use fallback::{Fallback, FallbackLock, LockSet};
 use serde::Serialize;
@@ -111,7 +109,9 @@ impl Aria {
     }
 
     fn fallback(&self) -> &Fallback {
-        self.fallback.as_ref().expect("a fallback member runs with the fallback phase")
+        self.fallback
+            .as_ref()
+            .expect("a fallback member runs with the fallback phase")
     }
 
     /// The member lost its conflict: its first run's accesses become its lock set (a record it
@@ -535,9 +535,7 @@ impl RunHooks for Aria {
     /// rerun whose access set changed moves to the next batch (NB, the default's).
     fn signal(&self, why: Abort) -> Signal {
         match why {
-            Abort::BatchWriteAfterWrite | Abort::BatchReadAfterWrite
-                if self.fallback.is_some() =>
-            {
+            Abort::BatchWriteAfterWrite | Abort::BatchReadAfterWrite if self.fallback.is_some() => {
                 Signal::Rr
             }
             other => Signal::for_abort(other),

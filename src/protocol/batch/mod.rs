@@ -436,7 +436,10 @@ impl Batches {
     pub fn all_finished_but(&self, t: &BatchTicket, staying: u64) -> bool {
         // Acquire: the member count (the batch is closed: its ticket passed `all_executed`).
         let f = Form::decode(self.form.load(Ordering::Acquire));
-        debug_assert!(f.batch == t.batch && f.closed, "a member of the closed batch");
+        debug_assert!(
+            f.batch == t.batch && f.closed,
+            "a member of the closed batch"
+        );
         // Acquire: pairs with every finisher's Release increment (`finished`): their installs
         // are visible from here.
         let p = Progress::decode(self.progress.load(Ordering::Acquire));
