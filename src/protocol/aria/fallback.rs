@@ -196,8 +196,8 @@ impl Fallback {
             // The first fallback member: every request of earlier batches was made before this
             // batch opened, and no one else of this batch requests before it.
             None => true,
-            // Acquire: pairs with the predecessor's Release in `pass`, so its requests (and
-            // those before it) are visible to ours.
+            // Acquire: pairs with the predecessor's Release in `request_all`, so its requests
+            // (and those before it) are visible to ours.
             Some(p) => self.turn.load(Ordering::Acquire) == word(t.batch(), u64::from(p)),
         }
     }
