@@ -339,3 +339,68 @@ fn fallback_locks_are_granted_in_rank_order() {
     assert_eq!(value(&t, 1), 2, "no update lost");
     assert_eq!(stat(&p, "fallback_commits"), 2.0);
 }
+
+/// Three members: x writes record 0; y and z read it (read-after-write), so both fall back; y
+/// (ranked before z) read record 3, which z writes, and z read record 2. y's rerun then writes
+/// record 2, which its first run did not touch. The real protocol aborts that write (changed
+/// access set). The mutant that ignores the change lets y write record 2 unlocked: z reads it
+/// before y installs, and y reads record 3 before z writes it, so each is serialized before the
+/// other (a G-single cycle), and both commit.
+#[test]
+fn the_mutant_that_ignores_a_changed_access_set_admits_a_cycle() {
+    for mutant in [Mutant::None, Mutant::AriaFallbackIgnoresChangedAccessSet] {
+        let t = table();
+        let p = aria_fallback().with_mutant(mutant);
+        let (mut x, mut y, mut z) = (p.new_worker(0), p.new_worker(1), p.new_worker(2));
+        start(&p, &mut [&mut x, &mut y, &mut z]);
+        write(&p, &mut x, rec(&t, 0), 7);
+        assert_eq!(read(&p, &mut y, rec(&t, 0)), 0);
+        assert_eq!(read(&p, &mut y, rec(&t, 3)), 0);
+        write(&p, &mut y, rec(&t, 1), 1);
+        assert_eq!(read(&p, &mut z, rec(&t, 0)), 0);
+        assert_eq!(read(&p, &mut z, rec(&t, 2)), 0);
+        write(&p, &mut z, rec(&t, 3), 3);
+        assert_eq!(p.commit(&mut x), Poll::Pending);
+        assert_eq!(p.commit(&mut y), Poll::Pending);
+        assert_eq!(p.commit(&mut z), Poll::Pending);
+        assert_eq!(p.commit(&mut x), OK);
+        for w in [&mut y, &mut z] {
+            assert_eq!(p.commit(w), Poll::Ready(Err(Abort::BatchReadAfterWrite)));
+        }
+        for w in [&mut y, &mut z] {
+            p.abort(w, Abort::BatchReadAfterWrite);
+            p.begin(w, AttemptStart::RETRY);
+        }
+        assert_eq!(read(&p, &mut y, rec(&t, 0)), 7);
+        let y_read = read(&p, &mut y, rec(&t, 3));
+        write(&p, &mut y, rec(&t, 1), 1);
+        let changed = p.write(&mut y, rec(&t, 2), &5u64.to_le_bytes(), WriteKind::Blind);
+        if mutant == Mutant::None {
+            assert_eq!(changed, Poll::Ready(Err(Abort::BatchAccessSetChanged)));
+            p.abort(&mut y, Abort::BatchAccessSetChanged);
+            let z_read = read(&p, &mut z, rec(&t, 2));
+            write(&p, &mut z, rec(&t, 3), 3);
+            assert_eq!(p.commit(&mut z), OK);
+            assert_eq!((y_read, z_read), (0, 0), "y did not commit: no cycle");
+            continue;
+        }
+        assert_eq!(changed, OK, "the mutant writes outside its locks");
+        let z_read = read(&p, &mut z, rec(&t, 2));
+        let three = 3u64.to_le_bytes();
+        assert_eq!(
+            p.write(&mut z, rec(&t, 3), &three, WriteKind::Blind),
+            Poll::Pending,
+            "y holds record 3"
+        );
+        assert_eq!(p.commit(&mut y), OK);
+        write(&p, &mut z, rec(&t, 3), 3);
+        assert_eq!(p.commit(&mut z), OK);
+        assert_eq!(value(&t, 2), 5, "y committed its write of record 2");
+        assert_eq!(value(&t, 3), 3, "z committed its write of record 3");
+        assert_eq!(
+            (y_read, z_read),
+            (0, 0),
+            "each read what the other overwrote: a cycle"
+        );
+    }
+}
