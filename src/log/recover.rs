@@ -355,7 +355,8 @@ fn delta_mutant_applies_any() -> bool {
 
 /// Applies one file's transactions with epochs in `from..=frontier` (pass 2); `valid` is the
 /// file's scanned valid prefix. `on_txn` sees the id of each transaction applied. Returns,
-/// besides what it did, the deltas that came before their predecessor, for [`apply_deferred`].
+/// besides what it did, the deltas that came before their predecessor, for the last, ordered
+/// pass (`apply_deferred`).
 pub fn replay_file<'a, M>(
     db: &Database<M>,
     latches: &ReplayLatches,
