@@ -935,7 +935,10 @@ mod tests {
         let bytes: Vec<u8> = row.iter().flat_map(|w| w.to_le_bytes()).collect();
         let mut arena = Vec::new();
         let at = match old {
-            Some(old) => push_delta(&mut arena, RID, seq, &bytes, |i| old[i]).expect("smaller"),
+            Some(old) => {
+                let old: Vec<u8> = old.iter().flat_map(|w| w.to_le_bytes()).collect();
+                push_delta(&mut arena, RID, seq, &bytes, &old).expect("smaller")
+            }
             None => push_entry(&mut arena, RID, seq, &bytes),
         };
         set_entry_table(&mut arena, at, 0);

@@ -255,6 +255,9 @@ pub struct RedoCapture {
     entries: Vec<u8>,
     /// Per entry: the record's order key and the entry's offset in `entries`.
     at: Vec<(usize, usize)>,
+    /// The version an install replaces, copied for its delta (reused: no allocation per
+    /// install once it has grown to the widest row).
+    old_row: Vec<u8>,
 }
 
 impl std::fmt::Debug for RedoCapture {
@@ -306,6 +309,7 @@ impl InstallLog {
             epoch: None,
             entries: Vec::with_capacity(4096),
             at: Vec::with_capacity(64),
+            old_row: Vec::new(),
         });
     }
 
@@ -330,7 +334,9 @@ impl InstallLog {
             }
             use crate::log::format::{push_delta, push_entry};
             let delta = if seq >= 2 && !crate::storage::is_vacant(row) {
-                push_delta(&mut r.entries, rid, seq, row, |i| old.word(i))
+                r.old_row.resize(row.len(), 0);
+                old.load(&mut r.old_row);
+                push_delta(&mut r.entries, rid, seq, row, &r.old_row)
             } else {
                 None
             };
