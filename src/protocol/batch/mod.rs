@@ -60,12 +60,15 @@ mod turn;
 pub use ticket::{BatchTicket, RANK_LIMIT};
 pub use turn::Turn;
 
-/// The coroutine signal for a batch protocol's abort: a no-wait form's conflict
-/// ([`super::Abort::LockConflict`]) reruns in the next batch (NB; SGPM's Calvin_NW, BOHM_NW, PWV_NW), its
-/// batch having gone on without it; any other abort as [`super::signal::Signal::for_abort`] says.
+/// The coroutine signal for a batch protocol's abort. A no-wait form's conflict
+/// ([`super::Abort::LockConflict`]: SGPM's Calvin_NW, BOHM_NW, PWV_NW) is SF, as table 1 of
+/// the SGPM paper gives it: the transaction swaps places with the global queue's front, so the
+/// thread runs the transaction that waited longest there while this one waits at the front for
+/// the next slot that frees up (its batch has gone on without it; it reruns in a later one).
+/// Any other abort as [`super::signal::Signal::for_abort`] says (Aria's batch conflicts: NB).
 pub fn no_wait_signal(why: super::Abort) -> super::signal::Signal {
     match why {
-        super::Abort::LockConflict => super::signal::Signal::Nb,
+        super::Abort::LockConflict => super::signal::Signal::Sf,
         other => super::signal::Signal::for_abort(other),
     }
 }

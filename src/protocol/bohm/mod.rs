@@ -40,7 +40,8 @@
 //! phase. If a record of its declared set still has an unproduced placeholder of an earlier
 //! member of its batch ([`no_wait`]'s *free* test: its newest placed version is not installed),
 //! the member places nothing, passes the turn, and aborts with [`Abort::LockConflict`] to rerun
-//! in the next batch ([`Signal::Nb`]), with a new timestamp; otherwise it places as above. So a
+//! in a later batch (under coroutines SGPM's SF, [`Signal::Sf`]: it swaps places with the global
+//! queue's front and the next free slot takes it), with a new timestamp; otherwise it places as above. So a
 //! placed member's reads are bound to versions that exist and each of its installs follows a
 //! version that exists: no placed member waits for another (PWV_NW's reader still waits at its
 //! commit for the writer of a version made visible early, the commit dependency). A read of a

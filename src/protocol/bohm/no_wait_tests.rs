@@ -52,7 +52,7 @@ fn read_modify_writes<const E: bool>(p: &PlacedVersions<E>) -> Result<u64, Abort
         Some(read(p, &mut ws[1], rec(&t, 0)))
     } else {
         assert_eq!(second, CONFLICT);
-        assert_eq!(p.signal(Abort::LockConflict), Signal::Nb);
+        assert_eq!(p.signal(Abort::LockConflict), Signal::Sf);
         p.abort(&mut ws[1], Abort::LockConflict);
         None
     };

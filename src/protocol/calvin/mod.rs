@@ -32,7 +32,9 @@
 //! SGPM's Calvin_NW: at its turn a member first checks that every lock it needs is free (no
 //! request it would wait for is outstanding); if so it requests them all, granted at once, and
 //! runs; if not it requests nothing, passes the turn, and aborts with
-//! [`Abort::LockConflict`] to rerun in the next batch ([`Signal::Nb`]). The position-0 member
+//! [`Abort::LockConflict`] to rerun in a later batch. Under coroutines that is SGPM's SF
+//! ([`Signal::Sf`]): the transaction swaps places with the global queue's front, whichever slot
+//! frees up next takes it, and its age starts again on that slot's worker. The position-0 member
 //! always finds every lock free, so every batch commits at least one transaction. A transaction
 //! is placed by arrival, not by age, so one that conflicts every time could in principle be
 //! passed over batch after batch (Aria's rank order would bound that; the plain form needs no

@@ -164,7 +164,7 @@ fn no_wait_moves_a_conflict_to_the_next_batch() {
         p.schedule(&mut ws[1], &w0),
         Poll::Ready(Err(Abort::LockConflict))
     );
-    assert_eq!(p.signal(Abort::LockConflict), Signal::Nb);
+    assert_eq!(p.signal(Abort::LockConflict), Signal::Sf);
     p.abort(&mut ws[1], Abort::LockConflict);
     assert_eq!(p.schedule(&mut ws[2], &w1), OK, "its lock is free");
     assert_eq!(p.commit(&mut ws[2]), OK);
