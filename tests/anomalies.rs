@@ -272,6 +272,17 @@ const PROTOCOLS: &[ProtocolRow] = &[
         o.aria.reordering = true;
         s.observe(Aria::new(&o.batch, o.aria), e)
     }),
+    serializable("aria_fallback", |s, e| {
+        let mut o = opts(e);
+        o.aria.fallback = true;
+        s.observe(Aria::new(&o.batch, o.aria), e)
+    }),
+    serializable("aria_reordering_fallback", |s, e| {
+        let mut o = opts(e);
+        o.aria.reordering = true;
+        o.aria.fallback = true;
+        s.observe(Aria::new(&o.batch, o.aria), e)
+    }),
     serializable("calvin", |s, e| {
         let o = opts(e);
         s.observe(Calvin::new(&o.batch, o.calvin), e)

@@ -1,4 +1,4 @@
-//! Batch protocols (Aria, with and without deterministic reordering; batched Calvin, BOHM and
+//! Batch protocols (Aria, with and without deterministic reordering and the fallback phase; batched Calvin, BOHM and
 //! PWV, waiting and no-wait) under high contention with more workers than cores, under the thread
 //! executor and the coroutine executor: serializable, no lost update, progress, and every
 //! concurrency-control abort one of the protocol's batch conflicts (Aria: write-after-write,
@@ -22,16 +22,26 @@ use txbench::workload::Workload;
 use txbench::workload::long_scan::{LongScan, LongScanConfig};
 use txbench::workload::ycsb::{Ycsb, YcsbConfig};
 
-fn aria(reordering: bool) -> Aria {
-    Aria::new(&BatchOptions::default(), AriaOptions { reordering })
+fn aria((reordering, fallback): (bool, bool)) -> Aria {
+    Aria::new(
+        &BatchOptions::default(),
+        AriaOptions {
+            reordering,
+            fallback,
+        },
+    )
 }
 
-/// Aborts by reason, commits, and NB and SF signals over a run's workers.
+/// Aria's forms: (reordering, fallback).
+const ARIA_FORMS: [(bool, bool); 4] = [(false, false), (true, false), (false, true), (true, true)];
+
+/// Aborts by reason, commits, and NB, SF and RR signals over a run's workers.
 struct Counts {
     commits: u64,
     aborts: [u64; Abort::COUNT],
     nb: u64,
     sf: u64,
+    rr: u64,
 }
 
 fn counts(out: &ExecOutcome) -> Counts {
@@ -40,6 +50,7 @@ fn counts(out: &ExecOutcome) -> Counts {
         aborts: [0; Abort::COUNT],
         nb: 0,
         sf: 0,
+        rr: 0,
     };
     for w in &out.workers {
         for t in &w.types {
@@ -50,6 +61,7 @@ fn counts(out: &ExecOutcome) -> Counts {
         }
         c.nb += w.signals[Signal::Nb.index()];
         c.sf += w.signals[Signal::Sf.index()];
+        c.rr += w.signals[Signal::Rr.index()];
     }
     c
 }
@@ -91,7 +103,7 @@ fn only_batch_conflicts(name: &str, c: &Counts) {
     for why in Abort::ALL {
         if !matches!(
             why,
-            Abort::BatchWriteAfterWrite | Abort::BatchReadAfterWrite
+            Abort::BatchWriteAfterWrite | Abort::BatchReadAfterWrite | Abort::BatchAccessSetChanged
         ) {
             assert_eq!(c.aborts[why.index()], 0, "{name}: {}", why.name());
         }
@@ -121,28 +133,26 @@ fn scan() -> LongScan {
 /// The thread executor: 4 and 8 workers on the development machine's 2 cores.
 #[test]
 fn aria_is_serializable_under_threads() {
-    for reordering in [false, true] {
-        let name = format!("aria, reordering {reordering}");
+    for form in ARIA_FORMS {
+        let name = format!("aria, (reordering, fallback) {form:?}");
         for threads in [4, 8] {
-            let r = run_checked(
-                aria(reordering),
-                contended_ycsb(),
-                &checked_exec(threads, 250),
-            );
+            let r = run_checked(aria(form), contended_ycsb(), &checked_exec(threads, 250));
             assert!(r.committed > 0, "{name}: no progress");
             assert_eq!(r.lost_update_keys, 0, "{name}: lost updates");
             assert!(r.report.is_serializable(), "{name}: {:?}", r.report);
         }
         for ycsb in [contended_ycsb(), blind()] {
-            let (serializable, c) = run(aria(reordering), &Ycsb::new(ycsb.clone()), 8, None);
+            let (serializable, c) = run(aria(form), &Ycsb::new(ycsb.clone()), 8, None);
             assert!(serializable, "{name}: {ycsb:?}");
             assert!(c.commits > 0, "{name}: no progress on {ycsb:?}");
             only_batch_conflicts(&name, &c);
             let conflicts = c.aborts[Abort::BatchWriteAfterWrite.index()]
                 + c.aborts[Abort::BatchReadAfterWrite.index()];
             assert!(conflicts > 0, "{name}: no conflict at all on {ycsb:?}");
+            // A YCSB retry runs the same request: its access set never changes.
+            assert_eq!(c.aborts[Abort::BatchAccessSetChanged.index()], 0, "{name}");
         }
-        let (serializable, c) = run(aria(reordering), &scan(), 8, None);
+        let (serializable, c) = run(aria(form), &scan(), 8, None);
         assert!(serializable, "{name}: long-scan");
         assert!(c.commits > 0, "{name}: no progress on long-scan");
         only_batch_conflicts(&name, &c);
@@ -151,28 +161,27 @@ fn aria_is_serializable_under_threads() {
 
 /// The coroutine executor: 2 threads of 4 coroutines (8 members per batch at most), and one
 /// thread of 8, whose members all wait for each other on one thread (a protocol that spun at
-/// the batch barrier would never return). Every retried abort is one NB signal.
+/// the batch barrier would never return). Every retried abort is one NB signal, or with the
+/// fallback phase one RR (a rerun in its batch; a YCSB retry's access set never changes).
 #[test]
 fn aria_is_serializable_under_coroutines() {
-    for reordering in [false, true] {
-        let name = format!("aria, reordering {reordering}, coro");
+    for form in ARIA_FORMS {
+        let name = format!("aria, (reordering, fallback) {form:?}, coro");
         for (threads, queue) in [(2, 4), (1, 8)] {
             for ycsb in [contended_ycsb(), blind()] {
-                let (serializable, c) = run(
-                    aria(reordering),
-                    &Ycsb::new(ycsb.clone()),
-                    threads,
-                    Some(queue),
-                );
+                let (serializable, c) =
+                    run(aria(form), &Ycsb::new(ycsb.clone()), threads, Some(queue));
                 assert!(serializable, "{name} {threads}x{queue}: {ycsb:?}");
                 assert!(c.commits > 0, "{name} {threads}x{queue}: no progress");
                 only_batch_conflicts(&name, &c);
                 let retried: u64 = c.aborts.iter().sum();
                 assert!(retried > 0, "{name}: no conflict");
-                assert_eq!(c.nb, retried, "{name}: every conflict is NB");
+                let (nb, rr) = if form.1 { (c.rr, c.nb) } else { (c.nb, c.rr) };
+                assert_eq!(nb, retried, "{name}: every conflict is NB (fallback: RR)");
+                assert_eq!(rr, 0, "{name}");
             }
         }
-        let (serializable, c) = run(aria(reordering), &scan(), 2, Some(4));
+        let (serializable, c) = run(aria(form), &scan(), 2, Some(4));
         assert!(serializable, "{name}: long-scan");
         assert!(c.commits > 0, "{name}: no progress on long-scan");
     }

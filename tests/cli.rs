@@ -979,14 +979,16 @@ fn run_json_carries_the_build_and_plots() {
 }
 
 /// The bar for the batch protocols: `txbench run -p NAME --records 64 --rmw -t 8
-/// --check` passes (Aria with and without deterministic reordering, batched Calvin, BOHM and
-/// PWV waiting and no-wait), and the report carries the batches it formed; a no-wait form's
-/// report counts its reruns as `lock_conflict` aborts and `no_wait_conflicts`.
+/// --check` passes (Aria with and without deterministic reordering and with the fallback phase,
+/// batched Calvin, BOHM and PWV waiting and no-wait), and the report carries the batches it
+/// formed; a no-wait form's report counts its reruns as `lock_conflict` aborts and
+/// `no_wait_conflicts`, Aria's fallback phase its commits as `fallback_commits`.
 #[test]
 fn batch_protocols_pass_the_checker_on_64_records() {
-    let variants: [(&str, Option<&str>); 8] = [
+    let variants: [(&str, Option<&str>); 9] = [
         ("aria", None),
         ("aria", Some("--aria-reordering")),
+        ("aria", Some("--aria-fallback")),
         ("calvin", None),
         ("calvin", Some("--calvin-no-wait")),
         ("bohm", None),
@@ -1028,6 +1030,12 @@ fn batch_protocols_pass_the_checker_on_64_records() {
             assert!(
                 stats["no_wait_conflicts"].as_f64().unwrap() > 0.0,
                 "{stats}"
+            );
+        }
+        if option == Some("--aria-fallback") {
+            assert!(
+                stats["fallback_commits"].as_f64().unwrap() > 0.0,
+                "no fallback commit on 64 hot records: {stats}"
             );
         }
     }

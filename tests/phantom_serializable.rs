@@ -439,6 +439,30 @@ fn cicada_has_no_phantoms() {
 fn aria_has_no_phantoms() {
     assert_serializable("aria", |o| Aria::new(&o.batch, o.aria));
     assert_serializable("aria-reordering", |o| {
-        Aria::new(&o.batch, AriaOptions { reordering: true })
+        Aria::new(
+            &o.batch,
+            AriaOptions {
+                reordering: true,
+                fallback: false,
+            },
+        )
+    });
+    assert_serializable("aria-fallback", |o| {
+        Aria::new(
+            &o.batch,
+            AriaOptions {
+                reordering: false,
+                fallback: true,
+            },
+        )
+    });
+    assert_serializable("aria-reordering-fallback", |o| {
+        Aria::new(
+            &o.batch,
+            AriaOptions {
+                reordering: true,
+                fallback: true,
+            },
+        )
     });
 }

@@ -276,13 +276,14 @@ fn calvin_keeps_tpcc_np_consistent() {
 }
 
 /// Aria needs no declared sets: the full mix, the Delivery race and NP, with and without
-/// deterministic reordering.
+/// deterministic reordering and the fallback phase.
 #[test]
 fn aria_keeps_tpcc_consistent() {
-    for reordering in [false, true] {
+    for (reordering, fallback) in [(false, false), (true, false), (false, true), (true, true)] {
         let make = |o: &ProtocolOptions| {
             let mut aria = o.aria;
             aria.reordering = reordering;
+            aria.fallback = fallback;
             Aria::new(&o.batch, aria)
         };
         assert_consistent("aria", make);

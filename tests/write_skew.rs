@@ -144,12 +144,27 @@ const SERIALIZABLE: &[(&str, Runner)] = &[
     }),
     ("aria_reordering", |h, ms| {
         let o = opts();
-        run(
-            Aria::new(&o.batch, AriaOptions { reordering: true }),
-            1,
-            h,
-            ms,
-        )
+        let aria = AriaOptions {
+            reordering: true,
+            fallback: false,
+        };
+        run(Aria::new(&o.batch, aria), 1, h, ms)
+    }),
+    ("aria_fallback", |h, ms| {
+        let o = opts();
+        let aria = AriaOptions {
+            reordering: false,
+            fallback: true,
+        };
+        run(Aria::new(&o.batch, aria), 1, h, ms)
+    }),
+    ("aria_reordering_fallback", |h, ms| {
+        let o = opts();
+        let aria = AriaOptions {
+            reordering: true,
+            fallback: true,
+        };
+        run(Aria::new(&o.batch, aria), 1, h, ms)
     }),
 ];
 
@@ -165,11 +180,11 @@ fn snapshot_isolation_breaks_the_constraint() {
 #[test]
 fn serializable_protocols_keep_the_constraint() {
     // 19 serializable protocols; MOCC with each of its locks, DecentSched with and without
-    // opportunistic execution, Aria with and without deterministic reordering, BOHM and PWV
-    // waiting and no-wait.
+    // opportunistic execution, Aria with and without deterministic reordering and the fallback
+    // phase, BOHM and PWV waiting and no-wait.
     assert_eq!(
         SERIALIZABLE.len(),
-        24,
+        26,
         "every serializable protocol and variant"
     );
     let mut failures = Vec::new();

@@ -334,6 +334,11 @@ pub struct RunArgs {
     /// write-after-read conflict.
     #[arg(long)]
     pub aria_reordering: bool,
+    /// Aria: the fallback phase (AriaFB): a transaction that loses a conflict reruns in its
+    /// own batch, after the batch's commits, under locks granted in batch order over what its
+    /// first run touched; only a rerun that touches something else moves to the next batch.
+    #[arg(long)]
+    pub aria_fallback: bool,
     /// Calvin (batched): the no-wait form: a transaction whose locks are not all free at its
     /// turn in the batch reruns in the next batch instead of waiting (SGPM's Calvin_NW).
     #[arg(long)]

@@ -64,6 +64,7 @@ impl RunArgs {
                 &[Aria, Calvin, Bohm, Pwv],
             ),
             ("aria-reordering", self.aria_reordering, &[Aria]),
+            ("aria-fallback", self.aria_fallback, &[Aria]),
             ("calvin-no-wait", self.calvin_no_wait, &[Calvin]),
             ("bohm-no-wait", self.bohm_no_wait, &[Bohm]),
             ("pwv-no-wait", self.pwv_no_wait, &[Pwv]),

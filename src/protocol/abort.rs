@@ -49,11 +49,15 @@ pub enum Abort {
     /// this one read from the batch's snapshot (with deterministic reordering: and a member
     /// ranked before it read a record it writes); the transaction moves to a later batch.
     BatchReadAfterWrite,
+    /// Aria's fallback phase (`--aria-fallback`): the rerun of a member that lost a conflict
+    /// touched a record its first run did not (or wrote one it only read), so its locks do not
+    /// cover it; the transaction moves to a later batch.
+    BatchAccessSetChanged,
 }
 
 impl Abort {
     /// Every reason, in the order reports list them.
-    pub const ALL: [Abort; 14] = [
+    pub const ALL: [Abort; 15] = [
         Abort::LockConflict,
         Abort::Die,
         Abort::Wounded,
@@ -68,6 +72,7 @@ impl Abort {
         Abort::Reexecute,
         Abort::BatchWriteAfterWrite,
         Abort::BatchReadAfterWrite,
+        Abort::BatchAccessSetChanged,
     ];
     /// Number of reasons; sizes per-reason counter arrays.
     pub const COUNT: usize = Self::ALL.len();
@@ -94,6 +99,7 @@ impl Abort {
             Abort::Reexecute => "reexecute",
             Abort::BatchWriteAfterWrite => "batch_write_after_write",
             Abort::BatchReadAfterWrite => "batch_read_after_write",
+            Abort::BatchAccessSetChanged => "batch_access_set_changed",
         }
     }
 

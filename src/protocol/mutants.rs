@@ -218,6 +218,17 @@ pub(crate) enum Mutant {
     /// Aria with deterministic reordering: reads are not reserved, so no write-after-read
     /// conflict is ever seen and every read-after-write conflict commits.
     AriaReorderingWithoutReadReservations,
+    /// Aria's fallback phase: every lock is granted at once, so a fallback member reads and
+    /// writes records that a lower-ranked fallback member is still reading or writing.
+    AriaFallbackGrantsWithoutWaiting,
+    /// Aria's fallback phase: a rerun reads without waiting for its read's grant (writes still
+    /// wait), so it may read a record before a lower-ranked fallback member installs it.
+    AriaFallbackReadsUnlocked,
+    /// Aria's fallback phase: a rerun that touches a record outside its lock set goes on
+    /// (unlocked) instead of aborting for its changed access set. Caught by a unit test
+    /// (`aria::tests::the_mutant_that_ignores_a_changed_access_set_admits_a_cycle`): the
+    /// checker's YCSB loads retry the same request, whose access set never changes.
+    AriaFallbackIgnoresChangedAccessSet,
 }
 
 mod audit;

@@ -176,7 +176,7 @@ impl ProtocolKind {
                 "2PL with early release: declared set locked in key order, each lock freed after its last use (SGPM)"
             }
             ProtocolKind::Aria => {
-                "deterministic batches: one snapshot per batch, reservations, WAW/RAW conflicts rerun next batch (Aria)"
+                "deterministic batches: one snapshot per batch, reservations, WAW/RAW conflicts rerun next batch (Aria); --aria-fallback reruns them in their batch under locks granted in batch order (AriaFB)"
             }
             ProtocolKind::Calvin => {
                 "deterministic batches: sequencer batches, locks granted in batch order; --calvin-no-wait reruns conflicts next batch (Calvin)"

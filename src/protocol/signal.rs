@@ -80,7 +80,11 @@ impl Signal {
             // schedule (it is already scheduled) and reruns there at once.
             Abort::Reexecute => Signal::Rr,
             // Aria: the batch's snapshot is spent; the transaction reruns in the next batch.
-            Abort::BatchWriteAfterWrite | Abort::BatchReadAfterWrite => Signal::Nb,
+            // (With Aria's fallback phase the first two rerun in their batch instead: Aria's
+            // `RunHooks::signal` says RR for them.)
+            Abort::BatchWriteAfterWrite
+            | Abort::BatchReadAfterWrite
+            | Abort::BatchAccessSetChanged => Signal::Nb,
         }
     }
 }
@@ -102,6 +106,7 @@ mod tests {
         assert_eq!(Signal::for_abort(Abort::TimestampOrder), Signal::Ml);
         assert_eq!(Signal::for_abort(Abort::BatchReadAfterWrite), Signal::Nb);
         assert_eq!(Signal::for_abort(Abort::BatchWriteAfterWrite), Signal::Nb);
+        assert_eq!(Signal::for_abort(Abort::BatchAccessSetChanged), Signal::Nb);
         for (i, s) in Signal::ALL.iter().enumerate() {
             assert_eq!(s.index(), i);
         }

@@ -175,6 +175,7 @@ impl RunArgs {
             },
             aria: crate::protocol::aria::AriaOptions {
                 reordering: self.aria_reordering,
+                fallback: self.aria_fallback,
             },
             calvin: crate::protocol::calvin::CalvinOptions {
                 no_wait: self.calvin_no_wait,

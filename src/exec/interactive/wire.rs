@@ -1018,6 +1018,7 @@ mod tests {
             "reexecute",
             "batch_write_after_write",
             "batch_read_after_write",
+            "batch_access_set_changed",
         ];
         for (code, name) in documented.iter().enumerate() {
             let mut out = Vec::new();

@@ -20,7 +20,9 @@
 //!
 //! An aborted member retries in a later batch (SGPM's NB signal), where it ranks before every
 //! newer transaction, so each transaction eventually commits: the lowest-ranked member of a
-//! batch never aborts.
+//! batch never aborts. With `--aria-fallback` (Aria section 5, [`fallback`]) it reruns in its
+//! own batch instead, after the batch's committers, under locks granted in rank order over what
+//! its first run touched (SGPM's RR); only a rerun that touches something else moves on (NB).
 //!
 //! Why committed members are serializable without reordering: in rank order, each committed
 //! member read only records that no lower-ranked member reserved for writing, so the snapshot
@@ -32,17 +34,22 @@
 //! that then abort still count: conservative, never wrong.
 //!
 //! Reads copy the record in place: between the previous batch's last install and this batch's
-//! commit phase nobody writes, and a member reads only during execution. Record metadata: the
-//! two reservation words (16 bytes).
+//! commit phase nobody writes, and a member reads only during execution (a fallback member's
+//! rerun reads under its lock). Record metadata: the two reservation words and the fallback
+//! phase's lock (32 bytes).
 
+pub mod fallback;
 pub mod reservation;
 
 use super::batch::{BatchOptions, BatchTicket, Batches};
+use super::calvin::lock::CalvinLock;
 #[cfg(test)]
 use super::mutants::Mutant;
 use super::parts::{RunHooks, RunHooksPart};
-use super::{Abort, AttemptStart, InstallLog, OpResult, Protocol, WriteKind, WriteSet};
+use super::signal::Signal;
+use super::{Abort, AccessMode, AttemptStart, InstallLog, OpResult, Protocol, WriteKind, WriteSet};
 use crate::storage::Record;
+use fallback::{Fallback, FallbackLock, LockSet};
 use serde::Serialize;
 use std::sync::atomic::AtomicU64;
 use std::task::Poll;
@@ -53,6 +60,9 @@ pub struct AriaOptions {
     /// Deterministic reordering: abort on a read-after-write conflict only when there is a
     /// write-after-read conflict too (`--aria-reordering`).
     pub reordering: bool,
+    /// The fallback phase: a member that loses a conflict reruns in its batch under
+    /// deterministic locks (`--aria-fallback`; [`fallback`]).
+    pub fallback: bool,
 }
 
 /// A record's reservations in the current batch.
@@ -62,12 +72,16 @@ pub struct AriaMeta {
     writes: AtomicU64,
     /// The lowest-ranked reader (reordering only).
     reads: AtomicU64,
+    /// The fallback phase's lock, requested in rank order (`--aria-fallback` only).
+    lock: CalvinLock,
 }
 
 /// The protocol: the batch manager and the options.
 pub struct Aria {
     batches: Batches,
     reordering: bool,
+    /// The fallback phase's shared state (`--aria-fallback`).
+    fallback: Option<Fallback>,
     #[cfg(test)]
     mutant: Mutant,
 }
@@ -78,13 +92,97 @@ impl Aria {
         Aria {
             batches: Batches::new(batch),
             reordering: options.reordering,
+            fallback: options.fallback.then(Fallback::new),
             #[cfg(test)]
             mutant: Mutant::None,
         }
     }
 
+    /// The same protocol with a deliberate bug (`protocol::mutants`), in the fallback phase too.
     #[cfg(test)]
-    crate::protocol::mutants::with_mutant!();
+    pub(crate) fn with_mutant(mut self, mutant: Mutant) -> Self {
+        self.mutant = mutant;
+        if let Some(f) = &mut self.fallback {
+            f.mutant = mutant;
+        }
+        self
+    }
+
+    fn fallback(&self) -> &Fallback {
+        self.fallback
+            .as_ref()
+            .expect("a fallback member runs with the fallback phase")
+    }
+
+    /// The member lost its conflict: its first run's accesses become its lock set (a record it
+    /// wrote locked for writing, one it only read for reading), and it registers as a fallback
+    /// member of its batch.
+    fn become_fallback_member(&self, w: &mut AriaWorker<'_>) {
+        let locks = &mut w.locks;
+        locks.clear();
+        for e in w.writes.entries() {
+            if locks.find(&e.rec).is_none() {
+                locks.push(e.rec, FallbackLock::new(AccessMode::Write));
+            }
+        }
+        for rec in w.reads.iter().chain(&w.committed_reads) {
+            if locks.find(rec).is_none() {
+                locks.push(*rec, FallbackLock::new(AccessMode::Read));
+            }
+        }
+        self.fallback().register(&w.ticket);
+    }
+
+    /// A rerun's access to `rec`: `Ready(Ok)` once its lock is granted, `Pending` before, and
+    /// the changed-access-set abort when the lock set does not cover it.
+    #[inline]
+    fn fallback_access<'db>(
+        &self,
+        w: &mut AriaWorker<'db>,
+        rec: &Record<'db, AriaMeta>,
+        write: bool,
+    ) -> OpResult {
+        match self.fallback().granted(&mut w.locks, rec, write) {
+            #[cfg(test)]
+            None if self.mutant == Mutant::AriaFallbackIgnoresChangedAccessSet => {
+                Poll::Ready(Ok(()))
+            }
+            None => Poll::Ready(Err(Abort::BatchAccessSetChanged)),
+            Some(true) => Poll::Ready(Ok(())),
+            #[cfg(test)]
+            Some(false) if !write && self.mutant == Mutant::AriaFallbackReadsUnlocked => {
+                Poll::Ready(Ok(()))
+            }
+            Some(false) => Poll::Pending,
+        }
+    }
+
+    /// A fallback member is done with its batch (its rerun committed or aborted): releases its
+    /// locks (after its installs) and finishes.
+    fn leave_fallback(&self, w: &mut AriaWorker<'_>) {
+        self.fallback().release_all(&mut w.locks);
+        self.batches.finished(&mut w.ticket);
+        w.stage = Stage::Done;
+    }
+
+    /// A rerun's read: its own write, or the record in place once its lock is granted (the
+    /// current database: no one else writes it while the lock is held).
+    #[inline]
+    fn fallback_read<'db>(
+        &self,
+        w: &mut AriaWorker<'db>,
+        rec: Record<'db, AriaMeta>,
+        out: &mut [u8],
+    ) -> OpResult {
+        if w.writes.read_own(&rec, out) {
+            return Poll::Ready(Ok(()));
+        }
+        let access = self.fallback_access(w, &rec, false);
+        if let Poll::Ready(Ok(())) = access {
+            rec.payload.load(out);
+        }
+        access
+    }
 
     /// Joins the open batch (every operation's first step; `Pending` until one takes us).
     #[inline]
@@ -155,6 +253,19 @@ enum Stage {
     Executing,
     /// Reservations made; waiting for the batch's other members to execute.
     Reserved,
+    /// Lost its conflict, with the fallback phase: registered as a fallback member, waiting for
+    /// the batch's other members to finish (then `predecessor` is known) and for its turn to
+    /// request its locks. `verdict` is the first run's abort, reported once the requests are
+    /// made.
+    FallbackQueued {
+        verdict: Abort,
+        predecessor: Option<Option<u32>>,
+    },
+    /// Requests made and the first run's abort reported: the executor's retry is next, in the
+    /// same batch.
+    FallbackRequested,
+    /// The retry runs under the locks.
+    FallbackRunning,
     /// Done with its batch (committed, or aborted).
     Done,
 }
@@ -166,13 +277,39 @@ pub struct AriaWorker<'db> {
     stage: Stage,
     /// Records read from the snapshot (not the attempt's own writes), repeats allowed.
     reads: Vec<Record<'db, AriaMeta>>,
+    /// Records read at read committed (kept with the fallback phase only: they need a lock in
+    /// the rerun, whose reads run while the batch's other fallback members install).
+    committed_reads: Vec<Record<'db, AriaMeta>>,
     writes: WriteSet<'db, AriaMeta, ()>,
+    /// A fallback member's lock set.
+    locks: LockSet<'db>,
+}
+
+impl AriaWorker<'_> {
+    /// Ends what the worker holds in its batch before it goes: a fallback member's locks and
+    /// membership (the executors finish the transaction in hand before they stop a worker, so
+    /// this is for a worker dropped mid-transaction). A member still queued for its turn
+    /// cannot leave without waiting for it, which a drop must not do; no executor drops one.
+    fn end_batch(&mut self) {
+        if matches!(
+            self.stage,
+            Stage::FallbackRequested | Stage::FallbackRunning
+        ) {
+            let p = self.protocol;
+            p.leave_fallback(self);
+        }
+        debug_assert!(
+            !matches!(self.stage, Stage::FallbackQueued { .. }),
+            "a fallback member queued for its turn stopped"
+        );
+        self.protocol.batches.leave(&mut self.ticket);
+    }
 }
 
 impl Drop for AriaWorker<'_> {
     fn drop(&mut self) {
         // Batches must not wait for a worker that is gone (once per worker: `leave` knows).
-        self.protocol.batches.leave(&mut self.ticket);
+        self.end_batch();
     }
 }
 
@@ -183,23 +320,38 @@ impl Protocol for Aria {
     const RUN_HOOKS: RunHooksPart<Self> = RunHooksPart::from_impl();
 
     fn new_worker<'db>(&'db self, id: usize) -> AriaWorker<'db> {
+        if let Some(f) = &self.fallback {
+            f.add_worker(id);
+        }
         AriaWorker {
             protocol: self,
             ticket: self.batches.register(id),
             stage: Stage::Done,
             reads: Vec::with_capacity(64),
+            committed_reads: Vec::new(),
             writes: WriteSet::default(),
+            locks: LockSet::default(),
         }
     }
 
     fn begin(&self, w: &mut AriaWorker<'_>, start: AttemptStart) {
+        w.reads.clear();
+        w.committed_reads.clear();
+        w.writes.clear();
+        if w.stage == Stage::FallbackRequested {
+            if start.retry {
+                // The fallback member's rerun: same batch, under its locks.
+                w.stage = Stage::FallbackRunning;
+                return;
+            }
+            // Not retried (no executor does this): the batch must not wait for it.
+            self.leave_fallback(w);
+        }
         debug_assert_eq!(w.ticket.batch(), 0, "the last attempt left its batch");
         if !start.retry {
             w.ticket.new_transaction();
         }
         w.stage = Stage::Executing;
-        w.reads.clear();
-        w.writes.clear();
     }
 
     #[inline]
@@ -209,6 +361,9 @@ impl Protocol for Aria {
         rec: Record<'db, AriaMeta>,
         out: &mut [u8],
     ) -> OpResult {
+        if w.stage == Stage::FallbackRunning {
+            return self.fallback_read(w, rec, out);
+        }
         if self.join(w).is_pending() {
             return Poll::Pending;
         }
@@ -220,7 +375,8 @@ impl Protocol for Aria {
     }
 
     /// The snapshot's value, unreserved: nothing installs while the batch executes, so it is
-    /// committed and whole, and not being checked it protects nothing.
+    /// committed and whole, and not being checked it protects nothing. A fallback member's
+    /// rerun reads it under its lock like any read (other fallback members install meanwhile).
     #[inline]
     fn read_committed<'db>(
         &self,
@@ -228,10 +384,16 @@ impl Protocol for Aria {
         rec: Record<'db, AriaMeta>,
         out: &mut [u8],
     ) -> OpResult {
+        if w.stage == Stage::FallbackRunning {
+            return self.fallback_read(w, rec, out);
+        }
         if self.join(w).is_pending() {
             return Poll::Pending;
         }
         w.writes.read_in_place(&rec, out);
+        if self.fallback.is_some() {
+            w.committed_reads.push(rec);
+        }
         Poll::Ready(Ok(()))
     }
 
@@ -243,6 +405,13 @@ impl Protocol for Aria {
         data: &[u8],
         kind: WriteKind,
     ) -> OpResult {
+        if w.stage == Stage::FallbackRunning {
+            let access = self.fallback_access(w, &rec, true);
+            if let Poll::Ready(Ok(())) = access {
+                w.writes.put(rec, kind, data, ());
+            }
+            return access;
+        }
         if self.join(w).is_pending() {
             return Poll::Pending;
         }
@@ -267,28 +436,86 @@ impl Protocol for Aria {
                         return Poll::Pending;
                     }
                     let verdict = self.verdict(w);
+                    if let (Err(why), Some(_)) = (verdict, &self.fallback) {
+                        self.become_fallback_member(w);
+                        w.stage = Stage::FallbackQueued {
+                            verdict: why,
+                            predecessor: None,
+                        };
+                        continue;
+                    }
                     if verdict.is_ok() {
                         // At most one committed writer per record in a batch, and nobody reads
-                        // during the commit phase: the install needs no lock (module docs).
+                        // during the commit phase (fallback members read once every committer
+                        // finished): the install needs no lock (module docs).
                         w.writes.install_all();
                     }
                     self.batches.finished(&mut w.ticket);
                     w.stage = Stage::Done;
                     return Poll::Ready(verdict);
                 }
-                Stage::Done => unreachable!("commit after the attempt ended"),
+                Stage::FallbackQueued {
+                    verdict,
+                    predecessor,
+                } => {
+                    let f = self.fallback();
+                    let predecessor = match predecessor {
+                        Some(p) => p,
+                        None => {
+                            if !f.others_finished(&self.batches, &w.ticket) {
+                                return Poll::Pending;
+                            }
+                            let p = f.predecessor(&w.ticket);
+                            w.stage = Stage::FallbackQueued {
+                                verdict,
+                                predecessor: Some(p),
+                            };
+                            p
+                        }
+                    };
+                    if !f.is_my_turn(&w.ticket, predecessor) {
+                        return Poll::Pending;
+                    }
+                    f.request_all(&w.ticket, &mut w.locks);
+                    w.stage = Stage::FallbackRequested;
+                    // The first run ends here; the executor's retry reruns it in this batch.
+                    return Poll::Ready(Err(verdict));
+                }
+                Stage::FallbackRunning => {
+                    // Every write waited for its lock (`write`), held until the release below.
+                    w.writes.install_all();
+                    self.fallback().count(true);
+                    self.leave_fallback(w);
+                    return Poll::Ready(Ok(()));
+                }
+                Stage::FallbackRequested | Stage::Done => {
+                    unreachable!("commit after the attempt ended")
+                }
             }
         }
     }
 
-    fn abort(&self, w: &mut AriaWorker<'_>, _why: Abort) {
-        if w.stage == Stage::Executing && w.ticket.batch() != 0 {
-            // Ended before its commit phase (a user abort): nothing reserved; the batch must
-            // not wait for it.
-            self.batches.withdraw(&mut w.ticket);
+    fn abort(&self, w: &mut AriaWorker<'_>, why: Abort) {
+        match w.stage {
+            Stage::Executing if w.ticket.batch() != 0 => {
+                // Ended before its commit phase (a user abort): nothing reserved; the batch
+                // must not wait for it.
+                self.batches.withdraw(&mut w.ticket);
+            }
+            // The first run's abort of a fallback member: it stays, with its locks, for the
+            // retry (`begin`).
+            Stage::FallbackRequested => return,
+            Stage::FallbackRunning => {
+                if why == Abort::BatchAccessSetChanged {
+                    self.fallback().count(false);
+                }
+                self.leave_fallback(w);
+            }
+            _ => {}
         }
         w.stage = Stage::Done;
         w.reads.clear();
+        w.committed_reads.clear();
         w.writes.clear();
     }
 
@@ -301,11 +528,26 @@ impl RunHooks for Aria {
     const RUNS_IN_BATCHES: bool = true;
 
     fn stats(&self) -> Vec<(&'static str, f64)> {
-        self.batches.stats()
+        let mut stats = self.batches.stats();
+        if let Some(f) = &self.fallback {
+            stats.extend(f.stats());
+        }
+        stats
+    }
+
+    /// With the fallback phase a lost conflict reruns in its own batch, in place (RR); the
+    /// rerun whose access set changed moves to the next batch (NB, the default's).
+    fn signal(&self, why: Abort) -> Signal {
+        match why {
+            Abort::BatchWriteAfterWrite | Abort::BatchReadAfterWrite if self.fallback.is_some() => {
+                Signal::Rr
+            }
+            other => Signal::for_abort(other),
+        }
     }
 
     fn stop_worker(&self, w: &mut AriaWorker<'_>) {
-        self.batches.leave(&mut w.ticket);
+        w.end_batch();
     }
 }
 

@@ -2,6 +2,7 @@
 
 use super::*;
 use crate::ids::RecordId;
+use crate::protocol::signal::Signal;
 use crate::storage::{Table, TableSpec};
 
 const OK: OpResult = Poll::Ready(Ok(()));
@@ -15,13 +16,36 @@ fn table() -> Table<AriaMeta> {
 }
 
 fn aria(reordering: bool) -> Aria {
+    aria_with(AriaOptions {
+        reordering,
+        fallback: false,
+    })
+}
+
+fn aria_with(options: AriaOptions) -> Aria {
     Aria::new(
         &BatchOptions {
             size: 64,
             timeout_us: 1_000_000,
         },
-        AriaOptions { reordering },
+        options,
     )
+}
+
+/// Aria with the fallback phase.
+fn aria_fallback() -> Aria {
+    aria_with(AriaOptions {
+        reordering: false,
+        fallback: true,
+    })
+}
+
+fn stat(p: &Aria, name: &str) -> f64 {
+    p.stats()
+        .into_iter()
+        .find(|(n, _)| *n == name)
+        .map(|(_, v)| v)
+        .expect("a reported statistic")
 }
 
 fn rec(t: &Table<AriaMeta>, i: u64) -> Record<'_, AriaMeta> {
@@ -177,4 +201,206 @@ fn stopped_and_dropped_workers_are_not_waited_for() {
     assert_eq!(p.commit(&mut a), OK);
     drop(b);
     assert_eq!(p.stats()[0], ("batches", 1.0));
+}
+
+/// The fallback phase: a member that read what a lower rank wrote (read-after-write) stays in
+/// the batch; its first run's abort is reported once the committer finished and its locks are
+/// requested, and its retry, in the same batch, reads the committer's install and commits. The
+/// next batch opens only then.
+#[test]
+fn a_read_after_write_commits_in_the_same_batch_through_the_fallback() {
+    let t = table();
+    let p = aria_fallback();
+    let (mut a, mut b) = (p.new_worker(0), p.new_worker(1));
+    start(&p, &mut [&mut a, &mut b]);
+    write(&p, &mut a, rec(&t, 0), 7);
+    assert_eq!(read(&p, &mut b, rec(&t, 0)), 0, "the snapshot");
+    write(&p, &mut b, rec(&t, 1), 1);
+    assert_eq!(p.commit(&mut a), Poll::Pending, "b has not executed");
+    assert_eq!(p.commit(&mut b), Poll::Pending, "a has not installed yet");
+    assert_eq!(p.commit(&mut a), OK);
+    assert_eq!(
+        p.commit(&mut b),
+        Poll::Ready(Err(Abort::BatchReadAfterWrite))
+    );
+    assert_eq!(p.signal(Abort::BatchReadAfterWrite), Signal::Rr);
+    p.abort(&mut b, Abort::BatchReadAfterWrite);
+    assert_eq!(b.ticket.batch(), 1, "still a member");
+    // a's next transaction waits: the batch is not over while b reruns.
+    p.begin(&mut a, AttemptStart::FIRST);
+    let mut out = [0u8; 8];
+    assert_eq!(p.read(&mut a, rec(&t, 1), &mut out), Poll::Pending);
+    p.begin(&mut b, AttemptStart::RETRY);
+    assert_eq!(read(&p, &mut b, rec(&t, 0)), 7, "the batch's install");
+    write(&p, &mut b, rec(&t, 1), 8);
+    assert_eq!(p.commit(&mut b), OK);
+    assert_eq!((value(&t, 0), value(&t, 1)), (7, 8));
+    assert_eq!(stat(&p, "fallback_commits"), 1.0);
+    assert_eq!(stat(&p, "fallback_aborts"), 0.0);
+    assert_eq!(read(&p, &mut a, rec(&t, 1)), 8, "the next batch");
+    assert_eq!(a.ticket.batch(), 2);
+}
+
+/// A fallback member's rerun that touches a record its first run did not (or writes one it
+/// only read) aborts with a changed access set, leaves the batch (the next one opens) and
+/// retries there (NB), as Aria without the fallback does.
+#[test]
+fn a_fallback_whose_access_set_changed_moves_to_the_next_batch() {
+    // (record the rerun touches, whether it writes it): one never touched, one only read.
+    for (touched, writes) in [(2, false), (0, true)] {
+        let t = table();
+        let p = aria_fallback();
+        let (mut a, mut b) = (p.new_worker(0), p.new_worker(1));
+        start(&p, &mut [&mut a, &mut b]);
+        write(&p, &mut a, rec(&t, 0), 7);
+        assert_eq!(read(&p, &mut b, rec(&t, 0)), 0);
+        write(&p, &mut b, rec(&t, 1), 1);
+        assert_eq!(p.commit(&mut a), Poll::Pending);
+        assert_eq!(p.commit(&mut b), Poll::Pending);
+        assert_eq!(p.commit(&mut a), OK);
+        assert_eq!(
+            p.commit(&mut b),
+            Poll::Ready(Err(Abort::BatchReadAfterWrite))
+        );
+        p.abort(&mut b, Abort::BatchReadAfterWrite);
+        p.begin(&mut b, AttemptStart::RETRY);
+        let mut out = [0u8; 8];
+        let changed = if writes {
+            p.write(&mut b, rec(&t, touched), &[9; 8], WriteKind::Blind)
+        } else {
+            p.read(&mut b, rec(&t, touched), &mut out)
+        };
+        assert_eq!(changed, Poll::Ready(Err(Abort::BatchAccessSetChanged)));
+        assert_eq!(p.signal(Abort::BatchAccessSetChanged), Signal::Nb);
+        p.abort(&mut b, Abort::BatchAccessSetChanged);
+        assert_eq!(stat(&p, "fallback_aborts"), 1.0);
+        assert_eq!(value(&t, touched), if touched == 0 { 7 } else { 0 });
+        // The next batch: b retries there, ranked first.
+        p.begin(&mut b, AttemptStart::RETRY);
+        assert_eq!(read(&p, &mut b, rec(&t, 2)), 0);
+        assert_eq!(b.ticket.batch(), 2);
+        write(&p, &mut b, rec(&t, 0), 9);
+        p.stop_worker(&mut a);
+        assert_eq!(p.commit(&mut b), OK);
+        assert_eq!(value(&t, 0), 9);
+    }
+}
+
+/// Fallback members request their locks in rank order (the turn), and each record's locks are
+/// granted in that order: the higher-ranked member waits for its turn even when it gets to
+/// its commit first, and its rerun waits for the record the lower-ranked one writes, then reads
+/// that one's install (both read-modify-write record 1; readers of record 0 share).
+#[test]
+fn fallback_locks_are_granted_in_rank_order() {
+    let t = table();
+    let p = aria_fallback();
+    let (mut x, mut y, mut z) = (p.new_worker(0), p.new_worker(1), p.new_worker(2));
+    start(&p, &mut [&mut x, &mut y, &mut z]);
+    write(&p, &mut x, rec(&t, 0), 7);
+    for w in [&mut y, &mut z] {
+        assert_eq!(read(&p, w, rec(&t, 0)), 0);
+        let v = read(&p, w, rec(&t, 1));
+        write(&p, w, rec(&t, 1), v + 1);
+    }
+    assert!(x.ticket.rank() < y.ticket.rank() && y.ticket.rank() < z.ticket.rank());
+    assert_eq!(p.commit(&mut x), Poll::Pending);
+    assert_eq!(p.commit(&mut z), Poll::Pending);
+    assert_eq!(p.commit(&mut y), Poll::Pending, "x has not installed");
+    assert_eq!(p.commit(&mut x), OK);
+    assert_eq!(p.commit(&mut z), Poll::Pending, "y requests first");
+    assert_eq!(
+        p.commit(&mut y),
+        Poll::Ready(Err(Abort::BatchReadAfterWrite))
+    );
+    assert_eq!(
+        p.commit(&mut z),
+        Poll::Ready(Err(Abort::BatchWriteAfterWrite))
+    );
+    for (w, why) in [
+        (&mut y, Abort::BatchReadAfterWrite),
+        (&mut z, Abort::BatchWriteAfterWrite),
+    ] {
+        p.abort(w, why);
+        p.begin(w, AttemptStart::RETRY);
+    }
+    // z reruns first: the shared read is granted, the record y writes is not.
+    assert_eq!(read(&p, &mut z, rec(&t, 0)), 7);
+    let mut out = [0u8; 8];
+    assert_eq!(p.read(&mut z, rec(&t, 1), &mut out), Poll::Pending);
+    assert_eq!(read(&p, &mut y, rec(&t, 0)), 7);
+    let v = read(&p, &mut y, rec(&t, 1));
+    write(&p, &mut y, rec(&t, 1), v + 1);
+    assert_eq!(p.read(&mut z, rec(&t, 1), &mut out), Poll::Pending, "held");
+    assert_eq!(p.commit(&mut y), OK);
+    let v = read(&p, &mut z, rec(&t, 1));
+    assert_eq!(v, 1, "y's install");
+    write(&p, &mut z, rec(&t, 1), v + 1);
+    assert_eq!(p.commit(&mut z), OK);
+    assert_eq!(value(&t, 1), 2, "no update lost");
+    assert_eq!(stat(&p, "fallback_commits"), 2.0);
+}
+
+/// Three members: x writes record 0; y and z read it (read-after-write), so both fall back; y
+/// (ranked before z) read record 3, which z writes, and z read record 2. y's rerun then writes
+/// record 2, which its first run did not touch. The real protocol aborts that write (changed
+/// access set). The mutant that ignores the change lets y write record 2 unlocked: z reads it
+/// before y installs, and y reads record 3 before z writes it, so each is serialized before the
+/// other (a G-single cycle), and both commit.
+#[test]
+fn the_mutant_that_ignores_a_changed_access_set_admits_a_cycle() {
+    for mutant in [Mutant::None, Mutant::AriaFallbackIgnoresChangedAccessSet] {
+        let t = table();
+        let p = aria_fallback().with_mutant(mutant);
+        let (mut x, mut y, mut z) = (p.new_worker(0), p.new_worker(1), p.new_worker(2));
+        start(&p, &mut [&mut x, &mut y, &mut z]);
+        write(&p, &mut x, rec(&t, 0), 7);
+        assert_eq!(read(&p, &mut y, rec(&t, 0)), 0);
+        assert_eq!(read(&p, &mut y, rec(&t, 3)), 0);
+        write(&p, &mut y, rec(&t, 1), 1);
+        assert_eq!(read(&p, &mut z, rec(&t, 0)), 0);
+        assert_eq!(read(&p, &mut z, rec(&t, 2)), 0);
+        write(&p, &mut z, rec(&t, 3), 3);
+        assert_eq!(p.commit(&mut x), Poll::Pending);
+        assert_eq!(p.commit(&mut y), Poll::Pending);
+        assert_eq!(p.commit(&mut z), Poll::Pending);
+        assert_eq!(p.commit(&mut x), OK);
+        for w in [&mut y, &mut z] {
+            assert_eq!(p.commit(w), Poll::Ready(Err(Abort::BatchReadAfterWrite)));
+        }
+        for w in [&mut y, &mut z] {
+            p.abort(w, Abort::BatchReadAfterWrite);
+            p.begin(w, AttemptStart::RETRY);
+        }
+        assert_eq!(read(&p, &mut y, rec(&t, 0)), 7);
+        let y_read = read(&p, &mut y, rec(&t, 3));
+        write(&p, &mut y, rec(&t, 1), 1);
+        let changed = p.write(&mut y, rec(&t, 2), &5u64.to_le_bytes(), WriteKind::Blind);
+        if mutant == Mutant::None {
+            assert_eq!(changed, Poll::Ready(Err(Abort::BatchAccessSetChanged)));
+            p.abort(&mut y, Abort::BatchAccessSetChanged);
+            let z_read = read(&p, &mut z, rec(&t, 2));
+            write(&p, &mut z, rec(&t, 3), 3);
+            assert_eq!(p.commit(&mut z), OK);
+            assert_eq!((y_read, z_read), (0, 0), "y did not commit: no cycle");
+            continue;
+        }
+        assert_eq!(changed, OK, "the mutant writes outside its locks");
+        let z_read = read(&p, &mut z, rec(&t, 2));
+        let three = 3u64.to_le_bytes();
+        assert_eq!(
+            p.write(&mut z, rec(&t, 3), &three, WriteKind::Blind),
+            Poll::Pending,
+            "y holds record 3"
+        );
+        assert_eq!(p.commit(&mut y), OK);
+        write(&p, &mut z, rec(&t, 3), 3);
+        assert_eq!(p.commit(&mut z), OK);
+        assert_eq!(value(&t, 2), 5, "y committed its write of record 2");
+        assert_eq!(value(&t, 3), 3, "z committed its write of record 3");
+        assert_eq!(
+            (y_read, z_read),
+            (0, 0),
+            "each read what the other overwrote: a cycle"
+        );
+    }
 }

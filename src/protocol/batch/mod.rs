@@ -430,6 +430,26 @@ impl Batches {
         self.try_advance(word);
     }
 
+    /// Whether every member of the ticket's closed batch has finished, but for `staying`
+    /// members that stay in it past its commit phase and finish only after this holds (Aria's
+    /// fallback members, which wait here for every other member's installs). The caller reads
+    /// `staying` before calling: both counts only grow while the ticket's member is in the
+    /// batch, and a staying member adds to `finished` only after this held, so a sum that
+    /// reaches the batch's members is never early.
+    pub fn all_finished_but(&self, t: &BatchTicket, staying: u64) -> bool {
+        // Acquire: the member count (the batch is closed: its ticket passed `all_executed`).
+        let f = Form::decode(self.form.load(Ordering::Acquire));
+        debug_assert!(
+            f.batch == t.batch && f.closed,
+            "a member of the closed batch"
+        );
+        // Acquire: pairs with every finisher's Release increment (`finished`): their installs
+        // are visible from here.
+        let p = Progress::decode(self.progress.load(Ordering::Acquire));
+        debug_assert_eq!(p.batch, t.batch);
+        p.finished + staying >= f.members
+    }
+
     /// Leaves the batch without executing anything (an attempt that ended before its commit
     /// phase: a user abort): executed and finished at once.
     pub fn withdraw(&self, t: &mut BatchTicket) {

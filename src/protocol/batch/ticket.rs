@@ -54,6 +54,11 @@ impl BatchTicket {
         self.first = 0;
     }
 
+    /// The worker's id (the last part of its rank; ids past 1023 wrap).
+    pub fn worker(&self) -> usize {
+        self.worker as usize
+    }
+
     /// The batch the worker is a member of (0: none).
     pub fn batch(&self) -> u64 {
         self.batch

@@ -88,6 +88,8 @@ enum Proto {
     Aria,
     /// Aria with deterministic reordering (`--aria-reordering`).
     AriaReordering,
+    /// Aria with the fallback phase (`--aria-fallback`).
+    AriaFallback,
 }
 
 /// The workload that provokes a mutant's bug (YCSB, theta 0.99, 16-byte rows).
@@ -247,6 +249,8 @@ const CASES: &[Case] = &[
     (Proto::Aria, Mutant::AriaReservationKeepsFirst, Load::HotRmw),
     (Proto::AriaReordering, Mutant::AriaReorderingWithoutReadReservations, Load::HotRmw),
     (Proto::AriaReordering, Mutant::AriaReservationKeepsFirst, Load::HotRmw),
+    (Proto::AriaFallback, Mutant::AriaFallbackGrantsWithoutWaiting, Load::HotRmw),
+    (Proto::AriaFallback, Mutant::AriaFallbackReadsUnlocked, Load::HotRmw),
 ];
 
 /// Mutants whose bug is open only for a sub-microsecond window: between a lock's release and the
@@ -314,9 +318,10 @@ fn run_report(
         Proto::Cicada => ProtocolKind::Cicada,
         Proto::TwoPlEr => ProtocolKind::TwoPlEr,
         Proto::Si => ProtocolKind::Si,
-        Proto::Aria | Proto::AriaReordering => ProtocolKind::Aria,
+        Proto::Aria | Proto::AriaReordering | Proto::AriaFallback => ProtocolKind::Aria,
     };
     options.aria.reordering = proto == Proto::AriaReordering;
+    options.aria.fallback = proto == Proto::AriaFallback;
     options.calvin.no_wait = proto == Proto::CalvinNoWait;
     options.bohm.no_wait = proto == Proto::BohmNoWait;
     options.pwv.no_wait = proto == Proto::PwvNoWait;
@@ -446,7 +451,7 @@ fn run_report(
             let p = Si::new(o).with_mutant(mutant);
             run_with(kind, p, &cfg, &workload, &machine)
         }
-        Proto::Aria | Proto::AriaReordering => {
+        Proto::Aria | Proto::AriaReordering | Proto::AriaFallback => {
             let p = Aria::new(&o.batch, o.aria).with_mutant(mutant);
             run_with(kind, p, &cfg, &workload, &machine)
         }
@@ -773,4 +778,9 @@ fn aria_mutants_are_caught() {
 #[test]
 fn aria_reordering_mutants_are_caught() {
     check_protocol(Proto::AriaReordering);
+}
+
+#[test]
+fn aria_fallback_mutants_are_caught() {
+    check_protocol(Proto::AriaFallback);
 }
