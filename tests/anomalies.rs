@@ -440,7 +440,12 @@ fn check_phenomenon(scenario: Scenario) {
         .find(|p| p.scenario == scenario)
         .expect("every scenario has a row");
     let mut failures = Vec::new();
+    // `TXBENCH_ANOMALY_PROTOCOL=name` runs one row only (to repeat a failure; unset, all).
+    let only = std::env::var("TXBENCH_ANOMALY_PROTOCOL").ok();
     for row in PROTOCOLS {
+        if only.as_deref().is_some_and(|name| name != row.name) {
+            continue;
+        }
         let expect = row
             .expect
             .iter()

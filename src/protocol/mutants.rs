@@ -221,9 +221,15 @@ pub(crate) enum Mutant {
     /// Aria's fallback phase: every lock is granted at once, so a fallback member reads and
     /// writes records that a lower-ranked fallback member is still reading or writing.
     AriaFallbackGrantsWithoutWaiting,
-    /// Aria's fallback phase: a rerun reads without waiting for its read's grant (writes still
-    /// wait), so it may read a record before a lower-ranked fallback member installs it.
+    /// Aria's fallback phase: a rerun starts without waiting for its read locks' grants (its
+    /// write locks' still), so it may read a record before a lower-ranked fallback member
+    /// installs it. Caught in some runs only (the read must fall between the lower-ranked
+    /// member's grant and its install): a race case (`cargo test --lib race_window -- --ignored`).
     AriaFallbackReadsUnlocked,
+    /// Aria's fallback phase: every lock is requested shared (as `CalvinWritesLockShared`), so
+    /// two fallback members that read-modify-write one record rerun side by side and one update
+    /// is lost.
+    AriaFallbackWritesLockShared,
     /// Aria's fallback phase: a rerun that touches a record outside its lock set goes on
     /// (unlocked) instead of aborting for its changed access set. Caught by a unit test
     /// (`aria::tests::the_mutant_that_ignores_a_changed_access_set_admits_a_cycle`): the

@@ -11,20 +11,30 @@
 //! 2. **Wait for the installs.** Every other member commits (installs, then `finished`) or
 //!    withdrew; [`Batches::all_finished_but`] says when all of them have, so the fallback
 //!    members read the database as the batch's committers left it.
-//! 3. **Request in rank order.** Each fallback member finds its predecessor (the fallback member
-//!    of its batch ranked just before it) in the slots and requests all its locks when the turn
-//!    word names that predecessor, then names itself there. The requests on every record are
-//!    therefore made in rank order, as if one lock manager had walked the fallback members in
-//!    rank order (Calvin's; the locks are batched Calvin's [`CalvinLock`]: each record's
-//!    requests are granted in request order, readers together).
+//! 3. **Request in rank order, then wait for the grants.** Each fallback member finds its
+//!    predecessor (the fallback member of its batch ranked just before it) in the slots and
+//!    requests all its locks when the turn word names that predecessor, then names itself
+//!    there. The requests on every record are therefore made in rank order, as if one lock
+//!    manager had walked the fallback members in rank order (Calvin's; the locks are batched
+//!    Calvin's [`CalvinLock`]: each record's requests are granted in request order, readers
+//!    together). The member then waits until every request is granted, as a Calvin
+//!    transaction does before it runs.
 //! 4. **Rerun.** The first run's abort is reported only now; the executor retries the
-//!    transaction, which stays in the batch. Each access waits for its record's grant and then
-//!    reads the record in place (the current database: the batch's installs and those of the
-//!    lower-ranked fallback members that wrote it) or buffers the write; an access to a record
-//!    outside the lock set (or a write to one locked for reading) aborts the rerun with
-//!    [`Abort::BatchAccessSetChanged`], and the transaction moves to the next batch as Aria
-//!    without the fallback does. The commit installs through the shared install path (every
-//!    write's lock is granted by then), releases every lock, and finishes.
+//!    transaction, which stays in the batch. Each access reads the record in place (the current
+//!    database: the batch's installs and those of the lower-ranked fallback members that wrote
+//!    it) or buffers the write; an access to a record outside the lock set (or a write to one
+//!    locked for reading) aborts the rerun with [`Abort::BatchAccessSetChanged`], and the
+//!    transaction moves to the next batch as Aria without the fallback does. The commit
+//!    installs through the shared install path, releases every lock, and finishes.
+//!
+//! Why the wait comes before the rerun, not at each access: a rerun can end early (its access
+//! set changed, or a user abort), and it must then release every request it made. The lock
+//! counts releases, so a request released before its grant moves the record's release counter
+//! as if an earlier holder had let go: a later request is granted while the earlier one is still
+//! held. (A first version waited at each access, and the anomaly suite's phantom scenario found
+//! the resulting cycle: a rerun whose scan changed left ungranted write requests behind it, and
+//! a higher-ranked reader of the same summary record read it before a lower-ranked writer
+//! installed.)
 //!
 //! [`CalvinLock`]: crate::protocol::calvin::lock::CalvinLock
 //! [`Abort::BatchAccessSetChanged`]: crate::protocol::Abort::BatchAccessSetChanged
@@ -205,7 +215,7 @@ impl Fallback {
     /// Requests every lock of `locks` (the caller holds the turn), then passes the turn on.
     pub(super) fn request_all(&self, t: &BatchTicket, locks: &mut LockSet<'_>) {
         for (rec, l) in locks.iter_mut() {
-            l.at = Some(rec.meta().lock.request(l.mode));
+            l.at = Some(rec.meta().lock.request(self.rules().mode(l.mode)));
             l.granted = false;
         }
         // Release: publishes the requests to the next fallback member (`is_my_turn`).
@@ -214,31 +224,50 @@ impl Fallback {
         crate::protocol::wake::wake_waiters();
     }
 
-    /// Whether the lock of `rec`, requested in `locks`, is granted now; `None` when `rec` is not
-    /// in the lock set in a mode that allows the access (`write`).
-    pub(super) fn granted<'db>(
-        &self,
-        locks: &mut LockSet<'db>,
-        rec: &Record<'db, AriaMeta>,
-        write: bool,
-    ) -> Option<bool> {
-        let l = locks.find_mut(rec)?;
-        if write && l.mode == AccessMode::Read {
-            return None;
+    /// Whether every request of `locks` is granted now (step 3's wait); goes on from the
+    /// grants already seen.
+    pub(super) fn all_granted(&self, locks: &mut LockSet<'_>) -> bool {
+        if self.ignores_locks() {
+            return true;
         }
-        if !l.granted {
-            let at = l.at.expect("requested at the member's turn");
-            l.granted = self.rules().granted(&rec.meta().lock, l.mode, at) || self.ignores_locks();
+        let rules = self.rules();
+        for (rec, l) in locks.iter_mut() {
+            #[cfg(test)]
+            if self.mutant == Mutant::AriaFallbackReadsUnlocked && l.mode == AccessMode::Read {
+                continue;
+            }
+            if !l.granted {
+                let at = l.at.expect("requested at the member's turn");
+                if !rules.granted(&rec.meta().lock, rules.mode(l.mode), at) {
+                    return false;
+                }
+                l.granted = true;
+            }
         }
-        Some(l.granted)
+        true
     }
 
-    /// Releases every request of `locks` (granted or not: later requests wait for each) and
-    /// forgets them.
+    /// Whether the lock set covers an access to `rec` (a write needs a write lock).
+    #[inline]
+    pub(super) fn covers<'db>(
+        &self,
+        locks: &LockSet<'db>,
+        rec: &Record<'db, AriaMeta>,
+        write: bool,
+    ) -> bool {
+        locks
+            .find(rec)
+            .is_some_and(|l| !write || l.mode == AccessMode::Write)
+    }
+
+    /// Releases every request of `locks` and forgets them. Every request is granted by now
+    /// (step 3 waits for the grants before the rerun starts): a request released before its
+    /// grant would move a release counter past an earlier request still held, and grant a later
+    /// one too early (module docs).
     pub(super) fn release_all(&self, locks: &mut LockSet<'_>) {
         for (rec, l) in locks.iter() {
             if l.at.is_some() {
-                rec.meta().lock.release(l.mode);
+                rec.meta().lock.release(self.rules().mode(l.mode));
             }
         }
         locks.clear();
@@ -271,11 +300,18 @@ impl Fallback {
         ]
     }
 
+    /// The lock's rules; the `AriaFallbackWritesLockShared` mutant requests every lock shared.
     fn rules(&self) -> LockRules {
+        #[cfg(test)]
+        if self.mutant == Mutant::AriaFallbackWritesLockShared {
+            return LockRules {
+                mutant: Mutant::CalvinWritesLockShared,
+            };
+        }
         LockRules::default()
     }
 
-    /// The `AriaFallbackGrantsWithoutWaiting` mutant: every request is granted at once.
+    /// The `AriaFallbackGrantsWithoutWaiting` mutant: every request counts as granted at once.
     #[inline]
     fn ignores_locks(&self) -> bool {
         #[cfg(test)]

@@ -133,8 +133,8 @@ impl Aria {
         self.fallback().register(&w.ticket);
     }
 
-    /// A rerun's access to `rec`: `Ready(Ok)` once its lock is granted, `Pending` before, and
-    /// the changed-access-set abort when the lock set does not cover it.
+    /// A rerun's access to `rec`: `Ready(Ok)` when its lock set covers it (every lock was
+    /// granted before the rerun began), the changed-access-set abort when it does not.
     #[inline]
     fn fallback_access<'db>(
         &self,
@@ -142,18 +142,13 @@ impl Aria {
         rec: &Record<'db, AriaMeta>,
         write: bool,
     ) -> OpResult {
-        match self.fallback().granted(&mut w.locks, rec, write) {
+        match self.fallback().covers(&w.locks, rec, write) {
+            true => Poll::Ready(Ok(())),
             #[cfg(test)]
-            None if self.mutant == Mutant::AriaFallbackIgnoresChangedAccessSet => {
+            false if self.mutant == Mutant::AriaFallbackIgnoresChangedAccessSet => {
                 Poll::Ready(Ok(()))
             }
-            None => Poll::Ready(Err(Abort::BatchAccessSetChanged)),
-            Some(true) => Poll::Ready(Ok(())),
-            #[cfg(test)]
-            Some(false) if !write && self.mutant == Mutant::AriaFallbackReadsUnlocked => {
-                Poll::Ready(Ok(()))
-            }
-            Some(false) => Poll::Pending,
+            false => Poll::Ready(Err(Abort::BatchAccessSetChanged)),
         }
     }
 
@@ -261,8 +256,11 @@ enum Stage {
         verdict: Abort,
         predecessor: Option<Option<u32>>,
     },
-    /// Requests made and the first run's abort reported: the executor's retry is next, in the
-    /// same batch.
+    /// Requests made, waiting until every one is granted; then `verdict` (the first run's
+    /// abort) is reported.
+    FallbackGranting { verdict: Abort },
+    /// Every request granted and the first run's abort reported: the executor's retry is next,
+    /// in the same batch.
     FallbackRequested,
     /// The retry runs under the locks.
     FallbackRunning,
@@ -299,8 +297,11 @@ impl AriaWorker<'_> {
             p.leave_fallback(self);
         }
         debug_assert!(
-            !matches!(self.stage, Stage::FallbackQueued { .. }),
-            "a fallback member queued for its turn stopped"
+            !matches!(
+                self.stage,
+                Stage::FallbackQueued { .. } | Stage::FallbackGranting { .. }
+            ),
+            "a fallback member queued for its turn or its grants stopped"
         );
         self.protocol.batches.leave(&mut self.ticket);
     }
@@ -477,6 +478,15 @@ impl Protocol for Aria {
                         return Poll::Pending;
                     }
                     f.request_all(&w.ticket, &mut w.locks);
+                    w.stage = Stage::FallbackGranting { verdict };
+                }
+                Stage::FallbackGranting { verdict } => {
+                    // Every request granted before the rerun starts, as Calvin's transactions
+                    // run: whatever ends the rerun then releases granted requests only
+                    // (`fallback` module docs).
+                    if !self.fallback().all_granted(&mut w.locks) {
+                        return Poll::Pending;
+                    }
                     w.stage = Stage::FallbackRequested;
                     // The first run ends here; the executor's retry reruns it in this batch.
                     return Poll::Ready(Err(verdict));

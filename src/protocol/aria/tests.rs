@@ -288,8 +288,9 @@ fn a_fallback_whose_access_set_changed_moves_to_the_next_batch() {
 
 /// Fallback members request their locks in rank order (the turn), and each record's locks are
 /// granted in that order: the higher-ranked member waits for its turn even when it gets to
-/// its commit first, and its rerun waits for the record the lower-ranked one writes, then reads
-/// that one's install (both read-modify-write record 1; readers of record 0 share).
+/// its commit first, and it starts its rerun only once every request is granted: after the
+/// lower-ranked one committed the record both read-modify-write (record 1), whose install it
+/// then reads (readers of record 0 share).
 #[test]
 fn fallback_locks_are_granted_in_rank_order() {
     let t = table();
@@ -310,28 +311,28 @@ fn fallback_locks_are_granted_in_rank_order() {
     assert_eq!(p.commit(&mut z), Poll::Pending, "y requests first");
     assert_eq!(
         p.commit(&mut y),
-        Poll::Ready(Err(Abort::BatchReadAfterWrite))
+        Poll::Ready(Err(Abort::BatchReadAfterWrite)),
+        "y's requests are granted at once"
     );
+    assert_eq!(
+        p.commit(&mut z),
+        Poll::Pending,
+        "z's write request on record 1 waits for y's"
+    );
+    p.abort(&mut y, Abort::BatchReadAfterWrite);
+    p.begin(&mut y, AttemptStart::RETRY);
+    assert_eq!(read(&p, &mut y, rec(&t, 0)), 7);
+    let v = read(&p, &mut y, rec(&t, 1));
+    write(&p, &mut y, rec(&t, 1), v + 1);
+    assert_eq!(p.commit(&mut z), Poll::Pending, "held until y commits");
+    assert_eq!(p.commit(&mut y), OK);
     assert_eq!(
         p.commit(&mut z),
         Poll::Ready(Err(Abort::BatchWriteAfterWrite))
     );
-    for (w, why) in [
-        (&mut y, Abort::BatchReadAfterWrite),
-        (&mut z, Abort::BatchWriteAfterWrite),
-    ] {
-        p.abort(w, why);
-        p.begin(w, AttemptStart::RETRY);
-    }
-    // z reruns first: the shared read is granted, the record y writes is not.
+    p.abort(&mut z, Abort::BatchWriteAfterWrite);
+    p.begin(&mut z, AttemptStart::RETRY);
     assert_eq!(read(&p, &mut z, rec(&t, 0)), 7);
-    let mut out = [0u8; 8];
-    assert_eq!(p.read(&mut z, rec(&t, 1), &mut out), Poll::Pending);
-    assert_eq!(read(&p, &mut y, rec(&t, 0)), 7);
-    let v = read(&p, &mut y, rec(&t, 1));
-    write(&p, &mut y, rec(&t, 1), v + 1);
-    assert_eq!(p.read(&mut z, rec(&t, 1), &mut out), Poll::Pending, "held");
-    assert_eq!(p.commit(&mut y), OK);
     let v = read(&p, &mut z, rec(&t, 1));
     assert_eq!(v, 1, "y's install");
     write(&p, &mut z, rec(&t, 1), v + 1);
@@ -340,12 +341,14 @@ fn fallback_locks_are_granted_in_rank_order() {
     assert_eq!(stat(&p, "fallback_commits"), 2.0);
 }
 
-/// Three members: x writes record 0; y and z read it (read-after-write), so both fall back; y
-/// (ranked before z) read record 3, which z writes, and z read record 2. y's rerun then writes
-/// record 2, which its first run did not touch. The real protocol aborts that write (changed
-/// access set). The mutant that ignores the change lets y write record 2 unlocked: z reads it
-/// before y installs, and y reads record 3 before z writes it, so each is serialized before the
-/// other (a G-single cycle), and both commit.
+/// Three members: x writes record 0; y and z read it (read-after-write), so both fall back. y
+/// (ranked before z) wrote record 1; z read record 2 and wrote record 3. Their lock sets share
+/// only record 0, which both read, so both are granted everything at once and rerun side by
+/// side. y's rerun then reads record 3 and writes record 2, neither of which its first run
+/// touched. The real protocol aborts y at that read (changed access set). The mutant that
+/// ignores the change lets y go on unlocked: y reads record 3 before z writes it, and z reads
+/// record 2 before y installs it, so each is serialized before the other (a G2-item cycle), and
+/// both commit.
 #[test]
 fn the_mutant_that_ignores_a_changed_access_set_admits_a_cycle() {
     for mutant in [Mutant::None, Mutant::AriaFallbackIgnoresChangedAccessSet] {
@@ -355,7 +358,6 @@ fn the_mutant_that_ignores_a_changed_access_set_admits_a_cycle() {
         start(&p, &mut [&mut x, &mut y, &mut z]);
         write(&p, &mut x, rec(&t, 0), 7);
         assert_eq!(read(&p, &mut y, rec(&t, 0)), 0);
-        assert_eq!(read(&p, &mut y, rec(&t, 3)), 0);
         write(&p, &mut y, rec(&t, 1), 1);
         assert_eq!(read(&p, &mut z, rec(&t, 0)), 0);
         assert_eq!(read(&p, &mut z, rec(&t, 2)), 0);
@@ -372,28 +374,26 @@ fn the_mutant_that_ignores_a_changed_access_set_admits_a_cycle() {
             p.begin(w, AttemptStart::RETRY);
         }
         assert_eq!(read(&p, &mut y, rec(&t, 0)), 7);
-        let y_read = read(&p, &mut y, rec(&t, 3));
         write(&p, &mut y, rec(&t, 1), 1);
-        let changed = p.write(&mut y, rec(&t, 2), &5u64.to_le_bytes(), WriteKind::Blind);
+        let mut out = [0u8; 8];
+        let changed = p.read(&mut y, rec(&t, 3), &mut out);
         if mutant == Mutant::None {
             assert_eq!(changed, Poll::Ready(Err(Abort::BatchAccessSetChanged)));
             p.abort(&mut y, Abort::BatchAccessSetChanged);
-            let z_read = read(&p, &mut z, rec(&t, 2));
+            assert_eq!(read(&p, &mut z, rec(&t, 0)), 7);
+            assert_eq!(read(&p, &mut z, rec(&t, 2)), 0);
             write(&p, &mut z, rec(&t, 3), 3);
             assert_eq!(p.commit(&mut z), OK);
-            assert_eq!((y_read, z_read), (0, 0), "y did not commit: no cycle");
+            assert_eq!(value(&t, 2), 0, "y did not commit: no cycle");
             continue;
         }
-        assert_eq!(changed, OK, "the mutant writes outside its locks");
+        assert_eq!(changed, OK, "the mutant reads outside its locks");
+        let y_read = u64::from_le_bytes(out);
+        write(&p, &mut y, rec(&t, 2), 5);
+        assert_eq!(read(&p, &mut z, rec(&t, 0)), 7);
         let z_read = read(&p, &mut z, rec(&t, 2));
-        let three = 3u64.to_le_bytes();
-        assert_eq!(
-            p.write(&mut z, rec(&t, 3), &three, WriteKind::Blind),
-            Poll::Pending,
-            "y holds record 3"
-        );
-        assert_eq!(p.commit(&mut y), OK);
         write(&p, &mut z, rec(&t, 3), 3);
+        assert_eq!(p.commit(&mut y), OK);
         assert_eq!(p.commit(&mut z), OK);
         assert_eq!(value(&t, 2), 5, "y committed its write of record 2");
         assert_eq!(value(&t, 3), 3, "z committed its write of record 3");

@@ -250,12 +250,13 @@ const CASES: &[Case] = &[
     (Proto::AriaReordering, Mutant::AriaReorderingWithoutReadReservations, Load::HotRmw),
     (Proto::AriaReordering, Mutant::AriaReservationKeepsFirst, Load::HotRmw),
     (Proto::AriaFallback, Mutant::AriaFallbackGrantsWithoutWaiting, Load::HotRmw),
-    (Proto::AriaFallback, Mutant::AriaFallbackReadsUnlocked, Load::HotRmw),
+    (Proto::AriaFallback, Mutant::AriaFallbackWritesLockShared, Load::HotRmw),
 ];
 
 /// Mutants whose bug is open only for a sub-microsecond window: between a lock's release and the
 /// install that should have preceded it, or between two committers' locking and installing (both
-/// validate against the other's locked record). Two truly parallel cores hit the window hundreds
+/// validate against the other's locked record), or (Aria's fallback) between a lower-ranked
+/// fallback member's grant and its install. Two truly parallel cores hit the window hundreds
 /// of times per run; a 2-core machine busy with other work often runs the workers one core at a
 /// time, and then run after run can miss it (measured on the shared development machine: caught
 /// in 2 to 9 runs of 10, varying with its load). Not in CI: `cargo test --lib race_window --
@@ -268,6 +269,7 @@ const RACE_CASES: &[Case] = &[
     (Proto::Silo, Mutant::SiloUnlockBeforeInstall, Load::HotRmw),
     (Proto::Silo, Mutant::SiloValidationIgnoresLockBit, Load::HotBlind),
     (Proto::TicToc, Mutant::TicTocValidationIgnoresLock, Load::HotBlind),
+    (Proto::AriaFallback, Mutant::AriaFallbackReadsUnlocked, Load::HotRmw),
 ];
 
 /// Workers per run of [`RACE_CASES`].
@@ -669,6 +671,7 @@ fn race_window_mutants_are_caught() {
         Proto::WoundWait,
         Proto::Silo,
         Proto::TicToc,
+        Proto::AriaFallback,
     ] {
         check_rows(RACE_CASES, proto, RACE_THREADS, RACE_ATTEMPTS);
     }
