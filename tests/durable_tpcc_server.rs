@@ -434,18 +434,18 @@ fn durable_tpcc_across_kills(name: &str, protocol: &str, log_flags: &[&str]) {
 
     let mut second = Server::start(&args, &dir, log_flags);
     eprintln!("{name}, first restart: {:?}", second.before_listening);
+    let mut s = second.connect();
+    assert_acknowledged(&mut s, layout, ytd0, &acked, "after the first restart");
+    let placed = assert_indexes_find_the_newest_orders(&mut s, layout, "after the first restart");
+    assert!(placed > 0, "no district placed an order before the kill");
     assert!(
         second
             .before_listening
             .iter()
             .any(|l| l.starts_with("recovered") && l.contains("index entries")),
-        "the restart recovers and rebuilds: {:?}",
+        "the restart says what it recovered and rebuilt: {:?}",
         second.before_listening
     );
-    let mut s = second.connect();
-    assert_acknowledged(&mut s, layout, ytd0, &acked, "after the first restart");
-    let placed = assert_indexes_find_the_newest_orders(&mut s, layout, "after the first restart");
-    assert!(placed > 0, "no district placed an order before the kill");
     drop(s);
     // What was in flight is settled now: count it as the state says.
     let (ytd, next) = totals(&mut second.connect(), layout);
