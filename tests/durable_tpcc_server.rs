@@ -360,15 +360,14 @@ fn assert_acknowledged(s: &mut Session, layout: &TpccLayout, ytd0: i64, acked: &
         acked.paid,
         acked.paid_unknown
     );
-    for d in 0..10 {
-        let placed = u64::from(next[d]) - 3001;
+    for (d, &next) in next.iter().enumerate() {
+        let placed = u64::from(next) - 3001;
         let (a, u) = (acked.new_orders[d], acked.new_orders_unknown[d]);
         assert!(
             placed >= a && placed <= a + u,
-            "{when}: district {}: D_NEXT_O_ID {} counts {placed} New-Orders, {a} acknowledged \
-             ({u} unanswered)",
+            "{when}: district {}: D_NEXT_O_ID {next} counts {placed} New-Orders, {a} \
+             acknowledged ({u} unanswered)",
             d + 1,
-            next[d]
         );
     }
 }
@@ -451,10 +450,8 @@ fn durable_tpcc_across_kills(name: &str, protocol: &str, log_flags: &[&str]) {
     let (ytd, next) = totals(&mut second.connect(), layout);
     acked.paid = ytd - ytd0;
     acked.paid_unknown = 0;
-    for d in 0..10 {
-        acked.new_orders[d] = u64::from(next[d]) - 3001;
-        acked.new_orders_unknown[d] = 0;
-    }
+    acked.new_orders = next.map(|n| u64::from(n) - 3001);
+    acked.new_orders_unknown = [0; 10];
     let more = drive(&tpcc, &mut second, 100, 300, true);
     eprintln!("{name}: second server, acknowledged {more:?}");
     assert!(more.by_type[TxnType::Delivery as usize] > 0, "{more:?}");
