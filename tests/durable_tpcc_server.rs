@@ -497,3 +497,15 @@ fn silo_tpcc_keeps_every_acknowledged_commit_and_its_indexes_across_kills() {
 fn no_wait_tpcc_keeps_every_acknowledged_commit_and_its_indexes_across_kills() {
     durable_tpcc_across_kills("no_wait", "no_wait", &["--log-sync", "txn"]);
 }
+
+/// ERMIA (multi-version; its record metadata makes NEW-ORDER's records 128 bytes, so a chunk
+/// holds 2,048 of them and the load retires whole chunks, which every checkpoint lists as
+/// vacant), with checkpoints every 50 ms.
+#[test]
+fn ermia_tpcc_keeps_every_acknowledged_commit_and_its_indexes_across_kills() {
+    durable_tpcc_across_kills(
+        "ermia",
+        "ermia",
+        &["--log-group-us", "1000", "--checkpoint-s", "0.05"],
+    );
+}
