@@ -6,7 +6,9 @@
 //! (seq 0 is the loaded version). On it go the newest complete checkpoint whose logs are all
 //! there, if any (a torn or corrupted one is passed over, named with its byte offset), and
 //! then the log from the checkpoint's start epoch ([`crate::log::recover`]: one thread per
-//! segment file, a last-writer-wins merge up to the durable frontier); the workload's
+//! segment file, a last-writer-wins merge up to the durable frontier); the workload then
+//! rebuilds what the log does not hold ([`Workload::rebuild_after_recovery`]: TPC-C's indexes,
+//! retired slots and HISTORY counters), as a restarted server does before it serves, and its
 //! consistency conditions are checked on the result (TPC-C's clause 3.3.2).
 
 use crate::config::{Cli, Command, Format, RecoverArgs};
@@ -17,7 +19,7 @@ use crate::log::recover::{
 use crate::metrics::output::{Output, OutputError};
 use crate::storage::Database;
 use crate::workload::tpcc::{ConsistencyReport, Tpcc};
-use crate::workload::{Workload, WorkloadConfig};
+use crate::workload::{Rebuilt, Workload, WorkloadConfig};
 use clap::Parser;
 use serde::Serialize;
 use std::path::Path;
@@ -76,6 +78,8 @@ pub struct RecoveryReport {
     /// The replay: per file where it stopped, the frontier, the rates.
     #[serde(flatten)]
     pub recovery: Recovery,
+    /// What the workload rebuilt from the recovered rows besides them.
+    pub rebuilt: Rebuilt,
     /// The workload's consistency conditions on the recovered database (TPC-C); `None` for a
     /// workload without any.
     pub consistency: Option<ConsistencyReport>,
@@ -112,7 +116,7 @@ pub fn recover_dir(
     })?;
     let cfg = manifest_run_config(dir, manifest)?;
     let replay = |db: &Database<ReplayLatch>| execute(db, &log, start, read_s, on_txn);
-    let (workload, load_s, recovery, consistency) = match &cfg.workload {
+    let (workload, load_s, recovery, rebuilt, consistency) = match &cfg.workload {
         WorkloadConfig::Tpcc(c) => recover_workload(&Tpcc::new(c.clone()), replay)?,
         WorkloadConfig::Ycsb(c) => {
             recover_workload(&crate::workload::ycsb::Ycsb::new(c.clone()), replay)?
@@ -134,6 +138,7 @@ pub fn recover_dir(
         workload,
         load_s,
         recovery,
+        rebuilt,
         consistency,
     })
 }
@@ -163,10 +168,10 @@ pub fn manifest_run_config(
     args.validate().map_err(|e| bad(e.to_string()))
 }
 
-type Recovered = (String, f64, Recovery, Option<ConsistencyReport>);
+type Recovered = (String, f64, Recovery, Rebuilt, Option<ConsistencyReport>);
 
 /// Builds and loads `workload`'s database (stamped: replay compares seqs), replays into it,
-/// and checks its consistency.
+/// rebuilds what the rows do not hold, and checks its consistency.
 fn recover_workload<W: Workload>(
     workload: &W,
     replay: impl FnOnce(&Database<ReplayLatch>) -> Result<Recovery, ReplayError>,
@@ -181,8 +186,15 @@ fn recover_workload<W: Workload>(
     workload.load(&db);
     let load_s = started.elapsed().as_secs_f64();
     let recovery = replay(&db)?;
+    let rebuilt = workload.rebuild_after_recovery(&db);
     let consistency = workload.check_consistency(&db);
-    Ok((workload.name().to_string(), load_s, recovery, consistency))
+    Ok((
+        workload.name().to_string(),
+        load_s,
+        recovery,
+        rebuilt,
+        consistency,
+    ))
 }
 
 /// `txbench recover`: recovers, prints what it found, and returns the exit status: 0 for a
@@ -277,6 +289,14 @@ fn describe(r: &RecoveryReport) -> String {
         rec.read_s,
         r.load_s,
     );
+    let b = &r.rebuilt;
+    if *b != Rebuilt::default() {
+        s += &format!(
+            "rebuilt from the recovered rows: {} index entries added, {} vacant ones removed, {} \
+             slots retired, {} counters set\n",
+            b.entries_added, b.entries_removed, b.slots_retired, b.counters_set
+        );
+    }
     for f in &rec.files {
         s += &format!(
             "  {}: {} transactions, last epoch marker {}, {}\n",

@@ -392,6 +392,20 @@ fn every_bad_invocation_ends_promptly_with_its_status_and_message() {
         ),
         // Messages.
         case(&["run", "-t", "-1"], 2, "allowed 1 <= threads <= 1024"),
+        // TPC-C's programs keep state a client process has not (they panicked here before).
+        case(
+            &[
+                "run",
+                "--connect",
+                "127.0.0.1:9",
+                "-w",
+                "tpcc",
+                "-p",
+                "silo",
+            ],
+            2,
+            "run tpcc with --interactive",
+        ),
         case(&["run", "--records", "1.5"], 2, "allowed 1 <= records"),
         run_case(&["--ops", "1e1"], 0, "silo:"),
         case(&["plot", &run_json, "-o", &plots], 1, "Is a directory").never("IoError("),

@@ -207,8 +207,8 @@ impl ServeArgs {
         // A server's log directory may hold its previous log: it is recovered and continued.
         self.run.resume_log = true;
         let run = self.run.validate()?;
-        if let Some(log) = &run.log {
-            durable_serving(&run, log, self.run.log_acks.is_some())?;
+        if run.log.is_some() {
+            durable_serving(&run, self.run.log_acks.is_some())?;
         }
         if run.protocols.len() != 1 {
             return Err(out_of_range(
@@ -245,11 +245,7 @@ impl ServeArgs {
 }
 
 /// The limits of `serve --log` (`exec::interactive::durable`).
-fn durable_serving(
-    run: &RunConfig,
-    log: &crate::log::LogSettings,
-    acks_given: bool,
-) -> Result<(), ServeConfigError> {
+fn durable_serving(run: &RunConfig, acks_given: bool) -> Result<(), ServeConfigError> {
     if acks_given {
         return Err(out_of_range(
             "log-acks",
@@ -264,14 +260,6 @@ fn durable_serving(
             "not with --log: the checker's history starts at the load, and a restarted \
              server's recovered versions are not in it",
         ));
-    }
-    if matches!(run.workload, crate::workload::WorkloadConfig::Tpcc(_)) {
-        return Err(ServeConfigError::OutOfRange {
-            param: "workload",
-            value: format!("tpcc (with --log {})", log.dir.display()),
-            allowed: "ycsb, long_scan, write_skew or shifting with --log: a restarted server \
-                      does not yet rebuild tpcc's indexes and growing tables from its log",
-        });
     }
     Ok(())
 }

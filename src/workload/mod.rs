@@ -111,6 +111,22 @@ impl WorkloadConfig {
     }
 }
 
+/// What [`Workload::rebuild_after_recovery`] did to a recovered database.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+pub struct Rebuilt {
+    /// Index entries entered for recovered rows that the load's entries did not cover.
+    pub entries_added: u64,
+    /// Index entries taken out: their rows are deleted (or were never written) in the
+    /// recovered state.
+    pub entries_removed: u64,
+    /// Slots of growing tables retired: their rows are deleted for good in the recovered
+    /// state (`storage/retire.rs`).
+    pub slots_retired: u64,
+    /// Counters outside the tables set from the recovered rows (TPC-C: each district's next
+    /// HISTORY slot).
+    pub counters_set: u64,
+}
+
 /// A benchmark workload.
 pub trait Workload: Sync {
     /// One transaction's parameters, generated before it runs and kept across its retries.
@@ -164,6 +180,17 @@ pub trait Workload: Sync {
     /// conditions for it (TPC-C's clause 3.3.2); `None` by default.
     fn check_consistency<M: Sync>(&self, _db: &Database<M>) -> Option<tpcc::ConsistencyReport> {
         None
+    }
+
+    /// Makes `db`, a database this workload loaded and recovery then replayed a log into
+    /// (`crate::log::recover`: every table's rows as of the durable frontier), ready to run
+    /// transactions: rebuilds, from the recovered rows, what the log does not hold (the log
+    /// holds rows only): the ordered indexes' entries, the slots of growing tables deleted for
+    /// good, and counters the workload keeps outside its tables. Called once, after the replay
+    /// and before any transaction runs (a restarted `serve --log`, `txbench recover`). Nothing
+    /// by default: a workload with no indexes and no state outside its rows needs nothing.
+    fn rebuild_after_recovery<M: Sync>(&self, _db: &Database<M>) -> Rebuilt {
+        Rebuilt::default()
     }
 
     /// Told just before the workers start that the run (warm-up and measured period) lasts

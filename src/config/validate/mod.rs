@@ -15,7 +15,7 @@ pub(super) use sizing::Fit;
 
 use super::memory::{self, AvailableMemory, MemoryBudget};
 use super::presets::WORKLOADS;
-use super::{ConfigError, ExecConfig, MAX_THREADS, RunConfig};
+use super::{ConfigError, ExecConfig, Interactive, MAX_THREADS, RunConfig};
 use super::{Executor, cli::RunArgs};
 use crate::protocol::ProtocolKind;
 use crate::protocol::ermia::MAX_ERMIA_WORKERS;
@@ -285,6 +285,19 @@ impl RunArgs {
         }
         let open_loop = self.open_loop(executor)?;
         let interactive = self.interactive_mode(executor, open_loop.is_some(), &mut protocols)?;
+        if matches!(interactive, Some(Interactive::Connect { .. }))
+            && matches!(workload, WorkloadConfig::Tpcc(_))
+        {
+            // The programs would panic on the index, and collide on the slots.
+            return Err(out_of_range(
+                "workload",
+                "tpcc",
+                "ycsb, long_scan, write_skew or shifting with --connect: tpcc's programs keep \
+                 state beside the server's tables (CUSTOMER by last name, each district's next \
+                 HISTORY slot) that a client process does not have; run tpcc with \
+                 --interactive",
+            ));
+        }
         let log = self.log_settings(&protocols, executor)?;
         if log.is_some() && interactive.is_some() {
             return Err(ConfigError::Log(

@@ -100,7 +100,9 @@ pub fn serve_command(
         let mut lines = Vec::with_capacity(2);
         if let (Some(settings), Some(log)) = (&run.log, log) {
             lines.push(match &log.resumed {
-                Some((rec, restart)) => describe_resumed(&settings.dir, rec, restart),
+                Some((rec, restart, rebuilt)) => {
+                    describe_resumed(&settings.dir, rec, restart, rebuilt)
+                }
                 None => format!(
                     "logging to {} (a new log; --log-sync {})",
                     settings.dir.display(),

@@ -7,7 +7,11 @@
 //! On start, a directory that holds a previous server's log is recovered into the freshly
 //! loaded database before the first session is accepted (the code of `txbench recover`:
 //! [`crate::log::recover`]), and the log continues in the same directory as a new generation
-//! of the same run ([`crate::log::resume`] says why and how). An empty directory starts a new
+//! of the same run ([`crate::log::resume`] says why and how); then the workload rebuilds what
+//! the log does not hold from the recovered rows
+//! ([`Workload::rebuild_after_recovery`]: TPC-C's indexes, NEW-ORDER's retired slots and
+//! HISTORY counters), so the sessions find the database as a live run would have left it.
+//! An empty directory starts a new
 //! log. A directory whose manifest describes another workload, or another number of
 //! sessions, is refused: its records would not be the loaded tables' records.
 
@@ -16,6 +20,7 @@ use crate::log::recover::{Recovery, read_log_dir};
 use crate::log::resume::{RestartPoint, ResumeError, resume};
 use crate::log::{LogSettings, Logger};
 use crate::storage::Database;
+use crate::workload::{Rebuilt, Workload};
 use std::path::Path;
 use std::time::Instant;
 
@@ -23,9 +28,9 @@ use std::time::Instant;
 pub struct ServerLog {
     /// The log the sessions write.
     pub logger: Logger,
-    /// With a previous log in the directory: what recovery found, and where the new
-    /// generation starts.
-    pub resumed: Option<(Recovery, RestartPoint)>,
+    /// With a previous log in the directory: what recovery found, where the new generation
+    /// starts, and what the workload rebuilt from the recovered rows.
+    pub resumed: Option<(Recovery, RestartPoint, Rebuilt)>,
 }
 
 /// Why a server's log directory could not be used.
@@ -51,12 +56,13 @@ pub enum ServerLogError {
 }
 
 /// Opens the server's log in `settings.dir` for `workers` sessions: a new log in an empty
-/// directory, or (module docs) the previous server's log recovered into `db` and continued.
-/// `db` is loaded as `run` says and not yet served.
-pub fn open_server_log<M: Sync>(
+/// directory, or (module docs) the previous server's log recovered into `db`, rebuilt by
+/// `workload`, and continued. `db` is loaded by `workload` as `run` says and not yet served.
+pub fn open_server_log<M: Sync, W: Workload>(
     settings: &LogSettings,
     workers: usize,
     run: &RunConfig,
+    workload: &W,
     db: &Database<M>,
 ) -> Result<ServerLog, ServerLogError> {
     let dir = &settings.dir;
@@ -94,10 +100,13 @@ pub fn open_server_log<M: Sync>(
         )));
     }
     match resume(db, dir, &log, settings, read_s) {
-        Ok(r) => Ok(ServerLog {
-            logger: r.logger,
-            resumed: Some((r.recovery, r.restart)),
-        }),
+        Ok(r) => {
+            let rebuilt = workload.rebuild_after_recovery(db);
+            Ok(ServerLog {
+                logger: r.logger,
+                resumed: Some((r.recovery, r.restart, rebuilt)),
+            })
+        }
         Err(ResumeError::NoStart(why)) => Err(refused(why.to_string())),
         Err(e @ (ResumeError::Replay(_) | ResumeError::Io(_))) => Err(ServerLogError::Failed {
             dir: dir.display().to_string(),
@@ -116,15 +125,32 @@ fn describe_tables(run: &RunConfig) -> String {
 }
 
 /// The line a resumed server prints before it listens.
-pub fn describe_resumed(dir: &Path, rec: &Recovery, restart: &RestartPoint) -> String {
+pub fn describe_resumed(
+    dir: &Path,
+    rec: &Recovery,
+    restart: &RestartPoint,
+    rebuilt: &Rebuilt,
+) -> String {
     let from = match &rec.checkpoint {
         Some(c) => format!("checkpoint {} ({} records)", c.number, c.records),
         None => "the load".to_string(),
     };
+    let rebuilt = if *rebuilt == Rebuilt::default() {
+        String::new()
+    } else {
+        format!(
+            "; rebuilt {} index entries ({} vacant ones removed), {} slots retired, {} \
+             counters set",
+            rebuilt.entries_added,
+            rebuilt.entries_removed,
+            rebuilt.slots_retired,
+            rebuilt.counters_set
+        )
+    };
     format!(
         "recovered {}: from {from}, {} transactions replayed up to durable epoch {} ({} beyond \
          it dropped, never acknowledged); wrote them as checkpoint {} ({} records), removed {} \
-         old files; logging on from epoch {}",
+         old files{rebuilt}; logging on from epoch {}",
         dir.display(),
         rec.replay.txns_applied,
         rec.frontier,

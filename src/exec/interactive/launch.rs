@@ -128,6 +128,7 @@ impl Launch<'_> {
                 settings,
                 self.cfg.max_connections,
                 self.run,
+                w,
                 &db,
             )?),
             None => None,
@@ -142,7 +143,7 @@ impl Launch<'_> {
         let checkpointer = settings.checkpoint.map(|every| {
             let c = Checkpointer::new(&log.logger, &db, &settings.dir, every);
             match &log.resumed {
-                Some((_, restart)) => c.after(restart.checkpoint, restart.first_epoch),
+                Some((_, restart, _)) => c.after(restart.checkpoint, restart.first_epoch),
                 None => c,
             }
         });

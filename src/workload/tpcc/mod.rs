@@ -19,6 +19,8 @@
 //! - [`request`]: each transaction's input (2.4.1 .. 2.8.1), drawn by the worker.
 //! - `txns/`: New-Order, Payment, Order-Status, Delivery, Stock-Level, one file each.
 //! - `workload.rs`: [`Tpcc`], the `Workload` impl.
+//! - `rebuild.rs`: what a database recovered from a log needs besides its rows before it runs
+//!   transactions (the indexes' entries, NEW-ORDER's retired slots, the HISTORY counters).
 //! - [`consistency`]: the consistency conditions 3.3.2.1-12 on a quiescent database
 //!   ([`check_consistency`]; 11 in a form that also holds after Deliveries), run by `--check`
 //!   after a run and by the tests.
@@ -53,6 +55,7 @@ mod declare;
 pub mod load;
 pub mod mix;
 pub mod random;
+mod rebuild;
 pub mod request;
 pub mod rows;
 pub mod schema;

@@ -13,7 +13,7 @@ use crate::protocol::{Abort, AccessSet};
 use crate::random::FastRng;
 use crate::storage::{Database, IndexSpec, RecordId, TableId, TableSpec};
 use crate::txn::TxnOps;
-use crate::workload::Workload;
+use crate::workload::{Rebuilt, Workload};
 use crossbeam_utils::CachePadded;
 use std::future::Future;
 use std::sync::OnceLock;
@@ -107,6 +107,21 @@ impl Tpcc {
         let k = self.next_history[slot].fetch_add(1, Ordering::Relaxed);
         self.layout.history(w, d, k)
     }
+
+    /// Sets district `(w, d)`'s next HISTORY slot (a recovered database's, `rebuild.rs`).
+    pub(super) fn set_next_history(&self, w: u32, d: u8, next: u64) {
+        let slot = self.layout.district_slot(w, d) as usize;
+        // Relaxed: set before any worker starts (thread spawn synchronises), as `load` does.
+        self.next_history[slot].store(next, Ordering::Relaxed);
+    }
+
+    /// District `(w, d)`'s next HISTORY slot: the `k` of the row the next Payment of the
+    /// district inserts ([`TpccLayout::history`]), unless that attempt aborts.
+    pub fn next_history(&self, w: u32, d: u8) -> u64 {
+        let slot = self.layout.district_slot(w, d) as usize;
+        // Relaxed: a snapshot of a counter that only makes slots unique.
+        self.next_history[slot].load(Ordering::Relaxed)
+    }
 }
 
 impl Workload for Tpcc {
@@ -136,6 +151,12 @@ impl Workload for Tpcc {
         }
         self.exhausted.store(0, Ordering::Relaxed);
         self.storage_full.store(0, Ordering::Relaxed);
+    }
+
+    /// The indexes, NEW-ORDER's retired slots and the HISTORY counters, from the recovered
+    /// rows (`rebuild.rs`).
+    fn rebuild_after_recovery<M: Sync>(&self, db: &Database<M>) -> Rebuilt {
+        self.rebuild(db)
     }
 
     fn growable_tables(&self) -> Vec<TableId> {

@@ -125,7 +125,10 @@ pub fn check_consistency<M: Sync>(db: &Database<M>, config: &TpccConfig) -> Cons
 
 /// Runs `check` for every district of `districts` on all cores (one district per task) and
 /// returns the results in `districts`' order.
-fn per_district<T: Send>(districts: &[(u32, u8)], check: impl Fn(u32, u8) -> T + Sync) -> Vec<T> {
+pub(super) fn per_district<T: Send>(
+    districts: &[(u32, u8)],
+    check: impl Fn(u32, u8) -> T + Sync,
+) -> Vec<T> {
     let threads = std::thread::available_parallelism()
         .map_or(1, usize::from)
         .min(districts.len());
@@ -181,13 +184,13 @@ impl Violations {
 }
 
 /// Decodes rows straight from a quiescent database's payloads, through one reused buffer.
-struct RowReader<'a, M> {
+pub(super) struct RowReader<'a, M> {
     db: &'a Database<M>,
     buf: Vec<u8>,
 }
 
 impl<'a, M> RowReader<'a, M> {
-    fn new(db: &'a Database<M>) -> Self {
+    pub(super) fn new(db: &'a Database<M>) -> Self {
         RowReader {
             db,
             buf: Vec::new(),
@@ -195,7 +198,7 @@ impl<'a, M> RowReader<'a, M> {
     }
 
     /// The bytes at `rid`, loaded into the buffer.
-    fn load(&mut self, table: TableId, rid: RecordId, bytes: usize) -> &[u8] {
+    pub(super) fn load(&mut self, table: TableId, rid: RecordId, bytes: usize) -> &[u8] {
         self.buf.resize(bytes, 0);
         // A slot of a growing table whose chunk was never needed holds no row (and is not
         // allocated by looking).
@@ -208,18 +211,18 @@ impl<'a, M> RowReader<'a, M> {
 
     /// The row at `rid`, vacant or not (WAREHOUSE, DISTRICT and CUSTOMER rows are never
     /// deleted; a vacant one decodes to zeros and fails the conditions that read it).
-    fn read<R: Row>(&mut self, table: TableId, rid: RecordId) -> R {
+    pub(super) fn read<R: Row>(&mut self, table: TableId, rid: RecordId) -> R {
         R::decode(self.load(table, rid, R::BYTES))
     }
 
     /// The row at `rid`, or `None` when the slot is vacant.
-    fn row<R: Row>(&mut self, table: TableId, rid: RecordId) -> Option<R> {
+    pub(super) fn row<R: Row>(&mut self, table: TableId, rid: RecordId) -> Option<R> {
         let bytes = self.load(table, rid, R::BYTES);
         (!is_vacant(bytes)).then(|| R::decode(bytes))
     }
 
     /// Whether a row sits at `rid` (one word read, for slots whose content does not matter).
-    fn present(&self, table: TableId, rid: RecordId) -> bool {
+    pub(super) fn present(&self, table: TableId, rid: RecordId) -> bool {
         self.db
             .table(table)
             .peek(rid)
