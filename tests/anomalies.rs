@@ -442,6 +442,12 @@ fn check_phenomenon(scenario: Scenario) {
     let mut failures = Vec::new();
     // `TXBENCH_ANOMALY_PROTOCOL=name` runs one row only (to repeat a failure; unset, all).
     let only = std::env::var("TXBENCH_ANOMALY_PROTOCOL").ok();
+    if let Some(name) = &only {
+        assert!(
+            PROTOCOLS.iter().any(|row| row.name == name),
+            "TXBENCH_ANOMALY_PROTOCOL={name}: no such row"
+        );
+    }
     for row in PROTOCOLS {
         if only.as_deref().is_some_and(|name| name != row.name) {
             continue;
@@ -923,8 +929,10 @@ async fn program<Tx: TxnOps>(scenario: Scenario, tx: &mut Tx, req: Request) -> R
             tx.read(KEYS, key).await?;
         }
         Scenario::CircularFlow => {
-            // Workers pair up (0 and 1, 2 and 3, ...); each writes only its own key.
-            let me = tx.worker_id() as u64;
+            // Workers pair up (0 and 1, 2 and 3, ...); each writes only its own key. "Its own":
+            // the worker that generated the request, which the declared set names (under
+            // coroutines a transaction the protocol signals ML or SF moves to another worker).
+            let me = req.worker;
             tx.write_with(KEYS, RecordId(me), mark).await?;
             think();
             tx.read(KEYS, RecordId(me ^ 1)).await?;
@@ -961,7 +969,8 @@ async fn program<Tx: TxnOps>(scenario: Scenario, tx: &mut Tx, req: Request) -> R
             tx.write(SUMMARIES, RecordId(bucket), &count).await?;
         }
         Scenario::Phantom => {
-            let (bucket, me) = (req.target, tx.worker_id() as u64);
+            // The generating worker's gap, as in the circular-flow program.
+            let (bucket, me) = (req.target, req.worker);
             tx.read(SUMMARIES, RecordId(bucket)).await?;
             think();
             // Only this worker changes its gap, so the gap holds at most its one row.
