@@ -87,6 +87,22 @@ pub const METRICS: &[Metric] = &[
         scale: 1.0,
         decimals: 0,
     },
+    // The signals that move a transaction between batches or queues (SGPM table 1): SF for the
+    // deterministic no-wait forms, NB for Aria.
+    Metric {
+        key: "sf",
+        title: "SF signals (coroutine executor)",
+        path: &["signals", "sf"],
+        scale: 1.0,
+        decimals: 0,
+    },
+    Metric {
+        key: "nb",
+        title: "NB signals (coroutine executor)",
+        path: &["signals", "nb"],
+        scale: 1.0,
+        decimals: 0,
+    },
     // Shown on request (`txbench report --metric`): the figures of particular sections.
     Metric {
         key: "max_attempts",
@@ -163,21 +179,23 @@ pub fn parse_metrics(list: &str) -> Result<Vec<Metric>, String> {
         .collect()
 }
 
-/// Index in [`METRICS`] of the first SGPM signal count (RR+ML, then AG).
+/// Index in [`METRICS`] of the first SGPM signal count (RR+ML, then AG, SF and NB).
 const SIGNAL_METRICS: usize = 7;
+/// How many signal counts follow it.
+const SIGNAL_METRIC_COUNT: usize = 4;
 
 /// The [`METRICS`] `txbench report` and `txbench plot` show for an experiment: throughput,
 /// abort ratio and p99.9; p50, p99, re-executions and the concurrency-control abort ratio for an
 /// experiment that runs a deterministic protocol (see `shown_metrics`); and SGPM's signal
-/// counts (RR+ML, AG: its figures 10 and
-/// 12) for one that runs the coroutine executor (rows that carry signal counts).
+/// counts (RR+ML and AG: its figures 10 and 12; SF and NB, which move transactions between
+/// queues and batches) for one that runs the coroutine executor (rows that carry signal counts).
 pub fn metrics_for(rows: &[&ResultRow]) -> Vec<&'static Metric> {
     let mut shown: Vec<&Metric> = METRICS.iter().take(shown_metrics(rows)).collect();
     if rows
         .iter()
         .any(|r| r.metric(METRICS[SIGNAL_METRICS].path).is_some())
     {
-        shown.extend(&METRICS[SIGNAL_METRICS..SIGNAL_METRICS + 2]);
+        shown.extend(&METRICS[SIGNAL_METRICS..SIGNAL_METRICS + SIGNAL_METRIC_COUNT]);
     }
     shown
 }
@@ -574,14 +592,21 @@ mod tests {
         let thread = row("no_wait", serde_json::json!({"signals": {}}));
         let coro = row(
             "wound_wait",
-            serde_json::json!({"signals": {"ag": 9, "rr": 2, "ml": 1, "nt": 0}}),
+            serde_json::json!({"signals": {"ag": 9, "rr": 2, "ml": 1, "nt": 0, "sf": 0, "nb": 0}}),
+        );
+        let batch = row(
+            "calvin",
+            serde_json::json!({"signals": {"ag": 4, "rr": 0, "ml": 0, "nt": 0, "sf": 17, "nb": 23}}),
         );
         let only_thread = markdown(std::slice::from_ref(&thread));
         assert!(!only_thread.contains("signals"), "{only_thread}");
-        let both = markdown(&[thread, coro]);
+        let both = markdown(&[thread, coro, batch]);
         assert!(both.contains("### RR+ML signals"), "{both}");
         assert!(both.contains("### AG signals"), "{both}");
         assert!(both.contains("| 3 |") && both.contains("| 9 |"), "{both}");
+        assert!(both.contains("### SF signals"), "{both}");
+        assert!(both.contains("### NB signals"), "{both}");
+        assert!(both.contains("| 17 |") && both.contains("| 23 |"), "{both}");
     }
 
     #[test]
