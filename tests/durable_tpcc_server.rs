@@ -20,10 +20,13 @@
 //! CUSTOMER-by-last-name index (the server's tables are the server's), whose HISTORY slot
 //! counters run on across the restarts: those counters are client state (`Tpcc::history_slot`),
 //! which a new client process could not rebuild (ARCHITECTURE.md, Durability).
+#[path = "common/serve.rs"]
+mod serve;
+
 use clap::Parser;
-use std::io::{BufRead, BufReader};
-use std::path::{Path, PathBuf};
-use std::process::{Child, ChildStdout, Command, Stdio};
+use serve::Server;
+use std::path::PathBuf;
+use std::process::Command;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::task::{Context, Poll, Waker};
 use std::time::{Duration, Instant};
@@ -105,70 +108,6 @@ fn client_workload() -> Tpcc {
     .expect("tables");
     tpcc.load(&db);
     tpcc
-}
-
-/// A running `txbench serve`: the child, its address, and what it printed before listening.
-struct Server {
-    child: Child,
-    addr: String,
-    before_listening: Vec<String>,
-    /// Kept open: a closed pipe would fail the server's later prints.
-    _stdout: BufReader<ChildStdout>,
-}
-
-impl Server {
-    /// Starts `txbench ARGS --log DIR LOG_FLAGS` and waits for its "listening on" line.
-    // The child is kept in the `Server` and reaped by its `Drop`, which clippy does not follow.
-    #[allow(clippy::zombie_processes)]
-    fn start(args: &[String], dir: &Path, log_flags: &[&str]) -> Server {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_txbench"))
-            .args(args)
-            .arg("--log")
-            .arg(dir)
-            .args(log_flags)
-            .stdout(Stdio::piped())
-            .stderr(Stdio::inherit())
-            .spawn()
-            .expect("spawn txbench serve");
-        let mut stdout = BufReader::new(child.stdout.take().expect("piped stdout"));
-        let mut before_listening = Vec::new();
-        loop {
-            let mut line = String::new();
-            let n = stdout.read_line(&mut line).expect("server output");
-            assert!(
-                n > 0,
-                "the server ended before listening ({:?}); it printed {before_listening:?}",
-                child.wait()
-            );
-            if let Some(rest) = line.strip_prefix("listening on ") {
-                let addr = rest
-                    .split_whitespace()
-                    .next()
-                    .expect("an address")
-                    .to_string();
-                return Server {
-                    child,
-                    addr,
-                    before_listening,
-                    _stdout: stdout,
-                };
-            }
-            before_listening.push(line.trim_end().to_string());
-        }
-    }
-
-    fn connect(&self) -> Session {
-        Session::connect(self.addr.as_str(), None).expect("connect")
-    }
-}
-
-/// A server is SIGKILLed and reaped when dropped (no server outlives its test).
-impl Drop for Server {
-    fn drop(&mut self) {
-        // Not `expect`: a panic here while a failing test unwinds would abort the run.
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
 }
 
 /// What the clients' acknowledged commits add up to, and what was in flight at a kill.
