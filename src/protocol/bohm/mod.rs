@@ -62,9 +62,10 @@
 //!
 //! Where this differs from SGPM: its table 1 has BOHM_NW and PWV_NW answer SF at a read or
 //! write that would wait (reset, swap with the global queue's front, and rerun with the same
-//! place in the batch); the test here comes before anything is placed and the rerun goes to the
-//! next batch (NB), as Calvin_NW's does here (`protocol::calvin`), so a placeholder is never
-//! left for a transaction that restarts. SGPM's code was not available to compare.
+//! place in the batch). The signal is the same here (SF), but the test comes before anything
+//! is placed and the rerun joins a later batch with a new timestamp, as Calvin_NW's does here
+//! (`protocol::calvin`), so a placeholder is never left for a transaction that restarts.
+//! SGPM's code was not available to compare.
 //!
 //! # Where this differs from the paper
 //!

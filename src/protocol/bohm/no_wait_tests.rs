@@ -88,7 +88,7 @@ fn read_modify_writes<const E: bool>(p: &PlacedVersions<E>) -> Result<u64, Abort
     Ok(rec(&t, 0).payload.word(0))
 }
 
-/// A member that would wait reruns in the next batch (NB), where it comes first and reads the
+/// A member that would wait reruns in the next batch (SF under coroutines), where it comes first and reads the
 /// version it would have waited for, without waiting: no update is lost.
 #[test]
 fn a_member_that_would_wait_reruns_in_the_next_batch() {

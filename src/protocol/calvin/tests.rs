@@ -145,7 +145,7 @@ fn readers_share_and_the_next_batch_waits_for_every_member() {
     assert_eq!(p.stats()[0], ("batches", 2.0));
 }
 
-/// No-wait: a member whose lock is taken at its turn reruns in the next batch (NB), where it
+/// No-wait: a member whose lock is taken at its turn reruns in the next batch (SF under coroutines), where it
 /// comes first; a member with free locks runs.
 #[test]
 fn no_wait_moves_a_conflict_to_the_next_batch() {
