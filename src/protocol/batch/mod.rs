@@ -1,5 +1,5 @@
-//! The batch layer shared by the batch-executing protocols (Aria, batched Calvin; next BOHM
-//! and PWV): transactions are collected into batches, each batch is ordered deterministically, and
+//! The batch layer shared by the batch-executing protocols (Aria, batched Calvin, BOHM and
+//! PWV): transactions are collected into batches, each batch is ordered deterministically, and
 //! batches run one after another (SGPM's batch manager, section 3 and figure 7).
 //!
 //! # Batches in this engine
