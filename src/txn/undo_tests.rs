@@ -30,8 +30,11 @@ fn fill(b: u8) -> impl FnOnce(&mut [u8]) {
     move |row: &mut [u8]| row[..ROW].fill(b)
 }
 
-/// The undo frames in the log's written bytes, each as (committed, [(table, rid, seq, row)]).
-fn undo_frames(bytes: &[u8]) -> Vec<(bool, Vec<(u32, u64, u64, Vec<u8>)>)> {
+/// One before-image as read back: table, record id, seq, row.
+type Image = (u32, u64, u64, Vec<u8>);
+
+/// The undo frames in the log's written bytes, each as (committed, images).
+fn undo_frames(bytes: &[u8]) -> Vec<(bool, Vec<Image>)> {
     FrameReader::new(bytes)
         .filter_map(|f| match f {
             Frame::Undo(UndoFrame {
