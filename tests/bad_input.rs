@@ -778,6 +778,32 @@ fn bad_log_directories_and_runs_are_refused_before_the_run() {
             run(&log_case_dir("ckpt-inf"), &["--checkpoint-s", "inf"]),
             "invalid value 'inf' for --checkpoint-s: allowed 0 < seconds",
         ),
+        // Undo logging needs a protocol that holds a record from its first write on.
+        (
+            run(&log_case_dir("undo-silo"), &["--log-kind", "undo"]),
+            "--log-kind undo logs a before-image at each first write, which needs a protocol \
+             that holds the record from that write on: no_wait, wait_die, wound_wait, plor, \
+             twopl_er, ord_lock, c_sched, calvin_ticket, decentsched (plor without \
+             --plor-dwa), not silo",
+        ),
+        (
+            run(
+                &log_case_dir("undo-dwa"),
+                &["-p", "plor", "--plor-dwa", "--log-kind", "undo"],
+            ),
+            "not plor --plor-dwa",
+        ),
+        (
+            run(
+                &log_case_dir("undo-ckpt"),
+                &["-p", "no_wait", "--log-kind", "undo", "--checkpoint-s", "1"],
+            ),
+            "--log-kind undo takes no --checkpoint-s",
+        ),
+        (
+            run(&log_case_dir("kind-bad"), &["--log-kind", "both"]),
+            "invalid value 'both' for '--log-kind",
+        ),
     ];
     let mut failures = Vec::new();
     for (args, message) in cases {
@@ -800,12 +826,85 @@ fn bad_log_directories_and_runs_are_refused_before_the_run() {
             &["run", "--checkpoint-s", "1"][..],
             "--checkpoint-s applies only with --log",
         ),
+        (
+            &["run", "--log-kind", "undo"][..],
+            "--log-kind applies only with --log",
+        ),
     ] {
         if let Some(f) = case(args, 2, message).check() {
             failures.push(f);
         }
     }
     assert!(failures.is_empty(), "{}", failures.join("\n\n"));
+}
+
+/// An undo log (`--log-kind undo`) is written by a run and says so in its report and its
+/// manifest, and `txbench recover` refuses it with exit 2, pointing to redo logging: its
+/// before-images cannot rebuild in-memory tables.
+#[test]
+fn recover_refuses_an_undo_log() {
+    let dir = log_case_dir("undo");
+    let ran = Command::new(binary())
+        .args(["run", "-p", "no_wait", "-w", "ycsb", "--records", "200"])
+        .args(["--rmw", "-t", "2", "-d", "0.3", "--warmup", "0", "--no-pin"])
+        .args([
+            "--format",
+            "json",
+            "--log-sync",
+            "none",
+            "--log-kind",
+            "undo",
+        ])
+        .arg("--log")
+        .arg(&dir)
+        .output()
+        .expect("run txbench");
+    let stdout = String::from_utf8_lossy(&ran.stdout);
+    assert!(
+        ran.status.success(),
+        "{stdout}{}",
+        String::from_utf8_lossy(&ran.stderr)
+    );
+    let report: serde_json::Value =
+        serde_json::from_str(stdout.lines().next().unwrap_or_default()).expect("a JSON report");
+    let log = &report["log"];
+    assert_eq!(log["kind"], "undo", "{stdout}");
+    // Every frame of the workers' files reads back; the undo frames are the report's
+    // committed and aborted attempts, each committed one with a before-image (--rmw writes).
+    let (mut committed, mut aborted) = (0u64, 0u64);
+    for w in 0..2 {
+        let bytes = std::fs::read(dir.join(format!("worker-{w:03}-000000.log"))).expect("log");
+        let mut frames = txbench::log::format::FrameReader::new(&bytes);
+        for f in frames.by_ref() {
+            match f {
+                txbench::log::format::Frame::Undo(u) if u.committed => {
+                    assert!(
+                        u.images.count > 0,
+                        "a committed writer's frame without images"
+                    );
+                    committed += 1;
+                }
+                txbench::log::format::Frame::Undo(_) => aborted += 1,
+                txbench::log::format::Frame::Txn(_) => panic!("a redo entry in an undo log"),
+                _ => {}
+            }
+        }
+        assert_eq!(frames.torn(), None, "worker {w}'s log reads to its end");
+    }
+    assert!(committed > 0);
+    assert_eq!(log["txns_logged"].as_u64(), Some(committed), "{stdout}");
+    assert_eq!(log["aborted_logged"].as_u64(), Some(aborted), "{stdout}");
+    let manifest = std::fs::read_to_string(dir.join("manifest.json")).expect("manifest");
+    assert!(manifest.contains(r#""kind": "undo""#), "{manifest}");
+    let c = case(
+        &["recover", &dir.display().to_string()],
+        2,
+        "holds an undo log (--log-kind undo): before-images and commit marks cannot rebuild \
+         the in-memory tables after a crash; log with --log-kind redo",
+    );
+    if let Some(f) = c.check() {
+        panic!("{f}");
+    }
 }
 
 /// `txbench recover` on a directory that holds no log exits 2 naming it; on a log whose file

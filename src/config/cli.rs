@@ -489,6 +489,14 @@ pub struct RunArgs {
     /// flushed), in microseconds, 100..=1000000 (default 2000).
     #[arg(long, value_parser = Whole::<u64>::new(), allow_negative_numbers = true)]
     pub log_group_us: Option<u64>,
+    /// With --log: what is logged: redo (each committed transaction's new rows, at commit;
+    /// the default; `txbench recover` rebuilds the database from it) or undo (PLOR's figure
+    /// 14: each attempt's before-images, copied at its first write to each record while it
+    /// holds it, and its outcome, committed or aborted; not recoverable, since the tables are
+    /// in memory). Undo runs with no_wait, wait_die, wound_wait, plor (without --plor-dwa),
+    /// twopl_er, ord_lock, c_sched, calvin_ticket and decentsched.
+    #[arg(long, value_enum)]
+    pub log_kind: Option<LogKindArg>,
     /// With --log, for crash tests: after each durable acknowledgement, append the
     /// transaction's id to ack-W.txt (W: the worker) in this existing directory.
     #[arg(long, value_name = "DIR")]
@@ -515,6 +523,15 @@ pub enum LogSyncArg {
     Group,
     /// Acknowledge after a sync started by the commit itself.
     Txn,
+}
+
+/// `--log-kind`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum LogKindArg {
+    /// Each committed transaction's new rows (recoverable).
+    Redo,
+    /// Each attempt's before-images and outcome (PLOR figure 14's cost; not recoverable).
+    Undo,
 }
 
 /// `--arrival`.

@@ -3,7 +3,8 @@
 //! the checkpoints.
 //!
 //! ```text
-//!  DIR/manifest.json               {"format": 2, "run_id": ..., "workers": N, "args": [...]}
+//!  DIR/manifest.json               {"format": 4, "run_id": ..., "workers": N, "args": [...],
+//!                                   "kind": "redo" | "undo"}
 //!  DIR/worker-000-000000.log       segment 0 of worker 0: header frame, transactions, markers
 //!  DIR/worker-000-000001.log       segment 1 (begun when a checkpoint started), ...
 //!  DIR/checkpoint-000001.ckpt      a complete checkpoint (`checkpoint/`)
@@ -39,6 +40,10 @@ pub struct Manifest {
     pub workers: usize,
     /// The run's `txbench run` arguments, without the log's own flags.
     pub args: Vec<String>,
+    /// What the log holds (`--log-kind`); a manifest without the field is a redo log's (they
+    /// were all redo logs before undo logging existed).
+    #[serde(default)]
+    pub kind: super::LogKind,
 }
 
 /// Segment `segment` of worker `w`'s log.
@@ -149,6 +154,7 @@ pub fn create_log_files(
     dir: &Path,
     workers: usize,
     run_args: &[String],
+    kind: super::LogKind,
 ) -> Result<(Vec<Box<dyn LogDevice>>, u64), LogError> {
     check_log_dir(dir)?;
     let run_id = std::time::SystemTime::now()
@@ -160,6 +166,7 @@ pub fn create_log_files(
         run_id,
         workers,
         args: run_args.to_vec(),
+        kind,
     };
     let path = dir.join(MANIFEST);
     let text = serde_json::to_string_pretty(&manifest).expect("a manifest serialises");

@@ -1,5 +1,5 @@
 //! The bytes of a log file: checksummed frames, each a file header, a committed transaction's
-//! redo records, or an epoch marker.
+//! redo records, an epoch marker, or (an undo log) an attempt's before-images and outcome.
 //!
 //! ```text
 //!  frame (all integers little-endian)
@@ -21,7 +21,15 @@
 //!          file with an epoch at or below `epoch` is written before the marker; the flush
 //!          that wrote it wrote the same marker to `files` workers' logs (those with
 //!          something new), and `below` is the epoch of the flush before it
+//!  kind 4, undo attempt (`--log-kind undo` only): epoch (u64), txn id (u64), entries (u32),
+//!          outcome (u8: 1 committed, 0 aborted), then entries laid out as kind 2's, each the
+//!          record's before-image: the whole row of version `seq` as the attempt found it
+//!          before its first write to the record (never a delta)
 //! ```
+//!
+//! An undo log holds kinds 1, 3 and 4 (its manifest says `"kind": "undo"`); a redo log holds
+//! kinds 1 to 3. The format version is shared: a redo log's bytes are unchanged, and a reader
+//! is told an undo log by its manifest before it reads a frame.
 //!
 //! A flush writes a marker only to the logs that have something new ([`EpochMarker`] says
 //! how recovery still finds the frontier).
@@ -68,6 +76,9 @@ pub const MAX_FRAME: usize = 1 << 30;
 const KIND_FILE_HEADER: u8 = 1;
 const KIND_TXN: u8 = 2;
 const KIND_EPOCH: u8 = 3;
+const KIND_UNDO: u8 = 4;
+/// Bytes of an undo frame's header after the kind: a transaction's header and the outcome.
+pub const UNDO_HEADER: usize = TXN_HEADER + 1;
 
 /// CRC-32C of `bytes`.
 #[inline]
@@ -242,6 +253,63 @@ pub fn write_txn(buf: &mut Vec<u8>, epoch: u64, txn_id: u64, count: u32, entries
     end_frame(buf, start);
 }
 
+/// Appends an undo frame: attempt `txn_id`'s `count` before-images, already encoded in
+/// `entries` ([`push_before_image`]), and whether it committed.
+#[inline]
+pub fn write_undo(
+    buf: &mut Vec<u8>,
+    epoch: u64,
+    txn_id: u64,
+    committed: bool,
+    count: u32,
+    entries: &[u8],
+) {
+    let start = begin_frame(buf, KIND_UNDO);
+    buf.extend_from_slice(&epoch.to_le_bytes());
+    buf.extend_from_slice(&txn_id.to_le_bytes());
+    buf.extend_from_slice(&count.to_le_bytes());
+    buf.push(u8::from(committed));
+    buf.extend_from_slice(entries);
+    end_frame(buf, start);
+}
+
+/// Appends one before-image entry (its table still to be named: [`set_entry_table`]) of
+/// record `rid` to an entry arena: `fill` copies the record's whole payload, `payload` bytes
+/// whose last [`STAMP_BYTES`](crate::storage::stamp::STAMP_BYTES) are its stamp, into the
+/// slice it is given, straight into the arena (one copy); the entry keeps the row and takes
+/// its seq from the stamp's seq word (word `seq_word` of the payload), so row and seq are one
+/// version's as long as the caller holds the record. Returns the entry's offset.
+#[inline]
+pub fn push_before_image(
+    arena: &mut Vec<u8>,
+    rid: u64,
+    payload: usize,
+    seq_word: usize,
+    fill: impl FnOnce(&mut [u8]),
+) -> usize {
+    let row = payload - crate::storage::stamp::STAMP_BYTES;
+    let len = u32::try_from(row)
+        .ok()
+        .filter(|len| len & DELTA == 0)
+        .expect("a row fits in 31 bits");
+    let at = arena.len();
+    arena.extend_from_slice(&u32::MAX.to_le_bytes());
+    arena.extend_from_slice(&len.to_le_bytes());
+    arena.extend_from_slice(&rid.to_le_bytes());
+    let seq_at = arena.len();
+    arena.extend_from_slice(&[0; 8]);
+    let body = arena.len();
+    arena.resize(body + payload, 0);
+    fill(&mut arena[body..]);
+    let seq_bytes = body + 8 * seq_word;
+    let seq: [u8; 8] = arena[seq_bytes..seq_bytes + 8]
+        .try_into()
+        .expect("eight bytes");
+    arena[seq_at..seq_at + 8].copy_from_slice(&seq);
+    arena.truncate(body + row);
+    at
+}
+
 /// Appends one entry (its table still to be named: [`set_entry_table`]) to an entry arena;
 /// returns the entry's offset in it.
 #[inline]
@@ -274,6 +342,23 @@ pub enum Frame<'a> {
     Txn(TxnFrame<'a>),
     /// Every transaction of this file with an epoch at or below the marker's precedes it.
     Epoch(EpochMarker),
+    /// An attempt's before-images and outcome (an undo log).
+    Undo(UndoFrame<'a>),
+}
+
+/// An undo frame: the attempt, its outcome, and its before-images (the entries of a
+/// [`TxnFrame`], each the row of version `seq` before the attempt wrote the record).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct UndoFrame<'a> {
+    /// The attempt's epoch: its commit epoch, or for an abort the epoch current when it
+    /// ended.
+    pub epoch: u64,
+    /// Its attempt id (`Txn::id`).
+    pub txn_id: u64,
+    /// Whether it committed.
+    pub committed: bool,
+    /// The before-images, as a transaction frame's entries.
+    pub images: TxnFrame<'a>,
 }
 
 /// A transaction frame: its epoch, id and entries (already checked to parse).
@@ -498,29 +583,49 @@ impl<'a> FrameReader<'a> {
             KIND_EPOCH if rest.len() == MARKER_BODY => {
                 Frame::Epoch(marker_at(rest, 0).ok_or(Torn::Malformed)?)
             }
-            KIND_TXN => {
-                let epoch = u64_at(rest, 0).ok_or(Torn::Malformed)?;
-                let txn_id = u64_at(rest, 8).ok_or(Torn::Malformed)?;
-                let count = u32_at(rest, 16).ok_or(Torn::Malformed)?;
-                let entries = &rest[TXN_HEADER..];
-                let mut tail = entries;
-                for _ in 0..count {
-                    tail = parse_entry(tail).ok_or(Torn::Malformed)?.1;
-                }
-                if !tail.is_empty() {
+            KIND_TXN => Frame::Txn(parse_txn(rest, rest.get(TXN_HEADER..).unwrap_or(&[]))?),
+            KIND_UNDO => {
+                let committed = match rest.get(TXN_HEADER) {
+                    Some(0) => false,
+                    Some(1) => true,
+                    _ => return Err(Torn::Malformed),
+                };
+                let images = parse_txn(rest, &rest[UNDO_HEADER..])?;
+                if images.entries().any(|e| e.delta) {
                     return Err(Torn::Malformed);
                 }
-                Frame::Txn(TxnFrame {
-                    epoch,
-                    txn_id,
-                    count,
-                    entries,
+                Frame::Undo(UndoFrame {
+                    epoch: images.epoch,
+                    txn_id: images.txn_id,
+                    committed,
+                    images,
                 })
             }
             _ => return Err(Torn::Malformed),
         };
         Ok((frame, frame_len))
     }
+}
+
+/// A transaction frame whose header (epoch, txn id, count) starts `header` and whose entries are
+/// `entries`, every entry checked to parse.
+fn parse_txn<'a>(header: &'a [u8], entries: &'a [u8]) -> Result<TxnFrame<'a>, Torn> {
+    let epoch = u64_at(header, 0).ok_or(Torn::Malformed)?;
+    let txn_id = u64_at(header, 8).ok_or(Torn::Malformed)?;
+    let count = u32_at(header, 16).ok_or(Torn::Malformed)?;
+    let mut tail = entries;
+    for _ in 0..count {
+        tail = parse_entry(tail).ok_or(Torn::Malformed)?.1;
+    }
+    if !tail.is_empty() {
+        return Err(Torn::Malformed);
+    }
+    Ok(TxnFrame {
+        epoch,
+        txn_id,
+        count,
+        entries,
+    })
 }
 
 /// The frame at the start of `b`, checked for length and checksum: its kind, the body after
@@ -691,6 +796,87 @@ mod tests {
         let mut loaded = Vec::new();
         let at = push_delta(&mut loaded, 9, 1, &row, &old_bytes).expect("smaller");
         assert!(parse_entry(&loaded[at..]).is_none());
+    }
+
+    /// A payload of `row` followed by a stamp naming `seq` (writer 9, a checksum word).
+    fn stamped(row: &[u8], seq: u64) -> Vec<u8> {
+        let mut p = row.to_vec();
+        for w in [9u64, seq, 0xC0FFEE] {
+            p.extend_from_slice(&w.to_le_bytes());
+        }
+        p
+    }
+
+    /// An undo frame reads back with its outcome and its before-images, each the row without
+    /// its stamp and the seq from the stamp's seq word; every prefix of it and every flipped
+    /// bit is refused; a delta among its entries, or an outcome byte other than 0 or 1, is
+    /// malformed.
+    #[test]
+    fn undo_frames_round_trip_with_their_outcome_and_images() {
+        let word = crate::storage::stamp::seq_word;
+        let (a, b) = (stamped(&[5; 16], 7), stamped(&[6; 8], 0));
+        let mut arena = Vec::new();
+        let x = push_before_image(&mut arena, 11, a.len(), word(a.len()), |out| {
+            out.copy_from_slice(&a)
+        });
+        let y = push_before_image(&mut arena, 12, b.len(), word(b.len()), |out| {
+            out.copy_from_slice(&b)
+        });
+        set_entry_table(&mut arena, x, 1);
+        set_entry_table(&mut arena, y, 3);
+        let mut buf = Vec::new();
+        write_undo(&mut buf, 4, 0x200, true, 2, &arena);
+        let one = buf.len();
+        write_undo(&mut buf, 5, 0x201, false, 0, &[]);
+        let frames: Vec<_> = FrameReader::new(&buf).collect();
+        let [Frame::Undo(c), Frame::Undo(d)] = frames[..] else {
+            panic!("{frames:?}")
+        };
+        assert_eq!((c.epoch, c.txn_id, c.committed), (4, 0x200, true));
+        assert_eq!(
+            (d.epoch, d.txn_id, d.committed, d.images.count),
+            (5, 0x201, false, 0)
+        );
+        let e: Vec<_> = c
+            .images
+            .entries()
+            .map(|e| (e.table, e.rid, e.seq, e.row.to_vec(), e.delta))
+            .collect();
+        assert_eq!(
+            e,
+            vec![
+                (1, 11, 7, vec![5; 16], false),
+                (3, 12, 0, vec![6; 8], false)
+            ]
+        );
+        for cut in 0..one {
+            assert_eq!(FrameReader::new(&buf[..cut]).count(), 0, "cut at {cut}");
+        }
+        for byte in 0..one {
+            let mut bad = buf[..one].to_vec();
+            bad[byte] ^= 0x10;
+            assert_eq!(FrameReader::new(&bad).count(), 0, "byte {byte}");
+        }
+        // A delta is never a before-image.
+        let old: Vec<u8> = (0..64).collect();
+        let mut new = old.clone();
+        new[8] ^= 1;
+        let mut deltas = Vec::new();
+        push_delta(&mut deltas, 11, 3, &new, &old).expect("smaller");
+        let mut bad = Vec::new();
+        write_undo(&mut bad, 4, 0x200, true, 1, &deltas);
+        let mut r = FrameReader::new(&bad);
+        assert_eq!(r.by_ref().count(), 0);
+        assert_eq!(r.torn(), Some(Torn::Malformed));
+        // Outcome 2: malformed (the checksum is recomputed, so only the parse can refuse it).
+        let mut two = Vec::new();
+        let start = begin_frame(&mut two, KIND_UNDO);
+        two.extend_from_slice(&[0; TXN_HEADER]);
+        two.push(2);
+        end_frame(&mut two, start);
+        let mut r = FrameReader::new(&two);
+        assert_eq!(r.by_ref().count(), 0);
+        assert_eq!(r.torn(), Some(Torn::Malformed));
     }
 
     /// A header's marker reads back with all three fields.

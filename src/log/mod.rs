@@ -1,4 +1,5 @@
-//! Durability: redo (value) logging with epoch-based group commit, and recovery.
+//! Durability: redo (value) logging with epoch-based group commit, and recovery; and undo
+//! logging (`--log-kind undo`), which measures what PLOR's figure 14 measures.
 //!
 //! # Where the log hooks in
 //!
@@ -33,6 +34,31 @@
 //! segment files, so segments a durable checkpoint made obsolete are removed; recovery starts
 //! from the newest complete checkpoint and replays from its start epoch (`checkpoint/mod.rs`
 //! gives the argument).
+//!
+//! # Undo logging (`--log-kind undo`)
+//!
+//! PLOR (section 5, figure 14) compares redo logging with undo logging, where "the old version
+//! of a record is logged immediately before modifying it", so an abort wastes its logging. With
+//! `--log-kind undo` the second hook is [`WriteSet::put`](crate::protocol::WriteSet::put), the
+//! write path every supporting protocol shares: the first write of an attempt to a record copies
+//! the record's current committed row, its *before-image*, with its record id and seq, into a
+//! reused arena of the worker ([`UndoCapture`](crate::protocol::UndoCapture)). That copy is made
+//! in the read phase while the writer holds the record exclusively, so it lengthens the lock
+//! holding time exactly where undo logging does. When the attempt ends, committed or aborted,
+//! the `Txn` handle appends its before-images to the worker's log buffer as one undo frame
+//! marked with the outcome ([`Logger::append_undo`]; `format.rs`, kind 4); a commit then waits
+//! for the durable acknowledgement as under redo. No redo entries are written: this is the
+//! paper's cost, not a recoverable log. The tables live in DRAM, and before-images alone cannot
+//! rebuild them after a crash, so `txbench recover` refuses an undo log (the manifest records
+//! the kind) and points to `--log-kind redo`.
+//!
+//! Only protocols that hold a record exclusively from their first write to it until the
+//! attempt ends support undo ([`LogKind::supports`]): the before-image is then the committed
+//! row, stable until the attempt releases it. txbench's 2PL and PLOR buffer the write itself
+//! and install it at commit, but their locks make the read-phase copy cost what the paper's
+//! in-place writes cost. Optimistic and multi-version protocols write nothing in place before
+//! commit (PLOR does not evaluate them under undo either), and a record they buffer a write for
+//! is not held, so they are refused.
 //!
 //! Files: `format.rs` (the bytes), `epoch.rs` (the clock), `writer.rs` (buffers, flusher,
 //! acknowledgement, segments), `files.rs` (the directory, its manifest, segment and
@@ -125,11 +151,62 @@ impl LogSync {
 /// milliseconds keeps the acknowledgement latency near an fsync.
 pub const DEFAULT_GROUP_US: u64 = 2_000;
 
+/// What the log holds (`--log-kind`; module docs, "Undo logging").
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum LogKind {
+    /// Each committed transaction's new rows, appended at commit: recoverable.
+    #[default]
+    Redo,
+    /// Each attempt's before-images, captured at its writes in the read phase, and its outcome:
+    /// PLOR's undo-logging cost, not recoverable (the tables are in DRAM).
+    Undo,
+}
+
+impl LogKind {
+    /// The flag value.
+    pub fn name(self) -> &'static str {
+        match self {
+            LogKind::Redo => "redo",
+            LogKind::Undo => "undo",
+        }
+    }
+
+    /// The protocols an undo log supports: those that hold a record exclusively from their
+    /// first write to it in the read phase until the attempt ends (2PL's three rules, PLOR
+    /// without delayed write-lock acquisition, 2PL with early release, whose write is in place)
+    /// or whose schedule holds every declared record for the whole attempt (Ord-Lock, C-Sched,
+    /// Calvin's ticket variant, DecentSched), so the before-image copied at the write is the
+    /// committed row. PLOR's `--plor-dwa` takes its write locks at commit and is refused
+    /// separately.
+    pub const UNDO_PROTOCOLS: [crate::protocol::ProtocolKind; 9] = {
+        use crate::protocol::ProtocolKind as P;
+        [
+            P::NoWait,
+            P::WaitDie,
+            P::WoundWait,
+            P::Plor,
+            P::TwoPlEr,
+            P::OrdLock,
+            P::CSched,
+            P::CalvinTicket,
+            P::DecentSched,
+        ]
+    };
+
+    /// Whether a log of this kind can be written by `protocol`.
+    pub fn supports(self, protocol: crate::protocol::ProtocolKind) -> bool {
+        self == LogKind::Redo || Self::UNDO_PROTOCOLS.contains(&protocol)
+    }
+}
+
 /// The log's part of a run's configuration (`--log`, `--log-sync`, `--log-group-us`).
 #[derive(Debug, Clone, PartialEq)]
 pub struct LogSettings {
     /// The directory the log goes in.
     pub dir: PathBuf,
+    /// `--log-kind`: redo (recoverable) or undo (PLOR's figure 14 cost).
+    pub kind: LogKind,
     /// When commits are acknowledged.
     pub sync: LogSync,
     /// The group interval.
@@ -147,8 +224,9 @@ pub struct LogSettings {
 /// The arguments of a `txbench run` command line (`argv` without the program and `run`)
 /// less the log's own flags and their values, for a log's manifest.
 pub fn run_args_without_log_flags(argv: &[String]) -> Vec<String> {
-    const LOG_FLAGS: [&str; 5] = [
+    const LOG_FLAGS: [&str; 6] = [
         "--log",
+        "--log-kind",
         "--log-sync",
         "--log-group-us",
         "--log-acks",
@@ -207,6 +285,12 @@ pub enum LogError {
     /// No manifest: not a log directory.
     #[error("{0} holds no log (no manifest.json)")]
     NoManifest(PathBuf),
+    /// An undo log: before-images cannot rebuild in-memory tables.
+    #[error(
+        "{0} holds an undo log (--log-kind undo): before-images and commit marks cannot rebuild \
+         the in-memory tables after a crash; log with --log-kind redo (the default) to recover"
+    )]
+    UndoLog(PathBuf),
     /// The manifest does not parse.
     #[error("{path}: not a txbench log manifest: {why}")]
     BadManifest {

@@ -120,6 +120,9 @@ pub struct LogDir {
 /// it holds (their files are read when chosen).
 pub fn read_log_dir(dir: &Path) -> Result<LogDir, LogError> {
     let manifest = read_manifest(dir)?;
+    if manifest.kind == super::LogKind::Undo {
+        return Err(LogError::UndoLog(dir.to_path_buf()));
+    }
     let mut workers: Vec<WorkerLog> = (0..manifest.workers)
         .map(|worker| WorkerLog {
             worker,
@@ -206,6 +209,8 @@ pub fn scan_file(name: &str, bytes: &[u8], worker: usize, run_id: u64) -> FileSc
             Frame::Txn(_) => txns += 1,
             Frame::Epoch(m) if m.epoch >= marker.epoch => marker = m,
             Frame::Epoch(_) => {}
+            // Not in a redo log; `read_log_dir` refuses an undo log before any scan.
+            Frame::Undo(_) => {}
         }
         if first && !matches!(frame, Frame::FileHeader(_)) {
             header_problem = Some("no file header".to_string());
@@ -876,6 +881,7 @@ pub fn recover_into<M: Sync>(
             run_id,
             workers: files.len(),
             args: Vec::new(),
+            kind: super::LogKind::Redo,
         },
         workers: files
             .iter()

@@ -108,6 +108,7 @@ pub fn highest_epoch(log: &LogDir, dir: &Path) -> u64 {
                     Frame::FileHeader(h) => h.prev_marker.epoch.max(h.prev_max_epoch),
                     Frame::Txn(t) => t.epoch,
                     Frame::Epoch(m) => m.epoch,
+                    Frame::Undo(u) => u.epoch,
                 };
                 highest = highest.max(e);
             }

@@ -49,8 +49,10 @@ use std::time::Duration;
 #[derive(Default)]
 struct WorkerBuffer {
     bytes: Vec<u8>,
-    /// Transactions appended, all run.
+    /// Transactions appended, all run (committed attempts, for an undo log).
     txns: u64,
+    /// Aborted attempts appended, all run (an undo log only).
+    aborted: u64,
     /// The highest epoch among the transactions in `bytes` (0: none).
     max_epoch: u64,
 }
@@ -91,8 +93,10 @@ struct FlushState {
 /// What the log did over a run, for the report.
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
 pub struct LogStats {
-    /// Transactions logged (each with at least one write).
+    /// Transactions logged (each with at least one write; for an undo log, committed ones).
     pub txns: u64,
+    /// Aborted attempts logged (an undo log: their before-images were written anyway).
+    pub aborted: u64,
     /// Bytes written to the log files (headers and markers included).
     pub bytes: u64,
     /// Flushes (epochs closed).
@@ -144,6 +148,8 @@ pub struct Logger {
     run_id: u64,
     /// Segments rotated away from and not yet removed, oldest first.
     closed: Mutex<Vec<ClosedSegment>>,
+    /// What the workers append (`--log-kind`).
+    kind: super::LogKind,
 }
 
 impl Logger {
@@ -179,6 +185,7 @@ impl Logger {
             store: None,
             run_id: 0,
             closed: Mutex::new(Vec::new()),
+            kind: super::LogKind::Redo,
         }
     }
 
@@ -336,6 +343,18 @@ impl Logger {
         self.sync
     }
 
+    /// What the workers append: redo entries at commit, or before-images
+    /// ([`Logger::append_undo`]).
+    pub fn kind(&self) -> super::LogKind {
+        self.kind
+    }
+
+    /// The log as one of `kind` (a new log is a redo log).
+    pub fn with_kind(mut self, kind: super::LogKind) -> Self {
+        self.kind = kind;
+        self
+    }
+
     /// Appends a committed transaction of `worker`: `count` entries already encoded in
     /// `entries` ([`format::push_entry`]), committed in `epoch`.
     #[inline]
@@ -349,6 +368,35 @@ impl Logger {
         // SeqCst: the flusher stores `flusher_idle` before it looks at this buffer (under its
         // lock) in `pending`. Either its look comes after our unlock and sees the bytes, or
         // our lock came after its unlock, so after its store, and this load sees it.
+        if self.flusher_idle.load(Ordering::SeqCst) {
+            self.wake_flusher();
+        }
+    }
+
+    /// Appends an undo frame of `worker` (`crate::log`, "Undo logging"): the before-images of
+    /// attempt `txn_id`, `count` entries already encoded in `entries`
+    /// ([`format::push_before_image`]), and whether it committed, in `epoch`.
+    #[inline]
+    pub fn append_undo(
+        &self,
+        worker: usize,
+        epoch: u64,
+        txn_id: u64,
+        committed: bool,
+        count: u32,
+        entries: &[u8],
+    ) {
+        {
+            let mut b = self.buffers[worker].lock().expect("log buffer lock");
+            format::write_undo(&mut b.bytes, epoch, txn_id, committed, count, entries);
+            if committed {
+                b.txns += 1;
+            } else {
+                b.aborted += 1;
+            }
+            b.max_epoch = b.max_epoch.max(epoch);
+        }
+        // SeqCst: as in `append_txn`.
         if self.flusher_idle.load(Ordering::SeqCst) {
             self.wake_flusher();
         }
@@ -660,6 +708,11 @@ impl Logger {
                 .iter()
                 .map(|b| b.lock().expect("log buffer lock").txns)
                 .sum(),
+            aborted: self
+                .buffers
+                .iter()
+                .map(|b| b.lock().expect("log buffer lock").aborted)
+                .sum(),
             bytes: self.bytes.load(Ordering::Relaxed),
             flushes: self.flushes.load(Ordering::Relaxed),
             file_writes: self.file_writes.load(Ordering::Relaxed),
@@ -675,8 +728,10 @@ impl Logger {
         workers: usize,
         run_args: &[String],
     ) -> Result<Logger, super::LogError> {
-        let (devices, run_id) = super::files::create_log_files(&settings.dir, workers, run_args)?;
-        let mut logger = Logger::new(devices, settings.sync, settings.group);
+        let (devices, run_id) =
+            super::files::create_log_files(&settings.dir, workers, run_args, settings.kind)?;
+        let mut logger =
+            Logger::new(devices, settings.sync, settings.group).with_kind(settings.kind);
         if settings.checkpoint.is_some() {
             logger = logger.with_segments(
                 Box::new(super::files::SegmentFiles::on_disk(&settings.dir)),

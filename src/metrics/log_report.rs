@@ -11,15 +11,21 @@ use serde::Serialize;
 pub struct LogReport {
     /// The log directory.
     pub dir: String,
+    /// `--log-kind`: redo or undo.
+    pub kind: &'static str,
     /// `--log-sync`: none, group or txn.
     pub sync: &'static str,
     /// `--log-group-us`.
     pub group_us: u64,
-    /// Transactions logged (those that wrote).
+    /// Transactions logged (those that wrote; for an undo log, committed attempts that wrote).
     pub txns_logged: u64,
+    /// An undo log: aborted attempts whose before-images were logged (0 for redo, which logs
+    /// nothing of an abort).
+    pub aborted_logged: u64,
     /// Bytes written to the log files.
     pub bytes: u64,
-    /// `bytes / txns_logged`.
+    /// `bytes / txns_logged`: per committed transaction, so an undo log's count includes the
+    /// before-images its aborted attempts wasted.
     pub bytes_per_txn: f64,
     /// Epochs closed (flushes).
     pub flushes: u64,
@@ -66,6 +72,7 @@ pub fn render_log_table<'a>(
     t.load_preset(presets::UTF8_FULL_CONDENSED);
     t.set_header(vec![
         "protocol",
+        "log",
         "sync",
         "commit p99 us",
         "durable p50 us",
@@ -81,6 +88,7 @@ pub fn render_log_table<'a>(
         any = true;
         t.add_row(vec![
             Cell::new(protocol),
+            Cell::new(l.kind),
             Cell::new(l.sync),
             right(format!("{:.1}", commit.p99)),
             right(format!("{:.1}", l.durable_latency_us.p50)),

@@ -230,6 +230,15 @@ pub struct WriteEntry<'db, M, E> {
 ///
 /// [`record`]: InstallLog::record
 ///
+/// # The undo log's hook
+///
+/// With an undo log (`--log-kind undo`, [`InstallLog::enable_undo`]), [`WriteSet::put`] copies
+/// the record's committed row, its before-image, into a reused arena ([`UndoCapture`]) at an
+/// attempt's first write to the record, before the write is buffered; the redo capture then
+/// only takes the attempt's epoch at its first install, and copies no rows. The `Txn` handle
+/// appends the before-images to the worker's log when the attempt ends, committed or aborted
+/// (`crate::log`, "Undo logging").
+///
 /// # The redo log's hook
 ///
 /// With a redo log (`--log`, [`InstallLog::enable_redo`]) the same path is the log's one hook
@@ -243,6 +252,45 @@ pub struct InstallLog {
     enabled: bool,
     installs: Vec<(usize, u64)>,
     redo: Option<RedoCapture>,
+    undo: Option<UndoCapture>,
+}
+
+/// The before-images of one attempt's writes, for the undo log ([`InstallLog`]).
+#[derive(Debug, Default)]
+pub struct UndoCapture {
+    /// Entries in the log's format, tables not yet named (`log::format::push_before_image`).
+    entries: Vec<u8>,
+    /// Per entry: the record's order key and the entry's offset in `entries`.
+    at: Vec<(usize, usize)>,
+}
+
+impl UndoCapture {
+    /// Copies `payload`, the committed row of record `rid` (order key `key`), which the caller
+    /// holds exclusively, as a before-image: one copy, straight into the arena.
+    #[inline]
+    fn capture(&mut self, key: usize, rid: u64, payload: &Payload<'_>) {
+        let len = payload.len();
+        let at = crate::log::format::push_before_image(
+            &mut self.entries,
+            rid,
+            len,
+            stamp::seq_word(len),
+            |out| payload.load(out),
+        );
+        self.at.push((key, at));
+    }
+
+    /// The entries (tables to be named by the caller) and, per entry, its record's order key
+    /// and offset.
+    pub fn parts(&mut self) -> (&mut Vec<u8>, &[(usize, usize)]) {
+        (&mut self.entries, &self.at)
+    }
+
+    /// Forgets the attempt's before-images (appended to the log, or a new attempt begins).
+    pub fn clear(&mut self) {
+        self.entries.clear();
+        self.at.clear();
+    }
 }
 
 /// What one attempt's installs wrote, for the redo log ([`InstallLog`]).
@@ -258,6 +306,8 @@ pub struct RedoCapture {
     /// The version an install replaces, copied for its delta (reused: no allocation per
     /// install once it has grown to the widest row).
     old_row: Vec<u8>,
+    /// Whether installs copy their rows (a redo log); an undo log takes only the epoch here.
+    rows: bool,
 }
 
 impl std::fmt::Debug for RedoCapture {
@@ -310,7 +360,33 @@ impl InstallLog {
             entries: Vec::with_capacity(4096),
             at: Vec::with_capacity(64),
             old_row: Vec::new(),
+            rows: true,
         });
+    }
+
+    /// Turns the undo log's capture on for worker `worker` of a log whose epochs `clock`
+    /// keeps: each attempt's first write to a record copies its before-image
+    /// ([`WriteSet::put`]), and installs take the attempt's epoch (for the durable
+    /// acknowledgement of its commit) but copy no rows.
+    pub fn enable_undo(&mut self, clock: Arc<EpochClock>, worker: usize) {
+        self.enable_redo(clock, worker);
+        if let Some(r) = &mut self.redo {
+            r.rows = false;
+        }
+        self.undo = Some(UndoCapture {
+            entries: Vec::with_capacity(4096),
+            at: Vec::with_capacity(64),
+        });
+    }
+
+    /// The undo capture, when an undo log is on.
+    pub fn undo(&mut self) -> Option<&mut UndoCapture> {
+        self.undo.as_mut()
+    }
+
+    /// Both captures, when a log is on (the undo one only for an undo log).
+    pub fn captures(&mut self) -> (Option<&mut RedoCapture>, Option<&mut UndoCapture>) {
+        (self.redo.as_mut(), self.undo.as_mut())
     }
 
     /// The redo capture, when a log is on.
@@ -331,6 +407,9 @@ impl InstallLog {
         if let Some(r) = &mut self.redo {
             if r.epoch.is_none() {
                 r.epoch = Some(r.clock.enter(r.worker));
+            }
+            if !r.rows {
+                return; // an undo log: the before-image was taken at the write
             }
             use crate::log::format::{push_delta, push_entry};
             let delta = if seq >= 2 && !crate::storage::is_vacant(row) {
@@ -356,6 +435,9 @@ impl InstallLog {
         self.installs.clear();
         if let Some(r) = &mut self.redo {
             r.finish();
+        }
+        if let Some(u) = &mut self.undo {
+            u.clear();
         }
     }
 
@@ -398,12 +480,25 @@ impl<M, E> Default for WriteSet<'_, M, E> {
 impl<'db, M, E> WriteSet<'db, M, E> {
     /// Buffers a write of `data` to `rec`. If `rec` is already in the set, its payload and kind
     /// are replaced and its state kept; returns the entry's index either way.
+    ///
+    /// With an undo log, the first write of `rec` copies its before-image first
+    /// ([`InstallLog`], "The undo log's hook"): the caller holds `rec` exclusively (only
+    /// protocols that do are run with an undo log: `log::LogKind::supports`), so the row is
+    /// the committed one and stays so until the attempt ends.
+    #[inline]
     pub fn put(&mut self, rec: Record<'db, M>, kind: WriteKind, data: &[u8], state: E) -> usize {
         if let Some(i) = self.position(&rec) {
             let off = self.entries[i].offset;
             self.data[off..off + data.len()].copy_from_slice(data);
             self.entries[i].kind = kind;
             return i;
+        }
+        // One predictable branch without a log: `enabled` is the check-mode flag the install
+        // path tests anyway.
+        if self.log.enabled
+            && let Some(u) = &mut self.log.undo
+        {
+            u.capture(rec.order_key(), rec.rid.0, &rec.payload);
         }
         let offset = self.data.len();
         self.data.extend_from_slice(data);

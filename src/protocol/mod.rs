@@ -67,7 +67,7 @@ pub mod wake;
 pub mod worker_set;
 
 pub use abort::Abort;
-pub use access::{InstallLog, ReadSet, RedoCapture, WriteEntry, WriteSet};
+pub use access::{InstallLog, ReadSet, RedoCapture, UndoCapture, WriteEntry, WriteSet};
 pub use by_kind::ProtocolVisitor;
 pub use declared::{AccessMode, AccessSet, DeclaredRecord};
 pub use options::DEFAULT_VERSION_SAMPLE_MS;

@@ -244,9 +244,11 @@ fn log_report(
     let per = |a: u64, b: u64| if b == 0 { 0.0 } else { a as f64 / b as f64 };
     LogReport {
         dir: settings.dir.display().to_string(),
+        kind: settings.kind.name(),
         sync: settings.sync.name(),
         group_us: settings.group.as_micros() as u64,
         txns_logged: stats.txns,
+        aborted_logged: stats.aborted,
         bytes: stats.bytes,
         bytes_per_txn: per(stats.bytes, stats.txns),
         flushes: stats.flushes,

@@ -25,11 +25,13 @@ mod kept_references;
 mod ops;
 pub mod progress;
 mod remote;
+#[cfg(test)]
+mod undo_tests;
 
 pub use ops::TxnOps;
 
 use crate::check::history::{HistOp, Version, WorkerHistory, history_key, split_history_key};
-use crate::log::Logger;
+use crate::log::{LogKind, Logger};
 use crate::protocol::declared::merge_declared;
 use crate::protocol::{Abort, AccessSet, AttemptStart, DeclaredRecord, Protocol, WriteKind};
 use crate::storage::stamp::{Stamp, UNINSTALLED_SEQ, row_checksum};
@@ -195,9 +197,11 @@ impl<'db, P: Protocol> Txn<'db, P> {
             self.tables.iter().all(|t| t.is_stamped()),
             "a logged run needs a database built with stamps (its seqs order replay)"
         );
-        self.protocol
-            .install_log(&mut self.worker)
-            .enable_redo(logger.clock().clone(), self.worker_id);
+        let install_log = self.protocol.install_log(&mut self.worker);
+        match logger.kind() {
+            LogKind::Redo => install_log.enable_redo(logger.clock().clone(), self.worker_id),
+            LogKind::Undo => install_log.enable_undo(logger.clock().clone(), self.worker_id),
+        }
         self.log = Some(TxnLog {
             logger,
             writes: Vec::with_capacity(64),
@@ -224,17 +228,20 @@ impl<'db, P: Protocol> Txn<'db, P> {
         }
     }
 
-    /// With a log: appends the committed attempt's installs to the worker's log buffer and
-    /// leaves its epoch (`crate::log`).
+    /// With a log: appends the committed attempt's installs (an undo log: its before-images)
+    /// to the worker's log buffer and leaves its epoch (`crate::log`).
     fn log_commit(&mut self) {
         let Some(l) = &mut self.log else {
             return;
         };
-        let capture = self
-            .protocol
-            .install_log(&mut self.worker)
-            .redo()
-            .expect("attach_log enabled the capture");
+        let (Some(capture), undo) = self.protocol.install_log(&mut self.worker).captures() else {
+            panic!("attach_log enabled the capture");
+        };
+        if let Some(undo) = undo {
+            l.committed_epoch = capture.epoch();
+            append_undo(l, self.worker_id, self.id, capture, undo, true);
+            return;
+        }
         let Some(epoch) = capture.epoch() else {
             l.writes.clear();
             return; // wrote nothing: nothing to log or wait for
@@ -603,10 +610,15 @@ impl<'db, P: Protocol> Txn<'db, P> {
     pub(crate) fn aborted(&mut self, why: Abort) {
         self.index_removals.clear();
         self.protocol.abort(&mut self.worker, why);
-        if self.log.is_some()
-            && let Some(capture) = self.protocol.install_log(&mut self.worker).redo()
-        {
-            capture.finish();
+        if let Some(l) = &mut self.log {
+            match self.protocol.install_log(&mut self.worker).captures() {
+                // The before-images were written in the read phase: the abort's wasted cost.
+                (Some(capture), Some(undo)) => {
+                    append_undo(l, self.worker_id, self.id, capture, undo, false);
+                }
+                (Some(capture), None) => capture.finish(),
+                (None, _) => {}
+            }
         }
     }
 
@@ -629,6 +641,55 @@ impl<'db, P: Protocol> Txn<'db, P> {
             .as_mut()
             .map(|h| std::mem::take(&mut h.committed))
     }
+}
+
+/// An undo log, at the end of an attempt (`committed` or aborted): appends its before-images
+/// with its outcome to the worker's log buffer, naming each entry's table from the attempt's
+/// writes, then leaves the epoch and forgets the images. A committed attempt is appended in the
+/// epoch its first install took (it wrote nothing: no frame); an aborted one that holds no
+/// epoch (its protocol installs at commit) enters the current epoch for the append, so the
+/// flusher that closes it finds the frame (`log::epoch`). An attempt with no before-image
+/// appends nothing.
+fn append_undo(
+    l: &mut TxnLog<'_>,
+    worker: usize,
+    txn_id: u64,
+    capture: &mut crate::protocol::RedoCapture,
+    undo: &mut crate::protocol::UndoCapture,
+    committed: bool,
+) {
+    let (entries, at) = undo.parts();
+    if !at.is_empty() {
+        l.writes.sort_unstable();
+        for &(key, offset) in at {
+            let i = l.writes.partition_point(|&(k, _)| k < key);
+            let table = match l.writes.get(i) {
+                Some(&(k, table)) if k == key => table,
+                // A write the protocol buffered but whose operation did not complete (it
+                // returned `Pending` or an error after `put`): the handle never learned its
+                // table. Aborted attempts only; the image is still written, as the cost.
+                _ if !committed => u32::MAX,
+                _ => panic!("a before-image of a record this attempt never wrote"),
+            };
+            crate::log::format::set_entry_table(entries, offset, table);
+        }
+        let count = u32::try_from(at.len()).expect("entries fit in u32");
+        match capture.epoch() {
+            Some(epoch) => l
+                .logger
+                .append_undo(worker, epoch, txn_id, committed, count, entries),
+            None => {
+                let clock = l.logger.clock();
+                let epoch = clock.enter(worker);
+                l.logger
+                    .append_undo(worker, epoch, txn_id, committed, count, entries);
+                clock.leave(worker);
+            }
+        }
+    }
+    capture.finish();
+    undo.clear();
+    l.writes.clear();
 }
 
 /// The future of [`Txn::read`] and [`Txn::read_committed`]: polls the protocol's `read` (or

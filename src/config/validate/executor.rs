@@ -2,7 +2,7 @@
 //! the durability log (`--log` and its settings).
 
 use super::out_of_range;
-use crate::config::cli::{ArrivalArg, LogSyncArg, RunArgs};
+use crate::config::cli::{ArrivalArg, LogKindArg, LogSyncArg, RunArgs};
 use crate::config::{
     ArrivalProcess, ConfigError, Executor, ExecutorArg, MAX_QUEUE, MAX_WORKERS, OpenLoop,
 };
@@ -25,10 +25,11 @@ impl RunArgs {
         protocols: &[ProtocolKind],
         executor: Executor,
     ) -> Result<Option<crate::log::LogSettings>, ConfigError> {
-        use crate::log::{DEFAULT_GROUP_US, LogSettings, LogSync};
+        use crate::log::{DEFAULT_GROUP_US, LogKind, LogSettings, LogSync};
         let Some(dir) = &self.log else {
             for (given, param) in [
                 (self.log_sync.is_some(), "log-sync"),
+                (self.log_kind.is_some(), "log-kind"),
                 (self.log_group_us.is_some(), "log-group-us"),
                 (self.log_acks.is_some(), "log-acks"),
                 (self.checkpoint_s.is_some(), "checkpoint-s"),
@@ -76,6 +77,13 @@ impl RunArgs {
                     .to_string(),
             ));
         }
+        let kind = match self.log_kind {
+            None | Some(LogKindArg::Redo) => LogKind::Redo,
+            Some(LogKindArg::Undo) => LogKind::Undo,
+        };
+        if kind == LogKind::Undo {
+            self.check_undo(protocols[0], checkpoint.is_some())?;
+        }
         if self.resume_log {
             crate::log::files::check_resumable_log_dir(dir)
         } else {
@@ -92,6 +100,7 @@ impl RunArgs {
         }
         Ok(Some(LogSettings {
             dir: dir.clone(),
+            kind,
             sync: match self.log_sync {
                 None | Some(LogSyncArg::Group) => LogSync::Group,
                 Some(LogSyncArg::Txn) => LogSync::Txn,
@@ -102,6 +111,44 @@ impl RunArgs {
             checkpoint,
             run_args: Vec::new(),
         }))
+    }
+
+    /// `--log-kind undo`: a protocol that holds a record from its first write to it
+    /// ([`LogKind::supports`](crate::log::LogKind::supports)), PLOR without `--plor-dwa`, no
+    /// checkpoints (nothing recovers an undo log), and neither a server nor interactive
+    /// clients (a server recovers its log when it restarts).
+    fn check_undo(&self, protocol: ProtocolKind, checkpoint: bool) -> Result<(), ConfigError> {
+        use crate::log::LogKind;
+        if !LogKind::Undo.supports(protocol) || (protocol == ProtocolKind::Plor && self.plor_dwa) {
+            let names: Vec<&str> = LogKind::UNDO_PROTOCOLS.iter().map(|p| p.name()).collect();
+            let given = if self.plor_dwa && protocol == ProtocolKind::Plor {
+                "plor --plor-dwa (its write locks wait for commit)".to_string()
+            } else {
+                protocol.name().to_string()
+            };
+            return Err(ConfigError::Log(format!(
+                "--log-kind undo logs a before-image at each first write, which needs a protocol \
+                 that holds the record from that write on: {} (plor without --plor-dwa), not \
+                 {given}",
+                names.join(", ")
+            )));
+        }
+        if checkpoint {
+            return Err(ConfigError::Log(
+                "--log-kind undo takes no --checkpoint-s: checkpoints serve recovery, and an \
+                 undo log is not recoverable (the tables are in memory)"
+                    .to_string(),
+            ));
+        }
+        if self.resume_log || self.interactive || self.connect.is_some() {
+            return Err(ConfigError::Log(
+                "--log-kind undo runs with `txbench run` and its thread executor only, not a \
+                 server or interactive clients (a server recovers its log on restart, which \
+                 needs --log-kind redo)"
+                    .to_string(),
+            ));
+        }
+        Ok(())
     }
 
     /// `--rate` and `--arrival`: a positive, finite rate; the arrival process only with a rate;

@@ -134,6 +134,7 @@ fn check(run: &str, workload: &Tpcc, workers: usize, cut: &Cut) -> Result<bool, 
         run_id: RUN_ID,
         workers,
         args: Vec::new(),
+        kind: crate::log::LogKind::Redo,
     };
     std::fs::write(
         dir.join(MANIFEST),
