@@ -2,7 +2,7 @@
 """PLOR figure 14 on this machine: TPC-C with one warehouse, throughput and p99.9 latency
 without a log, with redo logging and with undo logging (docs/RESULTS.md, "PLOR figure 14").
 
-    experiments/plor_fig14.py [TXBENCH] [LOG_PARENT] [REPEATS]
+    experiments/plor_fig14.py [TXBENCH] [LOG_PARENT] [REPEATS] [SYNC] [WORKERS]
 
 The experiment-file harness (`txbench sweep`) has no log settings: every logged run needs a
 fresh, empty log directory, so this script makes one per run under LOG_PARENT (default /tmp)
@@ -13,8 +13,12 @@ configuration's median round (by throughput) with the spread of throughput over 
 Protocols: Silo (redo only: it writes nothing in place before commit, and PLOR does not
 evaluate it under undo; txbench refuses `--log-kind undo` for it), NO_WAIT, WAIT_DIE,
 WOUND_WAIT and PLOR. 2PL with early release refuses TPC-C (its user aborts would expose writes
-already released), so it has no row here. Logged runs use `--log-sync group` (the default
-2 ms group interval): a commit is acknowledged once its epoch's flush synced every file.
+already released), so it has no row here. Logged runs use `--log-sync SYNC` (default `group`,
+the 2 ms group interval: a commit is acknowledged once its epoch's flush synced every file).
+`none` writes the log without syncing it, the nearest this machine has to the paper's
+persistent memory, where an append is durable in about 100 ns and nobody waits for a group.
+WORKERS (default 2) is the worker thread count; the log's flusher is a thread beside them, so
+on a 2-core machine 1 worker leaves the flusher a core of its own, as the paper's many cores do.
 
 Latencies: `commit p99.9` is the report's latency (first attempt's start to commit);
 `durable p99.9` runs to the durable acknowledgement (logged runs only), which is what a client
@@ -30,7 +34,11 @@ import tempfile
 TXBENCH = sys.argv[1] if len(sys.argv) > 1 else "target/release/txbench"
 PARENT = sys.argv[2] if len(sys.argv) > 2 else "/tmp"
 REPEATS = int(sys.argv[3]) if len(sys.argv) > 3 else 3
-BASE = ["run", "-w", "tpcc", "--warehouses", "1", "-t", "2", "-d", "2", "--warmup", "0.5",
+SYNC = sys.argv[4] if len(sys.argv) > 4 else "group"
+if SYNC not in ("none", "group", "txn"):
+    sys.exit("plor_fig14.py: SYNC must be none, group or txn, not {!r}".format(SYNC))
+WORKERS = sys.argv[5] if len(sys.argv) > 5 else "2"
+BASE = ["run", "-w", "tpcc", "--warehouses", "1", "-t", WORKERS, "-d", "2", "--warmup", "0.5",
         "--format", "json"]
 PROTOCOLS = ["silo", "no_wait", "wait_die", "wound_wait", "plor"]
 KINDS = ["none", "redo", "undo"]
@@ -49,7 +57,7 @@ def run(protocol, kind):
     d = None
     if kind != "none":
         d = tempfile.mkdtemp(prefix="txbench-fig14-", dir=PARENT)
-        args += ["--log", d, "--log-sync", "group", "--log-kind", kind]
+        args += ["--log", d, "--log-sync", SYNC, "--log-kind", kind]
     try:
         out = subprocess.run([TXBENCH] + args, check=True, capture_output=True, text=True).stdout
     finally:
