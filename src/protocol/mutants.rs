@@ -150,6 +150,11 @@ pub(crate) enum Mutant {
     /// instead of the last placeholder, missing the writes of earlier members of its batch
     /// (installs still follow the placeholders, so nothing hangs).
     BohmBindToInstalled,
+    /// BOHM: an install never keeps the version it replaces, even when a member is bound to
+    /// read it (the bound-reader count is ignored: `bohm`'s module docs, "Versions no one
+    /// reads"); that reader finds no version of its timestamp in the chain. Unit tests only: the
+    /// read panics (`load_visible`), which a step test expects.
+    BohmDropsBoundVersions,
     /// BOHM: a commit that installed some versions and then waits for an older writer wakes
     /// no one, so readers of what it installed sleep until its attempt ends (or their park
     /// times out). A liveness bug the checker cannot see: caught step by step.

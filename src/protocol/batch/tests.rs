@@ -128,3 +128,47 @@ fn ranks_put_older_transactions_first() {
     );
     assert!(c.rank() < RANK_LIMIT);
 }
+
+/// Turns go in arrival order and start before the batch closes: the first member acts at once,
+/// the second once the first passed, a later joiner after both; a member of the next batch
+/// waits until the batch is over.
+#[test]
+fn turns_follow_arrival_and_do_not_wait_for_the_close() {
+    let b = batches(64, 1_000_000);
+    let turn = Turn::default();
+    let (mut x, mut y, mut z) = (b.register(0), b.register(1), b.register(2));
+    assert_eq!(
+        turn.wait_for_turn(&b, &mut x),
+        READY,
+        "first: no one before it"
+    );
+    assert_eq!(
+        turn.wait_for_turn(&b, &mut y),
+        Poll::Pending,
+        "second: x has not passed"
+    );
+    turn.pass(&x);
+    assert_eq!(
+        turn.wait_for_turn(&b, &mut y),
+        READY,
+        "the batch is still open (z may join): y's turn comes all the same"
+    );
+    assert!(!Form::decode(b.form.load(Ordering::Relaxed)).closed);
+    turn.pass(&y);
+    b.finished(&mut x);
+    assert_eq!(
+        turn.wait_for_turn(&b, &mut z),
+        READY,
+        "z joined last: after y"
+    );
+    assert_eq!(z.position(), 2);
+    turn.pass(&z);
+    b.finished(&mut y);
+    b.finished(&mut z);
+    assert_eq!(
+        turn.wait_for_turn(&b, &mut x),
+        READY,
+        "every member finished: x opens batch 2 and is first in it"
+    );
+    assert_eq!((x.batch(), x.position()), (2, 0));
+}

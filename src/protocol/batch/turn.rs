@@ -26,11 +26,18 @@ pub struct Turn {
 
 impl Turn {
     /// Joins the open batch (unless the ticket holds one already) and waits, `Pending`, until
-    /// the batch is closed and it is the member's turn: `Ready` once it may act, then
-    /// [`pass`](Self::pass) when it is done. A member publishes nothing before the close (it
-    /// announces itself executed as it joins), so the batch's barrier is only its close.
-    /// Polled again after `Pending`, it goes on from where it was: the ticket's batch says
-    /// whether it joined.
+    /// it is the member's turn: `Ready` once it may act, then [`pass`](Self::pass) when it is
+    /// done. A member publishes nothing before its turn (it announces itself executed as it
+    /// joins), so nothing waits for the batch to close: positions are handed out in arrival
+    /// order, so every member that joins later comes after this one, and the member before it
+    /// has joined already. Polled again after `Pending`, it goes on from where it was: the
+    /// ticket's batch says whether it joined.
+    ///
+    /// Not waiting for the close is where this differs from a lock manager (or CC phase) that
+    /// takes a whole batch at once: the walk through the batch starts with its first member
+    /// instead of after its last one joined, so the gap between the first and the last join
+    /// (up to `--batch-timeout-us` on a light load) is not added to every member's latency. The
+    /// order of the walk is the same.
     pub fn wait_for_turn(&self, batches: &Batches, t: &mut BatchTicket) -> Poll<()> {
         if t.batch() == 0 {
             if batches.join(t).is_pending() {
@@ -38,15 +45,15 @@ impl Turn {
             }
             batches.executed(t);
         }
-        if batches.all_executed(t).is_pending() || !self.is_mine(t) {
+        if !self.is_mine(t) {
             return Poll::Pending;
         }
         Poll::Ready(())
     }
 
     /// Whether the member of `t` may act: it is first in its batch, or the member before it
-    /// passed the turn. The caller waits for its batch to close first, so that no member it
-    /// should come after can still join.
+    /// passed the turn. Members that join after it take later positions, so none of them can
+    /// come before it.
     #[inline]
     pub fn is_mine(&self, t: &BatchTicket) -> bool {
         // Acquire: pairs with the previous member's Release in `pass`, so what it did to shared

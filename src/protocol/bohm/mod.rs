@@ -8,9 +8,11 @@
 //! member's timestamp is its batch and its position in it (arrival order), `batch << 24 |
 //! (position + 1)`, so timestamps grow with the batch order.
 //!
-//! 1. **Concurrency control.** Once the batch is closed the members take turns in position order
-//!    ([`Turn`]; BOHM's CC threads walk the batch in order, here each member places its own
-//!    accesses in that same order). For each record of its declared set a member reads the
+//! 1. **Concurrency control.** The members take turns in position order ([`Turn`]; BOHM's CC
+//!    threads walk the batch in order, here each member places its own accesses in that same
+//!    order), starting with the first member, before the batch closes: a later arrival comes
+//!    later in the walk anyway, so the order is the one a CC phase over the closed batch
+//!    would give. For each record of its declared set a member reads the
 //!    record's *last writer* (the timestamp of the newest version placed so far, committed or
 //!    not): that is the version its read of the record must see. For each record it writes, it
 //!    then becomes the last writer: a *placeholder* for the version it will produce. A member
@@ -75,10 +77,28 @@
 //!   BOHM: a reader waits for exactly the version it is bound to, and never for a later writer.
 //! - The paper pipelines the CC phase of one batch with the execution of the one before; here
 //!   batches are sequential (the batch layer's rule), so a batch's CC starts once the previous
-//!   batch has finished.
+//!   batch has finished. Within a batch, CC starts with the first arrival rather than once the
+//!   batch is whole (phase 1 above), the small part of that pipelining a sequential batch
+//!   allows.
+//! - Versions no one is bound to read are not kept (below).
 //! - A user abort (TPC-C New-Order's rollback) produces, at each placeholder, a copy of the
 //!   version before it ([`DeclaredSet::confirm_user_abort`], which may wait): readers bound to it
 //!   see the value the rolled-back transaction never changed.
+//!
+//! # Versions no one reads
+//!
+//! An install keeps the version it replaces (pushes it onto the record's chain of older
+//! versions) only if some member is bound to read it. Who can be is known at the writer's turn:
+//! a member binds a read to the record's last writer at its own turn, so the readers of the
+//! version a writer replaces (its `before`) are exactly the members placed after `before`'s
+//! writer and before this writer, and every one of them placed before the writer did. The CC
+//! phase counts them per record (`BohmMeta::last_readers`, tagged with the batch, since readers
+//! of earlier batches are done: batches are sequential), and the writer takes the count with
+//! its placeholder. With no reader bound to it, `before` is overwritten in place: no read can
+//! ask for it (a covered record's reads copy only the newest version), so pushing it would
+//! only cost a node and its collection. This is BOHM's garbage collection done at the install:
+//! the paper frees a version once no transaction can read it; here a version no one is bound to
+//! is never kept at all.
 //!
 //! Records reached through a declared set's *cover* (`protocol::declared`: TPC-C NP's inserted
 //! rows) have no placeholder: every transaction that touches them writes their covering record,
@@ -144,6 +164,11 @@ pub struct BohmMeta {
     /// The timestamp of the newest version placed by the CC phase (its placeholder), installed
     /// or not. Written only by the member holding the turn.
     last_writer: AtomicU64,
+    /// `batch << 24 | readers`: how many members of `batch` bound a read to `last_writer`'s
+    /// version (placed after its writer). Written only by the member holding the turn. The next
+    /// writer takes the count as its `before_readers`; a count of an earlier batch is zero (its
+    /// readers are done: batches are sequential).
+    last_readers: AtomicU64,
 }
 
 mv_record!(BohmMeta, ());
@@ -225,16 +250,34 @@ impl<const EARLY: bool> PlacedVersions<EARLY> {
             };
             #[cfg(not(test))]
             let read_at = before;
-            if d.mode == AccessMode::Write {
+            // Relaxed: written only by the turn holder, as `last_writer`.
+            let readers = meta.last_readers.load(Ordering::Relaxed);
+            let readers_now = if readers >> POSITION_BITS == w.ticket.batch() {
+                readers & ((1 << POSITION_BITS) - 1)
+            } else {
+                0
+            };
+            let before_read = if d.mode == AccessMode::Write {
                 // Relaxed: as above.
                 meta.last_writer.store(ts, Ordering::Relaxed);
-            }
+                // Relaxed: as above. No reader of our version yet.
+                meta.last_readers.store(0, Ordering::Relaxed);
+                readers_now > 0
+            } else {
+                // Relaxed: as above. One more reader of `before`, in this batch.
+                meta.last_readers.store(
+                    w.ticket.batch() << POSITION_BITS | (readers_now + 1),
+                    Ordering::Relaxed,
+                );
+                false
+            };
             w.bound.push(Bound {
                 order_key: d.record.order_key(),
                 mode: d.mode,
                 read_at,
                 before,
                 produced: false,
+                before_read,
             });
         }
         w.ts = ts;
@@ -293,7 +336,9 @@ impl<const EARLY: bool> PlacedVersions<EARLY> {
         // floor (`batch_floor`), keeping that one. `at` is the timestamp of a version placed in
         // our batch (above the floor) or of the newest version placed before it, which is
         // inline or that kept node itself (no version of an earlier batch is newer). So the
-        // walk never passes the kept node. Our batch cannot end while we read.
+        // walk never passes the kept node. Our batch cannot end while we read. (And the node
+        // of `at` is there once `at` is not inline: the install that replaced it counted us
+        // among its readers and kept it: "Versions no one reads".)
         let read = unsafe { snapshot_read(rec, at, out) };
         read.map(|r| r.map(|_| ()))
     }
@@ -301,33 +346,50 @@ impl<const EARLY: bool> PlacedVersions<EARLY> {
     /// Replaces the inline version of `rec` (timestamp `old`, which the caller has just locked)
     /// with the attempt's write `entry`, or with a copy of itself when the attempt did not write
     /// it (a placeholder the attempt leaves unchanged), at timestamp `ts`; unlocks at `ts`.
+    /// `old` goes into the record's chain only if `old_read`: some member is bound to read it
+    /// (module docs, "Versions no one reads").
     fn install_over(
         &self,
         w: &mut PlacedWorker<'_, EARLY>,
         rec: Record<'_, BohmMeta>,
         old: u64,
         entry: Option<usize>,
+        old_read: bool,
     ) {
         let meta = rec.meta();
+        #[cfg(test)]
+        let old_read = match self.mutant {
+            Mutant::BohmDropsBoundVersions => false,
+            // These mutants read versions no count saw (bound to an older version; a member's
+            // own read after it published a copy at the read): keep every version, so that
+            // their reads find what they bound to and the tests see the wrong values.
+            Mutant::BohmBindToInstalled | Mutant::PwvPublishesAtRead => true,
+            _ => old_read,
+        };
         // Release fence, the seqlock writer's half (as SI's commit): the lock CAS before it is
         // ordered before the payload stores after it (pairs with `snapshot_read`'s fence).
         fence(Ordering::Release);
-        push_version(
-            &meta.chain,
-            &mut w.pool,
-            &mut w.scratch,
-            old,
-            rec.payload,
-            |_| (),
-        );
+        if old_read {
+            push_version(
+                &meta.chain,
+                &mut w.pool,
+                &mut w.scratch,
+                old,
+                rec.payload,
+                |_| (),
+            );
+        }
         // Release: the pushed node is reachable before a reader bound to `old` sees a newer
         // word and walks the chain.
         meta.word.store(LOCK | w.ts, Ordering::Release);
         if let Some(i) = entry {
             w.writes.install(i);
         }
-        meta.chain
-            .collect(w.ts, batch_floor(&w.ticket), &mut w.pool);
+        if old_read {
+            // Only a push lengthens the chain, so only a push needs a collect after it.
+            meta.chain
+                .collect(w.ts, batch_floor(&w.ticket), &mut w.pool);
+        }
         // Release: the install happens before a reader bound to this version copies it.
         meta.word.store(w.ts, Ordering::Release);
     }
@@ -378,7 +440,9 @@ impl<const EARLY: bool> PlacedVersions<EARLY> {
                 seen < w.ts,
                 "covered records are written in timestamp order"
             );
-            self.install_over(w, rec, seen, Some(i));
+            // A covered record's reads copy the newest installed version (`read_newest`),
+            // never the chain.
+            self.install_over(w, rec, seen, Some(i), false);
             *installed = true;
             w.covered_done += 1;
         }
@@ -405,7 +469,7 @@ impl<const EARLY: bool> PlacedVersions<EARLY> {
                 return Poll::Pending;
             }
             let entry = if write { w.writes.position(&rec) } else { None };
-            self.install_over(w, rec, b.before, entry);
+            self.install_over(w, rec, b.before, entry, b.before_read);
             *installed = true;
             w.produced += 1;
         }
@@ -458,7 +522,8 @@ impl<const EARLY: bool> PlacedVersions<EARLY> {
         {
             return;
         }
-        self.install_over(w, rec, before, entry);
+        let before_read = w.bound[i].before_read;
+        self.install_over(w, rec, before, entry, before_read);
         w.bound[i].produced = true;
         // Readers bound to this version may be parked; the writer's attempt goes on.
         super::wake::wake_waiters();
@@ -515,12 +580,16 @@ struct Bound {
     before: u64,
     /// Our version of the record is installed (PWV: made visible before commit).
     produced: bool,
+    /// A write: whether any other member is bound to read `before` (placed after its writer and
+    /// before us). If none is, our install overwrites `before` in place instead of keeping it
+    /// in the record's chain: no reader can ask for it (module docs, "Versions no one reads").
+    before_read: bool,
 }
 
 /// Where a worker's attempt is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Stage {
-    /// Not placed yet: joining a batch, or a member waiting for it to close and for its turn
+    /// Not placed yet: joining a batch, or a member waiting for its turn
     /// (its ticket holds the batch).
     Idle,
     /// Placed: the program runs, then commit produces the versions.

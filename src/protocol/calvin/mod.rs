@@ -9,10 +9,16 @@
 //! The sequencer is the shared batch layer ([`super::batch`]): a worker's transaction joins the
 //! open batch at [`schedule`](DeclaredSet::schedule), and its place in the batch is its
 //! [`position`](BatchTicket::position), the order in which members arrived (Calvin's sequencer
-//! appends requests to its batch as they come). Once the batch is closed (full, every live
-//! worker in it, or its time up: the sequencer's epoch), the lock manager processes it in
+//! appends requests to its batch as they come). The batch closes when it is full, every live
+//! worker is in it, or its time is up (the sequencer's epoch); the lock manager processes it in
 //! order: the member at position `p` requests the locks of its whole declared set when the
-//! batch's *turn* word says `p`, then passes the turn to `p + 1`. Calvin's lock manager is one
+//! batch's *turn* word says `p`, then passes the turn to `p + 1`. The walk starts with the
+//! first member, without waiting for the close: positions follow arrival, so a member that
+//! joins later comes later in the walk anyway, and the order of requests is the one a lock
+//! manager that took the closed batch would make (`batch::Turn::wait_for_turn`). Where this
+//! differs from Calvin: its scheduler receives each batch whole, so every member waits for the
+//! batch's last arrival; here that wait is not paid (measured: docs/RESULTS.md, "Turns that do
+//! not wait for the close"). Calvin's lock manager is one
 //! thread walking the batch; here each member makes its own requests in that same order, so the
 //! requests on every record are in batch order exactly as if one thread had made them. Then the
 //! member waits for its grants ([`CalvinLock`]: each record's requests are granted in the order
@@ -104,7 +110,7 @@ impl Calvin {
 /// Where a worker's attempt is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Stage {
-    /// Not placed yet: joining a batch, or a member waiting for it to close and for its turn
+    /// Not requested yet: joining a batch, or a member waiting for its turn
     /// (its ticket holds the batch).
     Idle,
     /// Requests made in the batch's order: waiting for the grants.

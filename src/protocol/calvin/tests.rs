@@ -28,26 +28,28 @@ fn calvin(no_wait: bool) -> Calvin {
 }
 
 /// Two workers, `a` joining the batch first: whether `b` (second in the batch, declaring the
-/// same record) is granted while `a`, which arrived first, has not committed yet. Also checks that
-/// `b`, polled before `a` made its requests, waits for its turn.
+/// same record) is granted while `a`, which arrived first, has not committed yet.
 fn second_runs_before_first_commits(p: &Calvin) -> bool {
     let t = table();
     let (mut a, mut b) = (p.new_worker(0), p.new_worker(1));
     let s = declared(&t, &[(0, W)]);
     p.begin(&mut a, AttemptStart::FIRST);
     p.begin(&mut b, AttemptStart::FIRST);
-    assert_eq!(p.schedule(&mut a, &s), Poll::Pending, "b may still join");
+    assert_eq!(
+        p.schedule(&mut a, &s),
+        OK,
+        "first: granted before the close"
+    );
     assert_eq!(a.ticket.position(), 0);
     let b_first = p.schedule(&mut b, &s) == OK;
     assert_eq!(b.ticket.position(), 1);
     if !b_first {
-        assert!(
-            b.stage == Stage::Idle && b.ticket.batch() != 0,
-            "a member, waiting for the turn of position 0"
+        assert_eq!(
+            b.stage,
+            Stage::Requested,
+            "requested in its turn, not granted"
         );
     }
-    assert_eq!(p.schedule(&mut a, &s), OK, "the batch closed with both");
-    let b_first = b_first || p.schedule(&mut b, &s) == OK;
     assert_eq!(p.commit(&mut a), OK);
     assert_eq!(p.schedule(&mut b, &s), OK);
     assert_eq!(p.commit(&mut b), OK);
@@ -66,28 +68,24 @@ fn running_before_the_grants_fails_the_order_check() {
     assert!(second_runs_before_first_commits(&p));
 }
 
-/// No member requests before its batch closes, even when its records are free: the lock manager
-/// takes whole batches.
+/// Members request in the order they joined, without waiting for the batch to close (a third
+/// worker may still join); passing the turn wakes the next member, which may be parked.
 #[test]
-fn requests_wait_for_the_batch_to_close() {
+fn requests_follow_the_joins_before_the_close() {
     let t = table();
     let p = calvin(false);
-    let (mut a, mut b, c) = (p.new_worker(0), p.new_worker(1), p.new_worker(2));
+    let (mut a, mut b, _c) = (p.new_worker(0), p.new_worker(1), p.new_worker(2));
     let (sa, sb) = (declared(&t, &[(0, W)]), declared(&t, &[(1, R)]));
     p.begin(&mut a, AttemptStart::FIRST);
     p.begin(&mut b, AttemptStart::FIRST);
-    assert_eq!(p.schedule(&mut a, &sa), Poll::Pending);
-    assert_eq!(p.schedule(&mut b, &sb), Poll::Pending, "c may still join");
-    assert!(a.stage == Stage::Idle && a.ticket.batch() != 0, "a member");
-    drop(c);
-    assert_eq!(p.schedule(&mut b, &sb), Poll::Pending, "a's turn first");
     let wakes = crate::protocol::wake::calls_on_this_thread();
-    assert_eq!(p.schedule(&mut a, &sa), OK);
+    assert_eq!(p.schedule(&mut a, &sa), OK, "first: c may still join");
     assert!(
         crate::protocol::wake::calls_on_this_thread() > wakes,
         "passing the turn wakes b, which may be parked"
     );
     assert_eq!(p.schedule(&mut b, &sb), OK, "disjoint: granted at once");
+    assert_eq!((a.ticket.position(), b.ticket.position()), (0, 1));
     assert_eq!(p.commit(&mut b), OK);
     assert_eq!(p.commit(&mut a), OK);
 }
@@ -103,9 +101,6 @@ fn readers_share_and_the_next_batch_waits_for_every_member() {
     for w in ws.iter_mut() {
         p.begin(w, AttemptStart::FIRST);
     }
-    assert_eq!(p.schedule(&mut ws[0], &read), Poll::Pending);
-    assert_eq!(p.schedule(&mut ws[1], &read), Poll::Pending);
-    assert_eq!(p.schedule(&mut ws[2], &write), Poll::Pending, "turn");
     assert_eq!(p.schedule(&mut ws[0], &read), OK);
     assert_eq!(p.schedule(&mut ws[1], &read), OK, "readers share");
     assert_eq!(p.schedule(&mut ws[2], &write), Poll::Pending, "two readers");
@@ -115,6 +110,7 @@ fn readers_share_and_the_next_batch_waits_for_every_member() {
     p.begin(&mut ws[0], AttemptStart::FIRST);
     assert_eq!(p.schedule(&mut ws[0], &read), Poll::Pending);
     assert_eq!(ws[0].stage, Stage::Idle, "not in a batch");
+    assert_eq!(ws[0].ticket.batch(), 0);
     assert_eq!(p.commit(&mut ws[1]), OK);
     assert_eq!(p.schedule(&mut ws[2], &write), OK);
     assert_eq!(p.schedule(&mut ws[0], &read), Poll::Pending);
@@ -122,15 +118,17 @@ fn readers_share_and_the_next_batch_waits_for_every_member() {
     // Batch 2: worker 0 is first; the others join when they start.
     p.begin(&mut ws[1], AttemptStart::FIRST);
     p.begin(&mut ws[2], AttemptStart::FIRST);
-    assert_eq!(p.schedule(&mut ws[0], &read), Poll::Pending, "not closed");
+    assert_eq!(p.schedule(&mut ws[0], &read), OK, "first in batch 2");
     assert_eq!(ws[0].ticket.batch(), 2);
-    assert_eq!(p.schedule(&mut ws[1], &write), Poll::Pending);
-    assert_eq!(p.schedule(&mut ws[2], &read), Poll::Pending);
-    assert_eq!(p.schedule(&mut ws[0], &read), OK);
     assert_eq!(
         p.schedule(&mut ws[1], &write),
         Poll::Pending,
         "after the reader"
+    );
+    assert_eq!(
+        p.schedule(&mut ws[2], &read),
+        Poll::Pending,
+        "after the writer"
     );
     assert_eq!(p.commit(&mut ws[0]), OK);
     assert_eq!(p.schedule(&mut ws[1], &write), OK);
@@ -156,9 +154,6 @@ fn no_wait_moves_a_conflict_to_the_next_batch() {
     for w in ws.iter_mut() {
         p.begin(w, AttemptStart::FIRST);
     }
-    assert_eq!(p.schedule(&mut ws[0], &w0), Poll::Pending);
-    assert_eq!(p.schedule(&mut ws[1], &w0), Poll::Pending);
-    assert_eq!(p.schedule(&mut ws[2], &w1), Poll::Pending);
     assert_eq!(p.schedule(&mut ws[0], &w0), OK);
     assert_eq!(
         p.schedule(&mut ws[1], &w0),
@@ -195,16 +190,14 @@ fn a_user_abort_releases_and_leaves_the_batch() {
     let s = declared(&t, &[(0, W), (1, R)]);
     p.begin(&mut a, AttemptStart::FIRST);
     p.begin(&mut b, AttemptStart::FIRST);
-    assert_eq!(p.schedule(&mut a, &s), Poll::Pending);
-    assert_eq!(p.schedule(&mut b, &s), Poll::Pending);
     assert_eq!(p.schedule(&mut a, &s), OK);
-    assert_eq!(p.schedule(&mut b, &s), Poll::Pending);
+    assert_eq!(p.schedule(&mut b, &s), Poll::Pending, "a holds record 0");
     p.abort(&mut a, Abort::User);
     assert_eq!(p.schedule(&mut b, &s), OK);
     assert_eq!(p.commit(&mut b), OK);
     p.begin(&mut a, AttemptStart::FIRST);
     p.begin(&mut b, AttemptStart::FIRST);
-    assert_eq!(p.schedule(&mut b, &s), Poll::Pending);
-    assert_eq!(p.schedule(&mut a, &s), Poll::Pending);
     assert_eq!(p.schedule(&mut b, &s), OK, "b came first to batch 2");
+    assert_eq!(p.schedule(&mut a, &s), Poll::Pending, "after b");
+    assert_eq!((b.ticket.batch(), b.ticket.position()), (2, 0));
 }
