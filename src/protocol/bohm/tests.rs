@@ -139,7 +139,7 @@ fn the_read_mutants_fail_the_binding_check() {
 #[test]
 #[should_panic(expected = "no version of record")]
 fn dropping_a_bound_version_leaves_its_reader_nothing() {
-    reader_between_two_writers(&bohm().with_mutant(Mutant::BohmDropsBoundVersions));
+    let _ = reader_between_two_writers(&bohm().with_mutant(Mutant::BohmDropsBoundVersions));
 }
 
 /// A rolled-back writer's placeholder becomes the version before it, so its reader goes on;
