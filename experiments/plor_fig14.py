@@ -4,9 +4,10 @@ without a log, with redo logging and with undo logging (docs/RESULTS.md, "PLOR f
 
     experiments/plor_fig14.py [TXBENCH] [LOG_PARENT] [REPEATS] [SYNC] [WORKERS]
 
-The experiment-file harness (`txbench sweep`) has no log settings: every logged run needs a
-fresh, empty log directory, so this script makes one per run under LOG_PARENT (default /tmp)
-and removes it afterwards. TXBENCH defaults to target/release/txbench; REPEATS (default 3)
+Every logged run needs a fresh, empty log directory, so this script makes one per run under
+LOG_PARENT (default /tmp) and removes it afterwards. experiments/plor_fig14.toml runs the same
+grid through `txbench sweep` (whose `log` parameter does the same); this script stays for the
+numbers in docs/RESULTS.md and for its "vs no log" column. TXBENCH defaults to target/release/txbench; REPEATS (default 3)
 rounds each run every configuration once, in the same order, and the table shows each
 configuration's median round (by throughput) with the spread of throughput over the rounds.
 

@@ -755,8 +755,11 @@ fn bad_log_directories_and_runs_are_refused_before_the_run() {
             "a log holds one run",
         ),
         (
-            run(&log_case_dir("coro"), &["--executor", "coro"]),
-            "--executor thread only",
+            run(
+                &log_case_dir("coro"),
+                &["--executor", "coro", "--log-sync", "txn"],
+            ),
+            "--log-sync txn runs with --executor thread only",
         ),
         (
             run(&log_case_dir("group"), &["--log-group-us", "5"]),

@@ -240,7 +240,13 @@ fn a_log_the_server_cannot_continue_is_refused_with_exit_2() {
             &["--log-acks", "/tmp"],
             "--log-acks",
         ),
-        (server_args("silo", "64", "4"), &["--check"], "--check"),
+        // A checked server starts only on a new log: the recovered versions' writers would
+        // not be in its history (a new log with --check: `tests/interactive.rs`).
+        (
+            server_args("silo", "64", "4"),
+            &["--check"],
+            "--check: allowed with --log only on an empty log directory",
+        ),
     ] {
         let (code, stderr) = with_log(args.clone(), extra);
         assert_eq!(code, Some(2), "{args:?} {extra:?}: {stderr}");

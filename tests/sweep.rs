@@ -268,3 +268,150 @@ fn the_shipped_experiment_files_are_valid() {
     }
     assert!(seen >= 5, "one file per table of docs/RESULTS.md");
 }
+
+/// A log directory holds one run's log, so `log = "PARENT"` gives every run (each repetition
+/// included) a fresh directory under PARENT, removed after the run: two repetitions of a
+/// logged point both run, where one directory shared by both would refuse the second.
+#[test]
+fn a_log_parent_gives_each_run_a_fresh_log_directory() {
+    let dir = scratch("sweep_log_fresh");
+    let parent = dir.join("logs");
+    let file = dir.join("logged.toml");
+    std::fs::write(
+        &file,
+        format!(
+            "name = \"logged\"\nrepetitions = 2\n[base]\nrecords = 1000\nduration = 0.05\n\
+             warmup = 0\nno_pin = true\nthreads = 1\nprotocol = \"silo\"\nlog_sync = \"none\"\n\
+             log = {parent:?}\n"
+        ),
+    )
+    .unwrap();
+    let results = dir.join("r.jsonl");
+    ok(txbench(&[
+        "sweep",
+        file.to_str().unwrap(),
+        "--results",
+        results.to_str().unwrap(),
+    ]));
+    let all = rows(&results);
+    assert_eq!(all.len(), 2, "both repetitions ran");
+    for row in &all {
+        assert!(row["report"]["log"].is_object(), "{row}");
+        assert_eq!(row["args"]["log"], parent.to_str().unwrap());
+    }
+    let left: Vec<_> = std::fs::read_dir(&parent).unwrap().collect();
+    assert!(left.is_empty(), "each run's directory is removed: {left:?}");
+}
+
+/// One axis compares no log with redo and undo logs, `exclude` leaves out the combination a
+/// protocol refuses (Silo has no undo log), the log's settings in `[base]` apply to the logged
+/// points only, and `keep_logs` keeps each run's directory: a redo log that `txbench recover`
+/// rebuilds from, since the manifest keeps the run's arguments.
+#[test]
+fn a_log_axis_compares_no_log_redo_and_undo() {
+    let dir = scratch("sweep_log_axis");
+    let parent = dir.join("logs");
+    let file = dir.join("kinds.toml");
+    let p = format!("{parent:?}");
+    std::fs::write(
+        &file,
+        format!(
+            "name = \"kinds\"\nkeep_logs = true\nexclude = [{{ protocol = \"silo\", log = \"undo\" }}]\n\
+             [base]\nrecords = 1000\nduration = 0.05\nwarmup = 0\nno_pin = true\nthreads = 1\n\
+             log_sync = \"none\"\n[axes]\nprotocol = [\"silo\", \"no_wait\"]\n\
+             log = [{{ label = \"none\", log = false }}, {{ label = \"redo\", log = {p} }}, \
+             {{ label = \"undo\", log = {p}, log_kind = \"undo\" }}]\n"
+        ),
+    )
+    .unwrap();
+    let results = dir.join("r.jsonl");
+    let (f, r) = (file.to_str().unwrap(), results.to_str().unwrap());
+    let listed = ok(txbench(&["sweep", f, "--dry-run"]));
+    assert_eq!(
+        listed.lines().count(),
+        5,
+        "silo x undo is left out: {listed}"
+    );
+    // `--point` counts every point of the grid: point 3 is silo x undo.
+    let excluded = txbench(&["sweep", f, "--point", "3", "--results", r]);
+    assert_eq!(excluded.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&excluded.stderr).contains("exclude"));
+    ok(txbench(&["sweep", f, "--results", r]));
+    let all = rows(&results);
+    let points: Vec<String> = all
+        .iter()
+        .map(|r| format!("{} {}", r["point"][0][1], r["point"][1][1]))
+        .collect();
+    assert_eq!(
+        points,
+        [
+            "\"silo\" \"none\"",
+            "\"silo\" \"redo\"",
+            "\"no_wait\" \"none\"",
+            "\"no_wait\" \"redo\"",
+            "\"no_wait\" \"undo\""
+        ]
+    );
+    for row in &all {
+        let logged = row["point"][1][1] != "none";
+        assert_eq!(row["report"]["log"].is_object(), logged, "{row}");
+        assert_eq!(row["args"].get("log-sync").is_some(), logged, "{row}");
+    }
+    let mut kept: Vec<PathBuf> = std::fs::read_dir(&parent)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    kept.sort();
+    assert_eq!(kept.len(), 3, "one kept directory per logged run: {kept:?}");
+    let redo = kept
+        .iter()
+        .find(|d| d.to_str().unwrap().contains("point-2-rep-1"))
+        .expect("silo x redo is point 2");
+    let recovered = Command::new(env!("CARGO_BIN_EXE_txbench"))
+        .arg("recover")
+        .arg(redo)
+        .output()
+        .unwrap();
+    assert!(
+        recovered.status.success(),
+        "{}",
+        String::from_utf8_lossy(&recovered.stderr)
+    );
+}
+
+/// A log parent that cannot be made a directory is bad input: exit 2 naming the line and the
+/// directory, before anything runs.
+#[test]
+fn a_log_parent_that_cannot_be_created_exits_2() {
+    let dir = scratch("sweep_log_bad");
+    let blocker = dir.join("a-file");
+    std::fs::write(&blocker, b"").unwrap();
+    let file = dir.join("bad.toml");
+    let results = dir.join("r.jsonl");
+    for parent in [blocker.join("logs"), blocker.clone()] {
+        std::fs::write(
+            &file,
+            format!(
+                "[base]\nrecords = 1000\nduration = 0.05\nprotocol = \"silo\"\n[axes]\n\
+                 log = [false, {parent:?}]\n"
+            ),
+        )
+        .unwrap();
+        let out = txbench(&[
+            "sweep",
+            file.to_str().unwrap(),
+            "--results",
+            results.to_str().unwrap(),
+        ]);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{stderr}");
+        assert!(!stderr.contains("panicked"), "{stderr}");
+        assert!(
+            stderr.contains("bad.toml line 6")
+                && stderr.contains("cannot create the log parent directory")
+                && stderr.contains(parent.to_str().unwrap()),
+            "{stderr}"
+        );
+        assert!(!results.exists(), "nothing ran");
+    }
+}

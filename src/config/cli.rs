@@ -477,7 +477,8 @@ pub struct RunArgs {
     // ---- durability (issue 25) ----
     /// Redo-log every committed write, insert and delete to one file per worker in this
     /// directory, which must exist and hold no other run's log; `txbench recover DIR` rebuilds
-    /// the database from it. One protocol, one repetition, thread executor.
+    /// the database from it. One protocol, one repetition (under --executor coro, one file per
+    /// coroutine slot, and no --log-sync txn).
     #[arg(long, value_name = "DIR")]
     pub log: Option<std::path::PathBuf>,
     /// With --log: when a commit is acknowledged: group (once a group flush has synced the

@@ -253,12 +253,22 @@ fn durable_serving(run: &RunConfig, acks_given: bool) -> Result<(), ServeConfigE
             "not with serve: a session's COMMIT reply is its durable acknowledgement",
         ));
     }
-    if run.check {
+    // A new log (an empty directory) starts from the load, as the checker's history does, so
+    // the two go together. A previous log is recovered before the first session: the
+    // recovered versions' writers ran in an earlier server and are in no history here, and
+    // the log's continuation needs their seqs (they order replay across generations), so the
+    // history cannot restart from the recovered state by re-stamping it as loaded.
+    if let Some(settings) = &run.log
+        && run.check
+        && crate::log::files::holds_log(&settings.dir).unwrap_or(true)
+    {
         return Err(out_of_range(
             "check",
             "given",
-            "not with --log: the checker's history starts at the load, and a restarted \
-             server's recovered versions are not in it",
+            "with --log only on an empty log directory (a new log): this one holds a previous \
+             server's log, which the server recovers on start, and the checker's history \
+             starts at the load, so the recovered versions' writers are not in it (give an \
+             empty directory, or serve without --check)",
         ));
     }
     Ok(())
@@ -366,6 +376,30 @@ mod tests {
         assert_eq!(cfg.history_ops, 5000);
         let (_, cfg) = validate(&[]).unwrap();
         assert!(!cfg.record_history);
+    }
+
+    /// `--check` with `--log`: a new log (an empty directory) records the history; a
+    /// directory holding a previous log, which the server would recover, is refused.
+    #[test]
+    fn check_with_a_log_needs_a_new_log() {
+        let dir = std::env::temp_dir().join(format!("txbench-serve-check-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let d = dir.to_str().unwrap();
+        let (run, cfg) = validate(&["--check", "--log", d]).unwrap();
+        assert!(cfg.record_history && run.log.is_some());
+        std::fs::write(dir.join(crate::log::files::MANIFEST), b"{}").unwrap();
+        match validate(&["--check", "--log", d]) {
+            Err(e @ ServeConfigError::OutOfRange { param: "check", .. }) => {
+                assert!(e.to_string().contains("previous server's log"), "{e}");
+            }
+            other => panic!("{other:?}"),
+        }
+        assert!(
+            validate(&["--log", d]).is_ok(),
+            "without --check it is resumed"
+        );
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]

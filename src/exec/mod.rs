@@ -7,6 +7,7 @@
 mod arrivals;
 pub mod backoff;
 pub mod coro;
+pub mod durable_acks;
 pub mod interactive;
 pub(crate) mod start_gate;
 pub mod thread;

@@ -18,12 +18,13 @@
 
 use super::arrivals::{ArrivalClock, wait_until};
 use super::backoff::AdaptiveBackoff;
+use super::durable_acks::{Committed, DurableAcks};
 use super::start_gate::StartGate;
 use super::wait::{CoreSlice, WaitPolicy, delay, drive, pause};
 use crate::check::history::WorkerHistory;
 pub use crate::config::ExecConfig;
 use crate::config::OpenLoop;
-use crate::log::{LogSync, Logger};
+use crate::log::Logger;
 use crate::metrics::rate_series::{RateCounters, RateSlot};
 use crate::metrics::{Phase, WaitCounts, WorkerStats};
 use crate::on_cpu::{self, WorkerIds};
@@ -192,7 +193,7 @@ pub fn run_threads_sampled<P: Protocol, W: Workload>(
                         policy,
                         core_slice: CoreSlice::new(cfg.core_slice, policy),
                         read_phase_extension_ns: cfg.read_phase_extension_ns,
-                        acks: std::collections::VecDeque::with_capacity(1024),
+                        acks: DurableAcks::default(),
                         rates: rates.map(|r| r.slot(id)),
                     };
                     gate.arrive();
@@ -247,20 +248,9 @@ struct Worker<'db, 'w, P: Protocol, W: Workload> {
     core_slice: CoreSlice,
     read_phase_extension_ns: u64,
     /// With a log: commits waiting for their durable acknowledgement, oldest first.
-    acks: std::collections::VecDeque<PendingAck>,
+    acks: DurableAcks,
     /// Its live counts, when the runner samples them.
     rates: Option<&'w RateSlot>,
-}
-
-/// A commit waiting for the log's durable frontier to reach its epoch.
-#[derive(Clone, Copy)]
-struct PendingAck {
-    epoch: u64,
-    txn_id: u64,
-    /// Where its latency counts from.
-    first_start: Instant,
-    /// Measured (its latency is recorded).
-    counted: bool,
 }
 
 impl<P: Protocol, W: Workload> Worker<'_, '_, P, W> {
@@ -303,66 +293,26 @@ impl<P: Protocol, W: Workload> Worker<'_, '_, P, W> {
         }
     }
 
-    /// With a log, after a commit: queues the commit for its durable acknowledgement, or with
-    /// `--log-sync txn` waits for it (a flush the commit starts); then acknowledges every
-    /// queued commit the durable frontier has reached. Group commit does not hold the worker:
-    /// it runs its next transaction while earlier ones wait for their epoch (SiloR), and their
-    /// acknowledgement latency is taken when the worker sees the frontier pass them, at most
-    /// one transaction late.
+    /// With a log, after a commit: its durable acknowledgement (`exec::durable_acks`).
     fn queue_acknowledgement(&mut self, first_start: Instant, counted: bool) {
         let Some(log) = self.tx.logger() else {
             return;
         };
-        if let Some(epoch) = self.tx.take_committed_epoch() {
-            if log.sync_mode() == LogSync::Txn && !log.wait_durable(epoch) {
-                return; // the log failed: never acknowledged
-            }
-            self.acks.push_back(PendingAck {
-                epoch,
-                txn_id: self.tx.id(),
-                first_start,
-                counted,
-            });
-        }
-        self.acknowledge_durable();
-    }
-
-    /// Acknowledges the queued commits at or below the durable frontier, in commit order.
-    fn acknowledge_durable(&mut self) {
-        let Some(log) = self.tx.logger() else {
-            return;
+        let committed = Committed {
+            worker: self.id,
+            txn_id: self.tx.id(),
+            epoch: self.tx.take_committed_epoch(),
+            first_start,
+            counted,
         };
-        let durable = log.acknowledged_through();
-        let now = Instant::now();
-        while let Some(a) = self.acks.front().copied() {
-            if a.epoch > durable {
-                break;
-            }
-            self.acks.pop_front();
-            log.acknowledged(self.id, a.txn_id, a.epoch);
-            if a.counted {
-                self.stats
-                    .durable_latency
-                    .saturating_record(nanos(now - a.first_start).max(1));
-            }
-        }
+        self.acks.queue(log, committed, &mut self.stats);
     }
 
-    /// At the end of the run: waits until every queued commit is durable and acknowledges it
-    /// (or, if the log failed, drops them unacknowledged).
+    /// At the end of the run: waits until every queued commit is durable and acknowledges it.
     fn acknowledge_all(&mut self) {
-        let Some(log) = self.tx.logger() else {
-            return;
-        };
-        // What is durable already is acknowledged even if the log fails while we wait.
-        self.acknowledge_durable();
-        if let Some(last) = self.acks.back()
-            && !log.wait_durable(last.epoch)
-        {
-            self.acks.clear();
-            return;
+        if let Some(log) = self.tx.logger() {
+            self.acks.drain(log, &mut self.stats);
         }
-        self.acknowledge_durable();
     }
 
     /// Runs one transaction until it commits or aborts for a reason that is not retried.

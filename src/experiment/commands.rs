@@ -89,6 +89,14 @@ pub fn sweep_command(args: &SweepArgs, out: &mut Output<impl Write>) -> Result<u
             ));
             return Ok(2);
         }
+        if let Some(p) = grid.point(n - 1).filter(|p| grid.excluded(p)) {
+            note(format_args!(
+                "error: invalid value '{n}' for --point: point {n} ({}) is left out by the \
+                 file's `exclude`",
+                p.key()
+            ));
+            return Ok(2);
+        }
     }
     // A grid too large to plan whole (`MAX_POINTS`) is listed, and its points run one by one,
     // point by point: each validated as it comes.
@@ -98,6 +106,9 @@ pub fn sweep_command(args: &SweepArgs, out: &mut Output<impl Write>) -> Result<u
         let mut index = 0;
         while let Some(p) = grid.point(index) {
             index += 1;
+            if grid.excluded(&p) {
+                continue;
+            }
             let planned = match plan_point(p, &file) {
                 Ok(planned) => [planned],
                 Err(e) => {
@@ -141,7 +152,12 @@ pub fn sweep_command(args: &SweepArgs, out: &mut Output<impl Write>) -> Result<u
     };
     let selected: Vec<_> = match args.point {
         Some(_) if huge => planned.clone(),
-        Some(n) => vec![planned[n - 1].clone()],
+        // `--point` counts every point of the grid, excluded ones too (checked above).
+        Some(n) => planned
+            .iter()
+            .filter(|(p, _)| p.index == n - 1)
+            .cloned()
+            .collect(),
         None => planned.clone(),
     };
     if args.dry_run || args.emit_jobs {
@@ -192,6 +208,7 @@ pub fn sweep_command(args: &SweepArgs, out: &mut Output<impl Write>) -> Result<u
         interleave: exp.interleave,
         done: &already,
         builds: &builds,
+        keep_logs: exp.keep_logs,
     };
     let todo = sweep.runs().len();
     let total = selected.len() * exp.repetitions;

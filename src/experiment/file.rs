@@ -18,6 +18,15 @@
 //! protocol = ["nocc", "plor", { label = "plor+dwa", protocol = "plor", plor_dwa = true }]
 //! ```
 //!
+//! `log = "DIR"` (in `[base]`, as an axis, or in an axis value's table) names a parent
+//! directory: each run gets a fresh, empty log directory of its own under it, created before the
+//! run and removed after it (`keep_logs = true` keeps them), since a log directory holds one
+//! run's log. `log = false` is a run without a log, so one axis compares no log with logs
+//! (`log = [{ label = "none", log = false }, { label = "redo", log = "/tmp", log_kind = "redo" }]`);
+//! the log's own settings from `[base]` (`log_sync`, `log_kind`, ...) apply only to the points
+//! that have a log. `exclude = [{ protocol = "silo", log = "undo" }]` leaves out every point
+//! whose axes carry all the labels of one table (combinations a protocol does not support).
+//!
 //! `binary = "PATH"` (in `[base]` or as an axis) runs each point in a child process of that
 //! txbench executable (`"self"`: this one) and records the child's build, wall time and peak
 //! memory: the way to compare two builds in one interleaved sweep, or to measure a run's memory.
@@ -48,6 +57,20 @@ const RESERVED: &[(&str, &str)] = &[
 /// axis it compares builds (`binary = [{ label = "before", binary = "${BEFORE}" }, ...]`);
 /// `${NAME}` is read from the environment when the sweep is planned.
 pub const BINARY: &str = "binary";
+
+/// `log`: a `txbench run` flag whose value in an experiment file is the parent of the runs' log
+/// directories (each run gets a fresh one, [`sweep`](super::sweep)), or `false` for no log.
+pub const LOG: &str = "log";
+
+/// The flags that configure a log and mean nothing without one: a point without a log drops
+/// them when they come from `[base]`.
+pub const LOG_ONLY: &[&str] = &[
+    "log-sync",
+    "log-kind",
+    "log-group-us",
+    "log-acks",
+    "checkpoint-s",
+];
 
 /// A bad experiment file: where, which field, what is wrong.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
@@ -127,6 +150,26 @@ pub struct Experiment {
     pub base: Vec<Setting>,
     /// The axes, in file order; the first varies slowest.
     pub axes: Vec<Axis>,
+    /// Keep each run's log directory after the run (`keep_logs`; default: removed).
+    pub keep_logs: bool,
+    /// Combinations of axis labels left out of the grid (`exclude`).
+    pub exclude: Vec<Exclusion>,
+}
+
+/// One table of `exclude`: a point whose axes carry every one of these labels is left out.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Exclusion {
+    /// (axis name, label) pairs, all of which a point must carry to be left out.
+    pub labels: Vec<(String, String)>,
+    /// Where `exclude` was written.
+    pub line: usize,
+}
+
+impl Exclusion {
+    /// Whether a point with these (axis, label) pairs is left out.
+    pub fn matches(&self, point: &[(String, String)]) -> bool {
+        self.labels.iter().all(|l| point.contains(l))
+    }
 }
 
 #[derive(Deserialize)]
@@ -136,6 +179,8 @@ struct RawExperiment {
     repetitions: Option<Spanned<i64>>,
     interleave: Option<bool>,
     results: Option<String>,
+    keep_logs: Option<bool>,
+    exclude: Option<Spanned<Vec<Value>>>,
     #[serde(default)]
     base: BTreeMap<Spanned<String>, Spanned<Value>>,
     #[serde(default)]
@@ -312,6 +357,16 @@ pub fn parse_experiment(
         }
         axes.push(Axis { name, values, line });
     }
+    let exclude = match &raw.exclude {
+        None => Vec::new(),
+        Some(list) => {
+            let line = line_of(list.span());
+            list.get_ref()
+                .iter()
+                .map(|item| to_exclusion(item, &axes, line).map_err(|m| err(Some(line), m)))
+                .collect::<Result<_, _>>()?
+        }
+    };
     if base.is_empty() && axes.is_empty() {
         return Err(err(
             None,
@@ -329,7 +384,52 @@ pub fn parse_experiment(
         interleave: raw.interleave.unwrap_or(true),
         base,
         axes,
+        keep_logs: raw.keep_logs.unwrap_or(false),
+        exclude,
     })
+}
+
+/// One table of `exclude`: axis names of `axes` to one of their labels.
+fn to_exclusion(item: &Value, axes: &[Axis], line: usize) -> Result<Exclusion, String> {
+    let Value::Table(t) = item else {
+        return Err("exclude: expected a list of tables of axis labels, e.g. \
+             [{ protocol = \"silo\", log = \"undo\" }]"
+            .into());
+    };
+    if t.is_empty() {
+        return Err("exclude: an empty table would leave out every point".into());
+    }
+    let mut labels = Vec::new();
+    for (key, value) in t {
+        let name = key.replace('_', "-");
+        let Some(axis) = axes.iter().find(|a| a.name == name) else {
+            let names: Vec<&str> = axes.iter().map(|a| a.name.as_str()).collect();
+            return Err(format!(
+                "exclude: '{key}' is not an axis of [axes] (the axes: {})",
+                names.join(", ")
+            ));
+        };
+        let label = match value {
+            Value::String(s) => s.clone(),
+            Value::Integer(i) => i.to_string(),
+            Value::Float(f) => f.to_string(),
+            Value::Boolean(b) => b.to_string(),
+            _ => {
+                return Err(format!(
+                    "exclude: {key}: expected a label of the {key} axis"
+                ));
+            }
+        };
+        if !axis.values.iter().any(|v| v.label == label) {
+            let known: Vec<&str> = axis.values.iter().map(|v| v.label.as_str()).collect();
+            return Err(format!(
+                "exclude: {key}: '{label}' is not a value of the {key} axis ({})",
+                known.join(", ")
+            ));
+        }
+        labels.push((name, label));
+    }
+    Ok(Exclusion { labels, line })
 }
 
 /// `key = value` of `section` as a flag setting. The key must be
@@ -355,6 +455,27 @@ fn to_setting(
             _ => Err(format!(
                 "{section}.{key}: expected the path of a txbench executable as a string, \
                  or \"self\""
+            )),
+        };
+    }
+    if flag == LOG {
+        return match value {
+            Value::String(s) if !s.trim().is_empty() => Ok(Setting {
+                key: flag,
+                value: FlagValue::Value(s.clone()),
+                line,
+            }),
+            Value::Boolean(false) => Ok(Setting {
+                key: flag,
+                value: FlagValue::Switch(false),
+                line,
+            }),
+            Value::Array(_) => Err(format!(
+                "{section}.{key}: a list sweeps a parameter: put it under [axes]"
+            )),
+            _ => Err(format!(
+                "{section}.{key}: expected the parent directory of the runs' logs as a string \
+                 (each run gets a fresh directory under it), or false for no log"
             )),
         };
     }
@@ -411,7 +532,8 @@ fn to_setting(
 }
 
 impl Experiment {
-    /// Applies a command-line override `KEY=VALUE` (`txbench sweep --set`): `repetitions`, a
+    /// Applies a command-line override `KEY=VALUE` (`txbench sweep --set`): `repetitions`,
+    /// `keep_logs`, a
     /// `txbench run` flag of `[base]` (replacing the file's value), or an axis narrowed to some of
     /// its values (`threads=2,4`, by label). A flag that an axis's inline tables set cannot be
     /// overridden (edit the axis instead). Errors name the `--set` value.
@@ -421,6 +543,14 @@ impl Experiment {
             return Err(bad("expected KEY=VALUE".into()));
         };
         let (key, value) = (key.trim(), value.trim());
+        if key == "keep_logs" || key == "keep-logs" {
+            match value {
+                "true" => self.keep_logs = true,
+                "false" => self.keep_logs = false,
+                _ => return Err(bad("keep_logs is true or false".into())),
+            }
+            return Ok(());
+        }
         if key == "repetitions" {
             match value.parse::<usize>() {
                 Ok(r) if (1..=1000).contains(&r) => self.repetitions = r,
@@ -520,6 +650,20 @@ mod tests {
             ("[base]\nprotocol = \"silo,nope\"\n", 2, "protocol"),
             ("[base]\nrecords = 10\nops = 11\n", 3, "--ops"),
             ("[base\nthreads = 1\n", 1, ""),
+            ("[base]\nlog = true\n", 2, "log"),
+            ("[base]\nlog = 3\n", 2, "parent directory"),
+            ("exclude = [1]\n[axes]\nthreads = [1, 2]\n", 1, "exclude"),
+            ("exclude = [{}]\n[axes]\nthreads = [1, 2]\n", 1, "exclude"),
+            (
+                "exclude = [{ theta = 0.5 }]\n[axes]\nthreads = [1, 2]\n",
+                1,
+                "not an axis",
+            ),
+            (
+                "exclude = [{ threads = 4 }]\n[axes]\nthreads = [1, 2]\n",
+                1,
+                "'4' is not a value",
+            ),
             ("[axes]\nthreads = [1, 2\n", 2, ""),
         ];
         for &(text, line, field) in cases {

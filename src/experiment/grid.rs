@@ -3,7 +3,9 @@
 //! by clap and validated exactly as `txbench run` would be, before anything runs; an error names
 //! the file's line of the setting at fault.
 
-use super::file::{Axis, AxisValue, BINARY, Experiment, FileError, FlagValue, Setting};
+use super::file::{
+    Axis, AxisValue, BINARY, Exclusion, Experiment, FileError, FlagValue, LOG, LOG_ONLY, Setting,
+};
 use crate::config::{Cli, Command, RunConfig, parse_protocols};
 use clap::{CommandFactory, Parser};
 use std::collections::BTreeMap;
@@ -46,6 +48,28 @@ impl Point {
                 FlagValue::Value(v) => v.as_str(),
                 FlagValue::Switch(_) => "self",
             })
+    }
+
+    /// The parent directory of this point's runs' logs (`log`); `None`: the point runs without
+    /// a log.
+    pub fn log_parent(&self) -> Option<&str> {
+        self.settings
+            .iter()
+            .find(|s| s.key == LOG)
+            .and_then(|s| match &s.value {
+                FlagValue::Value(v) => Some(v.as_str()),
+                FlagValue::Switch(_) => None,
+            })
+    }
+
+    /// This point with its runs' log in `dir` instead of under the parent the file names: the
+    /// settings one run gets.
+    pub fn with_log_dir(&self, dir: &std::path::Path) -> Point {
+        let mut p = self.clone();
+        for s in p.settings.iter_mut().filter(|s| s.key == LOG) {
+            s.value = FlagValue::Value(dir.display().to_string());
+        }
+        p
     }
 
     /// The `txbench run` command line (program name first).
@@ -142,6 +166,7 @@ pub const MAX_POINTS: usize = 10_000;
 pub struct Grid {
     axes: Vec<Axis>,
     base: Vec<Setting>,
+    exclude: Vec<Exclusion>,
     /// How many points; `None` past `usize::MAX`.
     count: Option<usize>,
 }
@@ -156,6 +181,7 @@ impl Grid {
         Ok(Grid {
             axes,
             base: exp.base.clone(),
+            exclude: exp.exclude.clone(),
             count,
         })
     }
@@ -179,7 +205,14 @@ impl Grid {
             .join(" x ")
     }
 
-    /// Point `index` (0-based, first axis slowest); `None` past the last.
+    /// Whether the file's `exclude` leaves `p` out of the sweep.
+    pub fn excluded(&self, p: &Point) -> bool {
+        self.exclude.iter().any(|e| e.matches(&p.axes))
+    }
+
+    /// Point `index` (0-based, first axis slowest); `None` past the last. An excluded point is
+    /// still built (its index keeps its place: `--point N` and the job files count every point);
+    /// [`excluded`](Self::excluded) says whether it runs.
     pub fn point(&self, index: usize) -> Option<Point> {
         if self.count.is_some_and(|n| index >= n) {
             return None;
@@ -202,6 +235,15 @@ impl Grid {
                 settings.retain(|b| b.key != s.key);
                 settings.push(s.clone());
             }
+        }
+        // A point without a log runs without the log's settings of [base] (so that one axis
+        // can compare no log with logs configured once in [base]); the same settings from an
+        // axis stay, and validation refuses them without a log.
+        let logged = settings
+            .iter()
+            .any(|s| s.key == LOG && matches!(s.value, FlagValue::Value(_)));
+        if !logged {
+            settings.retain(|s| !(LOG_ONLY.contains(&s.key.as_str()) && self.base.contains(s)));
         }
         Some(Point {
             index,
@@ -230,11 +272,15 @@ impl Grid {
     }
 }
 
-/// Every point of `exp`, first axis slowest; an error for a grid of more than [`MAX_POINTS`].
+/// Every point of `exp` that its `exclude` leaves in, first axis slowest; an error for a grid of
+/// more than [`MAX_POINTS`].
 pub fn points(exp: &Experiment, file: &str) -> Result<Vec<Point>, FileError> {
     let grid = Grid::of(exp, file)?;
     match grid.len() {
-        Some(n) if n <= MAX_POINTS => Ok((0..n).filter_map(|i| grid.point(i)).collect()),
+        Some(n) if n <= MAX_POINTS => Ok((0..n)
+            .filter_map(|i| grid.point(i))
+            .filter(|p| !grid.excluded(p))
+            .collect()),
         count => Err(FileError {
             file: file.to_string(),
             line: None,
@@ -325,17 +371,34 @@ pub fn plan_point(mut p: Point, file: &str) -> Result<(Point, RunConfig), FileEr
             s.value = FlagValue::Value(expanded);
         }
     }
+    // The runs' log directories go under the parent, which validation then checks as it would
+    // a run's log directory (a writable directory holding no log).
+    if let Some(parent) = p.log_parent() {
+        let line = p.settings.iter().find(|s| s.key == LOG).map(|s| s.line);
+        std::fs::create_dir_all(parent).map_err(|e| {
+            err(
+                line.filter(|&l| l > 0),
+                format!("{LOG}: cannot create the log parent directory {parent}: {e}"),
+            )
+        })?;
+    }
     match parse_run(&p.argv()) {
         Ok(cfg) => Ok((p, cfg)),
         Err(message) => {
-            // The setting the message names, if any, gives the line.
-            let culprit = p.settings.iter().find(|s| {
-                let flag = format!("--{}", s.key);
-                message.match_indices(&flag).any(|(at, _)| {
-                    !message[at + flag.len()..]
-                        .starts_with(|c: char| c.is_ascii_alphanumeric() || c == '-')
-                })
-            });
+            // The setting the message names, if any, gives the line. A switch that is off gives
+            // no flag: a message naming it says it is missing (`--log-kind applies only with
+            // --log`), and the culprit is the flag that was given.
+            let culprit = p
+                .settings
+                .iter()
+                .filter(|s| s.value != FlagValue::Switch(false))
+                .find(|s| {
+                    let flag = format!("--{}", s.key);
+                    message.match_indices(&flag).any(|(at, _)| {
+                        !message[at + flag.len()..]
+                            .starts_with(|c: char| c.is_ascii_alphanumeric() || c == '-')
+                    })
+                });
             let at = if p.axes.is_empty() {
                 String::new()
             } else {
@@ -439,5 +502,57 @@ mod tests {
                 .any(|a| a.contains("binary") || a == "self")
         );
         assert_eq!(new.args_map()["binary"], "self");
+    }
+
+    /// `log = false` runs without a log and without [base]'s log settings; a logged point is
+    /// validated against its parent, created by planning; `exclude` leaves a combination out
+    /// while the others keep their grid index.
+    #[test]
+    fn a_log_axis_drops_base_log_settings_without_a_log_and_exclusions_leave_points_out() {
+        let flags = run_flags();
+        let parent =
+            std::env::temp_dir().join(format!("txbench-grid-log-{}/logs", std::process::id()));
+        let _ = std::fs::remove_dir_all(parent.parent().unwrap());
+        let text = format!(
+            "exclude = [{{ protocol = \"silo\", log = \"undo\" }}]\n[base]\nrecords = 100\n\
+             log_sync = \"none\"\n[axes]\nprotocol = [\"silo\", \"no_wait\"]\n\
+             log = [false, {{ label = \"redo\", log = {parent:?} }}, \
+             {{ label = \"undo\", log = {parent:?}, log_kind = \"undo\" }}]\n"
+        );
+        let exp = crate::experiment::parse_experiment("l.toml", &text, &flags).unwrap();
+        let planned = plan(&exp, "l.toml").unwrap();
+        let indices: Vec<usize> = planned.iter().map(|(p, _)| p.index).collect();
+        assert_eq!(
+            indices,
+            [0, 1, 3, 4, 5],
+            "silo x undo (index 2) is left out"
+        );
+        assert!(parent.is_dir(), "planning creates the parent");
+        for (p, cfg) in &planned {
+            let logged = p.axes[1].1 != "false";
+            assert_eq!(cfg.log.is_some(), logged, "{p:?}");
+            assert_eq!(p.log_parent().is_some(), logged);
+            assert_eq!(
+                p.argv().iter().any(|a| a == "--log-sync"),
+                logged,
+                "{:?}",
+                p.argv()
+            );
+        }
+        let dir = parent.join("run");
+        let one = planned[1].0.with_log_dir(&dir);
+        let argv = one.argv();
+        let at = argv.iter().position(|a| a == "--log").unwrap();
+        assert_eq!(argv[at + 1], dir.display().to_string());
+        // The log's settings from an axis stay on a point without a log, and are refused there.
+        let text = format!(
+            "[base]\nrecords = 100\nprotocol = \"silo\"\n[axes]\nlog = [false, {parent:?}]\n\
+             log_kind = [\"redo\"]\n"
+        );
+        let exp = crate::experiment::parse_experiment("l.toml", &text, &flags).unwrap();
+        let e = plan(&exp, "l.toml").unwrap_err();
+        assert_eq!(e.line, Some(6), "{e}");
+        assert!(e.to_string().contains("--log-kind"), "{e}");
+        std::fs::remove_dir_all(parent.parent().unwrap()).unwrap();
     }
 }

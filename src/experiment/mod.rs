@@ -4,7 +4,8 @@
 //!
 //! Files: `file.rs` (the TOML format, with errors by line and field), `grid.rs` (points as
 //! `txbench run` command lines, parsed and validated before any run), `sweep.rs` (running the
-//! grid with progress), `child.rs` (points run by another txbench executable, `binary`), `results.rs` (the row format, reading, resuming, merging),
+//! grid with progress), `child.rs` (points run by another txbench executable, `binary`), `run_log.rs` (each
+//! run's fresh log directory, `log`), `results.rs` (the row format, reading, resuming, merging),
 //! `compare.rs` (two results files against each other, by the runs' own noise).
 //!
 //! This module sits beside `main`, above [`runner`](crate::runner): it builds ordinary run
@@ -24,6 +25,7 @@ mod plot_draw;
 mod plot_series;
 mod plot_style;
 pub mod results;
+pub mod run_log;
 pub mod summary;
 pub mod sweep;
 

@@ -160,6 +160,28 @@ pub const METRICS: &[Metric] = &[
         scale: 1.0 / 1024.0,
         decimals: 0,
     },
+    // Logged runs only (`log` in the experiment file); a run without a log has no cell.
+    Metric {
+        key: "durable_p999",
+        title: "p99.9 latency to the durable acknowledgement (us)",
+        path: &["log", "durable_latency_us", "p999"],
+        scale: 1.0,
+        decimals: 1,
+    },
+    Metric {
+        key: "log_bytes",
+        title: "log bytes per committed transaction",
+        path: &["log", "bytes_per_txn"],
+        scale: 1.0,
+        decimals: 0,
+    },
+    Metric {
+        key: "log_aborted",
+        title: "aborted attempts logged",
+        path: &["log", "aborted_logged"],
+        scale: 1.0,
+        decimals: 0,
+    },
 ];
 
 /// The metrics `--metric` names (comma-separated keys of [`METRICS`]), or an error listing the

@@ -6,6 +6,7 @@
 use super::child::run_point;
 use super::grid::Point;
 use super::results::{BuildInfo, ResultRow, append_row, now_iso8601, open_for_append};
+use super::run_log::RunLogDir;
 use crate::config::RunConfig;
 use crate::metrics::machine::MachineInfo;
 use crate::runner::run_all;
@@ -31,6 +32,8 @@ pub struct SweepPlan<'a> {
     pub done: &'a HashSet<(String, usize)>,
     /// The build of each executable the points name (`binary`), from [`probe`](super::child::probe).
     pub builds: &'a HashMap<String, BuildInfo>,
+    /// Keep each run's log directory (`keep_logs`) instead of removing it after the run.
+    pub keep_logs: bool,
 }
 
 impl SweepPlan<'_> {
@@ -130,14 +133,38 @@ pub fn run_sweep(plan: &SweepPlan<'_>, results: &Path) -> Result<SweepOutcome, S
             point: point.key(),
             message,
         };
+        // A logged point's run gets a fresh log directory of its own, removed when this
+        // iteration ends (on every path out of it) unless the file keeps them.
+        let log_dir = match point.log_parent() {
+            Some(parent) => Some(
+                RunLogDir::create(
+                    Path::new(parent),
+                    plan.experiment,
+                    point.index,
+                    rep,
+                    plan.keep_logs,
+                )
+                .map_err(run_err)?,
+            ),
+            None => None,
+        };
+        let run_point_here = log_dir
+            .as_ref()
+            .map_or_else(|| point.clone(), |d| point.with_log_dir(d.path()));
         let (reports, measured_by) = match point.binary() {
             None => {
                 // The sweep's own bar or lines show its progress; a run's phases would
                 // interleave with them.
-                let quiet = RunConfig {
+                let mut quiet = RunConfig {
                     progress: crate::metrics::progress::ProgressMode::Never,
                     ..cfg.clone()
                 };
+                if let (Some(log), Some(d)) = (&mut quiet.log, &log_dir) {
+                    // As `txbench run` does: the manifest keeps the run's arguments, from
+                    // which recovery rebuilds the loaded tables.
+                    log.dir = d.path().to_path_buf();
+                    log.run_args = crate::log::run_args_without_log_flags(&point.argv()[2..]);
+                }
                 let reports = run_all(&quiet, |_| {}).map_err(|e| run_err(e.to_string()))?;
                 // Ctrl-C during the point: a point cut short (some of its protocols or rounds
                 // not run) is not recorded; `--resume` runs it again whole.
@@ -157,7 +184,7 @@ pub fn run_sweep(plan: &SweepPlan<'_>, results: &Path) -> Result<SweepOutcome, S
             Some(binary) => {
                 // The child gets the Ctrl-C too (same process group) and stops early: its
                 // point is not recorded.
-                let child = match run_point(binary, point) {
+                let child = match run_point(binary, &run_point_here) {
                     Err(_) if crate::interrupt::interrupted() => {
                         outcome.interrupted = true;
                         break;

@@ -53,9 +53,10 @@ pub fn run_named<P: Protocol, W: Workload>(
         db.stamp_loaded_rows();
     }
     let logger = match &cfg.log {
+        // One log file per protocol worker: a coroutine run has `queue` per thread.
         Some(settings) => Some(Logger::create(
             settings,
-            cfg.exec.threads,
+            cfg.executor.workers(cfg.exec.threads),
             &settings.run_args,
         )?),
         None => None,
@@ -117,6 +118,7 @@ pub fn run_named<P: Protocol, W: Workload>(
                     &cfg.exec,
                     queue,
                     rates.as_ref(),
+                    logger.as_ref(),
                 )),
             }
         });

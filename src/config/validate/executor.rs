@@ -19,7 +19,7 @@ const MAX_RATE_TPS: f64 = 1e9;
 impl RunArgs {
     /// `--log`, `--log-sync`, `--log-group-us`, `--log-acks`: the log's settings, after
     /// checking that the directory can take a new log and that the run can be logged (one
-    /// protocol, one repetition, the thread executor).
+    /// protocol, one repetition; `--log-sync txn` with the thread executor only).
     pub(super) fn log_settings(
         &self,
         protocols: &[ProtocolKind],
@@ -70,10 +70,16 @@ impl RunArgs {
                 self.protocol
             )));
         }
-        if executor != Executor::Thread {
+        // A coroutine thread acknowledges its slots' commits as they become durable without
+        // waiting (`exec::durable_acks`); `--log-sync txn` waits for a flush in the commit,
+        // which would block the thread's other transactions, one of which may hold the very
+        // epoch that flush must close.
+        if executor != Executor::Thread && self.log_sync == Some(LogSyncArg::Txn) {
             return Err(ConfigError::Log(
-                "logging runs with --executor thread only (the coroutine executor cannot yet \
-                 wait for durability without blocking its thread's other transactions)"
+                "--log-sync txn runs with --executor thread only: a commit that waits for its \
+                 own flush would block its coroutine thread's other transactions, one of which \
+                 may be committing in the epoch the flush must close (use --log-sync group or \
+                 none)"
                     .to_string(),
             ));
         }

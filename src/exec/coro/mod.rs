@@ -26,11 +26,13 @@ mod slot;
 mod suspend;
 
 use super::backoff::AdaptiveBackoff;
+use super::durable_acks::DurableAcks;
 use super::start_gate::StartGate;
 use super::thread::{ExecOutcome, coordinate, first_period};
 use super::wait::{StepOutcome, WaitPolicy, Waiting};
 use crate::check::history::WorkerHistory;
 use crate::config::ExecConfig;
+use crate::log::Logger;
 use crate::metrics::rate_series::RateCounters;
 use crate::metrics::{WaitCounts, WorkerStats};
 use crate::on_cpu::{self, HoldersSeen, WorkerIds};
@@ -60,12 +62,17 @@ pub fn run_coro<P: Protocol, W: Workload>(
     cfg: &ExecConfig,
     queue: usize,
 ) -> ExecOutcome {
-    run_coro_sampled(protocol, db, workload, cfg, queue, None)
+    run_coro_sampled(protocol, db, workload, cfg, queue, None, None)
 }
 
 /// [`run_coro`], each thread also counting its measured commits and aborts in its slot of
 /// `rates` (one per thread) as they happen, for the runner's time series
-/// (`metrics::rate_series`).
+/// (`metrics::rate_series`), and every slot's transactions logged to `log` when given (one
+/// log file per slot worker; the log must have been created for `queue * cfg.threads`
+/// workers). A logged commit is acknowledged once durable, as under the thread executor
+/// (`exec::durable_acks`), by its thread, in the thread's commit order; a log that fails stops
+/// the run. Validation gives it group commit or none only: `--log-sync txn` would block the
+/// thread.
 pub fn run_coro_sampled<P: Protocol, W: Workload>(
     protocol: &P,
     db: &Database<P::RecordMeta>,
@@ -73,6 +80,7 @@ pub fn run_coro_sampled<P: Protocol, W: Workload>(
     cfg: &ExecConfig,
     queue: usize,
     rates: Option<&RateCounters>,
+    log: Option<&Logger>,
 ) -> ExecOutcome {
     assert!(queue >= 1, "validated: --queue >= 1");
     let workers = cfg.threads * queue;
@@ -100,6 +108,7 @@ pub fn run_coro_sampled<P: Protocol, W: Workload>(
                     let _driving =
                         on_cpu::drive_workers(WorkerIds::strided(thread, cfg.threads, queue));
                     let stats = RefCell::new(WorkerStats::new(workload.txn_types().len()));
+                    let acks = RefCell::new(DurableAcks::default());
                     let (attempts_ended, commits) = (Cell::new(0), Cell::new(0));
                     let env = SlotEnv {
                         workload,
@@ -112,6 +121,7 @@ pub fn run_coro_sampled<P: Protocol, W: Workload>(
                         rates: rates.map(|r| r.slot(thread)),
                         attempts_ended: &attempts_ended,
                         commits: &commits,
+                        acks: &acks,
                         thread,
                         queue_len: queue,
                     };
@@ -124,6 +134,9 @@ pub fn run_coro_sampled<P: Protocol, W: Workload>(
                                 cfg.record_history,
                             );
                             tx.set_history_budget(history_share);
+                            if let Some(log) = log {
+                                tx.attach_log(log);
+                            }
                             tx
                         })
                         .collect();
@@ -138,6 +151,11 @@ pub fn run_coro_sampled<P: Protocol, W: Workload>(
                         gate.arrive();
                         schedule(&mut slots, &env, policy, thread == 0);
                     }
+                    // Every slot has finished, so none holds an epoch the flush must close:
+                    // blocking the thread until its commits are durable stalls nothing.
+                    if let Some(log) = log {
+                        acks.borrow_mut().drain(log, &mut stats.borrow_mut());
+                    }
                     let histories: Vec<WorkerHistory> = txs
                         .iter_mut()
                         .map(|tx| tx.take_history().unwrap_or_default())
@@ -148,7 +166,9 @@ pub fn run_coro_sampled<P: Protocol, W: Workload>(
             .collect();
 
         let measured = coordinate(cfg, &period, &start, &|| {
-            db.table_memory().refused() || version_memory_exhausted(protocol).is_some()
+            db.table_memory().refused()
+                || version_memory_exhausted(protocol).is_some()
+                || log.is_some_and(|l| l.failure().is_some())
         });
 
         let mut workers = Vec::with_capacity(cfg.threads);

@@ -20,6 +20,7 @@
 //! so that every slot finishes the transaction in hand, as the thread executor's workers do.
 
 use super::super::backoff::AdaptiveBackoff;
+use super::super::durable_acks::{Committed, DurableAcks};
 use super::super::thread::{MEASURE, STOP, nanos};
 use super::super::wait::pause;
 use super::global_queue::GlobalQueue;
@@ -67,6 +68,9 @@ pub struct SlotEnv<'r, W: Workload> {
     pub attempts_ended: &'r Cell<u64>,
     /// Commits on this thread (published for AdaptiveBackoff).
     pub commits: &'r Cell<u64>,
+    /// With a log: the thread's commits waiting for their durable acknowledgement
+    /// (`exec::durable_acks`; never borrowed across a suspension).
+    pub acks: &'r RefCell<DurableAcks>,
     /// The thread's index.
     pub thread: usize,
     /// Slots per thread (Q).
@@ -225,6 +229,18 @@ async fn run_job<P: Protocol, W: Workload>(
             Ok(()) => {
                 tx.committed();
                 env.attempt_ended();
+                let epoch = tx.take_committed_epoch();
+                if let Some(log) = tx.logger() {
+                    let committed = Committed {
+                        worker: tx.worker_id(),
+                        txn_id: tx.id(),
+                        epoch,
+                        first_start,
+                        counted,
+                    };
+                    let mut stats = env.stats.borrow_mut();
+                    env.acks.borrow_mut().queue(log, committed, &mut stats);
+                }
                 if counted {
                     let exec_end = exec_end.expect("commit follows execution");
                     let exec = nanos(exec_end - attempt_start).saturating_sub(exec_wait);

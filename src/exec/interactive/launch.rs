@@ -123,7 +123,27 @@ impl Launch<'_> {
         let db: Database<P::RecordMeta> =
             Database::try_build_growable(&tables, &indexes, stamped, &w.growable_tables())?;
         w.load(&db);
+        if self.cfg.record_history {
+            // The checker names the loaded versions by their stamps, as a checked run does
+            // (`runner::one_run`). Before the log opens: a checked server's log is a new one
+            // (`config::serve_cli` refuses `--check` on a previous log), so nothing recovered
+            // is stamped as loaded.
+            db.stamp_loaded_rows();
+        }
         let log = match &self.run.log {
+            // Validation refused this already; a log that appeared in the directory since
+            // would be recovered into a checked server, whose history would not hold it.
+            Some(settings)
+                if self.cfg.record_history
+                    && crate::log::files::holds_log(&settings.dir).unwrap_or(false) =>
+            {
+                return Err(ServeError::Log(ServerLogError::Refused {
+                    dir: settings.dir.display().to_string(),
+                    why: "a previous log appeared in the directory after validation, and a \
+                          checked server (--check) starts only on a new log"
+                        .into(),
+                }));
+            }
             Some(settings) => Some(open_server_log(
                 settings,
                 self.cfg.max_connections,
