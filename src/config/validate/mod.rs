@@ -285,6 +285,11 @@ impl RunArgs {
         }
         let open_loop = self.open_loop(executor)?;
         let interactive = self.interactive_mode(executor, open_loop.is_some(), &mut protocols)?;
+        if interactive.is_some() {
+            // A client may abort any transaction, or vanish mid-way (the server then aborts
+            // it): PWV puts its commit point at the commit, as for workloads that roll back.
+            options.user_aborts = true;
+        }
         if matches!(interactive, Some(Interactive::Connect { .. }))
             && matches!(workload, WorkloadConfig::Tpcc(_))
         {
