@@ -591,16 +591,19 @@ fn a_client_gone_or_stalled_mid_transaction_stalls_no_batch_and_no_barrier() {
 /// timing: 40 transactions within 5 s, where one batch alone would wait 10 s.
 #[test]
 fn idle_sessions_and_free_handles_hold_up_no_batch_and_no_epoch_barrier() {
+    let mut held_up = Vec::new();
     for protocol in BARRIER_AND_BATCH_PROTOCOLS {
         let flags: &[&str] = if protocol == "decentsched" {
             &["--ds-epoch-us", "50"]
         } else {
             &["--batch-timeout-us", "10000000"]
         };
+        let mut in_time = false;
         let served = with_server(protocol, flags, |addr| {
             let mut quiet = Session::connect(addr, None).unwrap();
             read_then_update(&mut quiet, 1, 2, 0x21);
             let (done, finished) = std::sync::mpsc::channel();
+            // Detached: when held up, it is still waiting as the server stops (it then fails).
             std::thread::spawn(move || {
                 let mut busy = Session::connect(addr, None).unwrap();
                 for i in 0..40u64 {
@@ -608,13 +611,19 @@ fn idle_sessions_and_free_handles_hold_up_no_batch_and_no_epoch_barrier() {
                 }
                 let _ = done.send(());
             });
-            let waited = finished.recv_timeout(std::time::Duration::from_secs(5));
-            assert!(
-                waited.is_ok(),
-                "{protocol}: an idle session or handle held the busy client up"
-            );
+            in_time = finished
+                .recv_timeout(std::time::Duration::from_secs(5))
+                .is_ok();
             quiet.ping().unwrap();
         });
-        assert_eq!(served.commits, 41, "{protocol}");
+        if in_time {
+            assert_eq!(served.commits, 41, "{protocol}");
+        } else {
+            held_up.push(protocol);
+        }
     }
+    assert!(
+        held_up.is_empty(),
+        "an idle session or handle held the busy client up under {held_up:?}"
+    );
 }

@@ -378,6 +378,25 @@ mod tests {
         assert_eq!(c.workload, WorkloadConfig::Ycsb(preset("ycsb-a").unwrap()));
     }
 
+    /// `--interactive` serves every protocol but 2PL with early release (`-p all` drops it,
+    /// naming it is an error), and PWV makes nothing visible before its commit there (a client
+    /// may abort anywhere), while an in-process YCSB run lets it.
+    #[test]
+    fn interactive_runs_serve_every_protocol_but_early_release() {
+        let all = args(&["--interactive", "-p", "all"]).unwrap();
+        let mut served = ProtocolKind::ALL.to_vec();
+        served.retain(|p| *p != ProtocolKind::TwoPlEr);
+        assert_eq!(all.protocols, served);
+        assert!(all.options.user_aborts);
+        assert!(!args(&["-p", "pwv"]).unwrap().options.user_aborts);
+        let batches = args(&["--interactive", "-p", "decentsched,aria,calvin,bohm,pwv"]).unwrap();
+        assert_eq!(batches.protocols.len(), 5);
+        let err = args(&["--interactive", "-p", "silo,twopl_er"])
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("twopl_er"), "{err}");
+    }
+
     #[test]
     fn deterministic_protocols_need_a_workload_that_declares() {
         let all = args(&["-w", "tpcc"]).unwrap();

@@ -174,7 +174,8 @@ pub struct Batches {
     /// When the open batch's first member joined, in nanoseconds since `epoch` (written by
     /// joiners that saw no member yet, read by members waiting for the batch to close).
     opened_at_ns: CachePadded<AtomicU64>,
-    /// Workers that may still join a batch: registered and not yet left.
+    /// Workers that may join a batch now: registered and not left (stopped, or away between
+    /// transactions until they rejoin).
     live: CachePadded<AtomicU64>,
     size: u64,
     timeout_ns: u64,
