@@ -69,10 +69,8 @@ fn invalid_input_exits_2_naming_the_parameter() {
             &["run", "-p", "aria", "--batch-timeout-us", "10000001"],
             "--batch-timeout-us",
         ),
-        (&["serve", "-p", "aria", "-d", "1"], "in batches"),
-        (&["serve", "-p", "calvin", "-d", "1"], "in batches"),
-        (&["serve", "-p", "bohm", "-d", "1"], "in batches"),
-        (&["serve", "-p", "pwv", "-d", "1"], "in batches"),
+        // The one protocol a server refuses (DecentSched and the batch protocols are served).
+        (&["serve", "-p", "twopl_er", "-d", "1"], "in-place writes"),
         (
             &["run", "--workload", "tpcc", "--warehouses", "0"],
             "--warehouses",

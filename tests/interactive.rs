@@ -12,7 +12,9 @@ use txbench::client::{Session, SessionError};
 use txbench::config::{Cli, Command};
 use txbench::exec::interactive::serve_configured;
 use txbench::exec::interactive::server::ServeSummary;
-use txbench::exec::interactive::wire::{ErrorCode, Handshake, Reply, Request, VERSION};
+use txbench::exec::interactive::wire::{
+    Declared, DeclaredSet, ErrorCode, Handshake, Reply, Request, VERSION,
+};
 use txbench::ids::{RecordId, TableId};
 
 const T: TableId = TableId(0);
@@ -567,4 +569,149 @@ fn check_counts_the_ended_sessions_transactions() {
             other => panic!("CHECK inside a transaction answered {other:?}"),
         }
     });
+}
+
+// ---------------------------------------------------------------------------------------------
+// DecentSched and the batch protocols: an epoch barrier and batches that wait for every worker
+// ---------------------------------------------------------------------------------------------
+
+/// DecentSched and the batch protocols, each with the flags a test gives it.
+const BARRIER_AND_BATCH_PROTOCOLS: [&str; 5] = ["decentsched", "calvin", "bohm", "pwv", "aria"];
+
+/// Begins a transaction declaring `entries` (`(record, write)` of table 0) as its access set.
+fn begin_declared(s: &mut Session, entries: &[(u64, bool)]) -> Result<(), SessionError> {
+    let mut bytes = Vec::new();
+    for &(rid, write) in entries {
+        DeclaredSet::encode_entry(
+            &mut bytes,
+            Declared {
+                table: 0,
+                rid,
+                write,
+            },
+        );
+    }
+    s.begin_declared(false, false, DeclaredSet::from_wire(&bytes).unwrap())
+}
+
+/// Runs one transaction that reads record `read` and writes `write` (declared so), retrying
+/// while the protocol aborts it; returns what it read.
+fn read_then_update(s: &mut Session, read: u64, write: u64, byte: u8) -> Vec<u8> {
+    let data = row(s, byte);
+    let mut first = true;
+    loop {
+        let begun = if first {
+            begin_declared(s, &[(read, false), (write, true)])
+        } else {
+            s.begin_retry()
+        };
+        first = false;
+        let attempt = begun
+            .and_then(|()| s.read(T, RecordId(read)).map(<[u8]>::to_vec))
+            .and_then(|seen| s.update(T, RecordId(write), &data).map(|()| seen))
+            .and_then(|seen| s.commit().map(|()| seen));
+        match attempt {
+            Ok(seen) => return seen,
+            Err(SessionError::Aborted(_)) => continue,
+            Err(e) => panic!("{e}"),
+        }
+    }
+}
+
+/// A client that dies, or stalls, mid-transaction under DecentSched or a batch protocol: the
+/// transaction waiting behind it (for its batch to end, its locks, its placeholders, its place
+/// in the queues) goes on once the server aborted it (at the disconnect, or at the session
+/// timeout), and reads what was there before: its write never appears.
+#[test]
+fn a_client_gone_or_stalled_mid_transaction_stalls_no_batch_and_no_barrier() {
+    for protocol in BARRIER_AND_BATCH_PROTOCOLS {
+        for stalls in [false, true] {
+            let flags: &[&str] = if stalls {
+                &["--session-timeout", "0.3"]
+            } else {
+                &[]
+            };
+            let served = with_server(protocol, flags, |addr| {
+                let mut b = Session::connect(addr, None).unwrap();
+                begin_declared(&mut b, &[(8, false)]).unwrap();
+                let before = b.read(T, RecordId(8)).unwrap().to_vec();
+                b.commit().unwrap();
+                // Closed between transactions: not a fault (nor idle past the timeout later).
+                drop(b);
+                let mut a = Session::connect(addr, None).unwrap();
+                begin_declared(&mut a, &[(7, true), (8, true)]).unwrap();
+                a.write(T, RecordId(8), &row(&a, 0x33)).unwrap();
+                a.write(T, RecordId(7), &row(&a, 0x33)).unwrap();
+                let waiter = std::thread::spawn(move || {
+                    let mut c = Session::connect(addr, None).unwrap();
+                    read_then_update(&mut c, 8, 7, 0x44)
+                });
+                // The waiter is behind `a` (its batch, its locks, its queue entries) now or
+                // soon; `a` goes (or stalls until the session timeout ends it).
+                std::thread::sleep(std::time::Duration::from_millis(50));
+                if !stalls {
+                    drop(a);
+                    let seen = waiter.join().expect("the waiter went on");
+                    assert_eq!(
+                        seen, before,
+                        "{protocol}: the killed client's write appeared"
+                    );
+                } else {
+                    let seen = waiter.join().expect("the waiter went on");
+                    assert_eq!(
+                        seen, before,
+                        "{protocol}: the stalled client's write appeared"
+                    );
+                    drop(a);
+                }
+            });
+            assert_eq!(served.faults, 1, "{protocol}, stalls {stalls}");
+            assert!(served.commits >= 2, "{protocol}, stalls {stalls}");
+        }
+    }
+}
+
+/// A server with 4 sessions' handles and two clients: one ran a transaction and stays
+/// connected without a word, the other runs transactions back to back. Neither the quiet
+/// session nor the two handles no client holds may hold up the busy one: batches close
+/// without them (their time bound is 10 s here) and DecentSched's epoch barrier (epochs of 50
+/// us) completes without them (it would wait for them for good). A liveness bound, not a
+/// timing: 40 transactions within 5 s, where one batch alone would wait 10 s.
+#[test]
+fn idle_sessions_and_free_handles_hold_up_no_batch_and_no_epoch_barrier() {
+    let mut held_up = Vec::new();
+    for protocol in BARRIER_AND_BATCH_PROTOCOLS {
+        let flags: &[&str] = if protocol == "decentsched" {
+            &["--ds-epoch-us", "50"]
+        } else {
+            &["--batch-timeout-us", "10000000"]
+        };
+        let mut in_time = false;
+        let served = with_server(protocol, flags, |addr| {
+            let mut quiet = Session::connect(addr, None).unwrap();
+            read_then_update(&mut quiet, 1, 2, 0x21);
+            let (done, finished) = std::sync::mpsc::channel();
+            // Detached: when held up, it is still waiting as the server stops (it then fails).
+            std::thread::spawn(move || {
+                let mut busy = Session::connect(addr, None).unwrap();
+                for i in 0..40u64 {
+                    read_then_update(&mut busy, i % 8, 8 + i % 8, i as u8);
+                }
+                let _ = done.send(());
+            });
+            in_time = finished
+                .recv_timeout(std::time::Duration::from_secs(5))
+                .is_ok();
+            quiet.ping().unwrap();
+        });
+        if in_time {
+            assert_eq!(served.commits, 41, "{protocol}");
+        } else {
+            held_up.push(protocol);
+        }
+    }
+    assert!(
+        held_up.is_empty(),
+        "an idle session or handle held the busy client up under {held_up:?}"
+    );
 }

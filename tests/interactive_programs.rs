@@ -1,8 +1,9 @@
 //! The workloads' own transaction programs run unchanged over the wire (`txbench run
 //! --interactive`: a server and clients in one process over loopback), and the server's history
 //! is checked with the same checker as an in-process run: every serializable protocol passes at
-//! high contention with more clients than cores, NoCC is caught, TPC-C's consistency conditions
-//! hold. Counts and verdicts only, no timing.
+//! high contention with more clients than cores (DecentSched and the batch protocols with each
+//! of their options too), NoCC is caught, TPC-C's consistency conditions hold. Counts and
+//! verdicts only, no timing.
 
 use clap::Parser;
 use txbench::config::{Cli, Command, RunConfig};
@@ -19,12 +20,22 @@ fn config(args: &[&str]) -> RunConfig {
 }
 
 fn interactive(protocol: &str, workload: &[&str], seconds: &str) -> Vec<RunReport> {
+    interactive_clients(protocol, "4", workload, seconds)
+}
+
+/// [`interactive`] with `clients` clients.
+fn interactive_clients(
+    protocol: &str,
+    clients: &str,
+    workload: &[&str],
+    seconds: &str,
+) -> Vec<RunReport> {
     let mut args = vec![
         "--interactive",
         "-p",
         protocol,
         "--clients",
-        "4",
+        clients,
         "-d",
         seconds,
         "--warmup",
@@ -62,8 +73,8 @@ fn assert_serializable(reports: &[RunReport], what: &str) {
 }
 
 /// High-contention read-modify-write YCSB, 4 clients on 2 cores, every protocol (the
-/// deterministic ones declare their sets at BEGIN; DecentSched and Aria are not served, so `all`
-/// leaves them out).
+/// deterministic ones declare their sets at BEGIN; 2PL with early release is not served, so
+/// `all` leaves it out).
 #[test]
 fn every_serializable_protocol_passes_the_checker_interactively() {
     let ycsb = [
@@ -80,16 +91,66 @@ fn every_serializable_protocol_passes_the_checker_interactively() {
     let reports = interactive("all", &ycsb, "0.25");
     let names: Vec<&str> = reports.iter().map(|r| r.protocol.as_str()).collect();
     assert!(
-        names.contains(&"calvin_ticket") && names.contains(&"plor"),
+        [
+            "calvin_ticket",
+            "plor",
+            "decentsched",
+            "aria",
+            "calvin",
+            "bohm",
+            "pwv"
+        ]
+        .iter()
+        .all(|p| names.contains(p)),
         "{names:?}"
     );
-    assert!(
-        ["decentsched", "aria", "calvin", "twopl_er"]
-            .iter()
-            .all(|p| !names.contains(p)),
-        "{names:?}"
-    );
+    assert!(!names.contains(&"twopl_er"), "{names:?}");
     assert_serializable(&reports, "ycsb");
+}
+
+/// The batch protocols' bar (tests/cli.rs, `batch_protocols_pass_the_checker_on_64_records`)
+/// over the wire: 64 hot records, read-modify-writes, 8 clients on 2 cores, every option of
+/// DecentSched and of the batch protocols; each passes the checker, and the batch protocols'
+/// reports carry the batches they formed (and the no-wait forms their reruns).
+#[test]
+fn decentsched_and_the_batch_protocols_pass_the_checker_interactively() {
+    let ycsb = ["--records", "64", "--rmw"];
+    let variants: [(&str, &[&str]); 11] = [
+        ("decentsched", &[]),
+        (
+            "decentsched",
+            &["--ds-opportunistic", "--ds-epoch-us", "200"],
+        ),
+        ("aria", &[]),
+        ("aria", &["--aria-reordering"]),
+        ("aria", &["--aria-fallback"]),
+        ("calvin", &[]),
+        ("calvin", &["--calvin-no-wait"]),
+        ("bohm", &[]),
+        ("pwv", &[]),
+        ("bohm", &["--bohm-no-wait"]),
+        ("pwv", &["--pwv-no-wait"]),
+    ];
+    for (protocol, options) in variants {
+        let mut args = ycsb.to_vec();
+        args.extend_from_slice(options);
+        let what = format!("{protocol} {options:?}");
+        let reports = interactive_clients(protocol, "8", &args, "0.3");
+        assert_serializable(&reports, &what);
+        let r = &reports[0];
+        if protocol != "decentsched" {
+            let batches = r.protocol_stats.get("batches").copied().unwrap_or(0.0);
+            assert!(batches > 0.0, "{what}: {:?}", r.protocol_stats);
+        }
+        if options.iter().any(|o| o.ends_with("-no-wait")) {
+            let reruns = r
+                .aborts_by_reason
+                .get("lock_conflict")
+                .copied()
+                .unwrap_or(0);
+            assert!(reruns > 0, "{what}: no rerun on 64 hot records");
+        }
+    }
 }
 
 /// NoCC loses updates over the wire as it does in process, and the server's history shows it.

@@ -37,8 +37,8 @@ impl Interactive {
 
 impl RunArgs {
     /// The interactive mode, if any, checked against the rest of the run; with `--interactive
-    /// -p all`, drops the protocols a server cannot serve (DecentSched, the batch protocols: an idle session
-    /// would hold up the others).
+    /// -p all`, drops the protocol a server cannot serve (2PL with early release: a client's
+    /// abort after a write could not be undone).
     pub(super) fn interactive_mode(
         &self,
         executor: Executor,
@@ -147,10 +147,8 @@ impl RunArgs {
                 return Err(out_of_range(
                     "protocol",
                     &self.protocol,
-                    "any protocol but decentsched, twopl_er and the batch protocols (aria, \
-                     calvin, bohm, pwv) with --interactive (an epoch barrier, batches: an idle session \
-                     would hold up the others; twopl_er's in-place writes cannot be undone on \
-                     a client's abort)",
+                    "any protocol but twopl_er with --interactive (its in-place writes cannot \
+                     be undone on a client's abort)",
                 ));
             }
         }

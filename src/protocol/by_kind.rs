@@ -167,27 +167,20 @@ impl ProtocolKind {
 
     /// Why the protocol cannot serve interactive sessions (`txbench serve`, `run --interactive`),
     /// or `None` when it can. A session's worker is idle whenever its client thinks, and its
-    /// client may abort or vanish at any request:
+    /// client may abort or vanish at any request. 2PL with early release installs each write in
+    /// place at once, so an abort after a write (the client's, or the server's when the client
+    /// disconnects or times out) could not be undone: the protocol refuses such aborts (it
+    /// panics), which a client must not be able to cause.
     ///
-    /// - DecentSched's workers meet at an epoch barrier, and a batch protocol's batch waits for
-    ///   every member: one idle client would stall all the others;
-    /// - 2PL with early release installs each write in place at once, so an abort after a write
-    ///   (the client's, or the server's when the client disconnects or times out) could not be
-    ///   undone: the protocol refuses such aborts (it panics), which a client must not be able
-    ///   to cause.
+    /// Every other protocol is served. DecentSched's epoch barrier and the batch protocols'
+    /// batches wait for every worker, but an idle session steps away from them
+    /// ([`RunHooks::worker_away`](super::parts::RunHooks::worker_away), `exec::interactive::server`,
+    /// "Idle sessions"), and a session stalled mid-transaction is ended by the session timeout.
     pub fn not_served_because(self) -> Option<&'static str> {
         match self {
-            ProtocolKind::DecentSched => Some(
-                "its workers meet at an epoch barrier, which an idle session would hold up for \
-                 everyone",
-            ),
             ProtocolKind::TwoPlEr => Some(
                 "it installs writes in place at once, so a client's abort or disconnect after a \
                  write could not be undone",
-            ),
-            k if k.runs_in_batches() => Some(
-                "it runs transactions in batches, and a batch waits for every member, so one \
-                 idle client would stall all of them",
             ),
             _ => None,
         }

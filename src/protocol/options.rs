@@ -352,7 +352,8 @@ pub struct ProtocolOptions {
     pub pwv: PlacedOptions,
     /// The workload's transactions may abort by their own logic (`Abort::User`: TPC-C). PWV
     /// then puts a transaction's commit point at its commit, making nothing visible before
-    /// (`protocol::pwv`). Configuration sets it from the workload.
+    /// (`protocol::pwv`). Configuration sets it from the workload, and always for interactive
+    /// sessions (a client may abort any transaction, or vanish).
     pub user_aborts: bool,
     /// C-Sched's options (who runs the scheduler's passes).
     pub c_sched: CSchedOptions,

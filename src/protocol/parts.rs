@@ -19,7 +19,7 @@
 //! | --- | --- | --- | --- |
 //! | older versions: report, memory cap, reclamation watermark | [`MultiVersion`] | [`Protocol::MULTI_VERSION`] | si, ermia, mvto, cicada, bohm, pwv |
 //! | scheduling from declared access sets | [`DeclaredSet`] | [`Protocol::DECLARED_SET`] | ord_lock, decentsched, c_sched, calvin, calvin_ticket, twopl_er, bohm, pwv |
-//! | hooks into the run: statistics, helper threads, backoff, coroutine signals, stopping a worker | [`RunHooks`] | [`Protocol::RUN_HOOKS`] | c_sched, decentsched, cicada, aria, calvin, bohm, pwv |
+//! | hooks into the run: statistics, helper threads, backoff, coroutine signals, stopping a worker, an idle worker stepping away | [`RunHooks`] | [`Protocol::RUN_HOOKS`] | c_sched, decentsched, cicada, aria, calvin, bohm, pwv |
 //!
 //! # Why constants
 //!
@@ -263,6 +263,27 @@ pub trait RunHooks: Protocol {
     /// default.
     fn stop_worker(&self, _w: &mut Self::Worker<'_>) {}
 
+    /// The worker will be idle between transactions for a while, maybe long (an interactive
+    /// session whose client is thinking or gone, a session handle no client holds): it stops
+    /// counting in whatever the others wait for every worker to reach (DecentSched's epoch
+    /// barrier, a batch's close) until [`worker_back`](Self::worker_back), which the executor
+    /// calls before the worker's next `begin`. Called between attempts only. An attempt that
+    /// ended keeping a place for its retry (an Aria fallback member's locks, a DecentSched
+    /// re-execution's place in its queues) gives the place up: the retry starts afresh.
+    /// Repeating it does nothing; [`stop_worker`](Self::stop_worker) and the worker's drop
+    /// after it must not leave twice. Nothing by default.
+    fn worker_away(&self, _w: &mut Self::Worker<'_>) {}
+
+    /// The worker that was [away](Self::worker_away) starts a transaction: it counts again in
+    /// barriers and batches. Does nothing for a worker that is not away. Nothing by default.
+    fn worker_back(&self, _w: &mut Self::Worker<'_>) {}
+
+    /// Whether a worker idle between transactions holds up the others unless it is
+    /// [away](Self::worker_away) (the protocol overrides both hooks): the interactive server
+    /// then sends a session away once its client has been quiet for a moment between
+    /// transactions (`exec::interactive::server`, "Idle sessions"). False by default.
+    const IDLE_WORKERS_HOLD_OTHERS: bool = false;
+
     /// Whether the protocol runs with the executor's AdaptiveBackoff even when `--backoff` was
     /// not given (Cicada, whose paper makes it part of the protocol). False by default.
     fn adaptive_backoff(&self) -> bool {
@@ -270,8 +291,7 @@ pub trait RunHooks: Protocol {
     }
 
     /// Whether the protocol runs transactions in batches (`protocol::batch`), each attempt
-    /// waiting for every member of its batch (Aria): `txbench serve` refuses such a protocol,
-    /// whose batches one idle client would stall. False by default.
+    /// waiting for every member of its batch (Aria). False by default.
     const RUNS_IN_BATCHES: bool = false;
 }
 
@@ -285,9 +305,13 @@ pub struct RunHooksPart<P: Protocol> {
     pub helper_threads: usize,
     /// [`RunHooks::RUNS_IN_BATCHES`].
     pub runs_in_batches: bool,
+    /// [`RunHooks::IDLE_WORKERS_HOLD_OTHERS`].
+    pub idle_workers_hold_others: bool,
     stats: fn(&P) -> Vec<(&'static str, f64)>,
     signal: fn(&P, Abort) -> Signal,
     stop_worker: for<'w, 'db> fn(&P, &'w mut P::Worker<'db>),
+    worker_away: for<'w, 'db> fn(&P, &'w mut P::Worker<'db>),
+    worker_back: for<'w, 'db> fn(&P, &'w mut P::Worker<'db>),
     adaptive_backoff: fn(&P) -> bool,
 }
 
@@ -305,9 +329,12 @@ impl<P: RunHooks> RunHooksPart<P> {
             opted_in: true,
             helper_threads: P::HELPER_THREADS,
             runs_in_batches: P::RUNS_IN_BATCHES,
+            idle_workers_hold_others: P::IDLE_WORKERS_HOLD_OTHERS,
             stats: P::stats,
             signal: P::signal,
             stop_worker: P::stop_worker,
+            worker_away: P::worker_away,
+            worker_back: P::worker_back,
             adaptive_backoff: P::adaptive_backoff,
         }
     }
@@ -319,9 +346,12 @@ impl<P: Protocol> RunHooksPart<P> {
         opted_in: false,
         helper_threads: 0,
         runs_in_batches: false,
+        idle_workers_hold_others: false,
         stats: |_| Vec::new(),
         signal: |_, why| Signal::for_abort(why),
         stop_worker: |_, _| {},
+        worker_away: |_, _| {},
+        worker_back: |_, _| {},
         adaptive_backoff: |_| false,
     };
 
@@ -340,6 +370,18 @@ impl<P: Protocol> RunHooksPart<P> {
     #[inline]
     pub fn stop_worker(self, p: &P, w: &mut P::Worker<'_>) {
         (self.stop_worker)(p, w)
+    }
+
+    /// [`RunHooks::worker_away`].
+    #[inline]
+    pub fn worker_away(self, p: &P, w: &mut P::Worker<'_>) {
+        (self.worker_away)(p, w)
+    }
+
+    /// [`RunHooks::worker_back`].
+    #[inline]
+    pub fn worker_back(self, p: &P, w: &mut P::Worker<'_>) {
+        (self.worker_back)(p, w)
     }
 
     /// [`RunHooks::adaptive_backoff`].
@@ -446,6 +488,10 @@ mod tests {
         assert_eq!(none.helper_threads, opted.helper_threads);
         assert_eq!(none.runs_in_batches, opted.runs_in_batches);
         assert_eq!(
+            none.idle_workers_hold_others,
+            opted.idle_workers_hold_others
+        );
+        assert_eq!(
             none.adaptive_backoff(&Hooked),
             opted.adaptive_backoff(&Hooked)
         );
@@ -458,6 +504,8 @@ mod tests {
             );
         }
         let mut w = Hooked.new_worker(0);
+        none.worker_away(&Hooked, &mut w);
+        none.worker_back(&Hooked, &mut w);
         none.stop_worker(&Hooked, &mut w);
     }
 
@@ -494,19 +542,20 @@ mod tests {
     fn each_family_sets_its_constant() {
         struct Parts;
         impl ProtocolVisitor for Parts {
-            type Output = (bool, bool, usize, bool);
-            fn visit<P: Protocol>(self, _: fn(&ProtocolOptions) -> P) -> (bool, bool, usize, bool) {
+            type Output = (bool, bool, usize, bool, bool);
+            fn visit<P: Protocol>(self, _: fn(&ProtocolOptions) -> P) -> Self::Output {
                 (
                     P::MULTI_VERSION.is_some(),
                     P::DECLARED_SET.is_some(),
                     P::RUN_HOOKS.helper_threads,
                     P::RUN_HOOKS.runs_in_batches,
+                    P::RUN_HOOKS.idle_workers_hold_others,
                 )
             }
         }
         let options = ProtocolOptions::default();
         for p in ProtocolKind::ALL {
-            let (mv, declared, helpers, batches) = p.visit(&options, Parts);
+            let (mv, declared, helpers, batches, idle_holds) = p.visit(&options, Parts);
             let name = p.name();
             let expect_mv = ["si", "ermia", "mvto", "cicada", "bohm", "pwv"].contains(&name);
             let expect_declared = [
@@ -533,6 +582,13 @@ mod tests {
                 "{name}: runs in batches"
             );
             assert_eq!(batches, p.runs_in_batches(), "{name}");
+            // The interactive server sends idle sessions away from these protocols' barriers
+            // and batches: a protocol whose workers wait for every worker must say so.
+            assert_eq!(
+                idle_holds,
+                batches || name == "decentsched",
+                "{name}: idle workers hold the others up"
+            );
         }
     }
 }

@@ -15,7 +15,9 @@
 //!   their own logic (`ProtocolOptions::user_aborts` false: YCSB, long-scan, write-skew,
 //!   shifting), a member is past its commit point as soon as it is placed. On one whose
 //!   transactions may (TPC-C), the commit point is the end of the program, its commit: the
-//!   program model cannot say where its last abort decision is (below).
+//!   program model cannot say where its last abort decision is (below). Interactive sessions
+//!   (`txbench serve`, `run --interactive`) always put it at the commit: a client may abort
+//!   any transaction or vanish mid-way, and a write made visible could not be undone.
 //! - **Early visibility.** Past the commit point, each write of a record with a placeholder is
 //!   installed at the write, if the record's previous version is installed already (versions of
 //!   a record are installed in timestamp order, as BOHM's); otherwise it is installed at commit,

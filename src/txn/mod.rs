@@ -630,6 +630,19 @@ impl<'db, P: Protocol> Txn<'db, P> {
         P::RUN_HOOKS.stop_worker(self.protocol, &mut self.worker);
     }
 
+    /// The worker goes idle between transactions, maybe for long
+    /// ([`RunHooks::worker_away`](crate::protocol::parts::RunHooks::worker_away)): it stops
+    /// counting in the protocol's barriers and batches until [`back`](Self::back).
+    pub(crate) fn away(&mut self) {
+        P::RUN_HOOKS.worker_away(self.protocol, &mut self.worker);
+    }
+
+    /// The worker that was [`away`](Self::away) is about to begin a transaction
+    /// ([`RunHooks::worker_back`](crate::protocol::parts::RunHooks::worker_back)).
+    pub(crate) fn back(&mut self) {
+        P::RUN_HOOKS.worker_back(self.protocol, &mut self.worker);
+    }
+
     /// This worker's committed history so far (check mode).
     pub(crate) fn committed_history(&self) -> Option<&WorkerHistory> {
         self.history.as_ref().map(|h| &h.committed)

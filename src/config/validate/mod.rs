@@ -285,6 +285,11 @@ impl RunArgs {
         }
         let open_loop = self.open_loop(executor)?;
         let interactive = self.interactive_mode(executor, open_loop.is_some(), &mut protocols)?;
+        if interactive.is_some() {
+            // A client may abort any transaction, or vanish mid-way (the server then aborts
+            // it): PWV puts its commit point at the commit, as for workloads that roll back.
+            options.user_aborts = true;
+        }
         if matches!(interactive, Some(Interactive::Connect { .. }))
             && matches!(workload, WorkloadConfig::Tpcc(_))
         {
@@ -371,6 +376,25 @@ mod tests {
         let c = args(&[]).unwrap();
         assert_eq!(c.protocols, ProtocolKind::ALL.to_vec());
         assert_eq!(c.workload, WorkloadConfig::Ycsb(preset("ycsb-a").unwrap()));
+    }
+
+    /// `--interactive` serves every protocol but 2PL with early release (`-p all` drops it,
+    /// naming it is an error), and PWV makes nothing visible before its commit there (a client
+    /// may abort anywhere), while an in-process YCSB run lets it.
+    #[test]
+    fn interactive_runs_serve_every_protocol_but_early_release() {
+        let all = args(&["--interactive", "-p", "all"]).unwrap();
+        let mut served = ProtocolKind::ALL.to_vec();
+        served.retain(|p| *p != ProtocolKind::TwoPlEr);
+        assert_eq!(all.protocols, served);
+        assert!(all.options.user_aborts);
+        assert!(!args(&["-p", "pwv"]).unwrap().options.user_aborts);
+        let batches = args(&["--interactive", "-p", "decentsched,aria,calvin,bohm,pwv"]).unwrap();
+        assert_eq!(batches.protocols.len(), 5);
+        let err = args(&["--interactive", "-p", "silo,twopl_er"])
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("twopl_er"), "{err}");
     }
 
     #[test]

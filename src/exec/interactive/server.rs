@@ -9,6 +9,32 @@
 //! sees the dense, stable worker ids it was built for; a connection that finds none free is told
 //! [`ErrorCode::Busy`] and closed.
 //!
+//! # Idle sessions
+//!
+//! Some protocols make every worker count in something the others wait for: DecentSched's
+//! epoch barrier waits for every registered worker, and a batch protocol's batch closes early
+//! once every live worker has joined ([`RunHooks::IDLE_WORKERS_HOLD_OTHERS`]). A session is a
+//! worker whose client may think for long between transactions, or never send another, and the
+//! handles no session holds are workers too: counted, they would hold the barrier up for good
+//! and make every batch wait for its time bound. So a worker steps *away* from them
+//! ([`RunHooks::worker_away`]) while it has no transaction and its client is quiet: a handle is
+//! away while it is in the pool (from the start, and again when its session ends), and a
+//! session goes away once its client has sent nothing for [`AWAY_AFTER`] between transactions
+//! (or as it starts waiting for a `CHECK` verdict). Its next `BEGIN` brings it back
+//! ([`RunHooks::worker_back`]) before the transaction begins. The grace period is short and
+//! the rule lazy on purpose: a closed-loop client sends its next `BEGIN` one round trip after
+//! its commit, and a session that went away at once would make batches close without it, one
+//! member at a time. An attempt that ended keeping a place for its retry (an Aria fallback
+//! member's locks, a DecentSched re-execution's place) gives the place up when its session
+//! goes away: a client that does not retry at once cannot hold its batch or its queues.
+//!
+//! A session stalled *in* a transaction holds what its protocol holds for it (its locks, its
+//! batch, its place) until it is aborted: by its client, or by the session timeout.
+//!
+//! [`RunHooks::IDLE_WORKERS_HOLD_OTHERS`]: crate::protocol::parts::RunHooks::IDLE_WORKERS_HOLD_OTHERS
+//! [`RunHooks::worker_away`]: crate::protocol::parts::RunHooks::worker_away
+//! [`RunHooks::worker_back`]: crate::protocol::parts::RunHooks::worker_back
+//!
 //! # Waiting
 //!
 //! An operation the protocol answers `Pending` waits as a worker of the thread executor does
@@ -31,6 +57,18 @@
 //! held, and its connection closed, with one log line. Other sessions are not affected. A request
 //! naming a record, table or index that does not exist, or a payload of the wrong size, is
 //! answered with an error and aborts the transaction, the session stays.
+//!
+//! Such an abort, which the client did not ask for, goes through the protocol as a client's
+//! `ABORT` does: a deterministic protocol confirms it first. That is what keeps a batch
+//! consistent when a member placed in it goes: BOHM and PWV produce each of its placeholders
+//! as a copy of the version before it (readers bound to them would wait for good otherwise;
+//! PWV makes nothing visible before the commit in interactive mode, so nothing visible is
+//! undone), batched Calvin releases the locks it was granted (its writes were buffered), and
+//! DecentSched marks it finished (a re-execution it may ask for is not run: the client is not
+//! there to run it). Aria's member withdraws from its batch, or, in its commit phase, ends as
+//! its verdict says. When the server is stopping and the protocol's part of the abort would
+//! wait (for an earlier member, for its schedule), the attempt is abandoned as it stands:
+//! nothing runs after it.
 //!
 //! # Durability
 //!
@@ -98,6 +136,13 @@ pub struct ServeSummary {
 /// How often the accept loop and idle sessions look at the stop flag and the clock.
 const POLL: Duration = Duration::from_millis(20);
 
+/// How long a session's client may stay quiet between transactions before the session steps
+/// away from its protocol's barriers and batches (module docs, "Idle sessions"): longer than a
+/// round trip and than the default batch time bound, short beside an epoch. The socket's read
+/// timeout wakes the session for it, at the kernel timer's granularity (a few milliseconds at
+/// most).
+pub const AWAY_AFTER: Duration = Duration::from_millis(1);
+
 /// Counters the sessions add to when they end (summed once; no per-operation sharing).
 #[derive(Default)]
 struct Totals {
@@ -146,6 +191,8 @@ pub fn serve_logged<'db, P: Protocol>(
             if let Some(logger) = logger {
                 tx.attach_log(logger);
             }
+            // No session holds it yet (module docs, "Idle sessions").
+            tx.away();
             tx
         })
         .collect();
@@ -210,12 +257,21 @@ pub fn serve_logged<'db, P: Protocol>(
                     counts: Counts::default(),
                     ending,
                     rtt: cfg.rtt,
+                    away: true,
+                    scheduled: false,
+                    quiet_since: Instant::now(),
+                    abandoned: false,
                 };
                 let end = session.run(stream, cfg, tables);
                 let started = !matches!(end, End::Refused(_));
+                let mid_transaction = session.in_txn;
                 if session.in_txn {
-                    session.tx.aborted(Abort::User);
-                    ParkingLot::global().attempt_ended();
+                    session.abort_unasked();
+                }
+                // Back in the pool, no client holds it. Acquire: pairs with the accept loop's
+                // Release store; a stopping server stops every worker instead.
+                if !ending.load(Ordering::Acquire) {
+                    session.go_away();
                 }
                 match end {
                     End::Closed => {}
@@ -228,7 +284,7 @@ pub fn serve_logged<'db, P: Protocol>(
                         log(format_args!("{peer}: closed: {why}"));
                     }
                     End::Disconnected => {
-                        if session.in_txn {
+                        if mid_transaction {
                             totals.faults.fetch_add(1, Ordering::Relaxed);
                             log(format_args!(
                                 "{peer}: disconnected mid-transaction; aborted it"
@@ -334,6 +390,16 @@ struct Session<'db, 's, P: Protocol> {
     ending: &'s AtomicBool,
     /// Added to every reply's path (`--rtt-us`).
     rtt: Duration,
+    /// The handle is away from its protocol's barriers and batches (module docs, "Idle
+    /// sessions"): from the pool, or its client was quiet between transactions.
+    away: bool,
+    /// The open attempt's schedule completed (deterministic protocols; set at `BEGIN`).
+    scheduled: bool,
+    /// When the session last answered a request or read from its client.
+    quiet_since: Instant,
+    /// Its last attempt was abandoned as the server stops ([`Session::abort_unasked`]): the
+    /// session closes, and its handle runs nothing more.
+    abandoned: bool,
 }
 
 /// What a request leaves the session to do.
@@ -356,6 +422,52 @@ impl<P: Protocol> Session<'_, '_, P> {
         }
     }
 
+    /// Whether the session steps away once its client has been quiet for [`AWAY_AFTER`]
+    /// (module docs, "Idle sessions"): it is present, between transactions, under a protocol
+    /// whose idle workers hold up the others.
+    fn may_go_away(&self) -> bool {
+        P::RUN_HOOKS.idle_workers_hold_others && !self.in_txn && !self.away
+    }
+
+    /// Steps the handle away from its protocol's barriers and batches (between transactions).
+    fn go_away(&mut self) {
+        debug_assert!(!self.in_txn, "away between transactions only");
+        // An abandoned attempt (the server stops) keeps what it held: `serve` stops the worker.
+        if !self.away && !self.abandoned {
+            // The protocol wakes whoever waited for this worker (a barrier, a batch's close).
+            self.tx.away();
+            self.away = true;
+        }
+    }
+
+    /// Ends the open transaction with an abort the client did not ask for: a bad request, a
+    /// disconnect, a timeout, a bad frame, the server stopping (module docs, "Faults"). A
+    /// deterministic protocol confirms it first, as a client's `ABORT` (a placed member's
+    /// placeholders are produced); a re-execution it would rather run is not run, the attempt
+    /// ends. Returns false when the attempt was abandoned instead: the server is stopping and
+    /// the protocol's part would wait.
+    fn abort_unasked(&mut self) -> bool {
+        if P::DECLARED_SET.is_some() {
+            // The schedule waited until the server stopped: the attempt holds a place it never
+            // took (a batch member before its turn), which only its turn could release.
+            let mut given_up = !self.scheduled;
+            if !given_up {
+                let tx = &mut self.tx;
+                let confirm = std::future::poll_fn(|_| tx.poll_confirm_user_abort());
+                given_up = wait_for(pin!(confirm), self.ending).is_none();
+            }
+            if given_up {
+                self.in_txn = false;
+                self.abandoned = true;
+                return false;
+            }
+        }
+        self.tx.aborted(Abort::User);
+        ParkingLot::global().attempt_ended();
+        self.in_txn = false;
+        true
+    }
+
     /// Reads and answers requests until the session ends.
     fn run(&mut self, mut stream: TcpStream, cfg: &ServeConfig, tables: &[TableInfo]) -> End {
         if let Err(e) = stream
@@ -372,6 +484,9 @@ impl<P: Protocol> Session<'_, '_, P> {
         let (mut start, mut end) = (0usize, 0usize);
         let mut greeted = false;
         let mut last_heard = Instant::now();
+        // The read timeout set on the socket: `POLL`, or `AWAY_AFTER` while the session may
+        // step away (it wakes to do so).
+        let mut read_timeout = POLL;
         loop {
             // Answer every complete frame in the buffer.
             loop {
@@ -414,6 +529,7 @@ impl<P: Protocol> Session<'_, '_, P> {
                     Ok(Some((req, used))) => {
                         self.counts.requests += 1;
                         let flow = self.handle(req, &mut stream);
+                        self.quiet_since = Instant::now();
                         start += used;
                         if let Flow::Close(why) = flow {
                             return why;
@@ -433,13 +549,24 @@ impl<P: Protocol> Session<'_, '_, P> {
                 let grown = (inbuf.len() * 2).min(4 + super::wire::MAX_FRAME_BYTES);
                 inbuf.resize(grown, 0);
             }
+            let wanted = if self.may_go_away() { AWAY_AFTER } else { POLL };
+            if wanted != read_timeout {
+                if let Err(e) = stream.set_read_timeout(Some(wanted)) {
+                    return End::Fault(format!("socket setup failed: {e}"));
+                }
+                read_timeout = wanted;
+            }
             match stream.read(&mut inbuf[end..]) {
                 Ok(0) => return End::Disconnected,
                 Ok(n) => {
                     end += n;
                     last_heard = Instant::now();
+                    self.quiet_since = last_heard;
                 }
                 Err(e) if matches!(e.kind(), ErrorKind::WouldBlock | ErrorKind::TimedOut) => {
+                    if self.may_go_away() && self.quiet_since.elapsed() >= AWAY_AFTER {
+                        self.go_away();
+                    }
                     // Acquire: pairs with the accept loop's Release store.
                     if self.ending.load(Ordering::Acquire) {
                         let message = "the server is stopping";
@@ -513,6 +640,7 @@ impl<P: Protocol> Session<'_, '_, P> {
             other => self.operate(other, stream),
         };
         match sent {
+            Ok(()) if self.abandoned => Flow::Close(End::Closed),
             Ok(()) => Flow::Continue,
             Err(_) => Flow::Close(End::Disconnected),
         }
@@ -558,15 +686,22 @@ impl<P: Protocol> Session<'_, '_, P> {
                 }
             });
         }
+        if self.away {
+            // Counts in its protocol's barriers and batches again (module docs, "Idle
+            // sessions").
+            self.tx.back();
+            self.away = false;
+        }
         self.tx.begin(start);
         self.for_update.clear();
         self.in_txn = true;
+        self.scheduled = false;
         if P::DECLARED_SET.is_some() {
             let tx = &mut self.tx;
             let scheduled = std::future::poll_fn(|_| tx.poll_schedule());
             let stopping = self.ending;
             match wait_for(pin!(scheduled), stopping) {
-                Some(Ok(())) => {}
+                Some(Ok(())) => self.scheduled = true,
                 other => return self.failed(stream, other),
             }
         }
@@ -582,6 +717,8 @@ impl<P: Protocol> Session<'_, '_, P> {
             let why = "this server does not record its history: start it with --check";
             return self.reply_error(stream, ErrorCode::NotCheckable, why);
         }
+        // The wait is for every other session to end: this one must not hold them up meanwhile.
+        self.go_away();
         let others = self.cfg.max_connections - 1;
         let asked = Instant::now();
         let mut histories = loop {
@@ -877,7 +1014,9 @@ impl<P: Protocol> Session<'_, '_, P> {
             }
             Some(Ok(())) => unreachable!("failed() is called for operations that did not succeed"),
             None => {
-                self.end_aborted(Abort::User);
+                if self.abort_unasked() {
+                    self.counts.user_aborts += 1;
+                }
                 let message = "the server is stopping";
                 self.reply(
                     stream,
@@ -892,7 +1031,8 @@ impl<P: Protocol> Session<'_, '_, P> {
 
     /// Answers a request naming something that does not exist: the transaction is aborted.
     fn bad_request(&mut self, stream: &mut TcpStream, why: &str) -> std::io::Result<()> {
-        self.end_aborted(Abort::User);
+        self.abort_unasked();
+        self.counts.user_aborts += 1;
         self.reply(
             stream,
             Reply::Error {

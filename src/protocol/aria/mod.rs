@@ -559,6 +559,20 @@ impl RunHooks for Aria {
     fn stop_worker(&self, w: &mut AriaWorker<'_>) {
         w.end_batch();
     }
+
+    /// An idle worker is not waited for: a batch closes without it. A fallback member whose
+    /// first run ended (its locks granted, its retry not begun) gives up its place: its locks
+    /// go and its batch finishes without it; the retry, if it comes, joins a later batch (NB).
+    const IDLE_WORKERS_HOLD_OTHERS: bool = true;
+
+    fn worker_away(&self, w: &mut AriaWorker<'_>) {
+        w.end_batch();
+        debug_assert_eq!(w.ticket.batch(), 0, "away between attempts only");
+    }
+
+    fn worker_back(&self, w: &mut AriaWorker<'_>) {
+        self.batches.rejoin(&mut w.ticket);
+    }
 }
 
 #[cfg(test)]

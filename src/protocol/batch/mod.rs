@@ -174,7 +174,8 @@ pub struct Batches {
     /// When the open batch's first member joined, in nanoseconds since `epoch` (written by
     /// joiners that saw no member yet, read by members waiting for the batch to close).
     opened_at_ns: CachePadded<AtomicU64>,
-    /// Workers that may still join a batch: registered and not yet left.
+    /// Workers that may join a batch now: registered and not left (stopped, or away between
+    /// transactions until they rejoin).
     live: CachePadded<AtomicU64>,
     size: u64,
     timeout_ns: u64,
@@ -223,7 +224,9 @@ impl Batches {
         BatchTicket::new(worker)
     }
 
-    /// The worker will join no more batches (it stopped, or is dropped). Once per ticket.
+    /// The worker will join no more batches until it [`rejoin`](Self::rejoin)s, if ever (it
+    /// stopped, is dropped, or is away between transactions: an interactive session waiting
+    /// for its client). Repeating it does nothing.
     pub fn leave(&self, t: &mut BatchTicket) {
         if t.left {
             return;
@@ -236,6 +239,19 @@ impl Batches {
         let form = self.form.load(Ordering::Acquire);
         self.try_close(form);
         crate::protocol::wake::wake_waiters();
+    }
+
+    /// A worker that [`left`](Self::leave) will join batches again: it counts as live once
+    /// more, so a batch may wait for it to join (until the batch's time is up). Does nothing
+    /// for a ticket that did not leave.
+    pub fn rejoin(&self, t: &mut BatchTicket) {
+        if !t.left {
+            return;
+        }
+        t.left = false;
+        // Relaxed: as in `register`. A batch that closed early because this worker was not
+        // live has closed; the worker joins the next one.
+        self.live.fetch_add(1, Ordering::Relaxed);
     }
 
     /// Joins the open batch unless the ticket holds one already: `Pending` while the batch is

@@ -172,3 +172,42 @@ fn turns_follow_arrival_and_do_not_wait_for_the_close() {
     );
     assert_eq!((x.batch(), x.position()), (2, 0));
 }
+
+/// A worker that left (away between transactions) does not hold a batch open, and one that
+/// rejoined counts again: the batch waits for it until it joins (or the time is up).
+#[test]
+fn a_worker_away_does_not_hold_a_batch_and_counts_again_once_back() {
+    let b = batches(64, 1_000_000);
+    let (mut x, mut y) = (b.register(0), b.register(1));
+    b.leave(&mut y);
+    b.leave(&mut y);
+    assert_eq!(b.join(&mut x), READY);
+    b.executed(&x);
+    assert_eq!(b.all_executed(&x), READY, "y is away: x alone is everyone");
+    b.finished(&mut x);
+    b.rejoin(&mut y);
+    b.rejoin(&mut y);
+    assert_eq!(b.join(&mut x), READY);
+    assert_eq!(x.batch(), 2);
+    b.executed(&x);
+    assert_eq!(
+        b.all_executed(&x),
+        Poll::Pending,
+        "y is back: it may still join"
+    );
+    assert_eq!(b.join(&mut y), READY);
+    b.executed(&y);
+    assert_eq!(b.all_executed(&x), READY);
+    // Leaving while the others wait for it closes their batch at once.
+    b.finished(&mut x);
+    b.finished(&mut y);
+    assert_eq!(b.join(&mut x), READY);
+    b.executed(&x);
+    assert_eq!(b.all_executed(&x), Poll::Pending);
+    b.leave(&mut y);
+    assert_eq!(
+        b.all_executed(&x),
+        READY,
+        "y went away: the batch closed without it"
+    );
+}

@@ -24,7 +24,8 @@ pub struct BatchTicket {
     /// The current transaction's first batch (0: it has not joined one yet); kept across its
     /// retries.
     first: u64,
-    /// The worker left ([`Batches::leave`](super::Batches::leave)).
+    /// The worker is not live: it left ([`Batches::leave`](super::Batches::leave)) for good,
+    /// or until it [rejoins](super::Batches::rejoin) (away between transactions).
     pub(super) left: bool,
 }
 

@@ -904,4 +904,17 @@ impl<const EARLY: bool> RunHooks for PlacedVersions<EARLY> {
     fn stop_worker(&self, w: &mut PlacedWorker<'_, EARLY>) {
         self.batches.leave(&mut w.ticket);
     }
+
+    /// An idle worker is not waited for: a batch closes without it (it is a member of none
+    /// between attempts: the last one finished).
+    const IDLE_WORKERS_HOLD_OTHERS: bool = true;
+
+    fn worker_away(&self, w: &mut PlacedWorker<'_, EARLY>) {
+        debug_assert_eq!(w.ticket.batch(), 0, "away between attempts only");
+        self.batches.leave(&mut w.ticket);
+    }
+
+    fn worker_back(&self, w: &mut PlacedWorker<'_, EARLY>) {
+        self.batches.rejoin(&mut w.ticket);
+    }
 }

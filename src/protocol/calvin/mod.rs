@@ -248,6 +248,19 @@ impl RunHooks for Calvin {
     fn stop_worker(&self, w: &mut CalvinWorker<'_>) {
         self.batches.leave(&mut w.ticket);
     }
+
+    /// An idle worker is not waited for: a batch closes without it (it is a member of none
+    /// between attempts: the last one finished).
+    const IDLE_WORKERS_HOLD_OTHERS: bool = true;
+
+    fn worker_away(&self, w: &mut CalvinWorker<'_>) {
+        debug_assert_eq!(w.ticket.batch(), 0, "away between attempts only");
+        self.batches.leave(&mut w.ticket);
+    }
+
+    fn worker_back(&self, w: &mut CalvinWorker<'_>) {
+        self.batches.rejoin(&mut w.ticket);
+    }
 }
 
 #[cfg(test)]

@@ -6,7 +6,9 @@
 //! Unlike the published code's spinning barrier, nobody spins here: a worker that has arrived
 //! returns `Pending` from `schedule` until the epoch number moves (the executor yields between
 //! polls), and a worker that stops deregisters (`leave`), completing the barrier when it was the
-//! last one missing, so a run can always end and more workers than cores cannot livelock it.
+//! last one missing, so a run can always end and more workers than cores cannot livelock it. A
+//! worker idle between transactions for a while (an interactive session whose client is away)
+//! deregisters the same way and registers again (`join`) before its next transaction.
 
 use super::queues::Queues;
 use std::sync::Mutex;
@@ -64,14 +66,17 @@ impl Epochs {
             .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
-    /// Registers a worker; returns the current epoch.
+    /// Registers a worker (a new one, or one back from being away between transactions);
+    /// returns the current epoch. A barrier in progress then waits for it too: it arrives at
+    /// its next transaction, the epoch being marked closing.
     pub fn join(&self) -> u64 {
         self.lock().active += 1;
         // Acquire: pairs with the Release that started the epoch.
         self.number.load(Ordering::Acquire)
     }
 
-    /// Deregisters a stopping worker, completing a barrier that only waited for it.
+    /// Deregisters a stopping worker (or one away between transactions), completing a barrier
+    /// that only waited for it.
     pub fn leave(&self, queues: &Queues) {
         let mut m = self.lock();
         m.active -= 1;

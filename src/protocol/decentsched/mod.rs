@@ -300,7 +300,8 @@ pub struct DecentSchedWorker<'db> {
     /// Opportunistic execution: attempts that speculated, and those that committed so.
     speculated: u64,
     speculations_committed: u64,
-    /// It left the epoch barrier ([`RunHooks::stop_worker`]).
+    /// It is not registered at the epoch barrier now: it stopped ([`RunHooks::stop_worker`]),
+    /// or is away between transactions ([`RunHooks::worker_away`]).
     left: bool,
     /// Stage timing: when the current stage began (`None` before a transaction's first poll),
     /// nanoseconds per stage, and transactions timed.
@@ -690,6 +691,32 @@ impl RunHooks for DecentSched {
         if !w.left {
             w.left = true;
             self.epochs.leave(&self.queues);
+        }
+    }
+
+    /// An idle worker does not hold up the epoch barrier (it would until its next
+    /// transaction: an idle interactive session, for good). An attempt that ended with
+    /// [`Abort::Reexecute`] still holds its place in the queues, which conflicting
+    /// transactions wait for: away, it finishes there (it installed nothing), and its retry
+    /// queues again.
+    const IDLE_WORKERS_HOLD_OTHERS: bool = true;
+
+    fn worker_away(&self, w: &mut DecentSchedWorker<'_>) {
+        debug_assert!(
+            matches!(w.stage, Stage::Idle | Stage::Running),
+            "away between attempts only"
+        );
+        w.finish();
+        w.mark = None;
+        self.stop_worker(w);
+    }
+
+    /// Registers at the barrier again; the next `schedule` catches up with the epoch (a new
+    /// one resets its share), or joins the barrier that is closing it.
+    fn worker_back(&self, w: &mut DecentSchedWorker<'_>) {
+        if w.left {
+            w.left = false;
+            self.epochs.join();
         }
     }
 }

@@ -577,3 +577,53 @@ fn two_workers_on_a_uniform_workload_execute_in_parallel() {
     assert!(commits > 100, "{commits} commits");
     assert_eq!(serial, 0, "a serial schedule never overlaps");
 }
+
+/// A worker away between transactions (an idle interactive session) does not hold up the epoch
+/// barrier, and once back it counts again; away, an attempt that ended with a re-execution
+/// gives up its place, so the transactions behind it go on.
+#[test]
+fn a_worker_away_does_not_hold_up_the_barrier_nor_the_queues() {
+    let p = DecentSched::new(&ProtocolOptions {
+        threads: 2,
+        decentsched: DecentSchedOptions {
+            epoch_txns: 1,
+            epoch_us: 3_600_000_000,
+            ..DecentSchedOptions::default()
+        },
+        ..ProtocolOptions::default()
+    });
+    let t = table(2);
+    let [x, y] = [0, 1].map(|i| t.get(RecordId(i)).unwrap());
+    let wr = AccessMode::Write;
+    let (mut w0, mut w1) = (p.new_worker(0), p.new_worker(1));
+    p.worker_away(&mut w1);
+    p.worker_away(&mut w1);
+    for _ in 0..3 {
+        // One transaction per epoch: each next one needs the barrier, which w1 does not hold.
+        assert_eq!(p.schedule(&mut w0, &declared(&[(x, wr)])), OK);
+        assert_eq!(p.commit(&mut w0), OK);
+    }
+    assert_eq!(p.epochs.current(), 2);
+    p.worker_back(&mut w1);
+    assert_eq!(p.schedule(&mut w1, &declared(&[(y, wr)])), OK);
+    assert_eq!(
+        p.schedule(&mut w0, &declared(&[(x, wr)])),
+        Poll::Pending,
+        "w1 is back and live: the barrier waits for it"
+    );
+    // w1's attempt ends keeping its place, as a re-execution does; away, it gives it up.
+    p.abort(&mut w1, Abort::Reexecute);
+    assert_eq!(w1.stage, Stage::Running);
+    p.worker_away(&mut w1);
+    assert_eq!(w1.stage, Stage::Idle);
+    assert_eq!(
+        p.schedule(&mut w0, &declared(&[(x, wr)])),
+        OK,
+        "the barrier completed without w1"
+    );
+    // Stopped while away, and dropped: it leaves once in all (the counts stay whole).
+    p.stop_worker(&mut w1);
+    drop(w1);
+    assert_eq!(p.commit(&mut w0), OK);
+    assert_eq!(p.schedule(&mut w0, &declared(&[(y, wr)])), OK);
+}
