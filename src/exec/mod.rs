@@ -9,6 +9,7 @@ pub mod backoff;
 pub mod coro;
 pub mod durable_acks;
 pub mod interactive;
+pub(crate) mod panic_watch;
 pub(crate) mod start_gate;
 pub mod thread;
 pub mod wait;

@@ -19,6 +19,7 @@
 use super::arrivals::{ArrivalClock, wait_until};
 use super::backoff::AdaptiveBackoff;
 use super::durable_acks::{Committed, DurableAcks};
+use super::panic_watch::PanicWatch;
 use super::start_gate::StartGate;
 use super::wait::{CoreSlice, WaitPolicy, delay, drive, pause};
 use crate::check::history::WorkerHistory;
@@ -162,6 +163,8 @@ pub fn run_threads_sampled<P: Protocol, W: Workload>(
     let backoff = (cfg.adaptive_backoff || P::RUN_HOOKS.adaptive_backoff(protocol))
         .then(|| AdaptiveBackoff::new(cfg.threads));
     let start = Barrier::new(cfg.threads + 1);
+    // Raised by a worker that panics, so the others and the coordinator stop for it.
+    let watch = PanicWatch::new();
     let cores = core_affinity::get_core_ids().unwrap_or_default();
     let policy = WaitPolicy::for_threads(cfg.threads + P::RUN_HOOKS.helper_threads, cores.len());
 
@@ -169,7 +172,11 @@ pub fn run_threads_sampled<P: Protocol, W: Workload>(
         let handles: Vec<_> = (0..cfg.threads)
             .map(|id| {
                 let (period, backoff, start, cores) = (&period, backoff.as_ref(), &start, &cores);
+                let watch = &watch;
                 s.spawn(move || {
+                    // Declared first, so it drops last: a panic raises it after the unwinding
+                    // worker's protocol state was dropped (left its batch, its epoch barrier).
+                    let _watching = watch.watch();
                     let mut gate = StartGate::new(start);
                     if cfg.pin_threads && !cores.is_empty() {
                         core_affinity::set_for_current(cores[id % cores.len()]);
@@ -210,7 +217,8 @@ pub fn run_threads_sampled<P: Protocol, W: Workload>(
             .collect();
 
         let measured = coordinate(cfg, &period, &start, &|| {
-            db.table_memory().refused()
+            watch.raised()
+                || db.table_memory().refused()
                 || version_memory_exhausted(protocol).is_some()
                 || log.is_some_and(|l| l.failure().is_some())
         });

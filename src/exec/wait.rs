@@ -170,6 +170,7 @@ impl Waiting {
                 StepOutcome::PollNow
             }
             Step::Yield => {
+                super::panic_watch::stop_if_a_sibling_panicked();
                 // Not marked away: a waiter that yields gets its core back within a scheduler
                 // decision, and its own waiters do better yielding too than parking at once
                 // (measured: with yields marked away, WOUND_WAIT at 4 workers on 2 cores ran at
@@ -179,6 +180,7 @@ impl Waiting {
                 StepOutcome::PollNow
             }
             step @ (Step::Park | Step::ParkNow) => {
+                super::panic_watch::stop_if_a_sibling_panicked();
                 let (out, parked) = on_cpu::while_away(|| lot.park_while(poll));
                 counts.count(parked);
                 if step == Step::ParkNow && parked != Parked::No {

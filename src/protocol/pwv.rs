@@ -47,7 +47,9 @@
 //! A program run under PWV writes each declared record at most once (every workload that
 //! declares its sets does: YCSB draws distinct keys); a second write of a record whose version it
 //! made visible already is a workload bug, and panics naming it, as an undeclared access does in
-//! check mode. Records reached through a cover (TPC-C's inserted rows) have no placeholder and
+//! check mode. A second write of the same bytes changes nothing and is skipped: an ordered
+//! index's next-key path rewrites records unchanged, and may meet a record the attempt has
+//! written (an insert's slot, behind an older entry into it that an aborted attempt left). Records reached through a cover (TPC-C's inserted rows) have no placeholder and
 //! are installed at commit, as BOHM's.
 
 pub use super::bohm::{Pwv, PwvWorker};

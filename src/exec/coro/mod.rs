@@ -27,6 +27,7 @@ mod suspend;
 
 use super::backoff::AdaptiveBackoff;
 use super::durable_acks::DurableAcks;
+use super::panic_watch::PanicWatch;
 use super::start_gate::StartGate;
 use super::thread::{ExecOutcome, coordinate, first_period};
 use super::wait::{StepOutcome, WaitPolicy, Waiting};
@@ -89,6 +90,8 @@ pub fn run_coro_sampled<P: Protocol, W: Workload>(
     let backoff = (cfg.adaptive_backoff || P::RUN_HOOKS.adaptive_backoff(protocol))
         .then(|| AdaptiveBackoff::new(cfg.threads));
     let start = Barrier::new(cfg.threads + 1);
+    // Raised by a worker that panics, so the others and the coordinator stop for it.
+    let watch = PanicWatch::new();
     let global = GlobalQueue::new();
     let cores = core_affinity::get_core_ids().unwrap_or_default();
     let policy = WaitPolicy::for_threads(cfg.threads + P::RUN_HOOKS.helper_threads, cores.len());
@@ -98,8 +101,12 @@ pub fn run_coro_sampled<P: Protocol, W: Workload>(
         let handles: Vec<_> = (0..cfg.threads)
             .map(|thread| {
                 let (period, backoff, start, cores) = (&period, backoff.as_ref(), &start, &cores);
+                let watch = &watch;
                 let global = &global;
                 s.spawn(move || {
+                    // Declared first, so it drops last: a panic raises it after the unwinding
+                    // worker's protocol state was dropped (left its batch, its epoch barrier).
+                    let _watching = watch.watch();
                     let mut gate = StartGate::new(start);
                     if cfg.pin_threads && !cores.is_empty() {
                         core_affinity::set_for_current(cores[thread % cores.len()]);
@@ -166,7 +173,8 @@ pub fn run_coro_sampled<P: Protocol, W: Workload>(
             .collect();
 
         let measured = coordinate(cfg, &period, &start, &|| {
-            db.table_memory().refused()
+            watch.raised()
+                || db.table_memory().refused()
                 || version_memory_exhausted(protocol).is_some()
                 || log.is_some_and(|l| l.failure().is_some())
         });

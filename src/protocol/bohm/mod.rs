@@ -493,12 +493,33 @@ impl<const EARLY: bool> PlacedVersions<EARLY> {
                 return;
             }
             panic!(
-                "pwv: a transaction wrote a record whose version it had already made visible \
-                 (under PWV a program writes each declared record once: `protocol::pwv`)"
+                "pwv: a transaction wrote new bytes to a record whose version it had already \
+                 made visible (under PWV a program writes each declared record once: \
+                 `protocol::pwv`)"
             );
         }
         let entry = w.writes.position(&rec);
         self.try_publish(w, i, rec, entry);
+    }
+
+    /// PWV: whether this write of `rec` repeats, byte for byte, the attempt's write whose
+    /// version it already made visible. Such a write changes nothing and is skipped (its kind
+    /// too: the visible version stays an insert if it was one). An index's next-key path makes
+    /// it: an insert into a slot, then the path after the new key passes an older entry into
+    /// the same slot (an aborted attempt's, never removed) and rewrites its record unchanged
+    /// (`txn::index_ops`); under coroutines the slot's earlier request, moved by a signal, may
+    /// still be in flight and have entered such a key. Only a write with different bytes breaks
+    /// the rule that a version made visible is final.
+    fn rewrites_the_visible_version(
+        &self,
+        w: &PlacedWorker<'_, EARLY>,
+        rec: &Record<'_, BohmMeta>,
+        data: &[u8],
+    ) -> bool {
+        w.binding_index(rec).is_some_and(|i| w.bound[i].produced)
+            && w.writes
+                .position(rec)
+                .is_some_and(|e| w.writes.data(e) == data)
     }
 
     /// Installs binding `i`'s version of `rec` (the attempt's write `entry`, or a copy of the
@@ -764,6 +785,9 @@ impl<const EARLY: bool> Protocol for PlacedVersions<EARLY> {
         data: &[u8],
         kind: WriteKind,
     ) -> OpResult {
+        if EARLY && w.early && self.rewrites_the_visible_version(w, &rec, data) {
+            return Poll::Ready(Ok(()));
+        }
         w.writes.put(rec, kind, data, ());
         if EARLY && w.early {
             self.publish_early(w, rec);
