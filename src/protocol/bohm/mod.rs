@@ -129,9 +129,9 @@ use super::{
     Abort, AccessMode, AttemptStart, DeclaredRecord, InstallLog, OpResult, Protocol,
     ProtocolOptions, WriteKind, WriteSet,
 };
-use crate::storage::Record;
 use crate::storage::grace::Holds;
 use crate::storage::versions::{VersionChain, VersionPool, VersionStore, Watermark};
+use crate::storage::{Record, stamp};
 use crossbeam_utils::CachePadded;
 pub use no_wait::PlacedOptions;
 use std::sync::atomic::{AtomicU64, Ordering, fence};
@@ -502,24 +502,35 @@ impl<const EARLY: bool> PlacedVersions<EARLY> {
         self.try_publish(w, i, rec, entry);
     }
 
-    /// PWV: whether this write of `rec` repeats, byte for byte, the attempt's write whose
-    /// version it already made visible. Such a write changes nothing and is skipped (its kind
-    /// too: the visible version stays an insert if it was one). An index's next-key path makes
-    /// it: an insert into a slot, then the path after the new key passes an older entry into
-    /// the same slot (an aborted attempt's, never removed) and rewrites its record unchanged
+    /// PWV: whether this write of `rec` repeats the attempt's write whose version it already
+    /// made visible, row for row. Such a write changes nothing and is skipped (its kind too: the
+    /// visible version stays an insert if it was one). An index's next-key path makes it: an
+    /// insert into a slot, then the path after the new key passes an older entry into the same
+    /// slot (an aborted attempt's, never removed) and rewrites its record unchanged
     /// (`txn::index_ops`); under coroutines the slot's earlier request, moved by a signal, may
-    /// still be in flight and have entered such a key. Only a write with different bytes breaks
-    /// the rule that a version made visible is final.
+    /// still be in flight and have entered such a key. In check mode the two differ in the
+    /// stamp's seq word only (the visible version's was set at its install, the rewrite's is
+    /// the uninstalled mark), so that word is not compared. Only a write with a different row
+    /// breaks the rule that a version made visible is final.
     fn rewrites_the_visible_version(
         &self,
-        w: &PlacedWorker<'_, EARLY>,
+        w: &mut PlacedWorker<'_, EARLY>,
         rec: &Record<'_, BohmMeta>,
         data: &[u8],
     ) -> bool {
-        w.binding_index(rec).is_some_and(|i| w.bound[i].produced)
-            && w.writes
-                .position(rec)
-                .is_some_and(|e| w.writes.data(e) == data)
+        if !w.binding_index(rec).is_some_and(|i| w.bound[i].produced) {
+            return false;
+        }
+        let Some(e) = w.writes.position(rec) else {
+            return false;
+        };
+        let stamped = w.writes.install_log().is_enabled();
+        let visible = w.writes.data(e);
+        if !stamped {
+            return visible == data;
+        }
+        let seq = 8 * stamp::seq_word(data.len());
+        visible[..seq] == data[..seq] && visible[seq + 8..] == data[seq + 8..]
     }
 
     /// Installs binding `i`'s version of `rec` (the attempt's write `entry`, or a copy of the
