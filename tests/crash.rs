@@ -9,8 +9,9 @@
 //!   an order without its lines or a payment without its history row, breaks them: 0 partial);
 //! - across the rounds, transactions were acknowledged (the test exercised something).
 //!
-//! 20 rounds here (10 TPC-C, 10 YCSB, rotating protocols); `cargo test --test crash --
-//! --ignored` runs the 200-round variant (docs/TESTING.md). A SIGKILL keeps the page cache, so
+//! 20 rounds here (10 TPC-C, 10 YCSB, rotating protocols), and 10 more under the coroutine
+//! executor (`--executor coro --queue 2`); `cargo test --test crash -- --ignored` runs the
+//! 200-round variant (docs/TESTING.md). A SIGKILL keeps the page cache, so
 //! these rounds test the process dying; `tests/power_loss.rs` drops unsynced bytes.
 //!
 //! With checkpoints (`--checkpoint-s 0.05`, killed 0.3 to 1.2 s in, so checkpoints complete
@@ -191,6 +192,12 @@ fn crash_rounds(
     window_ms: u64,
     extra: &[&str],
 ) -> Vec<Round> {
+    // Rounds of the tests running beside each other need directories of their own.
+    let tag = match extra.first() {
+        None => "",
+        Some(&"--executor") => "coro-",
+        Some(_) => "ckpt-",
+    };
     let mut moments = Moments(seed | 1);
     let (mut acked, mut replayed) = (0, 0);
     let mut all = Vec::new();
@@ -202,8 +209,6 @@ fn crash_rounds(
         };
         let protocol = PROTOCOLS[(r / 2) as usize % PROTOCOLS.len()];
         let kill_after = after_ms + moments.next_below(window_ms);
-        // Rounds of the tests running beside each other need directories of their own.
-        let tag = if extra.is_empty() { "" } else { "ckpt-" };
         let round = crash_round(
             &format!("{tag}{name}-{r}"),
             args,
@@ -229,6 +234,15 @@ fn crash_rounds(
 #[test]
 fn killed_runs_lose_no_acknowledged_transaction() {
     crash_rounds(20, 0x5eed_0025, 0, 400, &[]);
+}
+
+/// The same rounds under the coroutine executor, two transactions in flight per thread: each
+/// slot logs as a worker of its own, and a thread acknowledges its slots' commits as the log
+/// makes them durable, never blocking on a flush (`exec::durable_acks`).
+#[test]
+fn killed_coroutine_runs_lose_no_acknowledged_transaction() {
+    const CORO: &[&str] = &["--executor", "coro", "--queue", "2"];
+    crash_rounds(10, 0xc0_0025, 0, 400, CORO);
 }
 
 /// The long variant: 200 rounds (docs/TESTING.md).
