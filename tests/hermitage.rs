@@ -71,6 +71,8 @@ use txbench::Abort;
 use txbench::client::{Session, SessionError};
 use txbench::exec::interactive::server::{ServeConfig, serve};
 use txbench::exec::interactive::wire::{Declared, DeclaredSet, Reply, Request};
+use txbench::protocol::bohm::Pwv;
+use txbench::protocol::twopl_er::TwoPlEr;
 use txbench::protocol::{Protocol, ProtocolKind, ProtocolOptions, ProtocolVisitor};
 use txbench::storage::{Database, END_SENTINEL_KEY, IndexSpec, RecordId, TableId, TableSpec};
 
@@ -772,4 +774,29 @@ fn declare(steps: &[(usize, Op)], t: usize, out: &mut Vec<u8>) {
     for ((table, rid), write) in set {
         DeclaredSet::encode_entry(out, Declared { table, rid, write });
     }
+}
+
+/// A protocol that could not undo a client's abort is refused before the server listens, as an
+/// error, not a panic at the first abort: PWV built without `user_aborts` (the G1a and G1b
+/// panics this table found), and 2PL with early release. PWV with it serves.
+#[test]
+fn a_protocol_that_cannot_undo_a_client_abort_is_refused() {
+    fn serve_briefly<P: Protocol>(protocol: &P) -> std::io::Result<()> {
+        let db: Database<P::RecordMeta> = build_db();
+        let listener = TcpListener::bind(("127.0.0.1", 0)).expect("bind loopback");
+        let cfg = ServeConfig::loopback(SESSIONS, Duration::ZERO, false, 0);
+        // Set before serving: a server that starts ends at once.
+        let stop = AtomicBool::new(true);
+        serve(protocol, &db, listener, &cfg, &stop).map(|_| ())
+    }
+    let early = Pwv::new(&ProtocolOptions {
+        user_aborts: false,
+        ..options()
+    });
+    let refused = serve_briefly(&early).expect_err("PWV making writes visible early");
+    assert_eq!(refused.kind(), std::io::ErrorKind::InvalidInput);
+    assert!(refused.to_string().contains("user_aborts"), "{refused}");
+    let refused = serve_briefly(&TwoPlEr::new()).expect_err("2PL with early release");
+    assert!(refused.to_string().contains("in place"), "{refused}");
+    serve_briefly(&Pwv::new(&options())).expect("PWV with user_aborts serves");
 }

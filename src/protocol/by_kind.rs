@@ -178,10 +178,7 @@ impl ProtocolKind {
     /// "Idle sessions"), and a session stalled mid-transaction is ended by the session timeout.
     pub fn not_served_because(self) -> Option<&'static str> {
         match self {
-            ProtocolKind::TwoPlEr => Some(
-                "it installs writes in place at once, so a client's abort or disconnect after a \
-                 write could not be undone",
-            ),
+            ProtocolKind::TwoPlEr => Some(super::twopl_er::NOT_SERVED),
             _ => None,
         }
     }

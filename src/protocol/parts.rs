@@ -290,6 +290,14 @@ pub trait RunHooks: Protocol {
         false
     }
 
+    /// Why this protocol, as configured, cannot serve interactive clients
+    /// (`exec::interactive::server`, which then refuses to start): a client may abort any
+    /// transaction or vanish mid-way, and a protocol that installs a write, or makes it
+    /// visible, before the commit could not undo it. `None` (it can) by default.
+    fn not_served_because(&self) -> Option<&'static str> {
+        None
+    }
+
     /// Whether the protocol runs transactions in batches (`protocol::batch`), each attempt
     /// waiting for every member of its batch (Aria). False by default.
     const RUNS_IN_BATCHES: bool = false;
@@ -313,6 +321,7 @@ pub struct RunHooksPart<P: Protocol> {
     worker_away: for<'w, 'db> fn(&P, &'w mut P::Worker<'db>),
     worker_back: for<'w, 'db> fn(&P, &'w mut P::Worker<'db>),
     adaptive_backoff: fn(&P) -> bool,
+    not_served_because: fn(&P) -> Option<&'static str>,
 }
 
 impl<P: Protocol> Clone for RunHooksPart<P> {
@@ -336,6 +345,7 @@ impl<P: RunHooks> RunHooksPart<P> {
             worker_away: P::worker_away,
             worker_back: P::worker_back,
             adaptive_backoff: P::adaptive_backoff,
+            not_served_because: P::not_served_because,
         }
     }
 }
@@ -353,6 +363,7 @@ impl<P: Protocol> RunHooksPart<P> {
         worker_away: |_, _| {},
         worker_back: |_, _| {},
         adaptive_backoff: |_| false,
+        not_served_because: |_| None,
     };
 
     /// [`RunHooks::stats`].
@@ -387,6 +398,11 @@ impl<P: Protocol> RunHooksPart<P> {
     /// [`RunHooks::adaptive_backoff`].
     pub fn adaptive_backoff(self, p: &P) -> bool {
         (self.adaptive_backoff)(p)
+    }
+
+    /// [`RunHooks::not_served_because`].
+    pub fn not_served_because(self, p: &P) -> Option<&'static str> {
+        (self.not_served_because)(p)
     }
 }
 

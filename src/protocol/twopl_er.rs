@@ -27,12 +27,17 @@ use super::in_place::{InPlaceWorker, in_place_operations};
 #[cfg(test)]
 use super::mutants::Mutant;
 use super::ord_lock::OrdRwLock;
-use super::parts::{DeclaredSet, DeclaredSetPart};
+use super::parts::{DeclaredSet, DeclaredSetPart, RunHooks, RunHooksPart};
 use super::{
     Abort, AccessMode, AttemptStart, DeclaredRecord, OpResult, Protocol, WriteKind, WriteSet,
 };
 use crate::storage::Record;
 use std::task::Poll;
+
+/// Why 2PL with early release serves no interactive client
+/// ([`RunHooks::not_served_because`], `ProtocolKind::not_served_because`).
+pub const NOT_SERVED: &str = "it installs writes in place at once, so a client's abort or \
+                              disconnect after a write could not be undone";
 
 /// The protocol (no shared state beyond the record locks).
 #[derive(Debug, Default)]
@@ -201,6 +206,7 @@ impl Protocol for TwoPlEr {
     type Worker<'db> = TwoPlErWorker<'db>;
 
     const DECLARED_SET: Option<DeclaredSetPart<Self>> = Some(DeclaredSetPart::from_impl());
+    const RUN_HOOKS: RunHooksPart<Self> = RunHooksPart::from_impl();
 
     fn new_worker<'db>(&'db self, _id: usize) -> TwoPlErWorker<'db> {
         TwoPlErWorker {
@@ -299,6 +305,14 @@ impl Protocol for TwoPlEr {
     // `read_committed` is `read`: a committed value is all a read sees here anyway, since no
     // transaction whose write it could see ever aborts.
     in_place_operations!(read_committed, install_log);
+}
+
+impl RunHooks for TwoPlEr {
+    /// An abort after an in-place write cannot be undone (the protocol panics on it), and a
+    /// client may abort at any request.
+    fn not_served_because(&self) -> Option<&'static str> {
+        Some(NOT_SERVED)
+    }
 }
 
 impl DeclaredSet for TwoPlEr {

@@ -161,7 +161,10 @@ pub(crate) fn log(line: std::fmt::Arguments<'_>) {
 }
 
 /// Serves sessions on `listener` over `db` until `stop` is set or `cfg.duration` passes, then
-/// ends every session (aborting its transaction) and returns what was served.
+/// ends every session (aborting its transaction) and returns what was served. A protocol that
+/// cannot undo a client's abort ([`RunHooks::not_served_because`](
+/// crate::protocol::parts::RunHooks::not_served_because): 2PL with early release, PWV built
+/// without `user_aborts`) is refused before listening, with an `InvalidInput` error.
 pub fn serve<P: Protocol>(
     protocol: &P,
     db: &Database<P::RecordMeta>,
@@ -182,6 +185,14 @@ pub fn serve_logged<'db, P: Protocol>(
     stop: &AtomicBool,
     logger: Option<&'db Logger>,
 ) -> std::io::Result<ServeSummary> {
+    // Before any client can connect: a protocol that could not undo a client's abort would
+    // panic the server on the first one.
+    if let Some(why) = P::RUN_HOOKS.not_served_because(protocol) {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::InvalidInput,
+            format!("this protocol cannot serve interactive clients: {why}"),
+        ));
+    }
     listener.set_nonblocking(true)?;
     let history_share = cfg.history_ops / cfg.max_connections.max(1) as u64;
     let handles: Vec<Txn<'db, P>> = (0..cfg.max_connections)

@@ -925,6 +925,17 @@ impl<const EARLY: bool> MultiVersion for PlacedVersions<EARLY> {
 impl<const EARLY: bool> RunHooks for PlacedVersions<EARLY> {
     const RUNS_IN_BATCHES: bool = true;
 
+    /// PWV built without `user_aborts` makes a write visible at the write (`protocol::pwv`, the
+    /// commit point): a client's abort after it could not be undone (the protocol panics on
+    /// such an abort). `txbench serve` and `run --interactive` set `user_aborts`; a program
+    /// serving PWV through the library must too.
+    fn not_served_because(&self) -> Option<&'static str> {
+        (EARLY && !self.user_aborts).then_some(
+            "PWV built without `ProtocolOptions::user_aborts` makes writes visible before the \
+             commit, so a client's abort or disconnect after a write could not be undone",
+        )
+    }
+
     fn stats(&self) -> Vec<(&'static str, f64)> {
         self.batches
             .stats_with_conflicts(self.no_wait, &self.conflicts)
