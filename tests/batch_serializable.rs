@@ -213,11 +213,18 @@ fn calvin_is_serializable_under_threads_and_coroutines() {
             for (threads, queue) in runs {
                 let what = format!("{name}, {threads} x {queue:?}, {ycsb:?}");
                 // An unpaused no-wait run on a loaded machine may see no conflict (its members
-                // never overlapped): up to three runs, each checked, for one that conflicts.
+                // never overlapped: since turns start before the batch closes, a member can run
+                // from its turn to its commit before the next one arrives; 3 runs in a row saw
+                // none in a full suite beside another process, stop 31). So up to three runs,
+                // each checked, for one that conflicts; the later ones pause 200 us before each
+                // commit, so that members hold their locks while later ones take their turns,
+                // whatever the scheduler does (as the placed-versions test's paused runs).
                 let mut tries = 0;
                 let (serializable, c) = loop {
                     tries += 1;
-                    let (s, c) = run(calvin(no_wait), &Ycsb::new(ycsb.clone()), threads, queue);
+                    let pause_ns = if tries == 1 { 0 } else { 200_000 };
+                    let workload = Ycsb::new(ycsb.clone());
+                    let (s, c) = run_paused(calvin(no_wait), &workload, threads, queue, pause_ns);
                     assert!(s, "{what}");
                     let conflicted = c.aborts[Abort::LockConflict.index()] > 0;
                     if !no_wait || threads == 1 || conflicted || tries == 3 {
