@@ -478,15 +478,17 @@ impl<const EARLY: bool> PlacedVersions<EARLY> {
 }
 
 impl<const EARLY: bool> PlacedVersions<EARLY> {
-    /// PWV: makes the attempt's write of `rec` visible now that it is written, if the record
-    /// has a placeholder and the version before it is installed. Otherwise the commit produces
-    /// it, as BOHM's does (a covered record, or an older writer that has not produced yet).
-    fn publish_early(&self, w: &mut PlacedWorker<'_, EARLY>, rec: Record<'_, BohmMeta>) {
-        let Some(i) = w.binding_index(&rec) else {
-            return;
-        };
-        let b = w.bound[i];
-        if b.produced {
+    /// PWV: makes the attempt's write of `rec` (write-set entry `entry`, binding `i`) visible
+    /// now that it is written, if the version before it is installed. Otherwise the commit
+    /// produces it, as BOHM's does (an older writer that has not produced yet).
+    fn publish_early(
+        &self,
+        w: &mut PlacedWorker<'_, EARLY>,
+        i: usize,
+        rec: Record<'_, BohmMeta>,
+        entry: usize,
+    ) {
+        if w.bound[i].produced {
             #[cfg(test)]
             if self.mutant == Mutant::PwvPublishesAtRead {
                 // The mutant published at the read: this write goes nowhere.
@@ -498,12 +500,11 @@ impl<const EARLY: bool> PlacedVersions<EARLY> {
                  `protocol::pwv`)"
             );
         }
-        let entry = w.writes.position(&rec);
-        self.try_publish(w, i, rec, entry);
+        self.try_publish(w, i, rec, Some(entry));
     }
 
-    /// PWV: whether this write of `rec` repeats the attempt's write whose version it already
-    /// made visible, row for row. Such a write changes nothing and is skipped (its kind too: the
+    /// PWV: whether this write of `rec`, whose binding is produced, repeats the attempt's write
+    /// whose version it already made visible, row for row. Such a write changes nothing and is skipped (its kind too: the
     /// visible version stays an insert if it was one). An index's next-key path makes it: an
     /// insert into a slot, then the path after the new key passes an older entry into the same
     /// slot (an aborted attempt's, never removed) and rewrites its record unchanged
@@ -518,9 +519,6 @@ impl<const EARLY: bool> PlacedVersions<EARLY> {
         rec: &Record<'_, BohmMeta>,
         data: &[u8],
     ) -> bool {
-        if !w.binding_index(rec).is_some_and(|i| w.bound[i].produced) {
-            return false;
-        }
         let Some(e) = w.writes.position(rec) else {
             return false;
         };
@@ -796,12 +794,21 @@ impl<const EARLY: bool> Protocol for PlacedVersions<EARLY> {
         data: &[u8],
         kind: WriteKind,
     ) -> OpResult {
-        if EARLY && w.early && self.rewrites_the_visible_version(w, &rec, data) {
+        if !(EARLY && w.early) {
+            w.writes.put(rec, kind, data, ());
             return Poll::Ready(Ok(()));
         }
-        w.writes.put(rec, kind, data, ());
-        if EARLY && w.early {
-            self.publish_early(w, rec);
+        // PWV past its commit point (`protocol::pwv`): one binding lookup per write. A covered
+        // record has no binding; the commit produces it.
+        let i = w.binding_index(&rec);
+        if i.is_some_and(|i| w.bound[i].produced)
+            && self.rewrites_the_visible_version(w, &rec, data)
+        {
+            return Poll::Ready(Ok(()));
+        }
+        let entry = w.writes.put(rec, kind, data, ());
+        if let Some(i) = i {
+            self.publish_early(w, i, rec, entry);
         }
         Poll::Ready(Ok(()))
     }
