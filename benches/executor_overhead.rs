@@ -72,6 +72,7 @@ fn executor<P: Protocol>(p: &P, db: &Database<P::RecordMeta>, y: &Ycsb, secs: f6
         read_phase_extension_ns: 0,
         pin_threads: false,
         core_slice: std::time::Duration::ZERO,
+        core_seats: false,
     };
     let out = run_threads(p, db, y, &cfg);
     let mut total = WorkerStats::new(1);

@@ -152,6 +152,7 @@ fn run(interactive: bool) -> Result<u64, String> {
         read_phase_extension_ns: 0,
         pin_threads: false,
         core_slice: std::time::Duration::ZERO,
+        core_seats: false,
     };
     let protocol = Silo::new(&ProtocolOptions {
         threads: cfg.threads,

@@ -70,7 +70,7 @@ use std::time::Duration;
 use txbench::Abort;
 use txbench::client::{Session, SessionError};
 use txbench::exec::interactive::server::{ServeConfig, serve};
-use txbench::exec::interactive::wire::{Declared, DeclaredSet, Reply, Request};
+use txbench::exec::interactive::wire::{Declared, DeclaredSet, ErrorCode, Reply, Request};
 use txbench::protocol::bohm::Pwv;
 use txbench::protocol::twopl_er::TwoPlEr;
 use txbench::protocol::{Protocol, ProtocolKind, ProtocolOptions, ProtocolVisitor};
@@ -325,6 +325,95 @@ fn a_wrong_expectation_fails() {
     assert!(nocc.is_err(), "NoCC expected to prevent write skew passed");
     let silo = judge(ProtocolKind::Silo, Case::G2Item, Expect::Shows);
     assert!(silo.is_err(), "Silo expected to show write skew passed");
+}
+
+/// Issue 24: under every served protocol that schedules from declared sets, a scan, and an index
+/// insert whose next-key path it rewrites, that reach a record outside the declared set are
+/// refused with `ERROR BadRequest` (the attempt aborted on the server), neither served unchecked
+/// nor a panic of the server; the session goes on, and a scan of records it declared runs.
+#[test]
+fn an_index_walk_outside_the_declared_set_is_refused() {
+    let mut declaring_kinds = 0;
+    for kind in ProtocolKind::ALL {
+        if kind.not_served_because().is_some() {
+            continue;
+        }
+        declaring_kinds += with_server(kind, |addr, declaring| {
+            if !declaring {
+                return 0;
+            }
+            let mut s = Session::connect(addr, None).expect("connects");
+            let mut rows = Vec::new();
+            // Only `x` declared: the scan's first read (the present key 5's slot) is outside.
+            let scan = until_not_aborted(&mut s, &[(KEYS, X, true)], |s| {
+                s.scan(INDEX, SCAN_LO, SCAN_HI, 16, &mut rows)
+            });
+            refused(scan, kind, "a scan");
+            // The slot declared, not the path: entering key 4 rewrites key 5's slot, undeclared.
+            let insert = until_not_aborted(&mut s, &[(ROWS, 4, true)], |s| {
+                s.insert(ROWS, RecordId(4), &index_row(4))?;
+                s.index_insert(INDEX, 4, RecordId(4)).map(|_| ())
+            });
+            refused(insert, kind, "an index insert's path");
+            // Declared as Hermitage's scans declare: the range's slots and the fence.
+            let set: Vec<_> = (SCAN_LO..=FENCE).map(|slot| (ROWS, slot, false)).collect();
+            rows.clear();
+            let scan = until_not_aborted(&mut s, &set, |s| {
+                s.scan(INDEX, SCAN_LO, SCAN_HI, 16, &mut rows)?;
+                s.commit()
+            });
+            scan.unwrap_or_else(|e| panic!("{kind}: the declared scan: {e}"));
+            assert_eq!(rows, [(INNER_FENCE, RecordId(INNER_FENCE))], "{kind}");
+            1
+        });
+    }
+    // Ord-Lock, C-Sched, Calvin with tickets, DecentSched, batched Calvin, BOHM, PWV.
+    assert!(
+        declaring_kinds >= 7,
+        "{declaring_kinds} declaring protocols served"
+    );
+}
+
+/// Begins a transaction declaring `set` (table, record, written) and runs `attempt`, again
+/// (with the retry flag) while the protocol aborts it.
+fn until_not_aborted(
+    s: &mut Session,
+    set: &[(TableId, u64, bool)],
+    mut attempt: impl FnMut(&mut Session) -> Result<(), SessionError>,
+) -> Result<(), SessionError> {
+    let mut bytes = Vec::new();
+    for &(table, rid, write) in set {
+        let d = Declared {
+            table: table.0,
+            rid,
+            write,
+        };
+        DeclaredSet::encode_entry(&mut bytes, d);
+    }
+    let declared = DeclaredSet::from_wire(&bytes).expect("valid entries");
+    let mut retry = false;
+    loop {
+        let begun = s.begin_declared(false, retry, declared);
+        retry = true;
+        match begun.and_then(|()| attempt(s)) {
+            Err(SessionError::Aborted(_)) => continue,
+            other => return other,
+        }
+    }
+}
+
+/// Asserts `r` is `ERROR BadRequest` naming an access outside the declared set.
+fn refused(r: Result<(), SessionError>, kind: ProtocolKind, what: &str) {
+    match r {
+        Err(SessionError::Server { code, message }) => {
+            assert_eq!(code, ErrorCode::BadRequest, "{kind} {what}: {message}");
+            assert!(
+                message.contains("outside the transaction's declared access set"),
+                "{kind} {what}: {message}"
+            );
+        }
+        other => panic!("{kind} {what}: expected BadRequest, got {other:?}"),
+    }
 }
 
 /// Runs `case` under every protocol and asserts the table's expectation for each.

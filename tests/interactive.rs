@@ -3,14 +3,16 @@
 //! raw sockets. Counts and outcomes only, no timing: a wait for the server to notice something is
 //! a bounded number of retries with yields.
 
+#[path = "common/in_process_server.rs"]
+mod in_process_server;
+
 use clap::Parser;
+use in_process_server::{read_frame, row, serving};
 use std::io::{Read, Write};
-use std::net::{SocketAddr, TcpListener, TcpStream};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::net::{SocketAddr, TcpStream};
 use txbench::Abort;
 use txbench::client::{Session, SessionError};
 use txbench::config::{Cli, Command};
-use txbench::exec::interactive::serve_configured;
 use txbench::exec::interactive::server::ServeSummary;
 use txbench::exec::interactive::wire::{
     Declared, DeclaredSet, ErrorCode, Handshake, Reply, Request, VERSION,
@@ -20,15 +22,6 @@ use txbench::ids::{RecordId, TableId};
 const T: TableId = TableId(0);
 
 /// Sets the stop flag when dropped, so a failing test body still ends its server.
-struct StopOnDrop<'a>(&'a AtomicBool);
-
-impl Drop for StopOnDrop<'_> {
-    fn drop(&mut self) {
-        // Release: pairs with the accept loop's Acquire load.
-        self.0.store(true, Ordering::Release);
-    }
-}
-
 /// Runs a YCSB server (64 records, 4 operations, unless `extra` says otherwise or names another
 /// workload with `-w`) for `protocol`
 /// with `extra` flags while `body` runs against its address; returns what it served.
@@ -51,25 +44,7 @@ fn with_server(protocol: &str, extra: &[&str], body: impl FnOnce(SocketAddr)) ->
         argv.extend_from_slice(&["--max-connections", "4"]);
     }
     argv.extend_from_slice(extra);
-    let Command::Serve(mut args) = Cli::try_parse_from(argv).expect("flags parse").command else {
-        unreachable!("parsed a serve command")
-    };
-    let (run, cfg) = args.validate().expect("valid flags");
-    let listener = TcpListener::bind(cfg.listen).expect("bind loopback");
-    let addr = listener.local_addr().expect("bound address");
-    let stop = AtomicBool::new(false);
-    std::thread::scope(|s| {
-        let server = s.spawn(|| serve_configured(&run, &cfg, listener, &stop).expect("serves"));
-        {
-            let _stop = StopOnDrop(&stop);
-            body(addr);
-        }
-        server.join().expect("server thread")
-    })
-}
-
-fn row(s: &Session, byte: u8) -> Vec<u8> {
-    vec![byte; s.tables()[0].payload_bytes as usize]
+    serving(&argv, body)
 }
 
 fn aborted(r: Result<impl std::fmt::Debug, SessionError>) -> Abort {
@@ -237,15 +212,6 @@ fn raw_session(addr: SocketAddr) -> TcpStream {
     ));
     hello.clear();
     raw
-}
-
-fn read_frame(raw: &mut TcpStream) -> Vec<u8> {
-    let mut word = [0u8; 4];
-    raw.read_exact(&mut word).unwrap();
-    let mut frame = word.to_vec();
-    frame.resize(4 + u32::from_le_bytes(word) as usize, 0);
-    raw.read_exact(&mut frame[4..]).unwrap();
-    frame
 }
 
 /// Sends `bytes` on a fresh raw session; expects an error reply with `code`, then the close.

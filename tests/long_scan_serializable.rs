@@ -42,6 +42,7 @@ fn run<P: Protocol>(p: P, threads: usize) -> (bool, usize, u64) {
         read_phase_extension_ns: 0,
         pin_threads: false,
         core_slice: std::time::Duration::ZERO,
+        core_seats: false,
     };
     let out = run_threads(&p, &db, &w, &exec);
     let report = check(&out.histories);

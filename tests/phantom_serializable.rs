@@ -288,6 +288,7 @@ fn run_phantoms<P: Protocol>(protocol: P, threads: usize, millis: u64) -> Outcom
         read_phase_extension_ns: 0,
         pin_threads: false,
         core_slice: std::time::Duration::ZERO,
+        core_seats: false,
     };
     let out = run_threads(&protocol, &db, &w, &exec);
     let load = |t: TableId, r: u64| {

@@ -75,6 +75,7 @@ fn max_attempts_on<P: Protocol>(
         read_phase_extension_ns: 0,
         pin_threads: false,
         core_slice: std::time::Duration::ZERO,
+        core_seats: false,
     };
     let out = run_threads(&protocol, &db, &workload, &exec);
     let types = out.workers.iter().flat_map(|w| w.types.iter());
@@ -135,6 +136,7 @@ fn max_attempts_interleaved<P: Protocol>(
         read_phase_extension_ns: 20_000,
         pin_threads: false,
         core_slice: std::time::Duration::ZERO,
+        core_seats: false,
     };
     let out = run_coro(&protocol, &db, &workload, &exec, queue);
     let types = out.workers.iter().flat_map(|w| w.types.iter());

@@ -68,6 +68,7 @@ fn run<P: Protocol>(protocol: P, config: &TpccConfig, threads: usize, millis: u6
         read_phase_extension_ns: 0,
         pin_threads: false,
         core_slice: std::time::Duration::ZERO,
+        core_seats: false,
     };
     let out = run_threads(&protocol, &db, &w, &exec);
     assert_eq!(w.exhausted(), 0, "the test sized its spare slots too small");

@@ -252,11 +252,17 @@ pub struct RunArgs {
     #[arg(long, default_value_t = 0, value_parser = Whole::<u64>::new(), allow_negative_numbers = true)]
     pub read_phase_extension: u64,
     /// CoreSlice: with more workers than cores (thread executor), a worker that has run this
-    /// many microseconds since it last gave up its core yields between two transactions, so the
-    /// switch falls where it holds no locks (0: never; the kernel preempts wherever it is).
-    /// 0..=1000000 (default 200)
+    /// many microseconds since it last gave up its core hands its core's seat to a waiting
+    /// worker (or, with --no-core-seats, yields) between two transactions, so the switch falls
+    /// where it holds no locks (0: never; the kernel preempts wherever it is). 0..=1000000
+    /// (default 200)
     #[arg(long, default_value_t = 200, value_parser = Whole::<u64>::new(), allow_negative_numbers = true)]
     pub core_slice_us: u64,
+    /// CoreSeats off: with more workers than cores (thread executor), let every worker run at
+    /// once and the kernel time-slice them, instead of one seat per core handed over between
+    /// transactions after each slice (`exec::core_seats`).
+    #[arg(long)]
+    pub no_core_seats: bool,
     /// TicToc NoWaitTT: on a busy lock in validation, release all locks, pause and retry.
     #[arg(long)]
     pub tictoc_nowait_tt: bool,

@@ -32,6 +32,11 @@ pub struct ExecConfig {
     /// CoreSlice: when workers outnumber cores, a worker that has run this long since it last
     /// gave up its core yields between two transactions (`--core-slice-us`; zero: never).
     pub core_slice: Duration,
+    /// CoreSeats: when workers outnumber cores and `core_slice` is not zero, one seat per core,
+    /// and only a worker holding a seat runs transactions; it hands the seat to a queued worker
+    /// between two transactions once it has run `core_slice` (`exec::core_seats`). False:
+    /// CoreSlice's yields alone (`--no-core-seats`).
+    pub core_seats: bool,
 }
 
 /// Which execution model drives the transaction programs (`--executor`, `--queue`).

@@ -29,6 +29,8 @@ struct ConfigRecord<'a> {
     pin_threads: bool,
     /// `--core-slice-us` (0: off).
     core_slice_us: u64,
+    /// Whether CoreSeats was on (`--no-core-seats`); it acts only with more workers than cores.
+    core_seats: bool,
     options: &'a ProtocolOptions,
     /// `--rate`: offered transactions per second (open loop); absent in a closed loop.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -57,6 +59,7 @@ impl RunConfig {
             read_phase_extension_ns: cfg.exec.read_phase_extension_ns,
             pin_threads: cfg.exec.pin_threads,
             core_slice_us: u64::try_from(cfg.exec.core_slice.as_micros()).unwrap_or(u64::MAX),
+            core_seats: cfg.exec.core_seats,
             options: &cfg.options,
             rate_tps: cfg.open_loop.map(|o| o.rate_tps),
             arrival: cfg.open_loop.map(|o| o.arrival.name()),

@@ -6,6 +6,7 @@
 
 mod arrivals;
 pub mod backoff;
+pub mod core_seats;
 pub mod coro;
 pub mod durable_acks;
 pub mod interactive;

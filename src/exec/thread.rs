@@ -18,6 +18,7 @@
 
 use super::arrivals::{ArrivalClock, wait_until};
 use super::backoff::AdaptiveBackoff;
+use super::core_seats::{CoreSeats, Seat, Stepping};
 use super::durable_acks::{Committed, DurableAcks};
 use super::panic_watch::PanicWatch;
 use super::start_gate::StartGate;
@@ -166,12 +167,24 @@ pub fn run_threads_sampled<P: Protocol, W: Workload>(
     // Raised by a worker that panics, so the others and the coordinator stop for it.
     let watch = PanicWatch::new();
     let cores = core_affinity::get_core_ids().unwrap_or_default();
-    let policy = WaitPolicy::for_threads(cfg.threads + P::RUN_HOOKS.helper_threads, cores.len());
+    // CoreSeats: with more workers than cores (closed loop), one seat per core. Seated workers
+    // are as many as cores, so their waits are waits of workers with a core each.
+    let seats = (cfg.core_seats
+        && !cfg.core_slice.is_zero()
+        && open_loop.is_none()
+        && cfg.threads > cores.len().max(1))
+    .then(|| {
+        let pinned = cfg.pin_threads && !cores.is_empty();
+        CoreSeats::new(cores.len().max(1), cfg.threads, pinned)
+    });
+    let running = seats.as_ref().map_or(cfg.threads, |_| cores.len().max(1));
+    let policy = WaitPolicy::for_threads(running + P::RUN_HOOKS.helper_threads, cores.len());
 
     std::thread::scope(|s| {
         let handles: Vec<_> = (0..cfg.threads)
             .map(|id| {
                 let (period, backoff, start, cores) = (&period, backoff.as_ref(), &start, &cores);
+                let seats = seats.as_ref();
                 let watch = &watch;
                 s.spawn(move || {
                     // Declared first, so it drops last: a panic raises it after the unwinding
@@ -198,7 +211,16 @@ pub fn run_threads_sampled<P: Protocol, W: Workload>(
                         backoff,
                         lot: ParkingLot::global(),
                         policy,
-                        core_slice: CoreSlice::new(cfg.core_slice, policy),
+                        // With seats, handing the seat over replaces CoreSlice's yield.
+                        core_slice: CoreSlice::new(
+                            if seats.is_some() {
+                                Duration::ZERO
+                            } else {
+                                cfg.core_slice
+                            },
+                            policy,
+                        ),
+                        seat: seats.map(|s| Seat::new(s, id, cfg.core_slice)),
                         read_phase_extension_ns: cfg.read_phase_extension_ns,
                         acks: DurableAcks::default(),
                         rates: rates.map(|r| r.slot(id)),
@@ -254,6 +276,9 @@ struct Worker<'db, 'w, P: Protocol, W: Workload> {
     policy: WaitPolicy,
     /// Where it gives up a core it shares: between transactions (`--core-slice-us`).
     core_slice: CoreSlice,
+    /// With CoreSeats (more workers than cores): its hold on a seat, taken and handed over
+    /// between transactions.
+    seat: Option<Seat<'w>>,
     read_phase_extension_ns: u64,
     /// With a log: commits waiting for their durable acknowledgement, oldest first.
     acks: DurableAcks,
@@ -276,6 +301,9 @@ impl<P: Protocol, W: Workload> Worker<'_, '_, P, W> {
                 break;
             }
             self.core_slice.at_boundary();
+            if !self.take_seat(period) {
+                break;
+            }
             let arrived = match arrivals.as_deref_mut() {
                 Some(clock) => {
                     let at = clock.take();
@@ -299,6 +327,32 @@ impl<P: Protocol, W: Workload> Worker<'_, '_, P, W> {
                 }
             }
         }
+        // Its seat goes to a queued worker, who will see the stop.
+        self.seat = None;
+    }
+
+    /// With CoreSeats, between two transactions: keeps its seat, or hands it over after its
+    /// slice and queues for the next, stepping away from the protocol while it waits
+    /// (`exec::core_seats`). Returns false when the run stopped while it waited.
+    fn take_seat(&mut self, period: &AtomicU8) -> bool {
+        let Some(seat) = &mut self.seat else {
+            return true;
+        };
+        let handed_before = seat.handed_over;
+        let tx = &mut self.tx;
+        // Acquire: as every read of the period.
+        let stop = || period.load(Ordering::Acquire) == STOP;
+        let seated = seat.at_boundary(
+            |step| match step {
+                Stepping::Away => tx.away(),
+                Stepping::Back => tx.back(),
+            },
+            stop,
+        );
+        if seat.handed_over != handed_before && period.load(Ordering::Acquire) == MEASURE {
+            self.stats.waits.seat_handovers += 1;
+        }
+        seated
     }
 
     /// With a log, after a commit: its durable acknowledgement (`exec::durable_acks`).

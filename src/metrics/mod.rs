@@ -126,6 +126,9 @@ pub struct WaitCounts {
     pub parks_holder_away: u64,
     /// Parks that ended by their timeout.
     pub park_timeouts: u64,
+    /// CoreSeats (thread executor, more workers than cores): seats handed to a queued worker
+    /// between two transactions (`exec::core_seats`).
+    pub seat_handovers: u64,
 }
 
 impl WaitCounts {
@@ -135,6 +138,7 @@ impl WaitCounts {
         self.parks += other.parks;
         self.parks_holder_away += other.parks_holder_away;
         self.park_timeouts += other.park_timeouts;
+        self.seat_handovers += other.seat_handovers;
     }
 }
 

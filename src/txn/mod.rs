@@ -74,8 +74,15 @@ pub struct Txn<'db, P: Protocol> {
     /// `declared` resolved to records, merged and in the global record order: what
     /// [`DeclaredSet::schedule`](crate::protocol::parts::DeclaredSet::schedule) receives.
     scheduled: Vec<DeclaredRecord<'db, P::RecordMeta>>,
-    /// Check mode with a declared set in force: every access is checked against it.
+    /// Check mode with a declared set in force, or a remote session's set with its covers
+    /// ([`Txn::declare_remote`]): every access is checked against it.
     check_declared: bool,
+    /// An access outside the declared set is refused (the operation answers [`Abort::User`]
+    /// and the access is kept for [`Txn::take_undeclared`]) rather than a panic: a remote
+    /// session's client, not a workload of this process, made it.
+    refuse_undeclared: bool,
+    /// The access last refused (`refuse_undeclared`), until the session takes it.
+    undeclared: Option<remote::Undeclared>,
     /// This handle's grace-period slot, in a database whose tables retire deleted slots
     /// (`storage/grace.rs`): pinned while a transaction runs, from its first `declare` or
     /// `begin` to its commit.
@@ -171,6 +178,8 @@ impl<'db, P: Protocol> Txn<'db, P> {
             declared: AccessSet::default(),
             scheduled: Vec::new(),
             check_declared: false,
+            refuse_undeclared: false,
+            undeclared: None,
             pin: db.grace().map(|g| g.claim()),
             log: None,
             history: record_history.then(|| HistoryStage {
@@ -402,16 +411,28 @@ impl<'db, P: Protocol> Txn<'db, P> {
 
     /// Check mode with a declared set: panics, naming the access, when `(table, rid)` is
     /// accessed outside the set (`protocol::declared`: an undeclared access under a
-    /// deterministic protocol would be a silent race, so the program is wrong).
+    /// deterministic protocol would be a silent race, so the program is wrong). A remote
+    /// session's access is refused instead (`Err`, [`Txn::take_undeclared`]): its client's bug
+    /// must not take the server down. The caller returns the `Err` before touching the record.
     #[inline]
-    fn check_declared(&self, table: TableId, rid: RecordId, write: bool) {
+    fn check_declared(&mut self, table: TableId, rid: RecordId, write: bool) -> Result<(), Abort> {
         if self.check_declared && !self.declared.permits(table, rid, write) {
-            self.undeclared_access(table, rid, write);
+            return self.undeclared_access(table, rid, write);
         }
+        Ok(())
     }
 
     #[cold]
-    fn undeclared_access(&self, table: TableId, rid: RecordId, write: bool) -> ! {
+    fn undeclared_access(
+        &mut self,
+        table: TableId,
+        rid: RecordId,
+        write: bool,
+    ) -> Result<(), Abort> {
+        if self.refuse_undeclared {
+            self.undeclared = Some(remote::Undeclared { table, rid, write });
+            return Err(Abort::User);
+        }
         let what = if write { "write" } else { "read" };
         let name = &self.tables[table.0 as usize].spec().name;
         panic!(
@@ -728,7 +749,9 @@ impl<'t, 'db, P: Protocol> Future for ReadOp<'t, 'db, P> {
     fn poll(mut self: Pin<&mut Self>, _cx: &mut Context<'_>) -> Poll<Self::Output> {
         let (table, rid, committed_only) = (self.table, self.rid, self.committed_only);
         let tx = self.tx.as_mut().expect("ReadOp polled after completion");
-        tx.check_declared(table, rid, false);
+        if let Err(why) = tx.check_declared(table, rid, false) {
+            return Poll::Ready(Err(why));
+        }
         let (rec, row) = tx.record(table, rid);
         let n = rec.payload.len();
         let polled = if committed_only {
@@ -775,7 +798,9 @@ impl<P: Protocol, F: FnOnce(&mut [u8]) -> R, R> Future for UpdateOp<'_, '_, P, F
     fn poll(mut self: Pin<&mut Self>, _cx: &mut Context<'_>) -> Poll<Self::Output> {
         let this = &mut *self;
         let tx = &mut *this.tx;
-        tx.check_declared(this.table, this.rid, true);
+        if let Err(why) = tx.check_declared(this.table, this.rid, true) {
+            return Poll::Ready(Err(why));
+        }
         let (rec, row) = tx.record(this.table, this.rid);
         let n = rec.payload.len();
         let buf = &mut tx.buf[..n];
@@ -842,7 +867,9 @@ impl<P: Protocol, F: FnOnce(&mut [u8])> Future for WriteOp<'_, '_, P, F> {
     fn poll(mut self: Pin<&mut Self>, _cx: &mut Context<'_>) -> Poll<Self::Output> {
         let this = &mut *self;
         let tx = &mut *this.tx;
-        tx.check_declared(this.table, this.rid, true);
+        if let Err(why) = tx.check_declared(this.table, this.rid, true) {
+            return Poll::Ready(Err(why));
+        }
         let (rec, row) = tx.record(this.table, this.rid);
         let buf = &mut tx.buf[..rec.payload.len()];
         if let Some(fill) = this.fill.take() {

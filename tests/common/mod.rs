@@ -43,6 +43,7 @@ pub fn checked_exec(threads: usize, millis: u64) -> ExecConfig {
         read_phase_extension_ns: 0,
         pin_threads: false,
         core_slice: std::time::Duration::ZERO,
+        core_seats: false,
     }
 }
 

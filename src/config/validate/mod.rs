@@ -324,6 +324,7 @@ impl RunArgs {
                 read_phase_extension_ns: self.read_phase_extension,
                 pin_threads: !self.no_pin,
                 core_slice: std::time::Duration::from_micros(self.core_slice_us),
+                core_seats: !self.no_core_seats,
             },
             options,
             check: self.check,

@@ -137,7 +137,8 @@ impl Session {
     }
 
     /// Starts a transaction with every flag and its declared access set (what deterministic
-    /// protocols schedule from; see [`DeclaredSet::encode_entry`]). `retry`: the previous
+    /// protocols schedule from; see [`DeclaredSet::encode_entry`], and
+    /// [`DeclaredSet::with_covers`] for its covers). `retry`: the previous
     /// transaction, which the protocol aborted, runs again.
     pub fn begin_declared(
         &mut self,

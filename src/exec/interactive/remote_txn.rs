@@ -17,7 +17,7 @@
 //! failure and ends the session instead of retrying.
 
 use super::client::{Session, SessionError};
-use super::wire::{Declared, DeclaredSet};
+use super::wire::{Declared, DeclaredCover, DeclaredSet};
 use crate::metrics::new_latency_histogram;
 use crate::protocol::{Abort, AccessMode, AccessSet, AttemptStart};
 use crate::storage::{IndexId, RecordId, TableId};
@@ -42,6 +42,8 @@ pub struct RemoteTxn {
     row: Vec<u8>,
     /// The current transaction's declared access set, in wire form (reused).
     declared: Vec<u8>,
+    /// Its covers, in wire form (reused).
+    covers: Vec<u8>,
     /// A scan's rows (reused).
     rows: Vec<(u64, RecordId)>,
     /// Each data operation's round trip, nanoseconds (not `BEGIN`, `COMMIT`, `ABORT`).
@@ -60,6 +62,7 @@ impl RemoteTxn {
             failure: None,
             row: Vec::new(),
             declared: Vec::new(),
+            covers: Vec::new(),
             rows: Vec::new(),
             op_ns: new_latency_histogram(),
         }
@@ -89,7 +92,8 @@ impl RemoteTxn {
     }
 
     /// Declares the access set of the next transaction (deterministic protocols schedule from
-    /// it): `fill` states it, and every `BEGIN` of the transaction sends it.
+    /// it): `fill` states it, and every `BEGIN` of the transaction sends it, its covers too (the
+    /// server refuses an access outside both).
     pub fn declare(&mut self, fill: impl FnOnce(&mut AccessSet)) {
         let mut set = AccessSet::default();
         fill(&mut set);
@@ -104,11 +108,24 @@ impl RemoteTxn {
                 },
             );
         }
+        self.covers.clear();
+        for c in set.covers() {
+            DeclaredSet::encode_cover(
+                &mut self.covers,
+                DeclaredCover {
+                    table: c.table.0,
+                    start: c.rids.start,
+                    // An empty range stated backwards covers nothing either way.
+                    end: c.rids.end.max(c.rids.start),
+                },
+            );
+        }
     }
 
     /// Forgets the declared set (the next transaction declares none).
     pub fn clear_declared(&mut self) {
         self.declared.clear();
+        self.covers.clear();
     }
 
     /// Starts an attempt on the server. An `ABORTED` reply (a deterministic protocol that
@@ -116,8 +133,8 @@ impl RemoteTxn {
     pub fn begin(&mut self, start: AttemptStart) -> Result<Result<(), Abort>, SessionError> {
         self.attempts += 1;
         self.id = crate::check::history::txn_id(self.client_id, self.attempts);
-        let declared =
-            DeclaredSet::from_wire(&self.declared).expect("entries encoded by `declare`");
+        let declared = DeclaredSet::with_covers(&self.declared, &self.covers)
+            .expect("entries encoded by `declare`");
         match self
             .session
             .begin_declared(start.read_only, start.retry, declared)

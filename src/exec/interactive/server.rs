@@ -58,6 +58,14 @@
 //! naming a record, table or index that does not exist, or a payload of the wrong size, is
 //! answered with an error and aborts the transaction, the session stays.
 //!
+//! So is an access outside a deterministic protocol's declared set and its covers, when the
+//! client stated its covers (wire format version 3): the handle refuses it before the protocol
+//! sees it (`Txn::declare_remote`), whichever request made it (a read or write, or a record
+//! an index operation walks to), since such a protocol reads and writes in place on the
+//! strength of the schedule and could not serve it safely. The check costs a search of the set
+//! per access, which the round trip dwarfs. An older client's set has no covers, so nothing is
+//! checked for it: an access outside it is its own bug, as before version 3.
+//!
 //! Such an abort, which the client did not ask for, goes through the protocol as a client's
 //! `ABORT` does: a deterministic protocol confirms it first. That is what keeps a batch
 //! consistent when a member placed in it goes: BOHM and PWV produce each of its placeholders
@@ -86,8 +94,8 @@
 //! server stops.
 
 use super::wire::{
-    Declared, DeclaredSet, ErrorCode, Handshake, MAX_FRAME_BYTES, MAX_SCAN_ROWS, MIN_VERSION,
-    Reply, Request, TableInfo, VERSION,
+    COVERS_VERSION, Declared, DeclaredSet, ErrorCode, Handshake, MAX_FRAME_BYTES, MAX_SCAN_ROWS,
+    MIN_VERSION, Reply, Request, TableInfo, VERSION,
 };
 pub use crate::config::ServeConfig;
 use crate::exec::wait::{StepOutcome, WaitPolicy, Waiting};
@@ -272,6 +280,7 @@ pub fn serve_logged<'db, P: Protocol>(
                     scheduled: false,
                     quiet_since: Instant::now(),
                     abandoned: false,
+                    version: VERSION,
                 };
                 let end = session.run(stream, cfg, tables);
                 let started = !matches!(end, End::Refused(_));
@@ -411,6 +420,9 @@ struct Session<'db, 's, P: Protocol> {
     /// Its last attempt was abandoned as the server stops ([`Session::abort_unasked`]): the
     /// session closes, and its handle runs nothing more.
     abandoned: bool,
+    /// The wire format version the client's handshake named: how its frames are laid out (a
+    /// `BEGIN` before version 3 has no covers, and its set is then not checked).
+    version: u16,
 }
 
 /// What a request leaves the session to do.
@@ -513,6 +525,7 @@ impl<P: Protocol> Session<'_, '_, P> {
                                     self.reply(&mut stream, Reply::Error { code, message: why });
                                 return End::Refused(why);
                             }
+                            self.version = hs.version;
                             self.out.clear();
                             Reply::encode_hello(&mut self.out, tables.iter().copied());
                             if stream.write_all(&self.out).is_err() {
@@ -523,7 +536,7 @@ impl<P: Protocol> Session<'_, '_, P> {
                     }
                     continue;
                 }
-                match Request::decode(avail) {
+                match Request::decode_version(avail, self.version) {
                     Ok(None) => break,
                     Err(e) => {
                         let message = e.to_string();
@@ -686,7 +699,17 @@ impl<P: Protocol> Session<'_, '_, P> {
                     "a declared record is outside its table",
                 );
             }
-            self.tx.declare_remote(|set| {
+            if declared.covers().any(|c| c.table as usize >= tables.len()) {
+                return self.reply_error(
+                    stream,
+                    ErrorCode::BadRequest,
+                    "a declared cover names no such table",
+                );
+            }
+            // A client of version 3 states its covers, so its set is complete and checked
+            // (module docs, "Faults"); an older one's is not.
+            let covered = self.version >= COVERS_VERSION;
+            self.tx.declare_remote(covered, |set| {
                 for d in declared.iter() {
                     let (t, r) = (TableId(d.table), RecordId(d.rid));
                     if d.write {
@@ -694,6 +717,9 @@ impl<P: Protocol> Session<'_, '_, P> {
                     } else {
                         set.read(t, r);
                     }
+                }
+                for c in declared.covers() {
+                    set.cover(TableId(c.table), c.start..c.end);
                 }
             });
         }
@@ -1018,6 +1044,14 @@ impl<P: Protocol> Session<'_, '_, P> {
         stream: &mut TcpStream,
         outcome: Option<Result<(), Abort>>,
     ) -> std::io::Result<()> {
+        if outcome.is_some_and(|r| r.is_err())
+            && let Some(access) = self.tx.take_undeclared()
+        {
+            // Not the protocol's abort: the handle refused an access outside the declared set
+            // before the protocol saw it (module docs, "Faults").
+            let why = access.to_string();
+            return self.bad_request(stream, &why);
+        }
         match outcome {
             Some(Err(why)) => {
                 self.end_aborted(why);

@@ -15,10 +15,14 @@ use thiserror::Error;
 /// The first four bytes a client sends.
 pub const MAGIC: [u8; 4] = *b"TXBN";
 /// The wire format version this build speaks. Version 2 added `CHECK` and its `VERDICT` reply,
-/// and the error code `NOT_CHECKABLE`.
-pub const VERSION: u16 = 2;
-/// The oldest client version a server accepts: a version-1 client speaks a subset of version 2.
+/// and the error code `NOT_CHECKABLE`; version 3 added the declared covers to `BEGIN`.
+pub const VERSION: u16 = 3;
+/// The oldest client version a server accepts: a version-1 client speaks a subset of version 2,
+/// and a version-2 client's `BEGIN` lacks the covers of version 3 (decoded by the version the
+/// connection's handshake named: [`Request::decode_version`]).
 pub const MIN_VERSION: u16 = 1;
+/// The first version whose `BEGIN` carries declared covers.
+pub const COVERS_VERSION: u16 = 3;
 /// Longest token accepted in the handshake, bytes.
 pub const MAX_TOKEN_BYTES: usize = 256;
 /// Largest frame, counting opcode and fields: a 64 KiB payload with room to spare, or a scan
@@ -28,6 +32,9 @@ pub const MAX_FRAME_BYTES: usize = 1 << 17;
 pub const MAX_SCAN_ROWS: u32 = 4096;
 /// Bytes of one declared access in a `BEGIN` frame: table u32, record u64, mode u8.
 const DECLARED_ENTRY_BYTES: usize = 13;
+/// Bytes of one declared cover in a `BEGIN` frame (version 3): table u32, first record u64,
+/// end record u64 (half-open).
+const COVER_ENTRY_BYTES: usize = 20;
 
 /// Request opcodes.
 mod op {
@@ -132,10 +139,12 @@ impl Handshake<'_> {
     }
 }
 
-/// The declared access set of a `BEGIN`, still in its wire form (validated when decoded).
+/// The declared access set of a `BEGIN`, still in its wire form (validated when decoded): the
+/// declared records, and (version 3) the covered ranges (`protocol::declared`, "Covers").
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct DeclaredSet<'a> {
     bytes: &'a [u8],
+    covers: &'a [u8],
 }
 
 /// One declared access of a `BEGIN`.
@@ -149,23 +158,37 @@ pub struct Declared {
     pub write: bool,
 }
 
+/// One declared cover of a `BEGIN` (version 3): records `start..end` of `table` are covered by
+/// a declared write of the covering record.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct DeclaredCover {
+    /// Table id.
+    pub table: u32,
+    /// First record covered.
+    pub start: u64,
+    /// One past the last record covered (`start <= end`).
+    pub end: u64,
+}
+
 impl<'a> DeclaredSet<'a> {
     /// No declared accesses.
-    pub const EMPTY: DeclaredSet<'static> = DeclaredSet { bytes: &[] };
+    pub const EMPTY: DeclaredSet<'static> = DeclaredSet {
+        bytes: &[],
+        covers: &[],
+    };
 
     /// The set whose wire form is `bytes` (entries as [`DeclaredSet::encode_entry`] appends
-    /// them); an error when they are not whole entries with valid modes.
+    /// them), with no covers; an error when they are not whole entries with valid modes.
     pub fn from_wire(bytes: &'a [u8]) -> Result<DeclaredSet<'a>, WireError> {
-        if bytes.len() % DECLARED_ENTRY_BYTES != 0 {
-            return Err(WireError::Field("declared set is not whole entries"));
-        }
-        if bytes
-            .chunks_exact(DECLARED_ENTRY_BYTES)
-            .any(|e| e[DECLARED_ENTRY_BYTES - 1] > 1)
-        {
-            return Err(WireError::Field("declared access mode is not 0 or 1"));
-        }
-        Ok(DeclaredSet { bytes })
+        DeclaredSet::with_covers(bytes, &[])
+    }
+
+    /// The set of records `bytes` ([`DeclaredSet::encode_entry`]) and covers `covers`
+    /// ([`DeclaredSet::encode_cover`]); an error when either is not whole valid entries.
+    pub fn with_covers(bytes: &'a [u8], covers: &'a [u8]) -> Result<DeclaredSet<'a>, WireError> {
+        check_entries(bytes)?;
+        check_covers(covers)?;
+        Ok(DeclaredSet { bytes, covers })
     }
 
     /// Appends one declared access in wire form to `out` (a client builds a set this way).
@@ -175,14 +198,26 @@ impl<'a> DeclaredSet<'a> {
         out.push(u8::from(access.write));
     }
 
-    /// Number of accesses.
+    /// Appends one declared cover in wire form to `out`.
+    pub fn encode_cover(out: &mut Vec<u8>, cover: DeclaredCover) {
+        out.extend_from_slice(&cover.table.to_le_bytes());
+        out.extend_from_slice(&cover.start.to_le_bytes());
+        out.extend_from_slice(&cover.end.to_le_bytes());
+    }
+
+    /// Number of declared records (covers not counted).
     pub fn len(&self) -> usize {
         self.bytes.len() / DECLARED_ENTRY_BYTES
     }
 
-    /// Whether there are none.
+    /// Whether no record is declared (covers not counted: a cover needs a declared write).
     pub fn is_empty(&self) -> bool {
         self.bytes.is_empty()
+    }
+
+    /// Number of covers.
+    pub fn covers_len(&self) -> usize {
+        self.covers.len() / COVER_ENTRY_BYTES
     }
 
     /// The accesses, in the order sent.
@@ -195,6 +230,49 @@ impl<'a> DeclaredSet<'a> {
                 write: e[12] == 1,
             })
     }
+
+    /// The covers, in the order sent.
+    pub fn covers(&self) -> impl Iterator<Item = DeclaredCover> + 'a {
+        self.covers.chunks_exact(COVER_ENTRY_BYTES).map(cover_at)
+    }
+}
+
+/// The cover in one entry's bytes.
+fn cover_at(e: &[u8]) -> DeclaredCover {
+    DeclaredCover {
+        table: u32::from_le_bytes(e[0..4].try_into().expect("4 bytes")),
+        start: u64::from_le_bytes(e[4..12].try_into().expect("8 bytes")),
+        end: u64::from_le_bytes(e[12..20].try_into().expect("8 bytes")),
+    }
+}
+
+/// Checks that `bytes` are whole declared entries with modes 0 or 1.
+fn check_entries(bytes: &[u8]) -> Result<(), WireError> {
+    if bytes.len() % DECLARED_ENTRY_BYTES != 0 {
+        return Err(WireError::Field("declared set is not whole entries"));
+    }
+    if bytes
+        .chunks_exact(DECLARED_ENTRY_BYTES)
+        .any(|e| e[DECLARED_ENTRY_BYTES - 1] > 1)
+    {
+        return Err(WireError::Field("declared access mode is not 0 or 1"));
+    }
+    Ok(())
+}
+
+/// Checks that `bytes` are whole declared covers, each with `start <= end`.
+fn check_covers(bytes: &[u8]) -> Result<(), WireError> {
+    if bytes.len() % COVER_ENTRY_BYTES != 0 {
+        return Err(WireError::Field("declared covers are not whole entries"));
+    }
+    if bytes
+        .chunks_exact(COVER_ENTRY_BYTES)
+        .map(cover_at)
+        .any(|c| c.start > c.end)
+    {
+        return Err(WireError::Field("declared cover with start > end"));
+    }
+    Ok(())
 }
 
 /// A client's request: one frame.
@@ -207,7 +285,8 @@ pub enum Request<'a> {
         read_only: bool,
         /// Retries the session's previous transaction.
         retry: bool,
-        /// The declared access set (empty when the protocol needs none).
+        /// The declared access set (empty when the protocol needs none); its covers since
+        /// version 3.
         declared: DeclaredSet<'a>,
     },
     /// Reads a record.
@@ -349,7 +428,8 @@ pub enum ErrorCode {
     /// The request is not allowed in the session's state (an operation outside a transaction,
     /// `BEGIN` inside one); the server closes the connection.
     OutOfOrder = 2,
-    /// A table, record, index or payload size that does not exist; the transaction is aborted.
+    /// A table, record, index or payload size that does not exist, or (version 3) an access
+    /// outside the transaction's declared set and covers; the transaction is aborted.
     BadRequest = 3,
     /// The handshake's token is missing or wrong; the server closes the connection.
     Unauthorized = 4,
@@ -562,8 +642,15 @@ fn split_frame(buf: &[u8]) -> Result<Option<(Fields<'_>, usize)>, WireError> {
 }
 
 impl<'a> Request<'a> {
-    /// Appends the request as one frame to `out`.
+    /// Appends the request as one frame of this version ([`VERSION`]) to `out`.
     pub fn encode(&self, out: &mut Vec<u8>) {
+        self.encode_version(out, VERSION);
+    }
+
+    /// Appends the request as one frame of wire format `version` to `out` (an older client's
+    /// bytes, for tests): a `BEGIN` before version 3 carries no covers, so its set's covers are
+    /// left out.
+    pub fn encode_version(&self, out: &mut Vec<u8>, version: u16) {
         match *self {
             Request::Begin {
                 read_only,
@@ -573,6 +660,9 @@ impl<'a> Request<'a> {
                 let flags = (u8::from(read_only) * FLAG_READ_ONLY) | (u8::from(retry) * FLAG_RETRY);
                 let mut f = FrameWriter::open(out, op::BEGIN);
                 f.u8(flags).u32(declared.len() as u32).bytes(declared.bytes);
+                if version >= COVERS_VERSION {
+                    f.u32(declared.covers_len() as u32).bytes(declared.covers);
+                }
                 f.close();
             }
             Request::Read { table, rid } => {
@@ -652,9 +742,18 @@ impl<'a> Request<'a> {
         f.close();
     }
 
-    /// Decodes the first frame of `buf`: `Ok(None)` when more bytes are needed, otherwise the
-    /// request and the bytes it took.
+    /// Decodes the first frame of `buf` as this version ([`VERSION`]) lays it out: `Ok(None)`
+    /// when more bytes are needed, otherwise the request and the bytes it took.
     pub fn decode(buf: &'a [u8]) -> Result<Option<(Request<'a>, usize)>, WireError> {
+        Request::decode_version(buf, VERSION)
+    }
+
+    /// [`Request::decode`] for a connection whose handshake named `version`: a `BEGIN` before
+    /// version 3 has no covers (its set's covers are empty).
+    pub fn decode_version(
+        buf: &'a [u8],
+        version: u16,
+    ) -> Result<Option<(Request<'a>, usize)>, WireError> {
         let Some((mut f, used)) = split_frame(buf)? else {
             return Ok(None);
         };
@@ -665,16 +764,15 @@ impl<'a> Request<'a> {
                     return Err(WireError::Field("unknown BEGIN flag bits"));
                 }
                 let bytes = f.counted(DECLARED_ENTRY_BYTES)?;
-                if bytes
-                    .chunks_exact(DECLARED_ENTRY_BYTES)
-                    .any(|e| e[DECLARED_ENTRY_BYTES - 1] > 1)
-                {
-                    return Err(WireError::Field("declared access mode is not 0 or 1"));
-                }
+                let covers = if version >= COVERS_VERSION {
+                    f.counted(COVER_ENTRY_BYTES)?
+                } else {
+                    &[]
+                };
                 Request::Begin {
                     read_only: flags & FLAG_READ_ONLY != 0,
                     retry: flags & FLAG_RETRY != 0,
-                    declared: DeclaredSet { bytes },
+                    declared: DeclaredSet::with_covers(bytes, covers)?,
                 }
             }
             op::READ => Request::Read {
@@ -902,12 +1000,13 @@ mod tests {
         a: u64,
         data: &'a [u8],
         declared: &'a [u8],
+        covers: &'a [u8],
     ) -> Request<'a> {
         match kind % 18 {
             0 => Request::Begin {
                 read_only: a & 1 == 1,
                 retry: a & 2 == 2,
-                declared: DeclaredSet { bytes: declared },
+                declared: DeclaredSet::with_covers(declared, covers).expect("valid parts"),
             },
             1 => Request::Read { table, rid },
             2 => Request::ReadForUpdate { table, rid },
@@ -960,16 +1059,40 @@ mod tests {
         v
     }
 
+    /// Covers with `start <= end` from arbitrary (table, a, b) triples.
+    fn cover_bytes(covers: &[(u32, u64, u64)]) -> Vec<u8> {
+        let mut v = Vec::new();
+        for &(table, a, b) in covers {
+            let (start, end) = (a.min(b), a.max(b));
+            DeclaredSet::encode_cover(&mut v, DeclaredCover { table, start, end });
+        }
+        v
+    }
+
+    /// Decodes `bytes` as every accepted version: never a panic; a request decoded as this
+    /// version encodes back to exactly its bytes, and one decoded as an older version to exactly
+    /// its bytes in that version (a `BEGIN` then has no covers).
+    fn decode_as_every_version(bytes: &[u8]) -> Result<(), TestCaseError> {
+        for version in MIN_VERSION..=VERSION {
+            if let Ok(Some((req, used))) = Request::decode_version(bytes, version) {
+                if let Request::Begin { declared, .. } = req {
+                    prop_assert!(version >= COVERS_VERSION || declared.covers_len() == 0);
+                    prop_assert!(declared.covers().all(|c| c.start <= c.end));
+                }
+                let mut again = Vec::new();
+                req.encode_version(&mut again, version);
+                prop_assert_eq!(&again[..], &bytes[..used]);
+            }
+        }
+        Ok(())
+    }
+
     proptest! {
         /// Arbitrary bytes decode to "need more", an error, or a request that encodes back to
         /// exactly the bytes it was decoded from; never a panic.
         #[test]
         fn arbitrary_bytes_never_panic_the_decoder(bytes in proptest::collection::vec(any::<u8>(), 0..256)) {
-            if let Ok(Some((req, used))) = Request::decode(&bytes) {
-                let mut again = Vec::new();
-                req.encode(&mut again);
-                prop_assert_eq!(&again[..], &bytes[..used]);
-            }
+            decode_as_every_version(&bytes)?;
             let _ = Reply::decode(&bytes);
             let _ = Handshake::decode(&bytes);
         }
@@ -981,22 +1104,167 @@ mod tests {
             let mut bytes = ((body.len() + 1) as u32).to_le_bytes().to_vec();
             bytes.push(opcode);
             bytes.extend_from_slice(&body);
-            if let Ok(Some((req, used))) = Request::decode(&bytes) {
-                let mut again = Vec::new();
-                req.encode(&mut again);
-                prop_assert_eq!(&again[..], &bytes[..used]);
-            }
+            decode_as_every_version(&bytes)?;
             let _ = Reply::decode(&bytes);
+        }
+
+        /// A `BEGIN` with well-formed counts and arbitrary entry bytes (records, then covers)
+        /// reaches the entry checks, which random bodies rarely do: they accept or refuse it,
+        /// never panic, and what they accept encodes back to the same bytes.
+        #[test]
+        fn arbitrary_declared_entries_never_panic_the_decoder(flags in 0u8..4, records in 0u32..3, covers in 0u32..3,
+                                                              body in proptest::collection::vec(any::<u8>(), 0..100)) {
+            let r = (records as usize * DECLARED_ENTRY_BYTES).min(body.len());
+            let mut frame = vec![op::BEGIN, flags];
+            frame.extend_from_slice(&records.to_le_bytes());
+            frame.extend_from_slice(&body[..r]);
+            frame.extend_from_slice(&covers.to_le_bytes());
+            frame.extend_from_slice(&body[r..]);
+            let mut bytes = (frame.len() as u32).to_le_bytes().to_vec();
+            bytes.extend_from_slice(&frame);
+            decode_as_every_version(&bytes)?;
         }
 
         /// Every request round-trips through encode and decode.
         #[test]
         fn requests_round_trip(kind in any::<u8>(), table in any::<u32>(), rid in any::<u64>(), a in any::<u64>(),
                                data in proptest::collection::vec(any::<u8>(), 0..80),
-                               entries in proptest::collection::vec(any::<(u32, u64, bool)>(), 0..6)) {
+                               entries in proptest::collection::vec(any::<(u32, u64, bool)>(), 0..6),
+                               covers in proptest::collection::vec(any::<(u32, u64, u64)>(), 0..4)) {
             let declared = declared_bytes(&entries);
-            round_trip(request_from(kind, table, rid, a, &data, &declared));
+            let covers = cover_bytes(&covers);
+            round_trip(request_from(kind, table, rid, a, &data, &declared, &covers));
         }
+    }
+
+    /// A version-3 `BEGIN` carries its covers after its records, and they come back as sent.
+    #[test]
+    fn a_begin_with_covers_round_trips() {
+        let mut records = Vec::new();
+        DeclaredSet::encode_entry(
+            &mut records,
+            Declared {
+                table: 1,
+                rid: 7,
+                write: true,
+            },
+        );
+        let mut covers = Vec::new();
+        let cover = DeclaredCover {
+            table: 2,
+            start: 70,
+            end: 80,
+        };
+        DeclaredSet::encode_cover(&mut covers, cover);
+        let empty = DeclaredCover {
+            table: 3,
+            start: 5,
+            end: 5,
+        };
+        DeclaredSet::encode_cover(&mut covers, empty);
+        let declared = DeclaredSet::with_covers(&records, &covers).unwrap();
+        let req = Request::Begin {
+            read_only: false,
+            retry: false,
+            declared,
+        };
+        round_trip(req);
+        let mut out = Vec::new();
+        req.encode(&mut out);
+        // length, opcode, flags, 1 record, 2 covers.
+        assert_eq!(
+            out.len(),
+            4 + 1 + 1 + 4 + DECLARED_ENTRY_BYTES + 4 + 2 * COVER_ENTRY_BYTES
+        );
+        let Ok(Some((Request::Begin { declared: back, .. }, _))) = Request::decode(&out) else {
+            panic!("a BEGIN");
+        };
+        assert_eq!(back.covers().collect::<Vec<_>>(), [cover, empty]);
+        assert_eq!(
+            back.iter().collect::<Vec<_>>(),
+            [Declared {
+                table: 1,
+                rid: 7,
+                write: true
+            }]
+        );
+    }
+
+    /// A cover whose start is past its end, or a cover entry cut short, is malformed.
+    #[test]
+    fn a_backwards_or_partial_cover_is_malformed() {
+        let mut covers = Vec::new();
+        DeclaredSet::encode_cover(
+            &mut covers,
+            DeclaredCover {
+                table: 0,
+                start: 9,
+                end: 8,
+            },
+        );
+        assert_eq!(
+            DeclaredSet::with_covers(&[], &covers),
+            Err(WireError::Field("declared cover with start > end"))
+        );
+        assert_eq!(
+            DeclaredSet::with_covers(&[], &covers[..19]),
+            Err(WireError::Field("declared covers are not whole entries"))
+        );
+        // The same backwards cover in a frame.
+        let mut out = Vec::new();
+        let mut f = FrameWriter::open(&mut out, op::BEGIN);
+        f.u8(0).u32(0).u32(1).bytes(&covers);
+        f.close();
+        assert_eq!(
+            Request::decode(&out),
+            Err(WireError::Field("declared cover with start > end"))
+        );
+        // A count of covers larger than the bytes there.
+        let mut out = Vec::new();
+        let mut f = FrameWriter::open(&mut out, op::BEGIN);
+        f.u8(0).u32(0).u32(2).bytes(&covers);
+        f.close();
+        assert_eq!(Request::decode(&out), Err(WireError::Truncated(op::BEGIN)));
+    }
+
+    /// A version-2 client's `BEGIN` (records, no covers) still decodes on a connection that
+    /// named version 2 (or 1), and is malformed as a version-3 frame (its covers count is
+    /// missing).
+    #[test]
+    fn a_version_2_begin_still_decodes() {
+        let mut records = Vec::new();
+        DeclaredSet::encode_entry(
+            &mut records,
+            Declared {
+                table: 0,
+                rid: 3,
+                write: false,
+            },
+        );
+        // As a version-2 client writes it, by hand: flags, count, entries.
+        let mut frame = vec![op::BEGIN, FLAG_RETRY];
+        frame.extend_from_slice(&1u32.to_le_bytes());
+        frame.extend_from_slice(&records);
+        let mut bytes = (frame.len() as u32).to_le_bytes().to_vec();
+        bytes.extend_from_slice(&frame);
+        let want = Request::Begin {
+            read_only: false,
+            retry: true,
+            declared: DeclaredSet::from_wire(&records).unwrap(),
+        };
+        for version in [1, 2] {
+            assert_eq!(
+                Request::decode_version(&bytes, version),
+                Ok(Some((want, bytes.len())))
+            );
+            let mut again = Vec::new();
+            want.encode_version(&mut again, version);
+            assert_eq!(again, bytes);
+        }
+        assert_eq!(
+            Request::decode_version(&bytes, 3),
+            Err(WireError::Truncated(op::BEGIN))
+        );
     }
 
     /// The reason codes are part of the wire format (docs/PROTOCOL.md): reordering `Abort`

@@ -537,6 +537,7 @@ fn overlaps(mutant: Mutant) -> (u64, u64) {
         read_phase_extension_ns: 50_000,
         pin_threads: false,
         core_slice: std::time::Duration::ZERO,
+        core_seats: false,
     };
     let out = run_threads(&p, &db, &workload, &exec);
     let commits = out.workers.iter().flat_map(|w| &w.types).map(|t| t.commits);

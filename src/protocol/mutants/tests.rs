@@ -367,6 +367,7 @@ fn run_report(
             read_phase_extension_ns: load.read_phase_extension_ns(),
             pin_threads: false,
             core_slice: std::time::Duration::ZERO,
+            core_seats: false,
         },
         options,
         check: true,
@@ -744,6 +745,7 @@ fn audit_run(mutant: Mutant, seed: u64) -> CheckReport {
         read_phase_extension_ns: 0,
         pin_threads: false,
         core_slice: std::time::Duration::ZERO,
+        core_seats: false,
     };
     let out = crate::exec::run_threads(&p, &db, &workload, &exec);
     crate::check::check(&out.histories)
