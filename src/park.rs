@@ -26,6 +26,12 @@
 //! woken by the event that ended its wait, and the executors count such timeouts in the report
 //! (`waits.park_timeouts`), so a missing wake shows as a number instead of as lost throughput.
 //!
+//! A thread that must also wait for something else (the interactive server's event loops, which
+//! wait for their sockets too) does not park: it sleeps in `poll(2)` on a [`Watcher`], a pipe
+//! the lot writes to when it wakes its sleepers ([`ParkingLot::sleep_watching`]). The same
+//! counters decide whether to wake it, so a lot nobody sleeps on still costs a waking event one
+//! load.
+//!
 //! No lost wakeup: a waiter registers in `sleepers` and reads `ends` before its last poll, and
 //! parks only if `ends` is still what it read (checked under the parking lot's queue lock, which
 //! the waker also takes). The waker makes its change visible, fences, then reads `sleepers`. So
@@ -33,7 +39,9 @@
 //! (and the park does not happen or is woken).
 
 use crossbeam_utils::CachePadded;
-use std::sync::atomic::{AtomicU32, Ordering, fence};
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
+use std::sync::atomic::{AtomicBool, AtomicU32, Ordering, fence};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 /// The longest a parked waiter sleeps without a wakeup before polling again.
@@ -57,6 +65,9 @@ pub struct ParkingLot {
     sleepers: CachePadded<AtomicU32>,
     /// Attempt ends seen while somebody slept: what a sleeper waits to change.
     ends: CachePadded<AtomicU32>,
+    /// The watchers of threads that sleep in `poll(2)` ([`ParkingLot::watch`]); read only when
+    /// somebody sleeps.
+    watchers: Mutex<Vec<Arc<Watcher>>>,
 }
 
 impl ParkingLot {
@@ -65,6 +76,7 @@ impl ParkingLot {
         ParkingLot {
             sleepers: CachePadded::new(AtomicU32::new(0)),
             ends: CachePadded::new(AtomicU32::new(0)),
+            watchers: Mutex::new(Vec::new()),
         }
     }
 
@@ -104,14 +116,69 @@ impl ParkingLot {
 
     #[cold]
     fn wake_all(&self) {
-        // Relaxed: the parking lot's queue lock (taken by unpark_all and by the sleeper's
-        // validation) orders this bump with the sleeper's check of `ends`.
-        self.ends.fetch_add(1, Ordering::Relaxed);
+        // SeqCst: for parked threads the parking lot's queue lock (taken by unpark_all and by
+        // the sleeper's validation) orders this bump with the sleeper's check of `ends`; for
+        // watchers, the bump and the swap of `asleep` below are in one total order with the
+        // watcher's store of `asleep` and its load of `ends` (`sleep_watching`).
+        self.ends.fetch_add(1, Ordering::SeqCst);
         // SAFETY: the key is the address of `ends`, owned by this lot and used as a parking key
         // by nothing else; unpark_all is not called from inside a park callback.
         unsafe {
             parking_lot_core::unpark_all(self.key(), parking_lot_core::DEFAULT_UNPARK_TOKEN);
         }
+        let watchers = self.watchers.lock().unwrap_or_else(|e| e.into_inner());
+        for w in watchers.iter() {
+            // SeqCst: see the bump above. Only a watcher that sleeps (or is about to) is
+            // written to; the others poll again anyway.
+            if w.asleep.swap(false, Ordering::SeqCst) {
+                w.notify();
+            }
+        }
+    }
+
+    /// Registers `watcher`, so this lot's waking events reach the thread that sleeps on it
+    /// ([`ParkingLot::sleep_watching`]) until [`ParkingLot::unwatch`].
+    pub fn watch(&self, watcher: &Arc<Watcher>) {
+        let mut watchers = self.watchers.lock().unwrap_or_else(|e| e.into_inner());
+        watchers.push(Arc::clone(watcher));
+    }
+
+    /// Ends [`ParkingLot::watch`].
+    pub fn unwatch(&self, watcher: &Arc<Watcher>) {
+        let mut watchers = self.watchers.lock().unwrap_or_else(|e| e.into_inner());
+        watchers.retain(|w| !Arc::ptr_eq(w, watcher));
+    }
+
+    /// [`ParkingLot::park_while`] for a thread that sleeps in `poll(2)` with `watcher`'s
+    /// [`Watcher::fd`] among its descriptors: registers as a sleeper, runs `still_blocked` (its
+    /// last poll of what it waits for), and unless that is ready or the lot changed since it
+    /// registered, runs `sleep` (the `poll(2)` call, bounded by the caller). A waking event
+    /// from the registration on makes the watcher's descriptor readable, so `sleep` returns.
+    pub fn sleep_watching<T>(
+        &self,
+        watcher: &Watcher,
+        still_blocked: impl FnOnce() -> Option<T>,
+        sleep: impl FnOnce(),
+    ) -> Option<T> {
+        // SeqCst: as `park_while`'s, paired with `wake_parked`'s fence.
+        self.sleepers.fetch_add(1, Ordering::SeqCst);
+        // SeqCst: in one total order with the waker's bump of `ends` and its swap of
+        // `asleep`. A waker that swapped before this store bumped `ends` before it, so the load
+        // of `ends` below sees the bump and the watcher does not sleep; a later one writes.
+        watcher.asleep.store(true, Ordering::SeqCst);
+        // SeqCst: see the store above.
+        let seen = self.ends.load(Ordering::SeqCst);
+        fence(Ordering::SeqCst);
+        let out = still_blocked();
+        // SeqCst: see the store above.
+        if out.is_none() && self.ends.load(Ordering::SeqCst) == seen {
+            sleep();
+        }
+        // Relaxed: a stale `true` costs one needless write to the pipe.
+        watcher.asleep.store(false, Ordering::Relaxed);
+        // Relaxed: as `park_while`'s decrement.
+        self.sleepers.fetch_sub(1, Ordering::Relaxed);
+        out
     }
 
     /// Parks this thread until a waking event or [`PARK_TIMEOUT`], unless `still_blocked` (the
@@ -149,6 +216,60 @@ impl ParkingLot {
         // one needless wake.
         self.sleepers.fetch_sub(1, Ordering::Relaxed);
         (out, parked)
+    }
+}
+
+/// A pipe through which a [`ParkingLot`] wakes a thread sleeping in `poll(2)` (module docs):
+/// its read end becomes readable when the lot (or anyone, [`Watcher::notify`]) writes a byte.
+pub struct Watcher {
+    read: OwnedFd,
+    write: OwnedFd,
+    /// The thread sleeps, or is about to ([`ParkingLot::sleep_watching`]): a waking event
+    /// writes to the pipe.
+    asleep: AtomicBool,
+}
+
+impl Watcher {
+    /// A new pipe, both ends non-blocking and closed on exec.
+    pub fn new() -> std::io::Result<Arc<Watcher>> {
+        let mut fds = [0 as libc::c_int; 2];
+        // SAFETY: `fds` is a valid array of two ints for pipe2 to fill.
+        if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_NONBLOCK | libc::O_CLOEXEC) } != 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+        // SAFETY: pipe2 succeeded, so both are open descriptors that nothing else owns.
+        let (read, write) = unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) };
+        Ok(Arc::new(Watcher {
+            read,
+            write,
+            asleep: AtomicBool::new(false),
+        }))
+    }
+
+    /// The read end, to poll for readability.
+    pub fn fd(&self) -> RawFd {
+        self.read.as_raw_fd()
+    }
+
+    /// Makes [`Watcher::fd`] readable (a full pipe already is, so a failed write is ignored).
+    pub fn notify(&self) {
+        let byte = 1u8;
+        // SAFETY: writes one byte from a valid local to a descriptor this watcher owns.
+        let _ = unsafe { libc::write(self.write.as_raw_fd(), (&byte as *const u8).cast(), 1) };
+    }
+
+    /// Empties the pipe after a wake, so the next sleep is not cut short by this one.
+    pub fn drain(&self) {
+        let mut buf = [0u8; 64];
+        loop {
+            // SAFETY: reads at most `buf.len()` bytes into a valid local buffer from a
+            // descriptor this watcher owns.
+            let n =
+                unsafe { libc::read(self.read.as_raw_fd(), buf.as_mut_ptr().cast(), buf.len()) };
+            if n < buf.len() as isize {
+                break;
+            }
+        }
     }
 }
 
@@ -197,6 +318,70 @@ mod tests {
         let lot = ParkingLot::new();
         lot.attempt_ended();
         assert_eq!(lot.ends.load(Ordering::Relaxed), 0);
+    }
+
+    /// Waits until `fd` is readable or `timeout` passes; true when readable.
+    fn readable_within(fd: RawFd, timeout: Duration) -> bool {
+        let mut p = libc::pollfd {
+            fd,
+            events: libc::POLLIN,
+            revents: 0,
+        };
+        // SAFETY: one valid pollfd.
+        let n = unsafe { libc::poll(&mut p, 1, timeout.as_millis() as libc::c_int) };
+        n == 1
+    }
+
+    #[test]
+    fn a_watcher_sleeping_is_woken_by_a_waking_event() {
+        let lot = ParkingLot::new();
+        let watcher = Watcher::new().unwrap();
+        lot.watch(&watcher);
+        let released = AtomicBool::new(false);
+        std::thread::scope(|s| {
+            s.spawn(|| {
+                // Relaxed: the flag is the only shared state, and the loop re-reads it.
+                while !released.load(Ordering::Relaxed) {
+                    lot.sleep_watching(
+                        &watcher,
+                        || released.load(Ordering::Relaxed).then_some(()),
+                        || {
+                            // Bounded far above a wake's latency: a lost wake fails the test
+                            // by its time.
+                            assert!(
+                                readable_within(watcher.fd(), Duration::from_secs(20)),
+                                "a sleeping watcher was not woken"
+                            );
+                        },
+                    );
+                    watcher.drain();
+                }
+            });
+            // Relaxed: a test-only poll of the counter.
+            while lot.sleepers.load(Ordering::Relaxed) == 0 {
+                std::thread::yield_now();
+            }
+            std::thread::sleep(Duration::from_millis(5));
+            released.store(true, Ordering::Relaxed);
+            lot.attempt_ended();
+        });
+        lot.unwatch(&watcher);
+        assert!(lot.watchers.lock().unwrap().is_empty());
+    }
+
+    #[test]
+    fn a_watcher_not_asleep_is_not_written_to() {
+        let lot = ParkingLot::new();
+        let watcher = Watcher::new().unwrap();
+        lot.watch(&watcher);
+        // Somebody else sleeps (the counter says so), but the watcher does not.
+        lot.sleepers.fetch_add(1, Ordering::SeqCst);
+        lot.attempt_ended();
+        assert!(!readable_within(watcher.fd(), Duration::ZERO));
+        watcher.notify();
+        assert!(readable_within(watcher.fd(), Duration::ZERO));
+        watcher.drain();
+        assert!(!readable_within(watcher.fd(), Duration::ZERO));
     }
 
     #[test]

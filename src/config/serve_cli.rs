@@ -32,6 +32,9 @@ pub struct ServeArgs {
     /// Seconds a session may stay silent before its transaction is aborted and it is closed.
     #[arg(long, default_value_t = 30.0, allow_negative_numbers = true)]
     pub session_timeout: f64,
+    /// Threads that serve the sessions, each running many (0: one per core).
+    #[arg(long, default_value_t = 0)]
+    pub server_threads: usize,
 }
 
 /// Flags of `txbench ping`.
@@ -74,6 +77,8 @@ pub struct ServeConfig {
     /// With `record_history`: most operations of committed transactions kept, over all
     /// sessions (`--check-limit`).
     pub history_ops: u64,
+    /// Event-loop threads serving the sessions (`--server-threads`; 0: one per core).
+    pub threads: usize,
 }
 
 impl ServeConfig {
@@ -94,7 +99,18 @@ impl ServeConfig {
             rtt,
             record_history,
             history_ops,
+            threads: 0,
         }
+    }
+
+    /// The event-loop threads to run: as configured, or one per core; never more than
+    /// sessions can use.
+    pub fn loop_threads(&self) -> usize {
+        let wanted = match self.threads {
+            0 => std::thread::available_parallelism().map_or(1, |n| n.get()),
+            n => n,
+        };
+        wanted.clamp(1, self.max_connections.max(1))
     }
 }
 
@@ -143,6 +159,13 @@ impl ServeArgs {
                 "max-connections",
                 self.max_connections,
                 "1 <= max-connections <= 1024",
+            ));
+        }
+        if self.server_threads > MAX_WORKERS {
+            return Err(out_of_range(
+                "server-threads",
+                self.server_threads,
+                "0 <= server-threads <= 1024 (0: one per core)",
             ));
         }
         if let Some(t) = self.run.threads {
@@ -240,6 +263,7 @@ impl ServeArgs {
             // --connect --check`) has checked.
             record_history: run.check,
             history_ops: run.exec.check_limit_ops,
+            threads: self.server_threads,
         };
         Ok((run, config))
     }

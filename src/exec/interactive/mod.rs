@@ -4,18 +4,18 @@
 //! trips (PLOR section 5). The wire format is in [`wire`] and, for writers of other clients, in
 //! `docs/PROTOCOL.md`.
 //!
-//! # Why blocking sockets and a thread per session
+//! # Why event loops of our own, not an async runtime
 //!
-//! The server uses the standard library's blocking `TcpStream`s with one thread per session, not
-//! an async runtime (tokio). A session is a protocol worker that runs one transaction at a time,
-//! and the protocols' waits (`Poll::Pending`) are about other transactions, not about sockets:
-//! with a thread per session a waiting operation is simply polled again on its own thread
-//! ([`server`], "Waiting"), nothing needs a waker, and no dependency or runtime is added. The
-//! price is one thread per connection, which the connection limit bounds (each session is also
-//! a protocol worker, of which the protocol is built for a fixed number). A design that serves
-//! many more connections than threads (the connection's task parked on `Pending`, its thread
-//! serving others) is the next step, and changes only `server.rs`: the wire format, the client
-//! and the commands stay.
+//! The server runs `--server-threads` event loops (one per core by default), each serving many
+//! sessions as tasks ([`server`], `event_loop`): a session whose operation the protocol answers
+//! `Pending`, or that waits for its client, is set aside and its thread serves the others. The
+//! protocols' waits are about other transactions, not sockets, and protocols announce what
+//! ends them through the process's parking lot (`crate::park`), not through wakers; so a loop
+//! sleeps in `ppoll(2)` on its sessions' sockets and on a pipe the parking lot writes to,
+//! with microsecond timers for `--rtt-us`. An async runtime (tokio, mio) would add a reactor
+//! whose timers tick in milliseconds and still could not hear the lot. The number of sessions
+//! is bounded by `--max-connections` (each is a protocol worker, of which the protocol is built
+//! for a fixed number), not by threads.
 //!
 //! The codec is hand-written (fixed little-endian fields, length-prefixed byte strings): it
 //! needs no serialization crate, decodes without allocating, and its layout is exactly what
@@ -25,6 +25,7 @@ pub mod client;
 pub mod clients;
 pub mod commands;
 pub mod durable;
+mod event_loop;
 mod launch;
 pub mod loopback;
 pub mod remote_txn;

@@ -1,5 +1,15 @@
-//! The server side of interactive mode: an accept loop and one thread per session, each session a
-//! protocol worker that runs one transaction at a time, driven request by request.
+//! The server side of interactive mode: an accept loop and event-loop threads that each run many
+//! sessions as tasks, each session a protocol worker that runs one transaction at a time, driven
+//! request by request.
+//!
+//! # Threads and tasks
+//!
+//! The accept loop hands each new connection, with a free handle, to one of `--server-threads`
+//! event loops (`event_loop.rs`; one per core by default), round robin. A loop runs each of its
+//! sessions as a task until it waits: for its client's next request, for a reply's turn to go
+//! out (`--rtt-us`), for a group commit, or for a protocol event. Then the loop serves its
+//! other sessions, so a session whose lock request waits holds no thread, and a holder whose
+//! client is a round trip away does not compete with spinning waiters for the core.
 //!
 //! # Sessions and workers
 //!
@@ -37,17 +47,17 @@
 //!
 //! # Waiting
 //!
-//! An operation the protocol answers `Pending` waits as a worker of the thread executor does
-//! (`exec::wait`): a short spin, a couple of yields, then the session's thread parks in the
-//! process's parking lot (`crate::park`) until an event that can end the wait wakes it (a
-//! release, a grant, the end of an attempt: protocols wake through `protocol::wake`, and every
-//! session's attempt end wakes the lot as the executors' do), or the park times out. The policy
-//! is always the shared one (park after about 50 us): an interactive holder keeps its locks
-//! across network round trips, where spinning would take the CPU from the very sessions that
-//! must run to release them. A wait ends when the operation completes or the server stops (the
-//! transaction is then aborted). A transaction wounded (wound-wait) while its session waits for
-//! its client learns it at its next request, so it holds its locks until then: one round trip
-//! at best, which is PLOR's point about wound-wait under interactive transactions.
+//! An operation the protocol answers `Pending` sets its session's task aside (the connection's
+//! task is parked, its thread serves other connections). Its loop polls it again on every
+//! round for a short while (the shared policy's spin, about 50 us, during which it also looks at
+//! its sockets without sleeping), then sleeps in `ppoll(2)` until a socket is ready, a timer is
+//! due, or an event that can end a protocol wait: protocols announce them through
+//! `protocol::wake`, and every session's attempt end wakes the lot as the executors' do; the
+//! lot writes to a sleeping loop's pipe ([`crate::park::Watcher`]). A sleep is also bounded by
+//! [`crate::park::PARK_TIMEOUT`]. A wait ends when the operation completes or the server stops
+//! (the transaction is then aborted). A transaction wounded (wound-wait) while its session
+//! waits for its client learns it at its next request, so it holds its locks until then: one
+//! round trip at best, which is PLOR's point about wound-wait under interactive transactions.
 //!
 //! # Faults
 //!
@@ -84,8 +94,10 @@
 //! as a thread executor's worker is, so every commit goes through the shared install hook into
 //! the session worker's log buffer. A `COMMIT` that wrote is answered `OK` only once the log
 //! says it is durable, by the executor's rule (`exec::thread`, `Logger::wait_durable`): under
-//! `--log-sync group` once a group flush has synced its epoch, under `txn` after a flush the
-//! commit starts, under `none` at once (durable only at a clean stop). So every `OK` a client
+//! `--log-sync group` once a group flush has synced its epoch (the session's task looks at the
+//! durable frontier every 200 us meanwhile, its thread serving others), under `txn` after a
+//! flush the commit starts (on the loop's thread, which waits for that sync), under `none` at
+//! once (durable only at a clean stop). So every `OK` a client
 //! got for a writing transaction survives a crash. A read-only commit is answered at once,
 //! as the executor acknowledges it: it wrote nothing to lose, though what it read may be a
 //! write whose own `OK` is still on its way (and is lost with it, never having been
@@ -93,26 +105,23 @@
 //! answered [`ErrorCode::ShuttingDown`], not `OK`: it is in memory but may be lost, and the
 //! server stops.
 
+use super::event_loop::{Inbox, TaskWait, run_loop};
 use super::wire::{
     COVERS_VERSION, Declared, DeclaredSet, ErrorCode, Handshake, MAX_FRAME_BYTES, MAX_SCAN_ROWS,
     MIN_VERSION, Reply, Request, TableInfo, VERSION,
 };
 pub use crate::config::ServeConfig;
-use crate::exec::wait::{StepOutcome, WaitPolicy, Waiting};
 use crate::ids::{RecordId, TableId};
-use crate::log::{LogStats, Logger};
-use crate::metrics::WaitCounts;
+use crate::log::{LogStats, LogSync, Logger};
 use crate::park::ParkingLot;
 use crate::protocol::{Abort, AttemptStart, Protocol};
 use crate::storage::{Database, IndexId, is_vacant};
 use crate::txn::Txn;
-use std::future::Future;
-use std::io::{ErrorKind, Read, Write};
-use std::net::{TcpListener, TcpStream};
-use std::pin::{Pin, pin};
+use std::io::{ErrorKind, Write};
+use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::rc::Rc;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::task::{Context, Poll, Waker};
 use std::time::{Duration, Instant};
 
 /// What a server served, for its closing report.
@@ -144,11 +153,14 @@ pub struct ServeSummary {
 /// How often the accept loop and idle sessions look at the stop flag and the clock.
 const POLL: Duration = Duration::from_millis(20);
 
+/// How often a commit waiting for a group flush looks at the durable frontier: fine beside
+/// the group interval (`--log-group-us`, milliseconds).
+const DURABLE_POLL: Duration = Duration::from_micros(200);
+
 /// How long a session's client may stay quiet between transactions before the session steps
 /// away from its protocol's barriers and batches (module docs, "Idle sessions"): longer than a
-/// round trip and than the default batch time bound, short beside an epoch. The socket's read
-/// timeout wakes the session for it, at the kernel timer's granularity (a few milliseconds at
-/// most).
+/// round trip and than the default batch time bound, short beside an epoch. The deadline of
+/// the session's read wakes its task for it.
 pub const AWAY_AFTER: Duration = Duration::from_millis(1);
 
 /// Counters the sessions add to when they end (summed once; no per-operation sharing).
@@ -229,7 +241,20 @@ pub fn serve_logged<'db, P: Protocol>(
         })
         .collect();
     let started = Instant::now();
+    let loops = cfg.loop_threads();
+    let inboxes = (0..loops)
+        .map(|_| Inbox::new())
+        .collect::<std::io::Result<Vec<Inbox<Arrival<'db, P>>>>>()?;
     std::thread::scope(|s| {
+        for inbox in &inboxes {
+            let (free, totals, ending, tables) = (&free, &totals, &ending, &tables[..]);
+            s.spawn(move || {
+                run_loop(inbox, ending, |arrival, wait| {
+                    session_task(arrival, wait, free, totals, ending, tables, cfg, db)
+                });
+            });
+        }
+        let mut next_loop = 0;
         loop {
             // Acquire: pairs with the signal handler's (or the caller's) Release store.
             if stop.load(Ordering::Acquire) || cfg.duration.is_some_and(|d| started.elapsed() >= d)
@@ -262,64 +287,13 @@ pub fn serve_logged<'db, P: Protocol>(
                 refuse(stream, ErrorCode::Busy, "all sessions are busy");
                 continue;
             };
-            let (free, totals, ending, tables) = (&free, &totals, &ending, &tables[..]);
-            s.spawn(move || {
-                let mut session = Session {
-                    tx,
-                    pool: free,
-                    cfg,
-                    db,
-                    in_txn: false,
-                    for_update: Vec::new(),
-                    rows: Vec::new(),
-                    out: Vec::with_capacity(256),
-                    counts: Counts::default(),
-                    ending,
-                    rtt: cfg.rtt,
-                    away: true,
-                    scheduled: false,
-                    quiet_since: Instant::now(),
-                    abandoned: false,
-                    version: VERSION,
-                };
-                let end = session.run(stream, cfg, tables);
-                let started = !matches!(end, End::Refused(_));
-                let mid_transaction = session.in_txn;
-                if session.in_txn {
-                    session.abort_unasked();
-                }
-                // Back in the pool, no client holds it. Acquire: pairs with the accept loop's
-                // Release store; a stopping server stops every worker instead.
-                if !ending.load(Ordering::Acquire) {
-                    session.go_away();
-                }
-                match end {
-                    End::Closed => {}
-                    End::Refused(why) => {
-                        totals.refused.fetch_add(1, Ordering::Relaxed);
-                        log(format_args!("{peer}: refused: {why}"));
-                    }
-                    End::Fault(why) => {
-                        totals.faults.fetch_add(1, Ordering::Relaxed);
-                        log(format_args!("{peer}: closed: {why}"));
-                    }
-                    End::Disconnected => {
-                        if mid_transaction {
-                            totals.faults.fetch_add(1, Ordering::Relaxed);
-                            log(format_args!(
-                                "{peer}: disconnected mid-transaction; aborted it"
-                            ));
-                        }
-                    }
-                }
-                session.counts.add_to(totals, started);
-                free.lock()
-                    .unwrap_or_else(|e| e.into_inner())
-                    .push(session.tx);
-            });
+            // Round robin: sessions are alike until their clients differ.
+            inboxes[next_loop].push(Arrival { stream, peer, tx });
+            next_loop = (next_loop + 1) % inboxes.len();
         }
-        // Release: pairs with the sessions' Acquire loads.
+        // Release: pairs with the sessions' and loops' Acquire loads.
         ending.store(true, Ordering::Release);
+        inboxes.iter().for_each(Inbox::wake);
     });
     let mut handles = free.into_inner().unwrap_or_else(|e| e.into_inner());
     // By worker id: the checker names transactions by the worker that ran them.
@@ -344,6 +318,82 @@ pub fn serve_logged<'db, P: Protocol>(
         histories,
         log: None,
     })
+}
+
+/// A connection the accept loop hands an event loop, with the handle its session runs on.
+struct Arrival<'db, P: Protocol> {
+    stream: TcpStream,
+    peer: SocketAddr,
+    tx: Txn<'db, P>,
+}
+
+/// One session, from its handshake to its end: runs it, then aborts what it left open, counts it
+/// and gives its handle back to the pool.
+#[allow(clippy::too_many_arguments)]
+async fn session_task<'db, 's, P: Protocol>(
+    arrival: Arrival<'db, P>,
+    waits: Rc<TaskWait>,
+    free: &'s Mutex<Vec<Txn<'db, P>>>,
+    totals: &'s Totals,
+    ending: &'s AtomicBool,
+    tables: &'s [TableInfo],
+    cfg: &'s ServeConfig,
+    db: &'db Database<P::RecordMeta>,
+) {
+    let Arrival { stream, peer, tx } = arrival;
+    let mut session = Session {
+        tx,
+        pool: free,
+        cfg,
+        db,
+        in_txn: false,
+        for_update: Vec::new(),
+        rows: Vec::new(),
+        out: Vec::with_capacity(256),
+        counts: Counts::default(),
+        ending,
+        rtt: cfg.rtt,
+        away: true,
+        scheduled: false,
+        quiet_since: Instant::now(),
+        abandoned: false,
+        version: VERSION,
+        waits,
+    };
+    let end = session.run(&stream, cfg, tables).await;
+    let started = !matches!(end, End::Refused(_));
+    let mid_transaction = session.in_txn;
+    if session.in_txn {
+        session.abort_unasked().await;
+    }
+    // Back in the pool, no client holds it. Acquire: pairs with the accept loop's Release
+    // store; a stopping server stops every worker instead.
+    if !ending.load(Ordering::Acquire) {
+        session.go_away();
+    }
+    match end {
+        End::Closed => {}
+        End::Refused(why) => {
+            totals.refused.fetch_add(1, Ordering::Relaxed);
+            log(format_args!("{peer}: refused: {why}"));
+        }
+        End::Fault(why) => {
+            totals.faults.fetch_add(1, Ordering::Relaxed);
+            log(format_args!("{peer}: closed: {why}"));
+        }
+        End::Disconnected => {
+            if mid_transaction {
+                totals.faults.fetch_add(1, Ordering::Relaxed);
+                log(format_args!(
+                    "{peer}: disconnected mid-transaction; aborted it"
+                ));
+            }
+        }
+    }
+    session.counts.add_to(totals, started);
+    free.lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .push(session.tx);
 }
 
 /// Tells a connection why it is refused, best effort, and closes it.
@@ -423,6 +473,8 @@ struct Session<'db, 's, P: Protocol> {
     /// The wire format version the client's handshake named: how its frames are laid out (a
     /// `BEGIN` before version 3 has no covers, and its set is then not checked).
     version: u16,
+    /// What the session's task waits for when it cannot go on (`event_loop`).
+    waits: Rc<TaskWait>,
 }
 
 /// What a request leaves the session to do.
@@ -435,13 +487,27 @@ impl<P: Protocol> Session<'_, '_, P> {
     /// With a log, after a commit: waits until the commit is durable (module docs,
     /// "Durability"); false when the log failed first. A commit that wrote nothing, or a
     /// server without a log, is durable at once.
-    fn durable(&mut self) -> bool {
+    async fn durable(&mut self) -> bool {
         let Some(log) = self.tx.logger() else {
             return true;
         };
-        match self.tx.take_committed_epoch() {
-            Some(epoch) => log.wait_durable(epoch),
-            None => true,
+        let Some(epoch) = self.tx.take_committed_epoch() else {
+            return true;
+        };
+        if log.sync_mode() != LogSync::Group {
+            // `none` answers at once; `txn` flushes and syncs here, on the loop's thread,
+            // which that mode's cost is.
+            return log.wait_durable(epoch);
+        }
+        // Group commit: the flusher moves the frontier; look again every `DURABLE_POLL`.
+        loop {
+            if log.acknowledged_through() >= epoch {
+                return true;
+            }
+            if log.failure().is_some() {
+                return false;
+            }
+            self.waits.until(Instant::now() + DURABLE_POLL).await;
         }
     }
 
@@ -469,7 +535,7 @@ impl<P: Protocol> Session<'_, '_, P> {
     /// placeholders are produced); a re-execution it would rather run is not run, the attempt
     /// ends. Returns false when the attempt was abandoned instead: the server is stopping and
     /// the protocol's part would wait.
-    fn abort_unasked(&mut self) -> bool {
+    async fn abort_unasked(&mut self) -> bool {
         if P::DECLARED_SET.is_some() {
             // The schedule waited until the server stopped: the attempt holds a place it never
             // took (a batch member before its turn), which only its turn could release.
@@ -477,7 +543,7 @@ impl<P: Protocol> Session<'_, '_, P> {
             if !given_up {
                 let tx = &mut self.tx;
                 let confirm = std::future::poll_fn(|_| tx.poll_confirm_user_abort());
-                given_up = wait_for(pin!(confirm), self.ending).is_none();
+                given_up = self.waits.protocol(confirm, self.ending).await.is_none();
             }
             if given_up {
                 self.in_txn = false;
@@ -492,14 +558,11 @@ impl<P: Protocol> Session<'_, '_, P> {
     }
 
     /// Reads and answers requests until the session ends.
-    fn run(&mut self, mut stream: TcpStream, cfg: &ServeConfig, tables: &[TableInfo]) -> End {
+    async fn run(&mut self, stream: &TcpStream, cfg: &ServeConfig, tables: &[TableInfo]) -> End {
+        // Non-blocking: the session's task waits for its socket in its event loop.
         if let Err(e) = stream
-            .set_nonblocking(false)
+            .set_nonblocking(true)
             .and_then(|()| stream.set_nodelay(true))
-            .and_then(|()| stream.set_read_timeout(Some(POLL)))
-            // A client that stops reading its replies cannot hold the session (or the server's
-            // shutdown) longer than an idle one.
-            .and_then(|()| stream.set_write_timeout(Some(cfg.session_timeout)))
         {
             return End::Fault(format!("socket setup failed: {e}"));
         }
@@ -507,9 +570,6 @@ impl<P: Protocol> Session<'_, '_, P> {
         let (mut start, mut end) = (0usize, 0usize);
         let mut greeted = false;
         let mut last_heard = Instant::now();
-        // The read timeout set on the socket: `POLL`, or `AWAY_AFTER` while the session may
-        // step away (it wakes to do so).
-        let mut read_timeout = POLL;
         loop {
             // Answer every complete frame in the buffer.
             loop {
@@ -521,14 +581,15 @@ impl<P: Protocol> Session<'_, '_, P> {
                         Ok(Some((hs, used))) => {
                             start += used;
                             if let Err((code, why)) = check_handshake(&hs, cfg) {
-                                let _ =
-                                    self.reply(&mut stream, Reply::Error { code, message: why });
+                                let _ = self
+                                    .reply(stream, Reply::Error { code, message: why })
+                                    .await;
                                 return End::Refused(why);
                             }
                             self.version = hs.version;
                             self.out.clear();
                             Reply::encode_hello(&mut self.out, tables.iter().copied());
-                            if stream.write_all(&self.out).is_err() {
+                            if self.write_out(stream).await.is_err() {
                                 return End::Disconnected;
                             }
                             greeted = true;
@@ -541,18 +602,20 @@ impl<P: Protocol> Session<'_, '_, P> {
                     Err(e) => {
                         let message = e.to_string();
                         let code = ErrorCode::Malformed;
-                        let _ = self.reply(
-                            &mut stream,
-                            Reply::Error {
-                                code,
-                                message: &message,
-                            },
-                        );
+                        let _ = self
+                            .reply(
+                                stream,
+                                Reply::Error {
+                                    code,
+                                    message: &message,
+                                },
+                            )
+                            .await;
                         return End::Fault(format!("malformed frame: {message}"));
                     }
                     Ok(Some((req, used))) => {
                         self.counts.requests += 1;
-                        let flow = self.handle(req, &mut stream);
+                        let flow = self.handle(req, stream).await;
                         self.quiet_since = Instant::now();
                         start += used;
                         if let Flow::Close(why) = flow {
@@ -573,21 +636,18 @@ impl<P: Protocol> Session<'_, '_, P> {
                 let grown = (inbuf.len() * 2).min(4 + super::wire::MAX_FRAME_BYTES);
                 inbuf.resize(grown, 0);
             }
+            // Wakes after `POLL` to look at the stop flag and the idle timeout, or after
+            // `AWAY_AFTER` while the session may step away (it wakes to do so).
             let wanted = if self.may_go_away() { AWAY_AFTER } else { POLL };
-            if wanted != read_timeout {
-                if let Err(e) = stream.set_read_timeout(Some(wanted)) {
-                    return End::Fault(format!("socket setup failed: {e}"));
-                }
-                read_timeout = wanted;
-            }
-            match stream.read(&mut inbuf[end..]) {
+            let deadline = Instant::now() + wanted;
+            match self.waits.read(stream, &mut inbuf[end..], deadline).await {
                 Ok(0) => return End::Disconnected,
                 Ok(n) => {
                     end += n;
                     last_heard = Instant::now();
                     self.quiet_since = last_heard;
                 }
-                Err(e) if matches!(e.kind(), ErrorKind::WouldBlock | ErrorKind::TimedOut) => {
+                Err(e) if e.kind() == ErrorKind::TimedOut => {
                     if self.may_go_away() && self.quiet_since.elapsed() >= AWAY_AFTER {
                         self.go_away();
                     }
@@ -595,13 +655,13 @@ impl<P: Protocol> Session<'_, '_, P> {
                     if self.ending.load(Ordering::Acquire) {
                         let message = "the server is stopping";
                         let code = ErrorCode::ShuttingDown;
-                        let _ = self.reply(&mut stream, Reply::Error { code, message });
+                        let _ = self.reply(stream, Reply::Error { code, message }).await;
                         return End::Closed;
                     }
                     if last_heard.elapsed() >= cfg.session_timeout {
                         let message = "session idle past the server's timeout";
                         let code = ErrorCode::TimedOut;
-                        let _ = self.reply(&mut stream, Reply::Error { code, message });
+                        let _ = self.reply(stream, Reply::Error { code, message }).await;
                         return End::Fault(format!(
                             "idle for {:?}{}",
                             cfg.session_timeout,
@@ -613,25 +673,32 @@ impl<P: Protocol> Session<'_, '_, P> {
                         ));
                     }
                 }
-                Err(e) if e.kind() == ErrorKind::Interrupted => {}
                 Err(_) => return End::Disconnected,
             }
         }
     }
 
     /// Sends one reply.
-    fn reply(&mut self, stream: &mut TcpStream, reply: Reply<'_>) -> std::io::Result<()> {
+    async fn reply(&mut self, stream: &TcpStream, reply: Reply<'_>) -> std::io::Result<()> {
         self.out.clear();
         reply.encode(&mut self.out);
-        self.send(stream)
+        self.send(stream).await
     }
 
     /// Sends the reply in `self.out`, after the configured round-trip delay (`--rtt-us`).
-    fn send(&mut self, stream: &mut TcpStream) -> std::io::Result<()> {
+    async fn send(&mut self, stream: &TcpStream) -> std::io::Result<()> {
         if !self.rtt.is_zero() {
-            added_delay(self.rtt);
+            self.waits.until(Instant::now() + self.rtt).await;
         }
-        stream.write_all(&self.out)
+        self.write_out(stream).await
+    }
+
+    /// Writes `self.out`, waiting while the socket's buffer is full, at most the session
+    /// timeout: a client that stops reading its replies cannot hold the session (or the
+    /// server's shutdown) longer than an idle one.
+    async fn write_out(&mut self, stream: &TcpStream) -> std::io::Result<()> {
+        let deadline = Instant::now() + self.cfg.session_timeout;
+        self.waits.write_all(stream, &self.out, deadline).await
     }
 
     /// Ends the open transaction with the protocol's (or the client's) abort.
@@ -647,21 +714,26 @@ impl<P: Protocol> Session<'_, '_, P> {
     }
 
     /// Answers one request.
-    fn handle(&mut self, req: Request<'_>, stream: &mut TcpStream) -> Flow {
+    async fn handle(&mut self, req: Request<'_>, stream: &TcpStream) -> Flow {
         let sent = match req {
-            Request::Ping => self.reply(stream, Reply::Ok),
-            Request::Begin { .. } if self.in_txn => return out_of_order(self, stream, "BEGIN"),
-            Request::Check if self.in_txn => return out_of_order(self, stream, "CHECK"),
-            Request::Check => self.verdict(stream),
+            Request::Ping => self.reply(stream, Reply::Ok).await,
+            Request::Begin { .. } if self.in_txn => {
+                return out_of_order(self, stream, "BEGIN").await;
+            }
+            Request::Check if self.in_txn => return out_of_order(self, stream, "CHECK").await,
+            Request::Check => self.verdict(stream).await,
             Request::Begin {
                 read_only,
                 retry,
                 declared,
-            } => self.begin(AttemptStart { retry, read_only }, declared, stream),
-            _ if !self.in_txn => {
-                return out_of_order(self, stream, "an operation outside a transaction");
+            } => {
+                self.begin(AttemptStart { retry, read_only }, declared, stream)
+                    .await
             }
-            other => self.operate(other, stream),
+            _ if !self.in_txn => {
+                return out_of_order(self, stream, "an operation outside a transaction").await;
+            }
+            other => self.operate(other, stream).await,
         };
         match sent {
             Ok(()) if self.abandoned => Flow::Close(End::Closed),
@@ -672,19 +744,21 @@ impl<P: Protocol> Session<'_, '_, P> {
 
     /// Starts an attempt; a deterministic protocol first gets the declared set (at a
     /// transaction's first attempt; its retries keep it) and schedules the attempt from it.
-    fn begin(
+    async fn begin(
         &mut self,
         start: AttemptStart,
         declared: DeclaredSet<'_>,
-        stream: &mut TcpStream,
+        stream: &TcpStream,
     ) -> std::io::Result<()> {
         if P::DECLARED_SET.is_some() && !start.retry {
             if declared.is_empty() {
-                return self.reply_error(
-                    stream,
-                    ErrorCode::BadRequest,
-                    "this protocol schedules from declared access sets: BEGIN must declare one",
-                );
+                return self
+                    .reply_error(
+                        stream,
+                        ErrorCode::BadRequest,
+                        "this protocol schedules from declared access sets: BEGIN must declare one",
+                    )
+                    .await;
             }
             let tables = self.db.tables();
             let exists = |d: Declared| {
@@ -693,18 +767,22 @@ impl<P: Protocol> Session<'_, '_, P> {
                     .is_some_and(|t| t.get(RecordId(d.rid)).is_some())
             };
             if !declared.iter().all(exists) {
-                return self.reply_error(
-                    stream,
-                    ErrorCode::BadRequest,
-                    "a declared record is outside its table",
-                );
+                return self
+                    .reply_error(
+                        stream,
+                        ErrorCode::BadRequest,
+                        "a declared record is outside its table",
+                    )
+                    .await;
             }
             if declared.covers().any(|c| c.table as usize >= tables.len()) {
-                return self.reply_error(
-                    stream,
-                    ErrorCode::BadRequest,
-                    "a declared cover names no such table",
-                );
+                return self
+                    .reply_error(
+                        stream,
+                        ErrorCode::BadRequest,
+                        "a declared cover names no such table",
+                    )
+                    .await;
             }
             // A client of version 3 states its covers, so its set is complete and checked
             // (module docs, "Faults"); an older one's is not.
@@ -737,22 +815,22 @@ impl<P: Protocol> Session<'_, '_, P> {
             let tx = &mut self.tx;
             let scheduled = std::future::poll_fn(|_| tx.poll_schedule());
             let stopping = self.ending;
-            match wait_for(pin!(scheduled), stopping) {
+            match self.waits.protocol(scheduled, stopping).await {
                 Some(Ok(())) => self.scheduled = true,
-                other => return self.failed(stream, other),
+                other => return self.failed(stream, other).await,
             }
         }
-        self.reply(stream, Reply::Ok)
+        self.reply(stream, Reply::Ok).await
     }
 
     /// Answers `CHECK`: once every other session has ended (its handle is back in the pool), the
     /// checker's verdict on the histories of every handle, as the runner checks an in-process
     /// run. Waits at most the session timeout, by which a stalled session has been closed; a
     /// client still working then keeps its session open, and the answer is `NOT_CHECKABLE`.
-    fn verdict(&mut self, stream: &mut TcpStream) -> std::io::Result<()> {
+    async fn verdict(&mut self, stream: &TcpStream) -> std::io::Result<()> {
         if !self.cfg.record_history {
             let why = "this server does not record its history: start it with --check";
-            return self.reply_error(stream, ErrorCode::NotCheckable, why);
+            return self.reply_error(stream, ErrorCode::NotCheckable, why).await;
         }
         // The wait is for every other session to end: this one must not hold them up meanwhile.
         self.go_away();
@@ -772,13 +850,13 @@ impl<P: Protocol> Session<'_, '_, P> {
             // Acquire: pairs with the accept loop's Release store.
             if self.ending.load(Ordering::Acquire) {
                 let why = "the server is stopping";
-                return self.reply_error(stream, ErrorCode::ShuttingDown, why);
+                return self.reply_error(stream, ErrorCode::ShuttingDown, why).await;
             }
             if asked.elapsed() >= self.cfg.session_timeout {
                 let why = "other sessions stayed open past the session timeout";
-                return self.reply_error(stream, ErrorCode::NotCheckable, why);
+                return self.reply_error(stream, ErrorCode::NotCheckable, why).await;
             }
-            std::thread::sleep(POLL);
+            self.waits.until(Instant::now() + POLL).await;
         };
         if let Some(own) = self.tx.committed_history() {
             histories.push((self.tx.worker_id(), own.clone()));
@@ -793,111 +871,117 @@ impl<P: Protocol> Session<'_, '_, P> {
             report.examples.clear();
             json = serde_json::to_string(&report).unwrap_or_default();
         }
-        self.reply(stream, Reply::Verdict(&json))
+        self.reply(stream, Reply::Verdict(&json)).await
     }
 
     /// Answers an error that leaves no transaction open (none was begun).
-    fn reply_error(
+    async fn reply_error(
         &mut self,
-        stream: &mut TcpStream,
+        stream: &TcpStream,
         code: ErrorCode,
         message: &str,
     ) -> std::io::Result<()> {
-        self.reply(stream, Reply::Error { code, message })
+        self.reply(stream, Reply::Error { code, message }).await
     }
 
     /// Runs one operation of the open transaction and replies.
-    fn operate(&mut self, req: Request<'_>, stream: &mut TcpStream) -> std::io::Result<()> {
+    async fn operate(&mut self, req: Request<'_>, stream: &TcpStream) -> std::io::Result<()> {
         let stopping = self.ending;
         let committed = matches!(req, Request::ReadCommitted { .. });
         match req {
             Request::Read { table, rid } | Request::ReadCommitted { table, rid } => {
                 let (t, r) = match self.record(table, rid, None) {
                     Ok(at) => at,
-                    Err(why) => return self.bad_request(stream, why),
+                    Err(why) => return self.bad_request(stream, why).await,
                 };
                 let outcome = if committed {
-                    wait_for(pin!(self.tx.read_committed(t, r)), stopping)
+                    self.waits
+                        .protocol(self.tx.read_committed(t, r), stopping)
+                        .await
                 } else {
-                    wait_for(pin!(self.tx.read(t, r)), stopping)
+                    self.waits.protocol(self.tx.read(t, r), stopping).await
                 };
                 match outcome {
                     Some(Ok(row)) => {
                         self.out.clear();
                         Reply::Value(row).encode(&mut self.out);
-                        self.send(stream)
+                        self.send(stream).await
                     }
                     other => {
                         let other = other.map(|r| r.map(|_| ()));
-                        self.failed(stream, other)
+                        self.failed(stream, other).await
                     }
                 }
             }
             Request::ReadForUpdate { table, rid } => {
                 let (t, r) = match self.record(table, rid, None) {
                     Ok(at) => at,
-                    Err(why) => return self.bad_request(stream, why),
+                    Err(why) => return self.bad_request(stream, why).await,
                 };
                 let tx = &mut self.tx;
                 let read = std::future::poll_fn(|_| tx.poll_read_for_update(t, r));
-                match wait_for(pin!(read), stopping) {
+                match self.waits.protocol(read, stopping).await {
                     Some(Ok(row)) => {
                         self.for_update.push((t, r));
                         self.out.clear();
                         Reply::Value(self.tx.read_row(row)).encode(&mut self.out);
-                        self.send(stream)
+                        self.send(stream).await
                     }
-                    other => self.failed(stream, other.map(|r| r.map(|_| ()))),
+                    other => self.failed(stream, other.map(|r| r.map(|_| ()))).await,
                 }
             }
             Request::Write { table, rid, data } => {
                 let (t, r) = match self.record(table, rid, Some(data)) {
                     Ok(at) => at,
-                    Err(why) => return self.bad_request(stream, why),
+                    Err(why) => return self.bad_request(stream, why).await,
                 };
-                let done = wait_for(pin!(self.tx.write(t, r, data)), stopping);
-                self.done(stream, done)
+                let done = self
+                    .waits
+                    .protocol(self.tx.write(t, r, data), stopping)
+                    .await;
+                self.done(stream, done).await
             }
             Request::Update { table, rid, data } => {
                 let (t, r) = match self.record(table, rid, Some(data)) {
                     Ok(at) => at,
-                    Err(why) => return self.bad_request(stream, why),
+                    Err(why) => return self.bad_request(stream, why).await,
                 };
                 let done = if self.for_update.contains(&(t, r)) {
                     let tx = &mut self.tx;
                     let write = std::future::poll_fn(|_| tx.poll_write_after_read(t, r, data));
-                    wait_for(pin!(write), stopping)
+                    self.waits.protocol(write, stopping).await
                 } else {
                     let update = self.tx.update(t, r, |row| row.copy_from_slice(data));
-                    wait_for(pin!(update), stopping)
+                    self.waits.protocol(update, stopping).await
                 };
-                self.done(stream, done)
+                self.done(stream, done).await
             }
             Request::Insert { table, rid, data } => {
                 let (t, r) = match self.record(table, rid, Some(data)) {
                     Ok(at) => at,
-                    Err(why) => return self.bad_request(stream, why),
+                    Err(why) => return self.bad_request(stream, why).await,
                 };
                 if is_vacant(data) {
                     return self
-                        .bad_request(stream, "an inserted row's first 8 bytes are all zero");
+                        .bad_request(stream, "an inserted row's first 8 bytes are all zero")
+                        .await;
                 }
                 let insert = self.tx.insert(t, r, |row| row.copy_from_slice(data));
-                let outcome = wait_for(pin!(insert), stopping);
+                let outcome = self.waits.protocol(insert, stopping).await;
                 match outcome {
-                    Some(Ok(inserted)) => self.reply(stream, Reply::Flag(inserted)),
-                    other => self.failed(stream, other.map(|r| r.map(|_| ()))),
+                    Some(Ok(inserted)) => self.reply(stream, Reply::Flag(inserted)).await,
+                    other => self.failed(stream, other.map(|r| r.map(|_| ()))).await,
                 }
             }
             Request::Delete { table, rid } => {
                 let (t, r) = match self.record(table, rid, None) {
                     Ok(at) => at,
-                    Err(why) => return self.bad_request(stream, why),
+                    Err(why) => return self.bad_request(stream, why).await,
                 };
-                let outcome = wait_for(pin!(self.tx.delete(t, r)), stopping);
+                let outcome = self.waits.protocol(self.tx.delete(t, r), stopping).await;
                 match outcome {
-                    Some(Ok(deleted)) => self.reply(stream, Reply::Flag(deleted)),
-                    other => self.failed(stream, other.map(|r| r.map(|_| ()))),
+                    Some(Ok(deleted)) => self.reply(stream, Reply::Flag(deleted)).await,
+                    other => self.failed(stream, other.map(|r| r.map(|_| ()))).await,
                 }
             }
             Request::Scan {
@@ -907,43 +991,49 @@ impl<P: Protocol> Session<'_, '_, P> {
                 limit,
             } => {
                 if index as usize >= self.db.indexes().len() {
-                    return self.bad_request(stream, "no such index");
+                    return self.bad_request(stream, "no such index").await;
                 }
                 self.rows.clear();
                 let scan = self.tx.scan(IndexId(index), lo..=hi, &mut self.rows);
-                let outcome = wait_for(pin!(scan), stopping);
+                let outcome = self.waits.protocol(scan, stopping).await;
                 match outcome {
                     Some(Ok(())) => {
                         let n = self.rows.len().min(limit.min(MAX_SCAN_ROWS) as usize);
                         self.out.clear();
                         let rows = self.rows[..n].iter().map(|&(k, r)| (k, r.0));
                         Reply::encode_rows(&mut self.out, rows);
-                        self.send(stream)
+                        self.send(stream).await
                     }
-                    other => self.failed(stream, other),
+                    other => self.failed(stream, other).await,
                 }
             }
             Request::Commit => {
                 let tx = &mut self.tx;
-                match wait_for(pin!(std::future::poll_fn(|_| tx.poll_commit())), stopping) {
+                match self
+                    .waits
+                    .protocol(std::future::poll_fn(|_| tx.poll_commit()), stopping)
+                    .await
+                {
                     Some(Ok(())) => {
                         self.tx.committed();
                         ParkingLot::global().attempt_ended();
                         self.in_txn = false;
                         self.counts.commits += 1;
-                        if !self.durable() {
-                            return self.reply(
-                                stream,
-                                Reply::Error {
-                                    code: ErrorCode::ShuttingDown,
-                                    message: "the commit is not acknowledged durable: the \
+                        if !self.durable().await {
+                            return self
+                                .reply(
+                                    stream,
+                                    Reply::Error {
+                                        code: ErrorCode::ShuttingDown,
+                                        message: "the commit is not acknowledged durable: the \
                                               server's log failed, and it stops",
-                                },
-                            );
+                                    },
+                                )
+                                .await;
                         }
-                        self.reply(stream, Reply::Ok)
+                        self.reply(stream, Reply::Ok).await
                     }
-                    other => self.failed(stream, other),
+                    other => self.failed(stream, other).await,
                 }
             }
             Request::Abort if P::DECLARED_SET.is_some() => {
@@ -951,73 +1041,81 @@ impl<P: Protocol> Session<'_, '_, P> {
                 // decided it on reads taken ahead of its turn (it stands, or re-executes).
                 let tx = &mut self.tx;
                 let confirm = std::future::poll_fn(|_| tx.poll_confirm_user_abort());
-                match wait_for(pin!(confirm), stopping) {
+                match self.waits.protocol(confirm, stopping).await {
                     Some(Ok(())) => {
                         self.end_aborted(Abort::User);
-                        self.reply(stream, Reply::Ok)
+                        self.reply(stream, Reply::Ok).await
                     }
-                    other => self.failed(stream, other),
+                    other => self.failed(stream, other).await,
                 }
             }
             Request::Abort => {
                 self.end_aborted(Abort::User);
-                self.reply(stream, Reply::Ok)
+                self.reply(stream, Reply::Ok).await
             }
             Request::IndexInsert { index, key, rid } => {
                 let Some(ix) = self.db.indexes().get(index as usize) else {
-                    return self.bad_request(stream, "no such index");
+                    return self.bad_request(stream, "no such index").await;
                 };
                 let indexed = ix.spec.table;
                 if self.db.tables()[indexed.0 as usize]
                     .get(RecordId(rid))
                     .is_none()
                 {
-                    return self.bad_request(stream, "record id outside the index's table");
+                    return self
+                        .bad_request(stream, "record id outside the index's table")
+                        .await;
                 }
                 if ix.map.get(key).is_some_and(|r| r != RecordId(rid)) {
-                    return self.bad_request(stream, "the key is indexed with another record");
+                    return self
+                        .bad_request(stream, "the key is indexed with another record")
+                        .await;
                 }
                 let insert = self.tx.index_insert(IndexId(index), key, RecordId(rid));
-                let outcome = wait_for(pin!(insert), stopping);
+                let outcome = self.waits.protocol(insert, stopping).await;
                 match outcome {
-                    Some(Ok(entered)) => self.reply(stream, Reply::Flag(entered)),
-                    other => self.failed(stream, other.map(|r| r.map(|_| ()))),
+                    Some(Ok(entered)) => self.reply(stream, Reply::Flag(entered)).await,
+                    other => self.failed(stream, other.map(|r| r.map(|_| ()))).await,
                 }
             }
             Request::IndexRemove { index, key } => {
                 if index as usize >= self.db.indexes().len() {
-                    return self.bad_request(stream, "no such index");
+                    return self.bad_request(stream, "no such index").await;
                 }
                 let remove = self.tx.index_remove(IndexId(index), key);
-                let done = wait_for(pin!(remove), stopping);
-                self.done(stream, done)
+                let done = self.waits.protocol(remove, stopping).await;
+                self.done(stream, done).await
             }
             Request::ScanFirst { index, lo, hi } | Request::ScanLast { index, lo, hi } => {
                 if index as usize >= self.db.indexes().len() {
-                    return self.bad_request(stream, "no such index");
+                    return self.bad_request(stream, "no such index").await;
                 }
                 let outcome = if matches!(req, Request::ScanFirst { .. }) {
-                    wait_for(pin!(self.tx.scan_first(IndexId(index), lo..=hi)), stopping)
+                    self.waits
+                        .protocol(self.tx.scan_first(IndexId(index), lo..=hi), stopping)
+                        .await
                 } else {
-                    wait_for(pin!(self.tx.scan_last(IndexId(index), lo..=hi)), stopping)
+                    self.waits
+                        .protocol(self.tx.scan_last(IndexId(index), lo..=hi), stopping)
+                        .await
                 };
                 match outcome {
                     Some(Ok(row)) => {
                         self.out.clear();
                         Reply::encode_rows(&mut self.out, row.map(|(k, r)| (k, r.0)).into_iter());
-                        self.send(stream)
+                        self.send(stream).await
                     }
-                    other => self.failed(stream, other.map(|r| r.map(|_| ()))),
+                    other => self.failed(stream, other.map(|r| r.map(|_| ()))).await,
                 }
             }
             Request::Reserve { table, rid } => {
                 // Not `record`: a slot past a growable table's cap is an answer (`false`), not
                 // a bad request.
                 if table as usize >= self.db.tables().len() {
-                    return self.bad_request(stream, "no such table");
+                    return self.bad_request(stream, "no such table").await;
                 }
                 let reserved = self.tx.reserve(TableId(table), RecordId(rid));
-                self.reply(stream, Reply::Flag(reserved))
+                self.reply(stream, Reply::Flag(reserved)).await
             }
             Request::Begin { .. } | Request::Ping | Request::Check => {
                 unreachable!("handled before operate")
@@ -1026,22 +1124,22 @@ impl<P: Protocol> Session<'_, '_, P> {
     }
 
     /// Replies to an operation that returned nothing but success or failure.
-    fn done(
+    async fn done(
         &mut self,
-        stream: &mut TcpStream,
+        stream: &TcpStream,
         done: Option<Result<(), Abort>>,
     ) -> std::io::Result<()> {
         match done {
-            Some(Ok(())) => self.reply(stream, Reply::Ok),
-            other => self.failed(stream, other),
+            Some(Ok(())) => self.reply(stream, Reply::Ok).await,
+            other => self.failed(stream, other).await,
         }
     }
 
     /// Replies to an operation that did not complete: the protocol aborted it (`Some(Err)`), or
     /// the server is stopping (`None`). Either way the transaction is over.
-    fn failed(
+    async fn failed(
         &mut self,
-        stream: &mut TcpStream,
+        stream: &TcpStream,
         outcome: Option<Result<(), Abort>>,
     ) -> std::io::Result<()> {
         if outcome.is_some_and(|r| r.is_err())
@@ -1050,16 +1148,16 @@ impl<P: Protocol> Session<'_, '_, P> {
             // Not the protocol's abort: the handle refused an access outside the declared set
             // before the protocol saw it (module docs, "Faults").
             let why = access.to_string();
-            return self.bad_request(stream, &why);
+            return self.bad_request(stream, &why).await;
         }
         match outcome {
             Some(Err(why)) => {
                 self.end_aborted(why);
-                self.reply(stream, Reply::Aborted(why))
+                self.reply(stream, Reply::Aborted(why)).await
             }
             Some(Ok(())) => unreachable!("failed() is called for operations that did not succeed"),
             None => {
-                if self.abort_unasked() {
+                if self.abort_unasked().await {
                     self.counts.user_aborts += 1;
                 }
                 let message = "the server is stopping";
@@ -1070,13 +1168,14 @@ impl<P: Protocol> Session<'_, '_, P> {
                         message,
                     },
                 )
+                .await
             }
         }
     }
 
     /// Answers a request naming something that does not exist: the transaction is aborted.
-    fn bad_request(&mut self, stream: &mut TcpStream, why: &str) -> std::io::Result<()> {
-        self.abort_unasked();
+    async fn bad_request(&mut self, stream: &TcpStream, why: &str) -> std::io::Result<()> {
+        self.abort_unasked().await;
         self.counts.user_aborts += 1;
         self.reply(
             stream,
@@ -1085,6 +1184,7 @@ impl<P: Protocol> Session<'_, '_, P> {
                 message: why,
             },
         )
+        .await
     }
 
     /// The record a request names, checked to exist (and `data` to have its table's row size).
@@ -1110,20 +1210,22 @@ impl<P: Protocol> Session<'_, '_, P> {
 }
 
 /// Answers a request the session's state does not allow, and closes the session.
-fn out_of_order<P: Protocol>(
+async fn out_of_order<P: Protocol>(
     session: &mut Session<'_, '_, P>,
-    stream: &mut TcpStream,
+    stream: &TcpStream,
     what: &'static str,
 ) -> Flow {
     let message = format!("out-of-order request: {what}");
     let code = ErrorCode::OutOfOrder;
-    let _ = session.reply(
-        stream,
-        Reply::Error {
-            code,
-            message: &message,
-        },
-    );
+    let _ = session
+        .reply(
+            stream,
+            Reply::Error {
+                code,
+                message: &message,
+            },
+        )
+        .await;
     Flow::Close(End::Fault(message))
 }
 
@@ -1146,49 +1248,4 @@ fn check_handshake(hs: &Handshake<'_>, cfg: &ServeConfig) -> Result<(), (ErrorCo
         }
     }
     Ok(())
-}
-
-/// Waits `rtt` (`--rtt-us`) before a reply goes out: sleeps for all but the last stretch,
-/// which the OS's timer slack would overshoot, then yields until the deadline.
-fn added_delay(rtt: Duration) {
-    let until = Instant::now() + rtt;
-    const SLACK: Duration = Duration::from_micros(100);
-    if rtt > SLACK {
-        std::thread::sleep(rtt - SLACK);
-    }
-    while Instant::now() < until {
-        std::thread::yield_now();
-    }
-}
-
-/// Polls `fut` until it is ready (module docs, "Waiting"); `None` when `stopping` is set first.
-fn wait_for<F: Future>(mut fut: Pin<&mut F>, stopping: &AtomicBool) -> Option<F::Output> {
-    let mut cx = Context::from_waker(Waker::noop());
-    // Fast path: most operations never wait.
-    if let Poll::Ready(out) = fut.as_mut().poll(&mut cx) {
-        return Some(out);
-    }
-    let mut waiting = Waiting::start();
-    let lot = ParkingLot::global();
-    let mut parks = WaitCounts::default();
-    loop {
-        let mut poll = || match fut.as_mut().poll(&mut cx) {
-            Poll::Ready(out) => Some(out),
-            Poll::Pending => None,
-        };
-        // Shared: the holder may be a session whose client is a round trip away, so the waiter
-        // parks soon rather than spin on a core the holder's session may need.
-        let ready = match waiting.take(WaitPolicy::shared(), lot, &mut parks, &mut poll) {
-            StepOutcome::PollNow => poll(),
-            StepOutcome::Polled(out) => out,
-        };
-        if ready.is_some() {
-            return ready;
-        }
-        // Acquire: pairs with the accept loop's Release store. A park ends by a wake or its
-        // timeout, so a stopping server is noticed within `park::PARK_TIMEOUT`.
-        if stopping.load(Ordering::Acquire) {
-            return None;
-        }
-    }
 }
