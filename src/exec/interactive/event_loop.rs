@@ -286,7 +286,9 @@ pub(super) fn run_loop<T, F: Future<Output = ()>>(
             let woke = lot.sleep_watching(
                 &inbox.watcher,
                 || poll_round(&mut tasks, &mut cx, Instant::now()).then_some(()),
-                || ppoll(&mut fds, timeout),
+                || {
+                    ppoll(&mut fds, timeout);
+                },
             );
             if woke.is_some() {
                 // Tasks finished or moved on in the last poll: `fds` may name a finished
@@ -294,8 +296,10 @@ pub(super) fn run_loop<T, F: Future<Output = ()>>(
                 continue;
             }
         } else if timeout.is_zero() {
-            ppoll(&mut fds, Duration::ZERO);
-            if spin {
+            // Spinning (on a protocol wait or a near timer): look, and if nothing is ready,
+            // yield, so that on a shared core the threads this loop waits for (a client, a
+            // holder) run.
+            if ppoll(&mut fds, Duration::ZERO) == 0 {
                 std::thread::yield_now();
             }
         } else {
@@ -344,23 +348,24 @@ fn poll_round<F: Future<Output = ()>>(
     progressed
 }
 
-/// `ppoll(2)` on `fds` for at most `timeout` (zero: just look); an interrupted or failed
-/// call returns as a timeout does, and the loop looks again.
-fn ppoll(fds: &mut [libc::pollfd], timeout: Duration) {
+/// `ppoll(2)` on `fds` for at most `timeout` (zero: just look): how many are ready; an
+/// interrupted or failed call counts as none ready, and the loop looks again.
+fn ppoll(fds: &mut [libc::pollfd], timeout: Duration) -> usize {
     let ts = libc::timespec {
         tv_sec: timeout.as_secs() as libc::time_t,
         tv_nsec: timeout.subsec_nanos() as libc::c_long,
     };
     // SAFETY: `fds` is a valid, exclusively borrowed array of `fds.len()` pollfds; `ts` is a
     // valid timespec; no signal mask is passed.
-    unsafe {
+    let ready = unsafe {
         libc::ppoll(
             fds.as_mut_ptr(),
             fds.len() as libc::nfds_t,
             &ts,
             std::ptr::null(),
-        );
-    }
+        )
+    };
+    usize::try_from(ready).unwrap_or(0)
 }
 
 /// Asks the kernel to wake this thread's timed sleeps close to their deadline (the default
