@@ -244,16 +244,20 @@ impl<W: Workload> Client<'_, W> {
             }
             self.workload.generate(self.id, &mut self.rng, &mut req);
             let ty = self.workload.txn_type(&req);
-            self.run_to_commit(&req, ty, now == MEASURE)?;
+            self.run_to_commit(&req, ty, now == MEASURE, period)?;
         }
     }
 
-    /// Runs one transaction until it commits or aborts for a reason that is not retried.
+    /// Runs one transaction until it commits, aborts for a reason that is not retried, or
+    /// aborts once the run has stopped: a transaction a protocol keeps aborting (MVTO's long
+    /// interactive writers against younger readers) would otherwise hold the run's end for as
+    /// long as it starves.
     fn run_to_commit(
         &mut self,
         req: &W::Request,
         ty: usize,
         counted: bool,
+        period: &AtomicU8,
     ) -> Result<(), SessionError> {
         let first_start = Instant::now();
         let mut attempt_start = first_start;
@@ -314,7 +318,8 @@ impl<W: Workload> Client<'_, W> {
                         self.stats
                             .add_phase(Phase::Abort, nanos(attempt_start.elapsed()));
                     }
-                    if !why.is_retried() {
+                    // Acquire: pairs with the coordinator's Release stores.
+                    if !why.is_retried() || period.load(Ordering::Acquire) == STOP {
                         return Ok(());
                     }
                     start.retry = true;
