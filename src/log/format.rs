@@ -389,13 +389,32 @@ pub fn push_delta(
     row: &[u8],
     old: &[u8],
 ) -> Option<usize> {
-    let words = row.len() / 8;
-    if row.len() % 8 != 0 || old.len() != row.len() || words > usize::from(u16::MAX) {
+    let (old_words, tail) = old.as_chunks::<8>();
+    if old.len() != row.len() || !tail.is_empty() {
         return None;
     }
-    // Byte slices of 8 compare as one word each, and the loops below stay free of atomics
-    // and closures, so a row of hundreds of bytes is compared at memory speed.
-    let same = |i: usize| row[8 * i..8 * i + 8] == old[8 * i..8 * i + 8];
+    push_delta_with(arena, rid, seq, row, |i| u64::from_le_bytes(old_words[i]))
+}
+
+/// [`push_delta`] with the replaced version read a word at a time (`old_word(i)`, the `i`-th
+/// little-endian word, for every word of `row`), so a caller holding it in a record's words
+/// diffs it where it lies instead of copying it out first.
+#[inline]
+pub fn push_delta_with(
+    arena: &mut Vec<u8>,
+    rid: u64,
+    seq: u64,
+    row: &[u8],
+    old_word: impl Fn(usize) -> u64,
+) -> Option<usize> {
+    let (new_words, tail) = row.as_chunks::<8>();
+    let words = new_words.len();
+    if !tail.is_empty() || words > usize::from(u16::MAX) {
+        return None;
+    }
+    // Whole words compared as integers: no per-byte work and no slice comparisons, so a row of
+    // hundreds of bytes is compared at memory speed.
+    let same = |i: usize| u64::from_le_bytes(new_words[i]) == old_word(i);
     let at = arena.len();
     arena.extend_from_slice(&u32::MAX.to_le_bytes());
     arena.extend_from_slice(&0u32.to_le_bytes());
@@ -419,7 +438,7 @@ pub fn push_delta(
         // Both fit in u16: `words` does.
         arena.extend_from_slice(&(first as u16).to_le_bytes());
         arena.extend_from_slice(&((i - first) as u16).to_le_bytes());
-        arena.extend_from_slice(&row[8 * first..8 * i]);
+        arena.extend_from_slice(new_words[first..i].as_flattened());
     }
     let len = u32::try_from(arena.len() - body).expect("smaller than the row") | DELTA;
     arena[at + 4..at + 8].copy_from_slice(&len.to_le_bytes());

@@ -303,9 +303,6 @@ pub struct RedoCapture {
     entries: Vec<u8>,
     /// Per entry: the record's order key and the entry's offset in `entries`.
     at: Vec<(usize, usize)>,
-    /// The version an install replaces, copied for its delta (reused: no allocation per
-    /// install once it has grown to the widest row).
-    old_row: Vec<u8>,
     /// Whether installs copy their rows (a redo log); an undo log takes only the epoch here.
     rows: bool,
 }
@@ -359,7 +356,6 @@ impl InstallLog {
             epoch: None,
             entries: Vec::with_capacity(4096),
             at: Vec::with_capacity(64),
-            old_row: Vec::new(),
             rows: true,
         });
     }
@@ -411,11 +407,11 @@ impl InstallLog {
             if !r.rows {
                 return; // an undo log: the before-image was taken at the write
             }
-            use crate::log::format::{push_delta, push_entry};
-            let delta = if seq >= 2 && !crate::storage::is_vacant(row) {
-                r.old_row.resize(row.len(), 0);
-                old.load(&mut r.old_row);
-                push_delta(&mut r.entries, rid, seq, row, &r.old_row)
+            use crate::log::format::{push_delta_with, push_entry};
+            // The replaced version is diffed in place, a word at a time: the caller holds the
+            // record exclusively, so its words are that version until the store.
+            let delta = if seq >= 2 && !crate::storage::is_vacant(row) && old.len() >= row.len() {
+                push_delta_with(&mut r.entries, rid, seq, row, |i| old.word(i))
             } else {
                 None
             };
