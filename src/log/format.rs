@@ -389,11 +389,10 @@ pub fn push_delta(
     row: &[u8],
     old: &[u8],
 ) -> Option<usize> {
-    let (old_words, tail) = old.as_chunks::<8>();
-    if old.len() != row.len() || !tail.is_empty() {
+    if old.len() != row.len() || old.len() % 8 != 0 {
         return None;
     }
-    push_delta_with(arena, rid, seq, row, |i| u64::from_le_bytes(old_words[i]))
+    push_delta_with(arena, rid, seq, row, |i| word_at(old, i))
 }
 
 /// [`push_delta`] with the replaced version read a word at a time (`old_word(i)`, the `i`-th
@@ -407,14 +406,13 @@ pub fn push_delta_with(
     row: &[u8],
     old_word: impl Fn(usize) -> u64,
 ) -> Option<usize> {
-    let (new_words, tail) = row.as_chunks::<8>();
-    let words = new_words.len();
-    if !tail.is_empty() || words > usize::from(u16::MAX) {
+    let words = row.len() / 8;
+    if row.len() % 8 != 0 || words > usize::from(u16::MAX) {
         return None;
     }
     // Whole words compared as integers: no per-byte work and no slice comparisons, so a row of
     // hundreds of bytes is compared at memory speed.
-    let same = |i: usize| u64::from_le_bytes(new_words[i]) == old_word(i);
+    let same = |i: usize| word_at(row, i) == old_word(i);
     let at = arena.len();
     arena.extend_from_slice(&u32::MAX.to_le_bytes());
     arena.extend_from_slice(&0u32.to_le_bytes());
@@ -438,11 +436,19 @@ pub fn push_delta_with(
         // Both fit in u16: `words` does.
         arena.extend_from_slice(&(first as u16).to_le_bytes());
         arena.extend_from_slice(&((i - first) as u16).to_le_bytes());
-        arena.extend_from_slice(new_words[first..i].as_flattened());
+        arena.extend_from_slice(&row[8 * first..8 * i]);
     }
     let len = u32::try_from(arena.len() - body).expect("smaller than the row") | DELTA;
     arena[at + 4..at + 8].copy_from_slice(&len.to_le_bytes());
     Some(at)
+}
+
+/// The `i`-th little-endian word of `bytes` (whose length is a multiple of 8 past it).
+#[inline(always)]
+fn word_at(bytes: &[u8], i: usize) -> u64 {
+    let mut w = [0u8; 8];
+    w.copy_from_slice(&bytes[8 * i..8 * i + 8]);
+    u64::from_le_bytes(w)
 }
 
 /// One record written by a transaction.

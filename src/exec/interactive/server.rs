@@ -601,15 +601,8 @@ impl<P: Protocol> Session<'_, '_, P> {
                     Ok(None) => break,
                     Err(e) => {
                         let message = e.to_string();
-                        let code = ErrorCode::Malformed;
                         let _ = self
-                            .reply(
-                                stream,
-                                Reply::Error {
-                                    code,
-                                    message: &message,
-                                },
-                            )
+                            .reply_error(stream, ErrorCode::Malformed, &message)
                             .await;
                         return End::Fault(format!("malformed frame: {message}"));
                     }
@@ -1216,15 +1209,8 @@ async fn out_of_order<P: Protocol>(
     what: &'static str,
 ) -> Flow {
     let message = format!("out-of-order request: {what}");
-    let code = ErrorCode::OutOfOrder;
     let _ = session
-        .reply(
-            stream,
-            Reply::Error {
-                code,
-                message: &message,
-            },
-        )
+        .reply_error(stream, ErrorCode::OutOfOrder, &message)
         .await;
     Flow::Close(End::Fault(message))
 }
