@@ -273,31 +273,26 @@ pub fn write_undo(
     end_frame(buf, start);
 }
 
-/// Appends one before-image entry (its table still to be named: [`set_entry_table`]) of
-/// record `rid` to an entry arena: `fill` copies the record's whole payload, `payload` bytes
-/// whose last [`STAMP_BYTES`](crate::storage::stamp::STAMP_BYTES) are its stamp, into the
-/// slice it is given, straight into the arena (one copy); the entry keeps the row and takes
-/// its seq from the stamp's seq word (word `seq_word` of the payload), so row and seq are one
-/// version's as long as the caller holds the record. Returns the entry's offset.
+/// Appends one before-image entry of record `rid` of table `table` to an entry arena: `fill`
+/// copies the record's whole payload, `payload` bytes whose last
+/// [`STAMP_BYTES`](crate::storage::stamp::STAMP_BYTES) are its stamp, into the slice it is
+/// given, straight into the arena (one copy); the entry keeps the row and takes its seq from
+/// the stamp's seq word (word `seq_word` of the payload), so row and seq are one version's as
+/// long as the caller holds the record. Returns the entry's offset.
 #[inline]
 pub fn push_before_image(
     arena: &mut Vec<u8>,
+    table: u32,
     rid: u64,
     payload: usize,
     seq_word: usize,
     fill: impl FnOnce(&mut [u8]),
 ) -> usize {
     let row = payload - crate::storage::stamp::STAMP_BYTES;
-    let len = u32::try_from(row)
-        .ok()
-        .filter(|len| len & DELTA == 0)
-        .expect("a row fits in 31 bits");
+    let len = row_len(row);
     let at = arena.len();
-    arena.extend_from_slice(&u32::MAX.to_le_bytes());
-    arena.extend_from_slice(&len.to_le_bytes());
-    arena.extend_from_slice(&rid.to_le_bytes());
-    let seq_at = arena.len();
-    arena.extend_from_slice(&[0; 8]);
+    // The seq is filled in from the stamp below, once the payload is copied.
+    push_entry_header(arena, table, len, rid, 0);
     let body = arena.len();
     arena.resize(body + payload, 0);
     fill(&mut arena[body..]);
@@ -305,32 +300,40 @@ pub fn push_before_image(
     let seq: [u8; 8] = arena[seq_bytes..seq_bytes + 8]
         .try_into()
         .expect("eight bytes");
-    arena[seq_at..seq_at + 8].copy_from_slice(&seq);
+    arena[body - 8..body].copy_from_slice(&seq);
     arena.truncate(body + row);
     at
 }
 
-/// Appends one entry (its table still to be named: [`set_entry_table`]) to an entry arena;
-/// returns the entry's offset in it.
+/// Appends one entry, the whole `row` of version `seq` of record `rid` of table `table`, to
+/// an entry arena; returns the entry's offset in it.
 #[inline]
-pub fn push_entry(arena: &mut Vec<u8>, rid: u64, seq: u64, row: &[u8]) -> usize {
+pub fn push_entry(arena: &mut Vec<u8>, table: u32, rid: u64, seq: u64, row: &[u8]) -> usize {
     let at = arena.len();
-    let len = u32::try_from(row.len())
-        .ok()
-        .filter(|len| len & DELTA == 0)
-        .expect("a row fits in 31 bits");
-    arena.extend_from_slice(&u32::MAX.to_le_bytes());
-    arena.extend_from_slice(&len.to_le_bytes());
-    arena.extend_from_slice(&rid.to_le_bytes());
-    arena.extend_from_slice(&seq.to_le_bytes());
+    push_entry_header(arena, table, row_len(row.len()), rid, seq);
     arena.extend_from_slice(row);
     at
 }
 
-/// Names the table of the entry at `at` in an entry arena.
+/// A whole row's length field: the row's bytes, which must leave the delta bit clear.
 #[inline]
-pub fn set_entry_table(arena: &mut [u8], at: usize, table: u32) {
-    arena[at..at + 4].copy_from_slice(&table.to_le_bytes());
+fn row_len(bytes: usize) -> u32 {
+    u32::try_from(bytes)
+        .ok()
+        .filter(|len| len & DELTA == 0)
+        .expect("a row fits in 31 bits")
+}
+
+/// An entry's header, in one append (one capacity check instead of four): table, length
+/// field, record id, seq.
+#[inline(always)]
+fn push_entry_header(arena: &mut Vec<u8>, table: u32, len: u32, rid: u64, seq: u64) {
+    let mut h = [0u8; ENTRY_HEADER];
+    h[..4].copy_from_slice(&table.to_le_bytes());
+    h[4..8].copy_from_slice(&len.to_le_bytes());
+    h[8..16].copy_from_slice(&rid.to_le_bytes());
+    h[16..].copy_from_slice(&seq.to_le_bytes());
+    arena.extend_from_slice(&h);
 }
 
 /// One frame, read back.
@@ -378,12 +381,14 @@ const DELTA: u32 = 1 << 31;
 /// Bytes of a delta run's header: word offset and word count, u16 each.
 const RUN_HEADER: usize = 4;
 
-/// Appends a delta entry for `row` (whole words) replacing the version `old` (the same
-/// length), when the delta is smaller than the row ([`Entry::delta`]); returns its offset, or
-/// `None` with the arena unchanged (log the whole row instead).
+/// Appends a delta entry for `row` (whole words) of record `rid` of table `table`, replacing
+/// the version `old` (the same length), when the delta is smaller than the row
+/// ([`Entry::delta`]); returns its offset, or `None` with the arena unchanged (log the whole
+/// row instead).
 #[inline]
 pub fn push_delta(
     arena: &mut Vec<u8>,
+    table: u32,
     rid: u64,
     seq: u64,
     row: &[u8],
@@ -392,63 +397,79 @@ pub fn push_delta(
     if old.len() != row.len() || old.len() % 8 != 0 {
         return None;
     }
-    push_delta_with(arena, rid, seq, row, |i| word_at(old, i))
+    let old_words = old
+        .chunks_exact(8)
+        .map(|w| u64::from_le_bytes(w.try_into().expect("8-byte chunk")));
+    push_delta_with(arena, table, rid, seq, row, old_words)
 }
 
-/// [`push_delta`] with the replaced version read a word at a time (`old_word(i)`, the `i`-th
-/// little-endian word, for every word of `row`), so a caller holding it in a record's words
+/// [`push_delta`] with the replaced version given as its little-endian words in order
+/// (`old_words`, at least as many as `row` has), so a caller holding it in a record's words
 /// diffs it where it lies instead of copying it out first.
 #[inline]
 pub fn push_delta_with(
     arena: &mut Vec<u8>,
+    table: u32,
     rid: u64,
     seq: u64,
     row: &[u8],
-    old_word: impl Fn(usize) -> u64,
+    old_words: impl IntoIterator<Item = u64>,
 ) -> Option<usize> {
     let words = row.len() / 8;
     if row.len() % 8 != 0 || words > usize::from(u16::MAX) {
         return None;
     }
-    // Whole words compared as integers: no per-byte work and no slice comparisons, so a row of
-    // hundreds of bytes is compared at memory speed.
-    let same = |i: usize| word_at(row, i) == old_word(i);
     let at = arena.len();
-    arena.extend_from_slice(&u32::MAX.to_le_bytes());
-    arena.extend_from_slice(&0u32.to_le_bytes());
-    arena.extend_from_slice(&rid.to_le_bytes());
-    arena.extend_from_slice(&seq.to_le_bytes());
+    // The length field is filled in at the end, when the runs are known.
+    push_entry_header(arena, table, 0, rid, seq);
     let body = arena.len();
-    let mut i = 0;
-    while i < words {
-        if same(i) {
-            i += 1;
-            continue;
-        }
-        let first = i;
-        while i < words && !same(i) {
-            i += 1;
-        }
-        if arena.len() - body + RUN_HEADER + 8 * (i - first) >= row.len() {
+    // One pass over zipped words, compared as integers: no bounds check, byte work or slice
+    // comparison per word, so a row of hundreds of bytes is compared at memory speed.
+    let mut olds = old_words.into_iter();
+    let mut open: Option<usize> = None;
+    for (i, chunk) in row.chunks_exact(8).enumerate() {
+        let Some(old) = olds.next() else {
             arena.truncate(at);
-            return None;
+            return None; // a shorter old version: no delta against it
+        };
+        let differs = u64::from_le_bytes(chunk.try_into().expect("8-byte chunk")) != old;
+        match (differs, open) {
+            (true, None) => open = Some(i),
+            (false, Some(first)) => {
+                if !push_run(arena, body, row, first, i) {
+                    arena.truncate(at);
+                    return None;
+                }
+                open = None;
+            }
+            _ => {}
         }
-        // Both fit in u16: `words` does.
-        arena.extend_from_slice(&(first as u16).to_le_bytes());
-        arena.extend_from_slice(&((i - first) as u16).to_le_bytes());
-        arena.extend_from_slice(&row[8 * first..8 * i]);
+    }
+    if let Some(first) = open
+        && !push_run(arena, body, row, first, words)
+    {
+        arena.truncate(at);
+        return None;
     }
     let len = u32::try_from(arena.len() - body).expect("smaller than the row") | DELTA;
     arena[at + 4..at + 8].copy_from_slice(&len.to_le_bytes());
     Some(at)
 }
 
-/// The `i`-th little-endian word of `bytes` (whose length is a multiple of 8 past it).
-#[inline(always)]
-fn word_at(bytes: &[u8], i: usize) -> u64 {
-    let mut w = [0u8; 8];
-    w.copy_from_slice(&bytes[8 * i..8 * i + 8]);
-    u64::from_le_bytes(w)
+/// Appends the run of `row`'s words `first..end` to a delta whose runs begin at `body`;
+/// false, appending nothing, when the delta would no longer be smaller than the row.
+#[inline]
+fn push_run(arena: &mut Vec<u8>, body: usize, row: &[u8], first: usize, end: usize) -> bool {
+    if arena.len() - body + RUN_HEADER + 8 * (end - first) >= row.len() {
+        return false;
+    }
+    // Both fit in u16: the row's word count does.
+    let mut h = [0u8; RUN_HEADER];
+    h[..2].copy_from_slice(&(first as u16).to_le_bytes());
+    h[2..].copy_from_slice(&((end - first) as u16).to_le_bytes());
+    arena.extend_from_slice(&h);
+    arena.extend_from_slice(&row[8 * first..8 * end]);
+    true
 }
 
 /// One record written by a transaction.
@@ -708,10 +729,8 @@ mod tests {
         write_file_header(&mut buf, 3, 77);
         ends.push(buf.len());
         let mut arena = Vec::new();
-        let a = push_entry(&mut arena, 5, 1, &[1; 16]);
-        let b = push_entry(&mut arena, 9, 4, &[2; 8]);
-        set_entry_table(&mut arena, a, 0);
-        set_entry_table(&mut arena, b, 2);
+        push_entry(&mut arena, 0, 5, 1, &[1; 16]);
+        push_entry(&mut arena, 2, 9, 4, &[2; 8]);
         write_txn(&mut buf, 1, 0x100, 2, &arena);
         ends.push(buf.len());
         write_epoch_marker(&mut buf, &MARKER);
@@ -794,8 +813,7 @@ mod tests {
         let row: Vec<u8> = new.iter().flat_map(|w| w.to_le_bytes()).collect();
         let mut arena = vec![0xFF];
         let old_bytes: Vec<u8> = old.iter().flat_map(|w| w.to_le_bytes()).collect();
-        let at = push_delta(&mut arena, 9, 5, &row, &old_bytes).expect("smaller");
-        set_entry_table(&mut arena, at, 2);
+        let at = push_delta(&mut arena, 2, 9, 5, &row, &old_bytes).expect("smaller");
         let (e, rest) = parse_entry(&arena[at..]).expect("parses");
         assert!(rest.is_empty() && e.delta);
         assert_eq!(
@@ -815,12 +833,25 @@ mod tests {
         // Every word changed: the whole row is smaller.
         let before = arena.clone();
         let flipped: Vec<u8> = row.iter().map(|b| !b).collect();
-        assert_eq!(push_delta(&mut arena, 9, 6, &row, &flipped), None);
+        assert_eq!(push_delta(&mut arena, 2, 9, 6, &row, &flipped), None);
         assert_eq!(arena, before);
         // Against the loaded version: malformed.
         let mut loaded = Vec::new();
-        let at = push_delta(&mut loaded, 9, 1, &row, &old_bytes).expect("smaller");
+        let at = push_delta(&mut loaded, 2, 9, 1, &row, &old_bytes).expect("smaller");
         assert!(parse_entry(&loaded[at..]).is_none());
+        // A run that reaches the row's last word is closed by the end of the row.
+        let mut tail = old;
+        tail[7] = 80;
+        let row: Vec<u8> = tail.iter().flat_map(|w| w.to_le_bytes()).collect();
+        let mut arena = Vec::new();
+        let at = push_delta(&mut arena, 2, 9, 5, &row, &old_bytes).expect("smaller");
+        let (e, _) = parse_entry(&arena[at..]).expect("parses");
+        let runs: Vec<(usize, usize)> = e.runs().map(|(first, w)| (first, w.len())).collect();
+        assert_eq!(runs, vec![(7, 8)]);
+        // Fewer old words than the row has: no delta, the arena unchanged.
+        let short = old[..7].iter().copied();
+        assert_eq!(push_delta_with(&mut arena, 2, 9, 6, &row, short), None);
+        assert_eq!(arena.len(), at + ENTRY_HEADER + RUN_HEADER + 8);
     }
 
     /// A payload of `row` followed by a stamp naming `seq` (writer 9, a checksum word).
@@ -841,14 +872,12 @@ mod tests {
         let word = crate::storage::stamp::seq_word;
         let (a, b) = (stamped(&[5; 16], 7), stamped(&[6; 8], 0));
         let mut arena = Vec::new();
-        let x = push_before_image(&mut arena, 11, a.len(), word(a.len()), |out| {
+        push_before_image(&mut arena, 1, 11, a.len(), word(a.len()), |out| {
             out.copy_from_slice(&a)
         });
-        let y = push_before_image(&mut arena, 12, b.len(), word(b.len()), |out| {
+        push_before_image(&mut arena, 3, 12, b.len(), word(b.len()), |out| {
             out.copy_from_slice(&b)
         });
-        set_entry_table(&mut arena, x, 1);
-        set_entry_table(&mut arena, y, 3);
         let mut buf = Vec::new();
         write_undo(&mut buf, 4, 0x200, true, 2, &arena);
         let one = buf.len();
@@ -887,7 +916,7 @@ mod tests {
         let mut new = old.clone();
         new[8] ^= 1;
         let mut deltas = Vec::new();
-        push_delta(&mut deltas, 11, 3, &new, &old).expect("smaller");
+        push_delta(&mut deltas, 0, 11, 3, &new, &old).expect("smaller");
         let mut bad = Vec::new();
         write_undo(&mut bad, 4, 0x200, true, 1, &deltas);
         let mut r = FrameReader::new(&bad);

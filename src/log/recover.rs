@@ -907,7 +907,7 @@ pub fn recover_into<M: Sync>(
 mod tests {
     use super::*;
     use crate::config::{Cli, Command};
-    use crate::log::format::{push_delta, push_entry, set_entry_table, write_txn};
+    use crate::log::format::{push_delta, push_entry, write_txn};
     use crate::log::mutant::{self, LogMutant};
     use crate::workload::{Workload, WorkloadConfig, ycsb::Ycsb};
     use clap::Parser;
@@ -945,14 +945,15 @@ mod tests {
     fn txn(seq: u64, row: &[u64; 4], old: Option<&[u64; 4]>) -> Vec<u8> {
         let bytes: Vec<u8> = row.iter().flat_map(|w| w.to_le_bytes()).collect();
         let mut arena = Vec::new();
-        let at = match old {
+        match old {
             Some(old) => {
                 let old: Vec<u8> = old.iter().flat_map(|w| w.to_le_bytes()).collect();
-                push_delta(&mut arena, RID, seq, &bytes, &old).expect("smaller")
+                push_delta(&mut arena, 0, RID, seq, &bytes, &old).expect("smaller");
             }
-            None => push_entry(&mut arena, RID, seq, &bytes),
-        };
-        set_entry_table(&mut arena, at, 0);
+            None => {
+                push_entry(&mut arena, 0, RID, seq, &bytes);
+            }
+        }
         let mut frame = Vec::new();
         write_txn(&mut frame, 1, seq, 1, &arena);
         frame

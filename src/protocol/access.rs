@@ -214,6 +214,8 @@ pub struct WriteEntry<'db, M, E> {
     /// Protocol-specific state (lock held, observed version).
     pub state: E,
     offset: usize,
+    /// With a log: the record's table, which its log entry names ([`InstallLog::set_table`]).
+    table: u32,
 }
 
 /// Check mode: the version order, as the shared install path saw it.
@@ -247,10 +249,19 @@ pub struct WriteEntry<'db, M, E> {
 /// it writes, with the record id and the seq just given, into a reused arena
 /// ([`RedoCapture`]). The `Txn` handle appends the arena to the worker's log when the attempt
 /// commits, and abandons it when it aborts. No protocol code is involved.
+///
+/// Each entry names its record's table. Records do not know their table, so the handle names
+/// it ([`InstallLog::set_table`]) before each write operation, [`WriteSet::put`] keeps it in
+/// the write's entry, and the capture writes it into the log entry: no lookup at commit.
 #[derive(Debug, Default)]
 pub struct InstallLog {
+    /// Installs stamp their versions' seqs (check mode or a log).
     enabled: bool,
+    /// Installs are recorded for the checker (check mode).
+    recording: bool,
     installs: Vec<(usize, u64)>,
+    /// With a log: the table of the write being buffered.
+    table: u32,
     redo: Option<RedoCapture>,
     undo: Option<UndoCapture>,
 }
@@ -265,13 +276,15 @@ pub struct UndoCapture {
 }
 
 impl UndoCapture {
-    /// Copies `payload`, the committed row of record `rid` (order key `key`), which the caller
-    /// holds exclusively, as a before-image: one copy, straight into the arena.
+    /// Copies `payload`, the committed row of record `rid` (order key `key`) of table
+    /// `table`, which the caller holds exclusively, as a before-image: one copy, straight into
+    /// the arena.
     #[inline]
-    fn capture(&mut self, key: usize, rid: u64, payload: &Payload<'_>) {
+    fn capture(&mut self, key: usize, table: u32, rid: u64, payload: &Payload<'_>) {
         let len = payload.len();
         let at = crate::log::format::push_before_image(
             &mut self.entries,
+            table,
             rid,
             len,
             stamp::seq_word(len),
@@ -280,10 +293,9 @@ impl UndoCapture {
         self.at.push((key, at));
     }
 
-    /// The entries (tables to be named by the caller) and, per entry, its record's order key
-    /// and offset.
-    pub fn parts(&mut self) -> (&mut Vec<u8>, &[(usize, usize)]) {
-        (&mut self.entries, &self.at)
+    /// The entries and, per entry, its record's order key and offset.
+    pub fn parts(&self) -> (&[u8], &[(usize, usize)]) {
+        (&self.entries, &self.at)
     }
 
     /// Forgets the attempt's before-images (appended to the log, or a new attempt begins).
@@ -299,7 +311,7 @@ pub struct RedoCapture {
     worker: usize,
     /// The attempt's epoch, taken at its first install; `None` before it.
     epoch: Option<u64>,
-    /// Entries in the log's format, tables not yet named (`log::format::push_entry`).
+    /// Entries in the log's format (`log::format::push_entry`).
     entries: Vec<u8>,
     /// Per entry: the record's order key and the entry's offset in `entries`.
     at: Vec<(usize, usize)>,
@@ -323,10 +335,9 @@ impl RedoCapture {
         self.epoch
     }
 
-    /// The entries (tables to be named by the caller) and, per entry, its record's order key
-    /// and offset.
-    pub fn parts(&mut self) -> (&mut Vec<u8>, &[(usize, usize)]) {
-        (&mut self.entries, &self.at)
+    /// The entries and, per entry, its record's order key and offset.
+    pub fn parts(&self) -> (&[u8], &[(usize, usize)]) {
+        (&self.entries, &self.at)
     }
 
     /// The attempt's entries are in the worker's log buffer, or were abandoned: leave the
@@ -344,6 +355,14 @@ impl InstallLog {
     /// Turns recording on (check mode).
     pub fn enable(&mut self) {
         self.enabled = true;
+        self.recording = true;
+    }
+
+    /// With a log: the records of the writes buffered from now on belong to table `table`
+    /// (the `Txn` handle names it before each write operation; [`InstallLog`]).
+    #[inline]
+    pub fn set_table(&mut self, table: u32) {
+        self.table = table;
     }
 
     /// Turns the redo log's capture on for worker `worker` of a log whose epochs `clock`
@@ -390,8 +409,8 @@ impl InstallLog {
         self.redo.as_mut()
     }
 
-    /// With a redo log: notes an install of `row` into record `rid` (order key `key`) as
-    /// version `seq`, taking the attempt's epoch first if this is its first install. Called
+    /// With a redo log: notes an install of `row` into record `rid` (order key `key`) of
+    /// table `table` as version `seq`, taking the attempt's epoch first if this is its first install. Called
     /// before the row is stored, while `old` still holds version `seq - 1` (the caller holds
     /// the record exclusively): a version after the first logged one goes into the log as a
     /// delta against it when that is smaller (`log::format`, "Deltas"). A delete (a vacant
@@ -399,7 +418,15 @@ impl InstallLog {
     /// vacant range, which holds none of its versions, and the whole delete then supersedes
     /// any delta of that record the replay could not place.
     #[inline]
-    fn capture(&mut self, key: usize, rid: u64, seq: u64, row: &[u8], old: &Payload<'_>) {
+    fn capture(
+        &mut self,
+        key: usize,
+        table: u32,
+        rid: u64,
+        seq: u64,
+        row: &[u8],
+        old: &Payload<'_>,
+    ) {
         if let Some(r) = &mut self.redo {
             if r.epoch.is_none() {
                 r.epoch = Some(r.clock.enter(r.worker));
@@ -410,12 +437,12 @@ impl InstallLog {
             use crate::log::format::{push_delta_with, push_entry};
             // The replaced version is diffed in place, a word at a time: the caller holds the
             // record exclusively, so its words are that version until the store.
-            let delta = if seq >= 2 && !crate::storage::is_vacant(row) && old.len() >= row.len() {
-                push_delta_with(&mut r.entries, rid, seq, row, |i| old.word(i))
+            let delta = if seq >= 2 && !crate::storage::is_vacant(row) {
+                push_delta_with(&mut r.entries, table, rid, seq, row, old.words())
             } else {
                 None
             };
-            let at = delta.unwrap_or_else(|| push_entry(&mut r.entries, rid, seq, row));
+            let at = delta.unwrap_or_else(|| push_entry(&mut r.entries, table, rid, seq, row));
             r.at.push((key, at));
         }
     }
@@ -437,9 +464,9 @@ impl InstallLog {
         }
     }
 
-    /// Notes that the record at `order_key` got a version with `seq`.
+    /// Check mode: notes that the record at `order_key` got a version with `seq`.
     pub fn record(&mut self, order_key: usize, seq: u64) {
-        if self.enabled {
+        if self.recording {
             self.installs.push((order_key, seq));
         }
     }
@@ -494,7 +521,7 @@ impl<'db, M, E> WriteSet<'db, M, E> {
         if self.log.enabled
             && let Some(u) = &mut self.log.undo
         {
-            u.capture(rec.order_key(), rec.rid.0, &rec.payload);
+            u.capture(rec.order_key(), self.log.table, rec.rid.0, &rec.payload);
         }
         let offset = self.data.len();
         self.data.extend_from_slice(data);
@@ -503,6 +530,7 @@ impl<'db, M, E> WriteSet<'db, M, E> {
             kind,
             state,
             offset,
+            table: self.log.table,
         });
         let entries = &self.entries;
         self.index
@@ -550,6 +578,7 @@ impl<'db, M, E> WriteSet<'db, M, E> {
     pub fn install(&mut self, i: usize) {
         let e = &self.entries[i];
         let (rec, start, end) = (e.rec, e.offset, e.offset + e.rec.payload.len());
+        let table = e.table;
         if self.log.is_enabled() {
             let word = stamp::seq_word(rec.payload.len());
             let seq = rec.payload.word(word).wrapping_add(1);
@@ -558,6 +587,7 @@ impl<'db, M, E> WriteSet<'db, M, E> {
             // Before the store: the epoch is taken before the write is visible (`crate::log`).
             self.log.capture(
                 rec.order_key(),
+                table,
                 rec.rid.0,
                 seq,
                 &self.data[start..end - stamp::STAMP_BYTES],

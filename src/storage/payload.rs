@@ -105,17 +105,21 @@ impl<'a> Payload<'a> {
     pub fn install_seqlocked(&self, src: &[u8], seq_at: usize) {
         assert_eq!(src.len(), self.bytes, "payload buffer size");
         debug_assert_eq!(self.bytes % 8, 0, "a stamped payload is whole words");
-        let word_of = |i: usize| u64::from_le_bytes(src[8 * i..8 * i + 8].try_into().expect("8"));
-        let seq = word_of(seq_at);
+        let seq = u64::from_le_bytes(src[8 * seq_at..8 * seq_at + 8].try_into().expect("8"));
         // Relaxed: the fence below orders it before the payload stores.
         self.words[seq_at].store(super::stamp::UNINSTALLED_SEQ, Ordering::Relaxed);
         // Release fence: a reader whose copy saw any store below also sees the marker (or a
         // later seq) at its re-load (module docs: the seqlock writer's half).
         crate::sync::atomic::fence(Ordering::Release);
-        for (i, word) in self.words.iter().enumerate() {
+        // Zipped chunks, not indexing: no bounds check per word (this runs for every install
+        // of a logged run).
+        for (i, (chunk, word)) in src.chunks_exact(8).zip(self.words).enumerate() {
             if i != seq_at {
                 // Relaxed: published by the Release store of the seq word below.
-                word.store(word_of(i), Ordering::Relaxed);
+                word.store(
+                    u64::from_le_bytes(chunk.try_into().expect("8-byte chunk")),
+                    Ordering::Relaxed,
+                );
             }
         }
         // Release: a reader that loads this seq with Acquire sees every store above.
@@ -163,6 +167,14 @@ impl<'a> Payload<'a> {
     pub fn word(&self, i: usize) -> u64 {
         // Relaxed: as in `load`, ordering is the protocol's business.
         self.words[i].load(Ordering::Relaxed)
+    }
+
+    /// The payload's words in order (`Relaxed` loads, as [`Payload::word`]), for a caller
+    /// that walks them all without a bounds check per word (the log's delta capture).
+    #[inline]
+    pub fn words(&self) -> impl Iterator<Item = u64> + 'a {
+        // Relaxed: as in `load`, ordering is the protocol's business.
+        self.words.iter().map(|w| w.load(Ordering::Relaxed))
     }
 
     /// Overwrites the `i`-th word (the check-mode stamp's words; the caller holds whatever

@@ -94,7 +94,9 @@ pub struct Txn<'db, P: Protocol> {
 /// A handle's part of the redo log (`crate::log`).
 struct TxnLog<'db> {
     logger: &'db Logger,
-    /// This attempt's writes: (record order key, table), to name each logged entry's table.
+    /// Debug builds: this attempt's writes, (record order key, table), to check the table each
+    /// logged entry names (`InstallLog::set_table`) against the operations that wrote.
+    #[cfg(debug_assertions)]
     writes: Vec<(usize, u32)>,
     /// The epoch of the last committed attempt that wrote, until the executor takes it to
     /// wait for its durability.
@@ -213,6 +215,7 @@ impl<'db, P: Protocol> Txn<'db, P> {
         }
         self.log = Some(TxnLog {
             logger,
+            #[cfg(debug_assertions)]
             writes: Vec::with_capacity(64),
             committed_epoch: None,
         });
@@ -229,12 +232,27 @@ impl<'db, P: Protocol> Txn<'db, P> {
         self.log.as_ref().map(|l| l.logger)
     }
 
-    /// With a log: notes that this attempt wrote the record at `key` of `table`.
+    /// With a log: the next write operation writes a record of `table`, which its log entry
+    /// will name (`InstallLog::set_table`).
+    #[inline]
+    fn name_write_table(&mut self, table: TableId) {
+        if self.log.is_some() {
+            self.protocol
+                .install_log(&mut self.worker)
+                .set_table(table.0);
+        }
+    }
+
+    /// Debug builds, with a log: notes that this attempt wrote the record at `key` of `table`,
+    /// to check the logged entries' tables at commit.
     #[inline]
     fn note_write(&mut self, key: usize, table: TableId) {
+        #[cfg(debug_assertions)]
         if let Some(l) = &mut self.log {
             l.writes.push((key, table.0));
         }
+        #[cfg(not(debug_assertions))]
+        let _ = (key, table);
     }
 
     /// With a log: appends the committed attempt's installs (an undo log: its before-images)
@@ -252,24 +270,17 @@ impl<'db, P: Protocol> Txn<'db, P> {
             return;
         }
         let Some(epoch) = capture.epoch() else {
+            #[cfg(debug_assertions)]
             l.writes.clear();
             return; // wrote nothing: nothing to log or wait for
         };
-        l.writes.sort_unstable();
         let (entries, at) = capture.parts();
-        for &(key, offset) in at {
-            let i = l.writes.partition_point(|&(k, _)| k < key);
-            let table = match l.writes.get(i) {
-                Some(&(k, table)) if k == key => table,
-                _ => panic!("an install of a record this attempt never wrote"),
-            };
-            crate::log::format::set_entry_table(entries, offset, table);
-        }
+        #[cfg(debug_assertions)]
+        check_entry_tables(&mut l.writes, entries, at, true);
         let count = u32::try_from(at.len()).expect("entries fit in u32");
         l.logger
             .append_txn(self.worker_id, epoch, self.id, count, entries);
         capture.finish();
-        l.writes.clear();
         l.committed_epoch = Some(epoch);
     }
 
@@ -637,7 +648,11 @@ impl<'db, P: Protocol> Txn<'db, P> {
                 (Some(capture), Some(undo)) => {
                     append_undo(l, self.worker_id, self.id, capture, undo, false);
                 }
-                (Some(capture), None) => capture.finish(),
+                (Some(capture), None) => {
+                    capture.finish();
+                    #[cfg(debug_assertions)]
+                    l.writes.clear();
+                }
                 (None, _) => {}
             }
         }
@@ -693,20 +708,9 @@ fn append_undo(
     committed: bool,
 ) {
     let (entries, at) = undo.parts();
+    #[cfg(debug_assertions)]
+    check_entry_tables(&mut l.writes, entries, at, committed);
     if !at.is_empty() {
-        l.writes.sort_unstable();
-        for &(key, offset) in at {
-            let i = l.writes.partition_point(|&(k, _)| k < key);
-            let table = match l.writes.get(i) {
-                Some(&(k, table)) if k == key => table,
-                // A write the protocol buffered but whose operation did not complete (it
-                // returned `Pending` or an error after `put`): the handle never learned its
-                // table. Aborted attempts only; the image is still written, as the cost.
-                _ if !committed => u32::MAX,
-                _ => panic!("a before-image of a record this attempt never wrote"),
-            };
-            crate::log::format::set_entry_table(entries, offset, table);
-        }
         let count = u32::try_from(at.len()).expect("entries fit in u32");
         match capture.epoch() {
             Some(epoch) => l
@@ -723,7 +727,34 @@ fn append_undo(
     }
     capture.finish();
     undo.clear();
-    l.writes.clear();
+}
+
+/// Debug builds: checks that each logged entry (at its offset in `entries`, for the record
+/// with the order key beside it) names the table of the operation that wrote its record, then
+/// forgets the attempt's writes. A committed attempt's every entry is checked; an aborted
+/// one's entries may include a write the protocol buffered whose operation did not complete
+/// (it returned `Pending` or an error after `put`), which the handle never noted.
+#[cfg(debug_assertions)]
+fn check_entry_tables(
+    writes: &mut Vec<(usize, u32)>,
+    entries: &[u8],
+    at: &[(usize, usize)],
+    committed: bool,
+) {
+    writes.sort_unstable();
+    for &(key, offset) in at {
+        let named = crate::log::format::u32_at(entries, offset).expect("an entry's table");
+        let i = writes.partition_point(|&(k, _)| k < key);
+        match writes.get(i) {
+            Some(&(k, table)) if k == key => assert_eq!(
+                named, table,
+                "a log entry names table {named}, its write was to table {table}"
+            ),
+            _ if !committed => {}
+            _ => panic!("a log entry for a record this attempt never wrote"),
+        }
+    }
+    writes.clear();
 }
 
 /// The future of [`Txn::read`] and [`Txn::read_committed`]: polls the protocol's `read` (or
@@ -801,6 +832,7 @@ impl<P: Protocol, F: FnOnce(&mut [u8]) -> R, R> Future for UpdateOp<'_, '_, P, F
         if let Err(why) = tx.check_declared(this.table, this.rid, true) {
             return Poll::Ready(Err(why));
         }
+        tx.name_write_table(this.table);
         let (rec, row) = tx.record(this.table, this.rid);
         let n = rec.payload.len();
         let buf = &mut tx.buf[..n];
@@ -870,6 +902,7 @@ impl<P: Protocol, F: FnOnce(&mut [u8])> Future for WriteOp<'_, '_, P, F> {
         if let Err(why) = tx.check_declared(this.table, this.rid, true) {
             return Poll::Ready(Err(why));
         }
+        tx.name_write_table(this.table);
         let (rec, row) = tx.record(this.table, this.rid);
         let buf = &mut tx.buf[..rec.payload.len()];
         if let Some(fill) = this.fill.take() {

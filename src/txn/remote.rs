@@ -21,6 +21,8 @@ impl<'db, P: Protocol> Txn<'db, P> {
         if let Err(why) = self.check_declared(table, rid, true) {
             return Poll::Ready(Err(why));
         }
+        // A protocol may buffer the write here already (PLOR).
+        self.name_write_table(table);
         let (rec, row) = self.record(table, rid);
         let n = rec.payload.len();
         match self
@@ -55,6 +57,7 @@ impl<'db, P: Protocol> Txn<'db, P> {
         if let Err(why) = self.check_declared(table, rid, true) {
             return Poll::Ready(Err(why));
         }
+        self.name_write_table(table);
         let (rec, row) = self.record(table, rid);
         let buf = &mut self.buf[..rec.payload.len()];
         // Filled again on a repeated poll: the same bytes, as the protocol contract requires.

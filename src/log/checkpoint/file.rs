@@ -21,8 +21,8 @@
 //! checkpoint is never half-loaded (recovery then falls back to an older one).
 
 use super::super::format::{
-    FRAME_HEADER, Torn, begin_frame, end_frame, parse_entry, push_entry, read_raw_frame,
-    set_entry_table, u32_at, u64_at,
+    FRAME_HEADER, Torn, begin_frame, end_frame, parse_entry, push_entry, read_raw_frame, u32_at,
+    u64_at,
 };
 use std::io::{self, Write};
 
@@ -87,8 +87,7 @@ impl<W: Write> CheckpointWriter<W> {
 
     /// Adds one record's version: `row` (without its stamp) with its `seq`.
     pub fn push(&mut self, table: u32, rid: u64, seq: u64, row: &[u8]) -> io::Result<()> {
-        let at = push_entry(&mut self.entries, rid, seq, row);
-        set_entry_table(&mut self.entries, at, table);
+        push_entry(&mut self.entries, table, rid, seq, row);
         self.count += 1;
         self.records += 1;
         if self.entries.len() >= FRAME_TARGET {

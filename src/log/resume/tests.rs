@@ -142,8 +142,13 @@ fn add_unacknowledged_txn(dir: &Path, row_bytes: usize) {
     let (segment, file) = log.workers[0].segments.last().expect("worker 0's log");
     let highest = super::highest_epoch(&log, dir);
     let mut entries = Vec::new();
-    let at = format::push_entry(&mut entries, 0, UNACKNOWLEDGED_SEQ, &vec![0xEE; row_bytes]);
-    format::set_entry_table(&mut entries, at, 0);
+    format::push_entry(
+        &mut entries,
+        0,
+        0,
+        UNACKNOWLEDGED_SEQ,
+        &vec![0xEE; row_bytes],
+    );
     let mut bytes = file.bytes.clone();
     format::write_txn(&mut bytes, highest + 2, u64::MAX - 1, 1, &entries);
     std::fs::write(segment_file(dir, 0, *segment), bytes).expect("append");
