@@ -526,6 +526,7 @@ impl<'db, P: Protocol> Txn<'db, P> {
         if self.history.is_some() || self.log.is_some() {
             self.protocol.install_log(&mut self.worker).clear();
         }
+        #[cfg(debug_assertions)]
         if let Some(l) = &mut self.log {
             l.writes.clear();
         }
