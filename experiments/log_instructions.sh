@@ -15,7 +15,7 @@ for mode in off none; do
   for d in 1 3; do
     rm -rf "$OUT/log"; mkdir "$OUT/log"
     if [ $mode = off ]; then a=""; else a="--log $OUT/log --log-sync none"; fi
-    valgrind --tool=cachegrind --cache-sim=no --cachegrind-out-file=$OUT/cg.$mode.$d "$B" run -w tpcc -p silo -t 1 -d $d --warmup 0 --seed 1 --format json $a > $OUT/out.$mode.$d.json 2> $OUT/err.$mode.$d
+    valgrind --tool=cachegrind --cache-sim=no --fair-sched=yes --cachegrind-out-file=$OUT/cg.$mode.$d "$B" run -w tpcc -p silo -t 1 -d $d --warmup 0 --seed 1 --format json $a > $OUT/out.$mode.$d.json 2> $OUT/err.$mode.$d
   done
 done
 for mode in off none; do

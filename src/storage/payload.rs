@@ -111,17 +111,11 @@ impl<'a> Payload<'a> {
         // Release fence: a reader whose copy saw any store below also sees the marker (or a
         // later seq) at its re-load (module docs: the seqlock writer's half).
         crate::sync::atomic::fence(Ordering::Release);
-        // Zipped chunks, not indexing: no bounds check per word (this runs for every install
-        // of a logged run).
-        for (i, (chunk, word)) in src.chunks_exact(8).zip(self.words).enumerate() {
-            if i != seq_at {
-                // Relaxed: published by the Release store of the seq word below.
-                word.store(
-                    u64::from_le_bytes(chunk.try_into().expect("8-byte chunk")),
-                    Ordering::Relaxed,
-                );
-            }
-        }
+        // The words before and after the seq word, each a zipped loop without a bounds check
+        // or a test per word (this runs for every install of a logged run).
+        let (before, rest) = self.words.split_at(seq_at);
+        store_words(before, &src[..8 * seq_at]);
+        store_words(&rest[1..], &src[8 * (seq_at + 1)..]);
         // Release: a reader that loads this seq with Acquire sees every store above.
         self.words[seq_at].store(seq, Ordering::Release);
     }
@@ -172,7 +166,7 @@ impl<'a> Payload<'a> {
     /// The payload's words in order (`Relaxed` loads, as [`Payload::word`]), for a caller
     /// that walks them all without a bounds check per word (the log's delta capture).
     #[inline]
-    pub fn words(&self) -> impl Iterator<Item = u64> + 'a {
+    pub fn words(&self) -> impl ExactSizeIterator<Item = u64> + 'a {
         // Relaxed: as in `load`, ordering is the protocol's business.
         self.words.iter().map(|w| w.load(Ordering::Relaxed))
     }
@@ -183,6 +177,18 @@ impl<'a> Payload<'a> {
     pub fn store_word(&self, i: usize, value: u64) {
         // Relaxed: as in `store` (module docs).
         self.words[i].store(value, Ordering::Relaxed);
+    }
+}
+
+/// Stores `src`'s 8-byte little-endian words into `words`, in order, as far as both go.
+#[inline(always)]
+fn store_words(words: &[AtomicU64], src: &[u8]) {
+    for (chunk, word) in src.chunks_exact(8).zip(words) {
+        // Relaxed: the caller publishes the words (`Payload::install_seqlocked`).
+        word.store(
+            u64::from_le_bytes(chunk.try_into().expect("8-byte chunk")),
+            Ordering::Relaxed,
+        );
     }
 }
 
