@@ -423,13 +423,19 @@ pub fn push_delta_with(
     // First one branch-free pass over the zipped words, compared as integers, into a bitmap of
     // the changed ones; then the runs are read off the bitmap a run at a time. Per word that is
     // two loads, a compare and an or: a row of hundreds of bytes is compared at memory speed.
+    // The mask of the current 64 words is kept in a register and stored when full.
     let mut changed = [0u64; MAX_DELTA_WORDS / 64];
-    let mut olds = old_words;
-    for (mask, block) in changed.iter_mut().zip(row.chunks(8 * 64)) {
-        for (k, (word, old)) in block.chunks_exact(8).zip(&mut olds).enumerate() {
-            let word = u64::from_le_bytes(word.try_into().expect("8-byte chunk"));
-            *mask |= u64::from(word != old) << k;
+    let mut mask = 0u64;
+    for (i, (word, old)) in row.chunks_exact(8).zip(old_words).enumerate() {
+        let word = u64::from_le_bytes(word.try_into().expect("8-byte chunk"));
+        mask |= u64::from(word != old) << (i % 64);
+        if i % 64 == 63 {
+            changed[i / 64] = mask;
+            mask = 0;
         }
+    }
+    if words % 64 != 0 {
+        changed[words / 64] = mask;
     }
     let at = arena.len();
     // The length field is filled in at the end, when the runs are known.
@@ -449,9 +455,9 @@ pub fn push_delta_with(
     Some(at)
 }
 
-/// Most words of a row [`push_delta_with`] diffs (32 KiB): its bitmap of changed words lives
-/// on the stack.
-pub const MAX_DELTA_WORDS: usize = 4096;
+/// Most words of a row [`push_delta_with`] diffs (4 KiB; a larger row is logged whole): its
+/// bitmap of changed words lives on the stack, and clearing it costs two vector stores.
+pub const MAX_DELTA_WORDS: usize = 512;
 
 /// The first word at or after `from` and before `words` whose bit in `masks` is `set` (one
 /// bit per word, word `i` at bit `i % 64` of mask `i / 64`), or `None`.

@@ -437,7 +437,9 @@ impl InstallLog {
             use crate::log::format::{push_delta_with, push_entry};
             // The replaced version is diffed in place, a word at a time: the caller holds the
             // record exclusively, so its words are that version until the store.
-            let delta = if seq >= 2 && !crate::storage::is_vacant(row) {
+            // Neither side vacant: a delete is logged whole (above), and a row inserted where
+            // a deleted one was differs from the vacant row in every word.
+            let delta = if seq >= 2 && !crate::storage::is_vacant(row) && !old.is_vacant() {
                 push_delta_with(&mut r.entries, table, rid, seq, row, old.words())
             } else {
                 None
