@@ -2,8 +2,8 @@
 //!
 //! Every protocol shares the same index implementations (CCBench's fairness principle): a protocol
 //! never builds its own access method. YCSB's keys are dense integers, so its index is an array
-//! ([`ArrayIndex`]); TPC-C's composite keys need a hash index for point lookups ([`HashIndex`], over
-//! `scc`) and an ordered index for range scans with phantom detection ([`OrderedIndex`]), which
+//! ([`ArrayIndex`]); TPC-C's composite keys need a hash index for point lookups ([`HashIndex`], a
+//! read-mostly open-addressed table) and an ordered index for range scans with phantom detection ([`OrderedIndex`]), which
 //! implements the same [`Index`] trait plus scans and per-leaf versions.
 
 mod array;
