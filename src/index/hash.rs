@@ -48,7 +48,9 @@ use super::Index;
 use crate::ids::RecordId;
 use crossbeam_utils::CachePadded;
 use std::hash::{BuildHasher, Hasher};
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+// The table's atomics through the loom shim: `loom_hash_index_publishes_the_record`
+// (`sync::loom_models`) checks an insert's publication on this code.
+use crate::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Mutex, OnceLock};
 
 /// Bytes the index holds per key, for memory estimates made before a run. An index created
@@ -86,7 +88,7 @@ pub struct HashIndex {
 }
 
 /// One open-addressed table.
-struct Table {
+pub(crate) struct Table {
     slots: Box<[Slot]>,
     /// `slots.len() - 1` (a power of two, less one).
     mask: usize,
@@ -123,7 +125,7 @@ enum Inserted {
 
 impl Table {
     /// A table of `slots` empty slots (a power of two).
-    fn new(slots: usize) -> Table {
+    pub(crate) fn new(slots: usize) -> Table {
         debug_assert!(slots.is_power_of_two());
         Table {
             slots: (0..slots).map(|_| Slot::default()).collect(),
@@ -188,6 +190,26 @@ impl Table {
                 // the probe above found it absent.
                 Err(_) => i = (i + 1) & self.mask,
             }
+        }
+    }
+
+    /// The loom model's insert: `key` (not `u64::MAX`) -> `rid`, the caller being the key's
+    /// only writer (as the stripe makes it); whether it was absent.
+    #[cfg(loom)]
+    pub(crate) fn insert_for_model(&self, key: u64, rid: RecordId) -> bool {
+        matches!(
+            self.insert(key_word(key), hash(key), rid.0 + 1),
+            Inserted::Done
+        )
+    }
+
+    /// The loom model's lookup, as [`HashIndex::get`] does it in one table.
+    #[cfg(loom)]
+    pub(crate) fn get_for_model(&self, key: u64) -> Option<RecordId> {
+        let slot = self.find(key_word(key), hash(key))?;
+        match slot.value.load(Ordering::Acquire) {
+            0 => None,
+            v => Some(RecordId(v - 1)),
         }
     }
 

@@ -16,6 +16,8 @@
 //! loom would report executions the real order forbids. The models cover what rests on
 //! acquire/release and `SeqCst` fences, which loom models exactly.
 
+use crate::ids::RecordId;
+use crate::index::hash::Table as HashTable;
 use crate::protocol::plor::locker::PlorLock;
 use crate::protocol::plor::optimistic_copy;
 use crate::protocol::silo::{TidCell, TidWord};
@@ -424,5 +426,40 @@ fn loom_plor_locker_optimistic_read() {
             assert_eq!(a, 1 + version, "the copy belongs to its version");
         }
         committer.join().expect("committer");
+    });
+}
+
+/// The hash index's insert publishes what was written before it: a writer fills a record
+/// (`Relaxed`), then inserts its key, while a second writer inserts another key that hashes to
+/// the same slot (1 and 14 in a 16-slot table), so the two claim slots in either order. A
+/// reader that finds the first key sees its record filled, and the right record id; both keys
+/// are found after the joins. Weakened for the check: the value's `Release` store in
+/// `Table::insert` made `Relaxed`.
+#[test]
+fn loom_hash_index_publishes_the_record() {
+    model(|| {
+        let table = Arc::new(HashTable::new(16));
+        let record = Arc::new(AtomicU64::new(0));
+        let other = {
+            let table = table.clone();
+            thread::spawn(move || assert!(table.insert_for_model(14, RecordId(9))))
+        };
+        let reader = {
+            let (table, record) = (table.clone(), record.clone());
+            thread::spawn(move || {
+                if let Some(rid) = table.get_for_model(1) {
+                    assert_eq!(rid, RecordId(3), "the wrong record id");
+                    // Relaxed: ordered by the lookup's Acquire load of the value.
+                    assert_eq!(record.load(Ordering::Relaxed), 1, "an unfilled record");
+                }
+            })
+        };
+        // Relaxed: published by the insert's Release store of the value.
+        record.store(1, Ordering::Relaxed);
+        assert!(table.insert_for_model(1, RecordId(3)));
+        other.join().expect("other writer");
+        reader.join().expect("reader");
+        assert_eq!(table.get_for_model(1), Some(RecordId(3)));
+        assert_eq!(table.get_for_model(14), Some(RecordId(9)));
     });
 }
