@@ -10,9 +10,24 @@
 //! 2. swaps out the buffer of every worker that appended since the last flush (the *dirty*
 //!    logs) and appends to each an epoch marker `e` that says how many logs this flush writes
 //!    and the epoch of the flush before ([`format::EpochMarker`]);
-//! 3. writes each to its file, then syncs it (`fdatasync`; not with `--log-sync none`), the
-//!    first on the flusher's own thread and each other one on a thread of its own;
+//! 3. writes each to its file, then syncs it (`fdatasync`; not with `--log-sync none`): with a
+//!    core to spare for each, the first on the flusher's own thread and each other one on a
+//!    thread of its own, otherwise all in turn on the flusher's;
 //! 4. publishes `e` as durable.
+//!
+//! # The flusher's priority
+//!
+//! The flusher sleeps most of the time and works for well under a millisecond per flush, but
+//! every durable acknowledgement waits for it. When the workers keep every core busy, a
+//! flusher woken at normal priority waits for the scheduler to give it a core, up to a time
+//! slice at each wake-up: at 2 workers on 2 cores the durable acknowledgement's p99 was 9 ms
+//! against a 2 ms group interval. So the flusher asks for real-time priority
+//! (`SCHED_FIFO`, the lowest level, 1), as SiloR gives its loggers cores of their own: it then
+//! runs as soon as it wakes, and the p99 fell to 2.6 ms (docs/RESULTS.md, "The flusher's
+//! priority"). The kernel's real-time throttling bounds what a runaway real-time thread could
+//! take, and every wait inside a flush sleeps or parks after a short spin. Without the
+//! privilege (`CAP_SYS_NICE` or an `RLIMIT_RTPRIO` allowance) the flusher runs at normal
+//! priority; the report says which (`log.flusher_realtime`).
 //!
 //! A log with nothing new is neither written nor synced: it holds every transaction of its
 //! worker with an epoch at or below `e` already, and recovery's frontier rule
@@ -90,6 +105,15 @@ struct FlushState {
     dirty: Vec<bool>,
 }
 
+/// Asks for real-time priority (`SCHED_FIFO` at level 1) for the calling thread; whether it
+/// was granted (module docs, "The flusher's priority").
+fn raise_to_realtime() -> bool {
+    let param = libc::sched_param { sched_priority: 1 };
+    // SAFETY: `sched_setscheduler` reads the `sched_param` it is given, a valid value on this
+    // stack for the call's duration; pid 0 is the calling thread. It changes no memory of ours.
+    unsafe { libc::sched_setscheduler(0, libc::SCHED_FIFO, &param) == 0 }
+}
+
 /// What the log did over a run, for the report.
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
 pub struct LogStats {
@@ -108,6 +132,8 @@ pub struct LogStats {
     pub fsyncs: u64,
     /// The durable frontier at the end.
     pub durable_epoch: u64,
+    /// Whether the flusher ran at real-time priority (module docs, "The flusher's priority").
+    pub flusher_realtime: bool,
 }
 
 /// The redo log of one run (module docs).
@@ -153,6 +179,8 @@ pub struct Logger {
     /// The machine's cores: a flush gives logs writer threads of their own only when there
     /// are cores to spare for them (`Logger::flush`).
     cores: usize,
+    /// Whether the flusher got real-time priority (module docs, "The flusher's priority").
+    flusher_realtime: AtomicBool,
 }
 
 impl Logger {
@@ -190,6 +218,7 @@ impl Logger {
             closed: Mutex::new(Vec::new()),
             kind: super::LogKind::Redo,
             cores: std::thread::available_parallelism().map_or(1, |n| n.get()),
+            flusher_realtime: AtomicBool::new(false),
         }
     }
 
@@ -636,6 +665,9 @@ impl Logger {
     /// something is pending, parked while nothing is (module docs).
     pub fn run_flusher(&self) {
         let _ = self.flusher.set(std::thread::current());
+        // Relaxed: read for the report after the run.
+        self.flusher_realtime
+            .store(raise_to_realtime(), Ordering::Relaxed);
         while !self.is_stopping() {
             std::thread::sleep(self.group);
             if !self.pending() {
@@ -760,6 +792,7 @@ impl Logger {
             file_writes: self.file_writes.load(Ordering::Relaxed),
             fsyncs: self.fsyncs.load(Ordering::Relaxed),
             durable_epoch: self.clock.durable(),
+            flusher_realtime: self.flusher_realtime.load(Ordering::Relaxed),
         }
     }
 

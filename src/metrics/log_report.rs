@@ -37,6 +37,10 @@ pub struct LogReport {
     pub txns_per_fsync: f64,
     /// The durable frontier at the end.
     pub durable_epoch: u64,
+    /// Whether the flusher ran at real-time priority (`crate::log`'s writer, "The flusher's
+    /// priority"): without it, durable acknowledgements wait for the scheduler when the
+    /// workers keep every core busy.
+    pub flusher_realtime: bool,
     /// Measured commits that were acknowledged durable.
     pub acknowledged: u64,
     /// From the first attempt's start to the durable acknowledgement (writing transactions of

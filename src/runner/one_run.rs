@@ -258,6 +258,7 @@ fn log_report(
         fsyncs_per_s: stats.fsyncs as f64 / elapsed.as_secs_f64().max(1e-9),
         txns_per_fsync: per(stats.txns, stats.fsyncs),
         durable_epoch: stats.durable_epoch,
+        flusher_realtime: stats.flusher_realtime,
         acknowledged: durable.len(),
         durable_latency_us: crate::metrics::LatencySummary::from_histogram(&durable),
         checkpoints: None,
