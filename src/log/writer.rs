@@ -21,13 +21,16 @@
 //! every durable acknowledgement waits for it. When the workers keep every core busy, a
 //! flusher woken at normal priority waits for the scheduler to give it a core, up to a time
 //! slice at each wake-up: at 2 workers on 2 cores the durable acknowledgement's p99 was 9 ms
-//! against a 2 ms group interval. So the flusher asks for real-time priority
-//! (`SCHED_FIFO`, the lowest level, 1), as SiloR gives its loggers cores of their own: it then
-//! runs as soon as it wakes, and the p99 fell to 2.6 ms (docs/RESULTS.md, "The flusher's
-//! priority"). The kernel's real-time throttling bounds what a runaway real-time thread could
-//! take, and every wait inside a flush sleeps or parks after a short spin. Without the
-//! privilege (`CAP_SYS_NICE` or an `RLIMIT_RTPRIO` allowance) the flusher runs at normal
-//! priority; the report says which (`log.flusher_realtime`).
+//! against a 2 ms group interval. So when there are at least as many workers as cores, the
+//! flusher asks for real-time priority (`SCHED_FIFO`, the lowest level, 1), as SiloR gives its
+//! loggers cores of their own: it then runs as soon as it wakes, and the p99 fell to 2.6 ms
+//! (docs/RESULTS.md, "The flusher's priority"). With a core to spare it stays at normal
+//! priority: the scheduler then wakes it on the idle core, where a real-time flusher is woken
+//! on the core it slept on and preempts the worker there (1 worker on 2 cores lost about 15%
+//! of its throughput to that on the disk). The kernel's real-time throttling bounds what a
+//! runaway real-time thread could take, and every wait inside a flush sleeps or parks after a
+//! short spin. Without the privilege (`CAP_SYS_NICE` or an `RLIMIT_RTPRIO` allowance) the
+//! flusher runs at normal priority; the report says which (`log.flusher_realtime`).
 //!
 //! A log with nothing new is neither written nor synced: it holds every transaction of its
 //! worker with an epoch at or below `e` already, and recovery's frontier rule
@@ -665,9 +668,10 @@ impl Logger {
     /// something is pending, parked while nothing is (module docs).
     pub fn run_flusher(&self) {
         let _ = self.flusher.set(std::thread::current());
-        // Relaxed: read for the report after the run.
-        self.flusher_realtime
-            .store(raise_to_realtime(), Ordering::Relaxed);
+        // Only with no core to spare beside the workers (module docs, "The flusher's
+        // priority"). Relaxed: read for the report after the run.
+        let realtime = self.buffers.len() >= self.cores && raise_to_realtime();
+        self.flusher_realtime.store(realtime, Ordering::Relaxed);
         while !self.is_stopping() {
             std::thread::sleep(self.group);
             if !self.pending() {
