@@ -437,34 +437,13 @@ pub fn push_delta_with(
     if words % 64 != 0 {
         changed[words / 64] = mask;
     }
-    push_delta_runs(arena, table, rid, seq, row, &changed)
-}
-
-/// [`push_delta`] with the changed words already known: `changed` has one bit per word of
-/// `row` (word `i` at bit `i % 64` of `changed[i / 64]`; bits past the row clear), set where
-/// the row differs from the version it replaces. `None`, with the arena unchanged, when the
-/// delta would be no smaller than the row, or the row is not whole words or does not fit the
-/// bitmap.
-#[inline]
-pub fn push_delta_runs(
-    arena: &mut Vec<u8>,
-    table: u32,
-    rid: u64,
-    seq: u64,
-    row: &[u8],
-    changed: &[u64],
-) -> Option<usize> {
-    let words = row.len() / 8;
-    if row.len() % 8 != 0 || words > MAX_DELTA_WORDS || words > 64 * changed.len() {
-        return None;
-    }
     let at = arena.len();
     // The length field is filled in at the end, when the runs are known.
     push_entry_header(arena, table, 0, rid, seq);
     let body = arena.len();
     let mut from = 0;
-    while let Some(first) = next_bit(changed, from, true, words) {
-        let end = next_bit(changed, first, false, words).unwrap_or(words);
+    while let Some(first) = next_bit(&changed, from, true, words) {
+        let end = next_bit(&changed, first, false, words).unwrap_or(words);
         if !push_run(arena, body, row, first, end) {
             arena.truncate(at);
             return None;

@@ -434,16 +434,13 @@ impl InstallLog {
             if !r.rows {
                 return; // an undo log: the before-image was taken at the write
             }
-            use crate::log::format::{MAX_DELTA_WORDS, push_delta_runs, push_entry};
+            use crate::log::format::{push_delta_with, push_entry};
             // The replaced version is diffed in place, a word at a time: the caller holds the
             // record exclusively, so its words are that version until the store.
             // Neither side vacant: a delete is logged whole (above), and a row inserted where
             // a deleted one was differs from the vacant row in every word.
             let delta = if seq >= 2 && !crate::storage::is_vacant(row) && !old.is_vacant() {
-                let mut changed = [0u64; MAX_DELTA_WORDS / 64];
-                old.changed_words(row, &mut changed)
-                    .then(|| push_delta_runs(&mut r.entries, table, rid, seq, row, &changed))
-                    .flatten()
+                push_delta_with(&mut r.entries, table, rid, seq, row, old.words())
             } else {
                 None
             };

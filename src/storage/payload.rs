@@ -163,31 +163,12 @@ impl<'a> Payload<'a> {
         self.words[i].load(Ordering::Relaxed)
     }
 
-    /// Marks in `changed` the words of `row` that differ from this payload's first words: one
-    /// bit per word, word `i` at bit `i % 64` of `changed[i / 64]`, every mask the row reaches
-    /// overwritten (bits past the row clear). False, marking nothing, when `row` is not whole
-    /// words, is longer than the payload, or has more words than `changed` has bits. The
-    /// caller holds the record exclusively (the log's delta capture), so the words are one
-    /// version's.
-    ///
-    /// Both sides are walked as zipped slices, 64 words to a mask kept in a register: no
-    /// bounds check or branch per word.
-    pub fn changed_words(&self, row: &[u8], changed: &mut [u64]) -> bool {
-        let words = row.len() / 8;
-        if row.len() % 8 != 0 || words > self.words.len() || words > 64 * changed.len() {
-            return false;
-        }
-        let blocks = row.chunks(8 * 64).zip(self.words[..words].chunks(64));
-        for (mask, (block, olds)) in changed.iter_mut().zip(blocks) {
-            let mut m = 0u64;
-            for (k, (word, old)) in block.chunks_exact(8).zip(olds).enumerate() {
-                let word = u64::from_le_bytes(word.try_into().expect("8-byte chunk"));
-                // Relaxed: as in `load`; the caller holds the record.
-                m |= u64::from(word != old.load(Ordering::Relaxed)) << k;
-            }
-            *mask = m;
-        }
-        true
+    /// The payload's words in order (`Relaxed` loads, as [`Payload::word`]), for a caller
+    /// that walks them all without a bounds check per word (the log's delta capture).
+    #[inline]
+    pub fn words(&self) -> impl ExactSizeIterator<Item = u64> + 'a {
+        // Relaxed: as in `load`, ordering is the protocol's business.
+        self.words.iter().map(|w| w.load(Ordering::Relaxed))
     }
 
     /// Overwrites the `i`-th word (the check-mode stamp's words; the caller holds whatever
@@ -214,39 +195,6 @@ fn store_words(words: &[AtomicU64], src: &[u8]) {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    /// `changed_words` marks exactly the differing words, across the 64-word masks, and
-    /// refuses rows it cannot describe.
-    #[test]
-    fn changed_words_marks_exactly_the_differing_words() {
-        for words in [1usize, 63, 64, 65, 130] {
-            let old: Vec<u64> = (0..words as u64 + 3).map(|w| w * 7).collect();
-            let atomics: Vec<AtomicU64> = old.iter().map(|&w| AtomicU64::new(w)).collect();
-            let p = Payload::new(&atomics, atomics.len() * 8);
-            let mut new = old[..words].to_vec();
-            for i in (0..words).filter(|i| i % 3 == 0 || *i == words - 1) {
-                new[i] ^= 1;
-            }
-            let row: Vec<u8> = new.iter().flat_map(|w| w.to_le_bytes()).collect();
-            let mut changed = [u64::MAX; 4];
-            assert!(p.changed_words(&row, &mut changed));
-            for i in 0..words {
-                let bit = changed[i / 64] >> (i % 64) & 1 == 1;
-                assert_eq!(bit, new[i] != old[i], "word {i} of {words}");
-            }
-            if words % 64 != 0 {
-                assert_eq!(changed[words / 64] >> (words % 64), 0, "bits past the row");
-            }
-            assert!(!p.changed_words(&row[..row.len() - 1], &mut changed));
-            assert!(!p.changed_words(&row, &mut changed[..words.div_ceil(64) - 1]));
-        }
-        let atomics = [AtomicU64::new(0)];
-        let p = Payload::new(&atomics, 8);
-        assert!(
-            !p.changed_words(&[0; 16], &mut [0; 1]),
-            "longer than the payload"
-        );
-    }
 
     #[test]
     fn round_trips_odd_sizes() {
