@@ -172,10 +172,10 @@ impl Table {
         loop {
             let slot = &self.slots[i];
             // Relaxed on failure: another key took the slot; probing on needs nothing from it.
-            // AcqRel on success: nothing is published by the key word itself (the value's
-            // Release store below is), but a reader that finds the key must not find it
-            // before it could find a slot claimed earlier on its probe path, which the CAS's
-            // total order per word and the probe order give.
+            // AcqRel on success is more than the claim needs: the value's Release store below
+            // is what publishes the entry, and a reader that finds the key before that store
+            // reads value 0 and answers "absent", which a lookup overlapping the insert may.
+            // (A locked CAS is a full barrier on x86 either way.)
             match slot
                 .key
                 .compare_exchange(EMPTY, word, Ordering::AcqRel, Ordering::Relaxed)
@@ -217,6 +217,7 @@ impl Table {
     fn len(&self) -> u64 {
         self.slots
             .iter()
+            // Relaxed: a count for reports and for a grow, which holds every stripe.
             .filter(|s| s.value.load(Ordering::Relaxed) != 0)
             .count() as u64
     }
@@ -327,10 +328,12 @@ impl HashIndex {
             .iter()
             .map(|s| s.lock().unwrap_or_else(std::sync::PoisonError::into_inner))
             .collect();
+        // Relaxed (both): every stripe is held, so every writer's changes to them, made under a
+        // stripe, happen before these loads.
         let g = self.current.load(Ordering::Relaxed);
         let old = self.tables[g].get().expect("published generations are set");
         if old.claimed.load(Ordering::Relaxed) < old.limit {
-            return; // another writer grew it (or removals made room)
+            return; // another writer grew it while this one waited for the stripes
         }
         // Removed keys (tombstones) are not copied: the new table may need no more room.
         let live = old.len() as usize;
@@ -340,6 +343,8 @@ impl HashIndex {
             .expect("a table that fits in memory");
         let new = Table::new(slots);
         for slot in old.slots.iter() {
+            // Relaxed: no writer runs (every stripe is held), and each slot's words were
+            // written under a stripe this thread has since taken.
             let value = slot.value.load(Ordering::Relaxed);
             if value != 0 {
                 let word = slot.key.load(Ordering::Relaxed);
@@ -379,6 +384,7 @@ impl Index for HashIndex {
 
     /// Counts entries (walks the table: for reports and tests, not the hot path).
     fn len(&self) -> u64 {
+        // Relaxed: a count for reports and tests.
         self.table().len() + u64::from(self.max_key.load(Ordering::Relaxed) != 0)
     }
 }
