@@ -106,6 +106,42 @@ struct FlushState {
     spare_epochs: Vec<u64>,
     /// Per worker: whether this flush writes its log.
     dirty: Vec<bool>,
+    /// How long the flushes and their syncs took.
+    timings: FlushTimings,
+}
+
+/// How long the flusher's work took, in nanoseconds: each flush from the epoch's close to its
+/// publication as durable, and each `fdatasync` call alone. A durable acknowledgement waits
+/// at most a group interval and two flushes (the flusher sleeps an interval after each), so
+/// with these in the report a run shows whether its durable latency is the disk's (the syncs)
+/// or the flusher's (docs/METRICS.md).
+#[derive(Debug, Clone)]
+pub struct FlushTimings {
+    /// Each flush that completed, close to publication.
+    pub flush_ns: hdrhistogram::Histogram<u64>,
+    /// Each `fdatasync` that succeeded.
+    pub fsync_ns: hdrhistogram::Histogram<u64>,
+}
+
+impl Default for FlushTimings {
+    fn default() -> Self {
+        // 1 us to 100 s at 3 significant digits, as the latency histograms of the workers.
+        let histogram = || {
+            hdrhistogram::Histogram::new_with_bounds(1_000, 100_000_000_000, 3)
+                .expect("valid histogram bounds")
+        };
+        FlushTimings {
+            flush_ns: histogram(),
+            fsync_ns: histogram(),
+        }
+    }
+}
+
+impl FlushTimings {
+    fn record(h: &mut hdrhistogram::Histogram<u64>, took: Duration) {
+        // Saturates: a sync slower than the histogram's 100 s bound counts as 100 s.
+        h.saturating_record(u64::try_from(took.as_nanos()).unwrap_or(u64::MAX));
+    }
 }
 
 /// Asks for real-time priority (`SCHED_FIFO` at level 1) for the calling thread; whether it
@@ -202,6 +238,7 @@ impl Logger {
                 segments: vec![SegmentState::default(); workers],
                 spare_epochs: vec![0; workers],
                 dirty: vec![false; workers],
+                timings: FlushTimings::default(),
             }),
             sync,
             group,
@@ -512,6 +549,7 @@ impl Logger {
         if at_least.is_some_and(|e| self.clock.durable() >= e) {
             return true;
         }
+        let started = std::time::Instant::now();
         let below = self.clock.durable();
         let epoch = self.clock.close();
         #[cfg(test)]
@@ -524,6 +562,7 @@ impl Logger {
             segments,
             spare_epochs,
             dirty,
+            timings,
         } = &mut *st;
         let mut files = 0u32;
         for (((buffer, out), max_epoch), dirty) in self
@@ -567,14 +606,18 @@ impl Logger {
         for (_, out) in jobs.iter_mut() {
             format::write_epoch_marker(out, &marker);
         }
+        // Each log's bytes written and, with sync, how long its sync took.
         let write = move |(device, out): (&mut Box<dyn LogDevice>, &mut Vec<u8>)| {
             device.append(out)?;
             let n = out.len() as u64;
             out.clear();
+            let mut took = None;
             if sync {
+                let t = std::time::Instant::now();
                 device.sync()?;
+                took = Some(t.elapsed());
             }
-            Ok::<u64, std::io::Error>(n)
+            Ok::<(u64, Option<Duration>), std::io::Error>((n, took))
         };
         // With a core to spare for each, the first log on this thread and each other one on a
         // thread of its own: a sync costs milliseconds on a disk, and one file's does not wait
@@ -587,9 +630,17 @@ impl Logger {
         if !self.spare_cores_for(jobs.len()) {
             let mut results = vec![write(first)];
             results.extend(jobs.into_iter().map(write));
-            return self.finish_flush(results, marker, segments, spare_epochs, dirty, sync);
+            return self.finish_flush(
+                results,
+                marker,
+                segments,
+                spare_epochs,
+                dirty,
+                timings,
+                started,
+            );
         }
-        let results: Vec<std::io::Result<u64>> = std::thread::scope(|s| {
+        let results: Vec<std::io::Result<(u64, Option<Duration>)>> = std::thread::scope(|s| {
             let handles: Vec<_> = jobs
                 .into_iter()
                 .map(|job| s.spawn(move || write(job)))
@@ -602,31 +653,42 @@ impl Logger {
             );
             results
         });
-        self.finish_flush(results, marker, segments, spare_epochs, dirty, sync)
+        self.finish_flush(
+            results,
+            marker,
+            segments,
+            spare_epochs,
+            dirty,
+            timings,
+            started,
+        )
     }
 
-    /// The end of a flush: counts what was written and, when every write succeeded, publishes
-    /// the closed epoch as durable; otherwise records the failure. Returns false once the log
-    /// has failed.
+    /// The end of a flush that began at `started`: counts what was written and times it and,
+    /// when every write succeeded, publishes the closed epoch as durable; otherwise records the
+    /// failure. Returns false once the log has failed.
+    #[allow(clippy::too_many_arguments)]
     fn finish_flush(
         &self,
-        results: Vec<std::io::Result<u64>>,
+        results: Vec<std::io::Result<(u64, Option<Duration>)>>,
         marker: EpochMarker,
         segments: &mut [SegmentState],
         spare_epochs: &[u64],
         dirty: &[bool],
-        sync: bool,
+        timings: &mut FlushTimings,
+        started: std::time::Instant,
     ) -> bool {
         let epoch = marker.epoch;
         let mut first_error = None;
         for r in results {
             match r {
                 // Relaxed: counters for the report, read after the run.
-                Ok(n) => {
+                Ok((n, synced)) => {
                     self.bytes.fetch_add(n, Ordering::Relaxed);
                     self.file_writes.fetch_add(1, Ordering::Relaxed);
-                    if sync {
+                    if let Some(took) = synced {
                         self.fsyncs.fetch_add(1, Ordering::Relaxed);
+                        FlushTimings::record(&mut timings.fsync_ns, took);
                     }
                 }
                 Err(e) => first_error = first_error.or(Some(e)),
@@ -651,6 +713,7 @@ impl Logger {
                 }
                 self.flushes.fetch_add(1, Ordering::Relaxed);
                 self.clock.publish_durable(epoch);
+                FlushTimings::record(&mut timings.flush_ns, started.elapsed());
                 true
             }
             Some(e) => {
@@ -800,6 +863,11 @@ impl Logger {
         }
     }
 
+    /// How long the flushes and syncs so far took (a copy, taken under the flush lock).
+    pub fn flush_timings(&self) -> FlushTimings {
+        self.flush.lock().expect("flush lock").timings.clone()
+    }
+
     /// A log in `settings.dir` for `workers` workers of the run whose command line is
     /// `run_args` ([`super::files::create_log_files`]).
     pub fn create(
@@ -914,6 +982,38 @@ mod tests {
             log.clock().durable(),
             "recovery's frontier is the last flush's epoch"
         );
+    }
+
+    /// Every flush and every sync is timed, once each: the report's flush and fsync latencies
+    /// count exactly the flushes and syncs of the log's counters; without sync none is timed.
+    #[test]
+    fn every_flush_and_sync_is_timed_once() {
+        let (_devices, log) = log_on_devices();
+        for id in 1..=3 {
+            let epoch = log.clock().enter(1);
+            log.append_txn(1, epoch, id, 0, &[]);
+            log.append_txn(6, epoch, id + 10, 0, &[]);
+            log.clock().leave(1);
+            assert!(log.flush(None), "the log failed");
+        }
+        let (stats, timings) = (log.stats(), log.flush_timings());
+        assert_eq!(stats.flushes, 3);
+        assert_eq!(stats.fsyncs, 6, "two logs synced per flush");
+        assert_eq!(timings.flush_ns.len(), stats.flushes);
+        assert_eq!(timings.fsync_ns.len(), stats.fsyncs);
+        assert!(timings.flush_ns.max() >= timings.fsync_ns.min());
+
+        let unsynced = Logger::new(
+            vec![Box::new(MemDevice::default()) as Box<dyn LogDevice>],
+            LogSync::None,
+            Duration::from_micros(200),
+        );
+        let epoch = unsynced.clock().enter(0);
+        unsynced.append_txn(0, epoch, 1, 0, &[]);
+        unsynced.clock().leave(0);
+        assert!(unsynced.flush(None));
+        let timings = unsynced.flush_timings();
+        assert_eq!((timings.flush_ns.len(), timings.fsync_ns.len()), (1, 0));
     }
 
     /// Waits, yielding, until `done` holds (a bounded number of tries, so a bug fails the test

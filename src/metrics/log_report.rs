@@ -46,6 +46,13 @@ pub struct LogReport {
     /// From the first attempt's start to the durable acknowledgement (writing transactions of
     /// the measured period); the report's `latency_us` stays the commit latency.
     pub durable_latency_us: LatencySummary,
+    /// Each flush, from closing its epoch to publishing it as durable (the writes and syncs of
+    /// every log it wrote). The flusher sleeps a group interval after each, so a durable
+    /// acknowledgement waits at most the interval and two flushes.
+    pub flush_latency_us: LatencySummary,
+    /// Each `fdatasync` call alone (empty without sync): what the disk adds. With the flush's
+    /// latency, it says whether a durable latency above the group interval is the disk's.
+    pub fsync_latency_us: LatencySummary,
     /// What the checkpointer did (`--checkpoint-s`; `None` without checkpoints).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub checkpoints: Option<CheckpointReport>,
@@ -81,6 +88,7 @@ pub fn render_log_table<'a>(
         "commit p99 us",
         "durable p50 us",
         "durable p99 us",
+        "fsync p99 us",
         "fsyncs/s",
         "txns/fsync",
         "log B/txn",
@@ -97,6 +105,7 @@ pub fn render_log_table<'a>(
             right(format!("{:.1}", commit.p99)),
             right(format!("{:.1}", l.durable_latency_us.p50)),
             right(format!("{:.1}", l.durable_latency_us.p99)),
+            right(format!("{:.1}", l.fsync_latency_us.p99)),
             right(format!("{:.0}", l.fsyncs_per_s)),
             right(format!("{:.1}", l.txns_per_fsync)),
             right(format!("{:.0}", l.bytes_per_txn)),

@@ -237,6 +237,7 @@ fn log_report(
     elapsed: Duration,
 ) -> LogReport {
     let stats = log.stats();
+    let timings = log.flush_timings();
     let mut durable = crate::metrics::WorkerStats::new(1).durable_latency;
     for w in workers {
         durable
@@ -261,6 +262,8 @@ fn log_report(
         flusher_realtime: stats.flusher_realtime,
         acknowledged: durable.len(),
         durable_latency_us: crate::metrics::LatencySummary::from_histogram(&durable),
+        flush_latency_us: crate::metrics::LatencySummary::from_histogram(&timings.flush_ns),
+        fsync_latency_us: crate::metrics::LatencySummary::from_histogram(&timings.fsync_ns),
         checkpoints: None,
     }
 }
