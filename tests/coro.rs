@@ -535,6 +535,16 @@ fn undo_and_redo_logs_under_coroutines() {
         log["durable_latency_us"]["p999"].as_f64().unwrap() > 0.0,
         "{log}"
     );
+    // Group sync (the default): every flush synced, each flush and sync timed.
+    assert!(
+        log["fsync_latency_us"]["p50"].as_f64().unwrap() > 0.0,
+        "{log}"
+    );
+    assert!(
+        log["flush_latency_us"]["max"].as_f64().unwrap()
+            >= log["fsync_latency_us"]["p50"].as_f64().unwrap(),
+        "{log}"
+    );
     assert_eq!(
         worker_files(&undo),
         8,
