@@ -59,6 +59,8 @@
 //! WAL): x86-64 computes it in hardware (SSE 4.2's `crc32` instruction, which the `crc32c`
 //! crate uses), several GB/s per core, so checksumming costs replay little.
 
+use std::sync::atomic::{AtomicU64, Ordering};
+
 /// The first eight bytes of every log file's header frame.
 pub const MAGIC: u64 = u64::from_le_bytes(*b"TXBLOG01");
 /// The format this build writes and reads.
@@ -397,15 +399,17 @@ pub fn push_delta(
     if old.len() != row.len() || old.len() % 8 != 0 {
         return None;
     }
-    let old_words = old
+    let old_words: Vec<AtomicU64> = old
         .chunks_exact(8)
-        .map(|w| u64::from_le_bytes(w.try_into().expect("8-byte chunk")));
-    push_delta_with(arena, table, rid, seq, row, old_words)
+        .map(|w| AtomicU64::new(u64::from_le_bytes(w.try_into().expect("8-byte chunk"))))
+        .collect();
+    push_delta_with(arena, table, rid, seq, row, &old_words)
 }
 
-/// [`push_delta`] with the replaced version given as its little-endian words in order
-/// (`old_words`, at least as many as `row` has), so a caller holding it in a record's words
-/// diffs it where it lies instead of copying it out first. Rows of more than
+/// [`push_delta`] with the replaced version given as the words it lies in (`old`, at least as
+/// many as `row` has, little-endian, as a record's payload holds them), so a caller holding a
+/// record diffs it where it lies instead of copying it out first. The caller must hold the
+/// record exclusively: nobody stores to `old` while it is read. Rows of more than
 /// [`MAX_DELTA_WORDS`] words are logged whole.
 #[inline]
 pub fn push_delta_with(
@@ -414,28 +418,20 @@ pub fn push_delta_with(
     rid: u64,
     seq: u64,
     row: &[u8],
-    old_words: impl ExactSizeIterator<Item = u64>,
+    old: &[AtomicU64],
 ) -> Option<usize> {
     let words = row.len() / 8;
-    if row.len() % 8 != 0 || words > MAX_DELTA_WORDS || old_words.len() < words {
+    if row.len() % 8 != 0 || words > MAX_DELTA_WORDS || old.len() < words {
         return None;
     }
-    // First one branch-free pass over the zipped words, compared as integers, into a bitmap of
-    // the changed ones; then the runs are read off the bitmap a run at a time. Per word that is
-    // two loads, a compare and an or: a row of hundreds of bytes is compared at memory speed.
-    // The mask of the current 64 words is kept in a register and stored when full.
+    // First a bitmap of the changed words, 64 words to a mask; then the runs are read off it.
     let mut changed = [0u64; MAX_DELTA_WORDS / 64];
-    let mut mask = 0u64;
-    for (i, (word, old)) in row.chunks_exact(8).zip(old_words).enumerate() {
-        let word = u64::from_le_bytes(word.try_into().expect("8-byte chunk"));
-        mask |= u64::from(word != old) << (i % 64);
-        if i % 64 == 63 {
-            changed[i / 64] = mask;
-            mask = 0;
-        }
-    }
-    if words % 64 != 0 {
-        changed[words / 64] = mask;
+    for ((mask, row), old) in changed
+        .iter_mut()
+        .zip(row.chunks(8 * 64))
+        .zip(old[..words].chunks(64))
+    {
+        *mask = changed_words(row, old);
     }
     let at = arena.len();
     // The length field is filled in at the end, when the runs are known.
@@ -453,6 +449,40 @@ pub fn push_delta_with(
     let len = u32::try_from(arena.len() - body).expect("smaller than the row") | DELTA;
     arena[at + 4..at + 8].copy_from_slice(&len.to_le_bytes());
     Some(at)
+}
+
+/// The mask of the words of `row` (at most 64 words' bytes) that differ from `old` (as many
+/// words): bit `i` for word `i`. Four words a step, each step's four bits at fixed shifts and
+/// merged with one variable shift: per word a load of each side, a compare and a set, with no
+/// branch and no per-word index arithmetic (a word at a time, with the mask's position taken
+/// modulo 64 each word, cost twice the instructions; docs/RESULTS.md).
+#[inline(always)]
+fn changed_words(row: &[u8], old: &[AtomicU64]) -> u64 {
+    // Relaxed: the caller holds the record exclusively (`push_delta_with`), so no store races
+    // these loads; they read the version the caller's own ordering made visible.
+    let differs = |word: &[u8], old: &AtomicU64| {
+        u64::from(
+            u64::from_le_bytes(word.try_into().expect("8-byte chunk"))
+                != old.load(Ordering::Relaxed),
+        )
+    };
+    let mut mask = 0u64;
+    let mut shift = 0;
+    let mut rows = row.chunks_exact(32);
+    let mut olds = old.chunks_exact(4);
+    for (r, o) in (&mut rows).zip(&mut olds) {
+        let four = differs(&r[..8], &o[0])
+            | differs(&r[8..16], &o[1]) << 1
+            | differs(&r[16..24], &o[2]) << 2
+            | differs(&r[24..32], &o[3]) << 3;
+        mask |= four << shift;
+        shift += 4;
+    }
+    for (r, o) in rows.remainder().chunks_exact(8).zip(olds.remainder()) {
+        mask |= differs(r, o) << shift;
+        shift += 1;
+    }
+    mask
 }
 
 /// Most words of a row [`push_delta_with`] diffs (4 KiB; a larger row is logged whole): its
@@ -869,14 +899,19 @@ mod tests {
         let runs: Vec<(usize, usize)> = e.runs().map(|(first, w)| (first, w.len())).collect();
         assert_eq!(runs, vec![(7, 8)]);
         // Fewer old words than the row has: no delta, the arena unchanged.
-        let short = old[..7].iter().copied();
-        assert_eq!(push_delta_with(&mut arena, 2, 9, 6, &row, short), None);
+        let short = cells(&old[..7]);
+        assert_eq!(push_delta_with(&mut arena, 2, 9, 6, &row, &short), None);
         assert_eq!(arena.len(), at + ENTRY_HEADER + RUN_HEADER + 8);
     }
 
-    /// Deltas of rows of every size around the bitmap's 64-word blocks, with runs that start,
-    /// end and cross block boundaries: each run covers exactly the changed words, and a row
-    /// past [`MAX_DELTA_WORDS`] gets no delta.
+    /// `words` as a record's payload holds them.
+    fn cells(words: &[u64]) -> Vec<AtomicU64> {
+        words.iter().map(|&w| AtomicU64::new(w)).collect()
+    }
+
+    /// Deltas of rows of every size around the bitmap's 64-word blocks and its four-word
+    /// steps, with runs that start, end and cross block boundaries: each run covers exactly
+    /// the changed words, and a row past [`MAX_DELTA_WORDS`] gets no delta.
     #[test]
     fn delta_runs_are_exactly_the_changed_words_across_blocks() {
         let mut state = 0x9E37_79B9_7F4A_7C15u64;
@@ -886,7 +921,9 @@ mod tests {
             state ^= state << 17;
             state
         };
-        for words in [1usize, 2, 63, 64, 65, 127, 128, 129, 200] {
+        for words in [
+            1usize, 2, 3, 4, 5, 7, 8, 9, 63, 64, 65, 66, 67, 127, 128, 129, 200,
+        ] {
             for pattern in 0..40 {
                 let old: Vec<u64> = (0..words as u64).collect();
                 let mut new = old.clone();
@@ -905,8 +942,7 @@ mod tests {
                     .count();
                 let changed = differs.iter().filter(|&&d| d).count();
                 let mut arena = Vec::new();
-                let Some(at) = push_delta_with(&mut arena, 1, 2, 3, &row, old.iter().copied())
-                else {
+                let Some(at) = push_delta_with(&mut arena, 1, 2, 3, &row, &cells(&old)) else {
                     // Only when the runs would be no smaller than the row.
                     assert!(runs * RUN_HEADER + 8 * changed >= row.len());
                     assert!(arena.is_empty());
@@ -937,8 +973,8 @@ mod tests {
         }
         let big = vec![0u8; 8 * (MAX_DELTA_WORDS + 1)];
         let mut arena = Vec::new();
-        let old = std::iter::repeat_n(1u64, MAX_DELTA_WORDS + 1);
-        assert_eq!(push_delta_with(&mut arena, 0, 0, 2, &big, old), None);
+        let old = cells(&[1u64; MAX_DELTA_WORDS + 1]);
+        assert_eq!(push_delta_with(&mut arena, 0, 0, 2, &big, &old), None);
     }
 
     /// A payload of `row` followed by a stamp naming `seq` (writer 9, a checksum word).

@@ -440,7 +440,7 @@ impl InstallLog {
             // Neither side vacant: a delete is logged whole (above), and a row inserted where
             // a deleted one was differs from the vacant row in every word.
             let delta = if seq >= 2 && !crate::storage::is_vacant(row) && !old.is_vacant() {
-                push_delta_with(&mut r.entries, table, rid, seq, row, old.words())
+                push_delta_with(&mut r.entries, table, rid, seq, row, old.word_cells())
             } else {
                 None
             };

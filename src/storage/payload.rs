@@ -163,12 +163,13 @@ impl<'a> Payload<'a> {
         self.words[i].load(Ordering::Relaxed)
     }
 
-    /// The payload's words in order (`Relaxed` loads, as [`Payload::word`]), for a caller
-    /// that walks them all without a bounds check per word (the log's delta capture).
+    /// The payload's words as they lie in the record, for a caller that holds the record
+    /// exclusively and reads them all without a bounds check per word (the log's delta
+    /// capture, `log::format::push_delta_with`); like every access here, the caller supplies
+    /// the ordering.
     #[inline]
-    pub fn words(&self) -> impl ExactSizeIterator<Item = u64> + 'a {
-        // Relaxed: as in `load`, ordering is the protocol's business.
-        self.words.iter().map(|w| w.load(Ordering::Relaxed))
+    pub fn word_cells(&self) -> &'a [AtomicU64] {
+        self.words
     }
 
     /// Overwrites the `i`-th word (the check-mode stamp's words; the caller holds whatever
