@@ -426,12 +426,9 @@ pub fn push_delta_with(
     }
     // First a bitmap of the changed words, 64 words to a mask; then the runs are read off it.
     let mut changed = [0u64; MAX_DELTA_WORDS / 64];
-    for ((mask, row), old) in changed
-        .iter_mut()
-        .zip(row.chunks(8 * 64))
-        .zip(old[..words].chunks(64))
-    {
-        *mask = changed_words(row, old);
+    for (block, mask) in changed.iter_mut().enumerate().take(words.div_ceil(64)) {
+        let (first, end) = (64 * block, words.min(64 * block + 64));
+        *mask = changed_words(&row[8 * first..8 * end], &old[first..end]);
     }
     let at = arena.len();
     // The length field is filled in at the end, when the runs are known.
