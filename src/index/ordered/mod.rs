@@ -92,7 +92,9 @@
 //! 2. A leaf's `low` never changes; its `high` decreases (splits) or grows to its right
 //!    neighbour's (merges).
 //! 3. At every instant the leaves reachable from leaf 0 by `next` partition the key space in
-//!    ascending order, and each leaf's entries are sorted, distinct and inside its range.
+//!    ascending order, and each leaf's entries are sorted, distinct and inside its range. The
+//!    key slots after a leaf's (or a directory node's) entries hold the greatest key, so that a
+//!    search runs over the whole, sorted, array in a fixed number of branch-free steps (`search`).
 //! 4. Every change to the set of keys inside a leaf's range, and every change of the range, bumps
 //!    the leaf's version (insert, remove, split, merge: both leaves; the dead leaf's final word
 //!    differs from all its live ones). A failed insert (duplicate) or a remove of an
@@ -135,6 +137,7 @@ mod arena;
 mod cursor;
 mod directory;
 mod leaf;
+mod search;
 #[cfg(test)]
 mod tests;
 
@@ -842,6 +845,9 @@ impl OrderedIndex {
                 );
                 assert!(keys.last().is_none_or(|&p| p < k), "sorted, distinct");
                 keys.push(k);
+            }
+            for i in len..LEAF_CAPACITY {
+                assert_eq!(leaf.key(i), search::PAD, "unused slots are padded");
             }
             assert_eq!(
                 directory.next(),
