@@ -221,6 +221,15 @@ impl Leaf {
         }
     }
 
+    /// The right neighbour when `key` is past the leaf's range (`bounds().is_below(key)`), else
+    /// `None`; reads the upper fence only. Relaxed: read inside a version-validated section.
+    #[inline]
+    pub(super) fn right_move(&self, key: u64) -> Option<super::LeafId> {
+        let next = self.next.load(Ordering::Relaxed);
+        let high = self.high.load(Ordering::Relaxed);
+        (next != NO_LEAF && key >= high).then_some(super::LeafId(next))
+    }
+
     /// Number of entries, clamped so a torn read cannot index out of bounds. Relaxed: validated.
     #[inline]
     pub(super) fn len(&self) -> usize {
