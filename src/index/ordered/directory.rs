@@ -19,7 +19,8 @@
 //! than being replaced, so there is no root pointer to read. Invariants (between writes):
 //!
 //! 1. Keys are strictly ascending within a node, and every key in the subtree of entry `i` is
-//!    `>= key[i]` and `< key[i + 1]`.
+//!    `>= key[i]` and `< key[i + 1]`. The slots after the last entry hold the greatest key
+//!    (`search::PAD`), so the whole key array is sorted and a search ignores `len` until the end.
 //! 2. An inner entry's key is exactly its child's first key (the minimum of its subtree), so a
 //!    search that picked entry `i` because `key[i] <= k` finds an entry `<= k` in the child too.
 //!    The root's first key is 0 (the head leaf's entry, never removed), so every search succeeds.
@@ -59,6 +60,7 @@
 use super::LeafId;
 use super::arena::{Arena, Slot, SlotId};
 use super::leaf::Backoff;
+use super::search::{self, PAD};
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering, fence};
 use std::sync::{Mutex, PoisonError};
 
@@ -128,7 +130,9 @@ impl NodeVersion {
 
 /// One directory node. Who writes what: every field only by the directory writer (holding the
 /// writer mutex), on a node it has locked or on a fresh node no reachable node names yet; `level`
-/// is set when a node is filled and changes only on the root, when it grows. Lookups read
+/// is set when a node is filled and changes only on the root, when it grows. The key slots at
+/// and after `len` hold `PAD` (set by `vacant` and by `set_len` when the count drops), so the
+/// whole key array is sorted and a search runs over all of it (`search`). Lookups read
 /// everything at any time (Relaxed) and validate through `version`.
 #[repr(align(64))]
 pub(super) struct Node {
@@ -146,7 +150,7 @@ impl Slot for Node {
             version: AtomicU64::new(0),
             level: AtomicU32::new(0),
             len: AtomicU32::new(0),
-            keys: std::array::from_fn(|_| AtomicU64::new(0)),
+            keys: std::array::from_fn(|_| AtomicU64::new(PAD)),
             children: std::array::from_fn(|_| AtomicU32::new(0)),
         }
     }
@@ -206,24 +210,13 @@ impl Node {
     }
 
     /// The slot of the greatest key `<= key` among the first `len`, or `None` when every key is
-    /// greater. A binary search whose steps select instead of branching (the comparison's outcome
-    /// is a coin toss for random keys, and a lookup makes one search per level); it terminates
-    /// on torn values too, since the window shrinks whatever is read.
+    /// greater: the number of keys `<= key`, by `search::count_prefix` over all the slots,
+    /// clamped to `len` (the padding passes `<= u64::MAX`, and a torn read may give any count).
     #[inline]
     fn predecessor(&self, key: u64, len: usize) -> Option<usize> {
-        if len == 0 {
-            return None;
-        }
-        // Slots below `base` hold keys <= `key` (when base > 0, so does `base`); slots from
-        // `base + size` on hold greater keys.
-        let (mut base, mut size) = (0, len);
-        while size > 1 {
-            let half = size / 2;
-            let mid = base + half;
-            base = if self.key(mid) <= key { mid } else { base };
-            size -= half;
-        }
-        (self.key(base) <= key).then_some(base)
+        search::count_prefix(&self.keys, |k| k <= key)
+            .min(len)
+            .checked_sub(1)
     }
 
     // ----- the directory writer (holding the writer mutex) only -----
@@ -264,9 +257,15 @@ impl Node {
         self.keys[i].store(key, Ordering::Relaxed);
     }
 
-    /// Relaxed: as `set_entry`.
+    /// Sets the entry count, padding the slots it gives up (`len..` the old count) with `PAD`
+    /// (the search needs every unused slot padded: `search`). Relaxed loads and stores: the
+    /// writer mutex makes this thread the only one writing nodes (earlier writers' stores happen
+    /// before its acquisition); the stores are published by an unlock, as `set_entry`'s.
     fn set_len(&self, len: usize) {
         debug_assert!(len <= NODE_CAPACITY);
+        for key in self.keys.iter().take(self.len()).skip(len) {
+            key.store(PAD, Ordering::Relaxed);
+        }
         self.len.store(len as u32, Ordering::Relaxed);
     }
 
@@ -531,6 +530,12 @@ impl Directory {
                 "a node's first key is its parent's key for it"
             );
             assert!(entries.windows(2).all(|w| w[0].0 < w[1].0), "keys ascend");
+            assert!(
+                node.keys[entries.len()..]
+                    .iter()
+                    .all(|k| k.load(Ordering::Relaxed) == PAD),
+                "unused slots are padded"
+            );
             assert!(
                 upper.is_none_or(|u| entries.last().unwrap().0 < u),
                 "keys below the next"

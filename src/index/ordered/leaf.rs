@@ -17,6 +17,7 @@
 //! - a reader whose `stable_version` returns a dead word does not read the leaf: it restarts
 //!   from the directory (the dead bit is not the lock bit, so nobody waits on a dead leaf).
 
+use super::search::{self, PAD};
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering, fence};
 
 /// Entries per leaf. 64 keys + 64 record ids = 1 KiB of payload: a binary search touches a few
@@ -146,7 +147,9 @@ impl Bounds {
 /// - `high`, `next`: written by the leaf's lock holder when it splits the leaf (`high` decreases,
 ///   `next` points at the new right sibling) or absorbs its empty right neighbour in a merge
 ///   (`high` and `next` become that neighbour's).
-/// - `len`, `keys`, `rids`: written by the lock holder (insert, remove, split).
+/// - `len`, `keys`, `rids`: written by the lock holder (insert, remove, split). The slots at and
+///   after `len` keep the key `PAD` (set by `vacant` and by `set_len` when the count drops), so
+///   the whole key array is sorted and the search can run over all of it (`search`).
 /// - `version`: CAS by writers to lock, stored by the lock holder to unlock.
 ///
 /// Everyone may read everything at any time; readers validate through `version`.
@@ -169,7 +172,7 @@ impl super::arena::Slot for Leaf {
             high: AtomicU64::new(0),
             next: AtomicU32::new(NO_LEAF),
             len: AtomicU32::new(0),
-            keys: std::array::from_fn(|_| AtomicU64::new(0)),
+            keys: std::array::from_fn(|_| AtomicU64::new(PAD)),
             rids: std::array::from_fn(|_| AtomicU64::new(0)),
         }
     }
@@ -218,6 +221,15 @@ impl Leaf {
         }
     }
 
+    /// The right neighbour when `key` is past the leaf's range (`bounds().is_below(key)`), else
+    /// `None`; reads the upper fence only. Relaxed: read inside a version-validated section.
+    #[inline]
+    pub(super) fn right_move(&self, key: u64) -> Option<super::LeafId> {
+        let next = self.next.load(Ordering::Relaxed);
+        let high = self.high.load(Ordering::Relaxed);
+        (next != NO_LEAF && key >= high).then_some(super::LeafId(next))
+    }
+
     /// Number of entries, clamped so a torn read cannot index out of bounds. Relaxed: validated.
     #[inline]
     pub(super) fn len(&self) -> usize {
@@ -236,23 +248,12 @@ impl Leaf {
         self.rids[i].load(Ordering::Relaxed)
     }
 
-    /// First slot in `0..len` whose key is `>= key` (or `len`). A binary search whose steps
-    /// select instead of branching (a point lookup's comparisons are coin tosses); terminates on
-    /// torn data too, since the window shrinks whatever is read.
+    /// First slot in `0..len` whose key is `>= key` (or `len`): the number of keys `< key`, by
+    /// `search::count_prefix` over all the slots (the padding is never `< key`), clamped to
+    /// `len` so that a torn read (rejected by the caller's version check) stays in bounds.
     #[inline]
     pub(super) fn lower_bound(&self, key: u64, len: usize) -> usize {
-        if len == 0 {
-            return 0;
-        }
-        // Slots below `base` hold keys < `key`; the answer is in `base..=base + size`.
-        let (mut base, mut size) = (0, len);
-        while size > 1 {
-            let half = size / 2;
-            let mid = base + half;
-            base = if self.key(mid) < key { mid } else { base };
-            size -= half;
-        }
-        base + usize::from(self.key(base) < key)
+        search::count_prefix(&self.keys, |k| k < key).min(len)
     }
 
     // ----- writers (lock holder only) -----
@@ -307,10 +308,17 @@ impl Leaf {
         self.rids[i].store(rid, Ordering::Relaxed);
     }
 
-    /// Sets the entry count. Relaxed: as `set_entry`.
+    /// Sets the entry count, padding the slots it gives up (`len..` the old count) with `PAD`
+    /// (the search needs every unused slot padded: `search`). Relaxed, loads and stores: only
+    /// the lock holder writes `len` and `keys` (the previous holder's stores happen before this
+    /// one's lock, by the lock's Acquire CAS on their Release unlock), and the stores are
+    /// published by the unlock, as `set_entry`'s.
     #[inline]
     pub(super) fn set_len(&self, len: usize) {
         debug_assert!(len <= LEAF_CAPACITY);
+        for key in self.keys.iter().take(self.len()).skip(len) {
+            key.store(PAD, Ordering::Relaxed);
+        }
         self.len.store(len as u32, Ordering::Relaxed);
     }
 

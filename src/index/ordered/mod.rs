@@ -92,7 +92,9 @@
 //! 2. A leaf's `low` never changes; its `high` decreases (splits) or grows to its right
 //!    neighbour's (merges).
 //! 3. At every instant the leaves reachable from leaf 0 by `next` partition the key space in
-//!    ascending order, and each leaf's entries are sorted, distinct and inside its range.
+//!    ascending order, and each leaf's entries are sorted, distinct and inside its range. The
+//!    key slots after a leaf's (or a directory node's) entries hold the greatest key, so that a
+//!    search runs over the whole, sorted, array in a fixed number of branch-free steps (`search`).
 //! 4. Every change to the set of keys inside a leaf's range, and every change of the range, bumps
 //!    the leaf's version (insert, remove, split, merge: both leaves; the dead leaf's final word
 //!    differs from all its live ones). A failed insert (duplicate) or a remove of an
@@ -135,6 +137,7 @@ mod arena;
 mod cursor;
 mod directory;
 mod leaf;
+mod search;
 #[cfg(test)]
 mod tests;
 
@@ -372,16 +375,41 @@ impl OrderedIndex {
     }
 
     /// The record of `key`, or `None`.
+    ///
+    /// `find_leaf_from` and a search fused: each leaf is read in one validated section (fences
+    /// and entries together), and the right-move test comes after the search instead of a
+    /// section of its own, so a lookup validates its leaf once. The search of a leaf that turns
+    /// out not to own `key` (a right-move, rare) is thrown away.
     pub fn get(&self, key: u64) -> Option<RecordId> {
+        let mut id = self.start_leaf(key);
         loop {
-            let (_, leaf, v, _) = self.find_leaf(key);
-            // Relaxed entry loads after `find_leaf`'s Acquire version load, validated below
-            // (Acquire fence inside `unchanged_since`, pairing with writers' post-lock fence).
+            let leaf = self.leaves.get(id);
+            // Acquire (inside): pairs with the leaf's last Release unlock, so the Relaxed field
+            // and entry loads that follow are at least that new; `unchanged_since` (Acquire
+            // fence, pairing with writers' post-lock fence) confirms they are all version `v`'s,
+            // the `next` id included (its leaf was filled before the unlock that published it).
+            let v = leaf.stable_version();
+            if v.is_dead() {
+                // As in `find_leaf_from`: the directory no longer names it.
+                id = self.start_leaf(key);
+                continue;
+            }
+            // Not `bounds()`: `low` is not needed, and an unused atomic load is still made.
+            let right = leaf.right_move(key);
             let len = leaf.len();
             let i = leaf.lower_bound(key, len);
             let found = (i < len && leaf.key(i) == key).then(|| RecordId(leaf.rid(i)));
-            if leaf.unchanged_since(v) {
-                return found;
+            if !leaf.unchanged_since(v) {
+                // Its `low` is fixed, so it is still a valid start (or dead, caught above).
+                continue;
+            }
+            debug_assert!(
+                leaf.bounds().low <= key,
+                "directory and right-moves keep low <= key"
+            );
+            match right {
+                Some(next) => id = next,
+                None => return found,
             }
         }
     }
@@ -842,6 +870,9 @@ impl OrderedIndex {
                 );
                 assert!(keys.last().is_none_or(|&p| p < k), "sorted, distinct");
                 keys.push(k);
+            }
+            for i in len..LEAF_CAPACITY {
+                assert_eq!(leaf.key(i), search::PAD, "unused slots are padded");
             }
             assert_eq!(
                 directory.next(),
