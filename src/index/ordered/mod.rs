@@ -384,6 +384,7 @@ impl OrderedIndex {
         let mut id = self.start_leaf(key);
         loop {
             let leaf = self.leaves.get(id);
+            leaf.touch_keys();
             // Acquire (inside): pairs with the leaf's last Release unlock, so the Relaxed field
             // and entry loads that follow are at least that new; `unchanged_since` (Acquire
             // fence, pairing with writers' post-lock fence) confirms they are all version `v`'s,
