@@ -59,7 +59,7 @@
 //! WAL): x86-64 computes it in hardware (SSE 4.2's `crc32` instruction, which the `crc32c`
 //! crate uses), several GB/s per core, so checksumming costs replay little.
 
-use std::sync::atomic::{AtomicU64, Ordering};
+use crate::sync::atomic::{AtomicU64, Ordering};
 
 /// The first eight bytes of every log file's header frame.
 pub const MAGIC: u64 = u64::from_le_bytes(*b"TXBLOG01");

@@ -627,32 +627,26 @@ impl Logger {
         // which delayed every durable acknowledgement by 2-8 ms at 2 workers on 2 cores
         // (docs/RESULTS.md, "The flusher's writer threads"). One dirty log spawns nothing.
         let first = jobs.pop().expect("at least one log carries the marker");
-        if !self.spare_cores_for(jobs.len()) {
-            let mut results = vec![write(first)];
-            results.extend(jobs.into_iter().map(write));
-            return self.finish_flush(
-                results,
-                marker,
-                segments,
-                spare_epochs,
-                dirty,
-                timings,
-                started,
-            );
-        }
-        let results: Vec<std::io::Result<(u64, Option<Duration>)>> = std::thread::scope(|s| {
-            let handles: Vec<_> = jobs
-                .into_iter()
-                .map(|job| s.spawn(move || write(job)))
-                .collect();
-            let mut results = vec![write(first)];
-            results.extend(
-                handles
-                    .into_iter()
-                    .map(|h| h.join().expect("log writer thread panicked")),
-            );
-            results
-        });
+        let results: Vec<std::io::Result<(u64, Option<Duration>)>> =
+            if self.spare_cores_for(jobs.len()) {
+                std::thread::scope(|s| {
+                    let handles: Vec<_> = jobs
+                        .into_iter()
+                        .map(|job| s.spawn(move || write(job)))
+                        .collect();
+                    let mut results = vec![write(first)];
+                    results.extend(
+                        handles
+                            .into_iter()
+                            .map(|h| h.join().expect("log writer thread panicked")),
+                    );
+                    results
+                })
+            } else {
+                let mut results = vec![write(first)];
+                results.extend(jobs.into_iter().map(write));
+                results
+            };
         self.finish_flush(
             results,
             marker,

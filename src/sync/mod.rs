@@ -3,7 +3,7 @@
 //! under `--cfg loom`, so the models run the production code itself.
 //!
 //! Only self-contained primitives use this module: the payload copy and the seqlock's fences
-//! (`storage::payload`), the version chains (`storage::versions`), the grace periods
+//! (`storage::payload`, whose words the log's delta capture reads in `log::format`), the version chains (`storage::versions`), the grace periods
 //! (`storage::grace`), the worker sets (`protocol::worker_set`), the 2PL owned lock, PLOR's
 //! locker word and the hash index's table (`index::hash`). Under `--cfg loom` the rest of the engine still builds but must not run (a
 //! table casts zeroed memory to these atomic types, which loom's are not); the only tests
