@@ -357,12 +357,16 @@ mod tests {
         let p = WaitPolicy::dedicated();
         let steps: Vec<Step> = (0..SPIN_ROUNDS).map(|_| w.next(p)).collect();
         assert!(steps.iter().all(|s| matches!(s, Step::Spin(_))));
+        // Started in the future, so no time has passed for `next` (`elapsed` saturates at
+        // zero) however long this thread was descheduled: a loaded test machine once took more
+        // than SPIN_FOR between `start` and here.
+        w.since = Instant::now() + Duration::from_secs(60);
         assert_eq!(
             w.next(p),
             Step::Spin(SPIN_PAUSES),
             "spins on before SPIN_FOR"
         );
-        w.since -= SPIN_FOR;
+        w.since = Instant::now() - SPIN_FOR;
         assert_eq!(w.next(p), Step::Park, "never yields");
     }
 
