@@ -192,6 +192,11 @@ pub struct RunArgs {
     /// Writes are blind writes.
     #[arg(long)]
     pub blind: bool,
+    /// ycsb: access a transaction's records one after another without loading its index
+    /// entries and records ahead of the first access (the anchors' way; by default their
+    /// cache misses overlap).
+    #[arg(long)]
+    pub no_prefetch: bool,
     /// Zipfian skew, 0 <= theta <= 10 (0 = uniform; Gray et al.'s generator below 1, exact
     /// rejection-inversion from 1).
     #[arg(long, allow_negative_numbers = true)]

@@ -382,6 +382,14 @@ impl Index for HashIndex {
         }
     }
 
+    /// Starts loading the slot where a lookup of `key` begins, so that the misses of lookups known
+    /// ahead overlap (`crate::storage::prefetch`). Reads nothing a lookup could disagree with.
+    #[inline]
+    fn prefetch(&self, key: u64) {
+        let table = self.table();
+        crate::storage::prefetch::prefetch(&table.slots[hash(key) as usize & table.mask]);
+    }
+
     /// Counts entries (walks the table: for reports and tests, not the hot path).
     fn len(&self) -> u64 {
         // Relaxed: a count for reports and tests.

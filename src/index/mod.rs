@@ -27,6 +27,13 @@ pub trait Index: Send + Sync {
     /// Number of keys indexed.
     fn len(&self) -> u64;
 
+    /// Starts loading what a lookup of `key` reads first, for a lookup that will come soon
+    /// (a hint: an index with nothing worth loading early does nothing).
+    #[inline]
+    fn prefetch(&self, key: u64) {
+        let _ = key;
+    }
+
     /// Whether the index holds no key.
     fn is_empty(&self) -> bool {
         self.len() == 0

@@ -66,6 +66,7 @@ mod database;
 pub mod grace;
 mod indexes;
 mod payload;
+pub mod prefetch;
 mod retire;
 pub mod stamp;
 mod table;

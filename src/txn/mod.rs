@@ -407,6 +407,15 @@ impl<'db, P: Protocol> Txn<'db, P> {
         self.tables[table.0 as usize].reserve(rid)
     }
 
+    /// Starts loading the cache lines of record `rid` of `table`, which this attempt will
+    /// access soon, so that the misses of accesses known ahead overlap (a stored procedure
+    /// whose keys were drawn before it ran). Only a hint: nothing is read, locked or recorded,
+    /// and the protocol does not see it.
+    #[inline]
+    pub fn prefetch(&self, table: TableId, rid: RecordId) {
+        self.tables[table.0 as usize].prefetch(rid);
+    }
+
     /// The record an operation addresses, and its row size (what the program sees of the
     /// payload). Programs only name records the workload created, so a miss is a workload bug,
     /// not user input. Always inlined: it runs once per operation, and a call to it (which the

@@ -40,6 +40,13 @@ pub trait TxnOps {
     /// worker to a partition or an observer row use it.
     fn worker_id(&self) -> usize;
 
+    /// Starts loading a record the attempt will access soon ([`Txn::prefetch`]): a hint with no
+    /// effect on the transaction. A handle with nothing to load early (a remote one) ignores it.
+    #[inline]
+    fn prefetch(&self, table: TableId, rid: RecordId) {
+        let _ = (table, rid);
+    }
+
     /// Reads a record (serializable); the bytes are valid until the next operation.
     fn read(&mut self, table: TableId, rid: RecordId)
     -> impl Future<Output = Result<&[u8], Abort>>;
@@ -139,6 +146,11 @@ impl<'db, P: Protocol> TxnOps for Txn<'db, P> {
     #[inline]
     fn worker_id(&self) -> usize {
         Txn::worker_id(self)
+    }
+
+    #[inline]
+    fn prefetch(&self, table: TableId, rid: RecordId) {
+        Txn::prefetch(self, table, rid);
     }
 
     #[inline]

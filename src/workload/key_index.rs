@@ -136,6 +136,16 @@ impl KeyIndex {
         }
     }
 
+    /// Starts loading the index entry of `key`, for a [`KeyIndex::get`] that comes soon: the hash
+    /// index's first slot ([`Index::prefetch`]); nothing for the array, which has no entries,
+    /// and the ordered index, whose path down is found only by reading it.
+    #[inline(always)]
+    pub fn prefetch(&self, key: u64) {
+        if let KeyIndex::Hash(index) = self {
+            index.prefetch(key);
+        }
+    }
+
     /// [`KeyIndex::get`] through the hash or ordered index.
     #[inline(never)]
     fn get_indexed(&self, key: u64) -> Option<RecordId> {

@@ -53,6 +53,10 @@ pub struct YcsbConfig {
     /// microseconds at the end of every transaction's read phase, before commit, while the
     /// others run unchanged; its transactions are reported as the `long` type. 0: off.
     pub long_txn_delay_us: u64,
+    /// Whether a transaction starts loading its index entries and records before its first
+    /// access, so that their cache misses overlap (`run_ycsb`; on by default, `--no-prefetch`
+    /// turns it off, as DBx1000 and CCBench run).
+    pub prefetch: bool,
 }
 
 /// The key distribution (`--key-dist`).
@@ -86,6 +90,7 @@ impl Default for YcsbConfig {
             index: KeyIndexKind::Array,
             key_dist: KeyDist::Zipf,
             long_txn_delay_us: 0,
+            prefetch: true,
         }
     }
 }
@@ -379,17 +384,32 @@ impl Workload for Ycsb {
         tx: &'a mut Tx,
         req: &'a YcsbRequest,
     ) -> impl Future<Output = Result<(), Abort>> + 'a {
-        run_ycsb(self.config.rmw, &self.index, &self.pauses_end, tx, req)
+        run_ycsb(&self.config, &self.index, &self.pauses_end, tx, req)
     }
 }
 
 async fn run_ycsb<Tx: TxnOps>(
-    rmw: bool,
+    config: &YcsbConfig,
     index: &KeyIndex,
     pauses_end: &std::sync::Mutex<Option<std::time::Instant>>,
     tx: &mut Tx,
     req: &YcsbRequest,
 ) -> Result<(), Abort> {
+    // The keys are known before the first access: start loading every index entry, then every
+    // record, so that their cache misses overlap instead of each access waiting for its own
+    // two (docs/RESULTS.md, "Loading a transaction's records ahead"). Hints only: the
+    // accesses below still look up and read through the protocol.
+    if config.prefetch {
+        for op in &req.ops {
+            index.prefetch(op.key);
+        }
+        for op in &req.ops {
+            if let Some(rid) = index.get(op.key) {
+                tx.prefetch(TABLE, rid);
+            }
+        }
+    }
+    let rmw = config.rmw;
     for op in &req.ops {
         // Every access pays its index's lookup, inside the transaction, as DBx1000 and CCBench
         // do; keys are drawn from 0..records, all of which the index holds.

@@ -83,6 +83,9 @@ impl RunArgs {
         if self.blind {
             y.rmw = false;
         }
+        if self.no_prefetch {
+            y.prefetch = false;
+        }
         if let Some(t) = self.theta {
             y.theta = t;
         }
@@ -190,7 +193,7 @@ impl RunArgs {
     }
 
     /// The flags only YCSB reads, each with whether it was given.
-    pub(in crate::config) fn ycsb_only_flags(&self) -> [(&'static str, bool); 10] {
+    pub(in crate::config) fn ycsb_only_flags(&self) -> [(&'static str, bool); 11] {
         [
             ("preset", self.preset.is_some()),
             ("ops", self.ops.is_some()),
@@ -200,6 +203,7 @@ impl RunArgs {
             ("writes", self.writes.is_some()),
             ("rmw", self.rmw),
             ("blind", self.blind),
+            ("no-prefetch", self.no_prefetch),
             ("theta", self.theta.is_some()),
             ("long-txn-delay-us", self.long_txn_delay_us.is_some()),
         ]
