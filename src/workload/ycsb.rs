@@ -404,7 +404,7 @@ async fn run_ycsb<Tx: TxnOps>(
             index.prefetch(op.key);
         }
         for op in &req.ops {
-            if let Some(rid) = index.get(op.key) {
+            if let Some(rid) = index.get_if_cheap(op.key) {
                 tx.prefetch(TABLE, rid);
             }
         }
