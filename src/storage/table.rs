@@ -204,12 +204,11 @@ impl<M> Table<M> {
     /// past the end or in a chunk not allocated: it allocates nothing.
     #[inline]
     pub fn prefetch(&self, rid: RecordId) {
-        let Some(i) = usize::try_from(rid.0).ok().filter(|&i| i < self.len) else {
+        let Some(record) = self.peek(rid) else {
             return;
         };
-        let Some(start) = self.chunks.peek(i) else {
-            return;
-        };
+        // The header is at the record's start (`record_at`).
+        let start = std::ptr::from_ref(record.header).cast::<u8>();
         let bytes = self.payload_offset + self.words_per_record * 8;
         // The addresses are only hinted, never dereferenced: `wrapping_add` needs no `unsafe`.
         for line in (0..bytes.min(4 * 64)).step_by(64) {
