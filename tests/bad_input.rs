@@ -857,6 +857,8 @@ fn recover_refuses_an_undo_log() {
             "none",
             "--log-kind",
             "undo",
+            "--log-files",
+            "2",
         ])
         .arg("--log")
         .arg(&dir)
@@ -876,7 +878,7 @@ fn recover_refuses_an_undo_log() {
     // committed and aborted attempts, each committed one with a before-image (--rmw writes).
     let (mut committed, mut aborted) = (0u64, 0u64);
     for w in 0..2 {
-        let bytes = std::fs::read(dir.join(format!("worker-{w:03}-000000.log"))).expect("log");
+        let bytes = std::fs::read(dir.join(format!("log-{w:03}-000000.log"))).expect("log");
         let mut frames = txbench::log::format::FrameReader::new(&bytes);
         for f in frames.by_ref() {
             match f {
@@ -956,7 +958,7 @@ fn recover_refuses_a_non_log_and_names_where_a_corrupted_log_stopped() {
         "{}",
         String::from_utf8_lossy(&ran.stderr)
     );
-    let file = dir.join("worker-000-000000.log");
+    let file = dir.join("log-000-000000.log");
     let mut bytes = std::fs::read(&file).expect("log file");
     assert!(bytes.len() > 10_000, "a log of {} bytes", bytes.len());
     let at = bytes.len() / 2;
@@ -974,7 +976,7 @@ fn recover_refuses_a_non_log_and_names_where_a_corrupted_log_stopped() {
         "{out}{}",
         String::from_utf8_lossy(&rec.stderr)
     );
-    assert!(out.contains("worker-000-000000.log"), "{out}");
+    assert!(out.contains("log-000-000000.log"), "{out}");
     assert!(out.contains("checksum mismatch at offset"), "{out}");
     let offset: usize = out
         .split("at offset ")
@@ -1029,7 +1031,7 @@ fn recover_falls_back_from_a_corrupted_checkpoint_and_exits_2_when_none_is_usabl
         "the newest two are kept: {checkpoints:?}"
     );
     assert!(
-        !dir.join("worker-000-000000.log").exists(),
+        !dir.join("log-000-000000.log").exists(),
         "the first segments were removed"
     );
     let corrupt = |path: &Path| {

@@ -500,12 +500,12 @@ fn undo_and_redo_logs_under_coroutines() {
         "--warmup",
         "0",
     ];
-    let worker_files = |dir: &std::path::Path| {
+    let log_files = |dir: &std::path::Path| {
         std::fs::read_dir(dir)
             .unwrap()
             .filter(|e| {
                 let name = e.as_ref().unwrap().file_name();
-                name.to_string_lossy().starts_with("worker-")
+                name.to_string_lossy().starts_with("log-")
             })
             .count()
     };
@@ -522,6 +522,7 @@ fn undo_and_redo_logs_under_coroutines() {
         "--rmw",
     ]);
     args.extend(["--log", undo.to_str().unwrap(), "--log-kind", "undo"]);
+    args.extend(["--log-files", "8"]);
     let r = &run_json(&args)[0];
     let log = &r["log"];
     assert_eq!(log["kind"], "undo", "{log}");
@@ -546,9 +547,9 @@ fn undo_and_redo_logs_under_coroutines() {
         "{log}"
     );
     assert_eq!(
-        worker_files(&undo),
+        log_files(&undo),
         8,
-        "one log file per slot worker (2 threads x 4)"
+        "--log-files 8: one log file per slot worker (2 threads x 4)"
     );
 
     let redo = fresh("redo");
@@ -559,9 +560,11 @@ fn undo_and_redo_logs_under_coroutines() {
     args.extend(["--checkpoint-s", "0.05"]);
     let r = &run_json(&args)[0];
     assert!(r["log"]["txns_logged"].as_u64().unwrap() > 0, "{r}");
+    // The default: one log for the 8 slot workers.
+    assert!(log_files(&redo) >= 1, "a segment or more of the log");
     assert!(
-        worker_files(&redo) >= 8,
-        "a segment or more per slot worker"
+        !redo.join("log-001-000000.log").exists(),
+        "one log per 8 workers by default"
     );
     let recovered = Command::new(env!("CARGO_BIN_EXE_txbench"))
         .arg("recover")

@@ -9,6 +9,9 @@
 //!   an order without its lines or a payment without its history row, breaks them: 0 partial);
 //! - across the rounds, transactions were acknowledged (the test exercised something).
 //!
+//! Rounds rotate `--log-files` through 1 (the default for 4 workers: one log they share), 2
+//! and 4 (a log each).
+//!
 //! 20 rounds here (10 TPC-C, 10 YCSB, rotating protocols), and 10 more under the coroutine
 //! executor (`--executor coro --queue 2`); `cargo test --test crash -- --ignored` runs the
 //! 200-round variant (docs/TESTING.md). A SIGKILL keeps the page cache, so
@@ -116,7 +119,7 @@ fn crash_round(
     child.kill().expect("SIGKILL");
     child.wait().expect("reap the child");
     let acked = common::acknowledged_with_epochs(&acks);
-    let truncated = !log.join("worker-000-000000.log").exists();
+    let truncated = !log.join("log-000-000000.log").exists();
     let recover = Command::new(env!("CARGO_BIN_EXE_txbench"))
         .arg("recover")
         .arg(&log)
@@ -209,13 +212,20 @@ fn crash_rounds(
         };
         let protocol = PROTOCOLS[(r / 2) as usize % PROTOCOLS.len()];
         let kill_after = after_ms + moments.next_below(window_ms);
+        // The four workers' transactions in one log (the default), two, or one each.
+        let files = ["1", "2", "4"][(r % 3) as usize];
+        let flags: Vec<&str> = extra
+            .iter()
+            .copied()
+            .chain(["--log-files", files])
+            .collect();
         let round = crash_round(
             &format!("{tag}{name}-{r}"),
             args,
             protocol,
             seed + r,
             kill_after,
-            extra,
+            &flags,
         );
         acked += round.acknowledged;
         replayed += round.replayed;

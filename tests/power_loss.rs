@@ -4,7 +4,8 @@
 //! A SIGKILL (tests/crash.rs) keeps every written byte in the page cache; power loss keeps only
 //! what was synced, and may keep any prefix of what was written after. Here TPC-C runs under
 //! Silo with a group-committed log on simulated devices; at random moments during the run the
-//! test takes the ids acknowledged so far, then a cut of every device at one instant (all
+//! test takes the ids acknowledged so far, then a cut of every device (a log file shared by
+//! two of the four workers) at one instant (all
 //! device locks held). Each cut is recovered as power loss left it (synced bytes only) and
 //! with each file's last frame torn at every byte offset, and must hold every transaction
 //! acknowledged before it; a few cuts are replayed into a loaded database whose TPC-C
@@ -49,9 +50,9 @@ fn fresh_dir(name: &str) -> PathBuf {
     dir
 }
 
-/// One device per worker, each holding its synced file header.
-fn devices(workers: usize, capacity: Option<usize>) -> Vec<MemDevice> {
-    (0..workers)
+/// One device per log, each holding its synced file header.
+fn devices(logs: usize, capacity: Option<usize>) -> Vec<MemDevice> {
+    (0..logs)
         .map(|w| {
             let mut d = MemDevice::with_capacity(capacity);
             let mut header = Vec::new();
@@ -63,12 +64,14 @@ fn devices(workers: usize, capacity: Option<usize>) -> Vec<MemDevice> {
         .collect()
 }
 
-fn logger(devices: &[MemDevice], acks: &std::path::Path) -> Logger {
+/// A group-committed log of `workers` workers over `devices` (worker `w` writes to device
+/// `w % devices.len()`).
+fn logger(devices: &[MemDevice], workers: usize, acks: &std::path::Path) -> Logger {
     let boxed = devices
         .iter()
         .map(|d| Box::new(d.clone()) as Box<dyn LogDevice>)
         .collect();
-    let mut log = Logger::new(boxed, LogSync::Group, Duration::from_micros(500));
+    let mut log = Logger::new(boxed, workers, LogSync::Group, Duration::from_micros(500));
     log.record_acks_in(acks).expect("ack files");
     log
 }
@@ -136,7 +139,7 @@ fn replay_tpcc(workload: &Tpcc, files: &[Vec<u8>]) -> HashSet<u64> {
         .iter()
         .enumerate()
         .map(|(w, b)| LogFile {
-            path: PathBuf::from(format!("worker-{w}")),
+            path: PathBuf::from(format!("log-{w}")),
             bytes: b.clone(),
         })
         .collect();
@@ -188,8 +191,10 @@ fn power_loss_at_any_moment_and_any_torn_tail_keeps_every_acknowledged_transacti
     workload.load(&db);
     let protocol = Silo::new(&cfg.options);
     let acks = fresh_dir("tpcc-acks");
-    let devs = devices(cfg.exec.threads, None);
-    let log = logger(&devs, &acks);
+    // Two logs of two workers each: a flush writes both workers' bytes to each log, and may
+    // be cut between the logs.
+    let devs = devices(2, None);
+    let log = logger(&devs, cfg.exec.threads, &acks);
     let done = AtomicBool::new(false);
     let cuts = std::thread::scope(|s| {
         s.spawn(|| log.run_flusher());
@@ -292,8 +297,9 @@ fn a_full_disk_stops_the_run_and_keeps_what_was_acknowledged() {
     workload.load(&db);
     let protocol = Silo::new(&cfg.options);
     let acks = fresh_dir("full-acks");
-    let devs = devices(cfg.exec.threads, Some(CAPACITY));
-    let log = logger(&devs, &acks);
+    // One log for both workers (the default at 2 workers).
+    let devs = devices(1, Some(CAPACITY));
+    let log = logger(&devs, cfg.exec.threads, &acks);
     let outcome = std::thread::scope(|s| {
         s.spawn(|| log.run_flusher());
         run_threads_logged(&protocol, &db, &workload, &cfg.exec, None, Some(&log))

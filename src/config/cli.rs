@@ -486,10 +486,10 @@ pub struct RunArgs {
     #[arg(long)]
     pub token: Option<String>,
     // ---- durability (issue 25) ----
-    /// Redo-log every committed write, insert and delete to one file per worker in this
+    /// Redo-log every committed write, insert and delete to log files (--log-files) in this
     /// directory, which must exist and hold no other run's log; `txbench recover DIR` rebuilds
-    /// the database from it. One protocol, one repetition (under --executor coro, one file per
-    /// coroutine slot, and no --log-sync txn).
+    /// the database from it. One protocol, one repetition (under --executor coro, each
+    /// coroutine slot is a logged worker, and no --log-sync txn).
     #[arg(long, value_name = "DIR")]
     pub log: Option<std::path::PathBuf>,
     /// With --log: when a commit is acknowledged: group (once a group flush has synced the
@@ -509,6 +509,12 @@ pub struct RunArgs {
     /// twopl_er, ord_lock, c_sched, calvin_ticket and decentsched.
     #[arg(long, value_enum)]
     pub log_kind: Option<LogKindArg>,
+    /// With --log: how many log files are written in parallel (SiloR's loggers), 1 up to
+    /// one per worker; worker W's transactions go to file W mod N. Each group flush writes
+    /// and syncs each file with something new once, so fewer files mean fewer syncs; recovery
+    /// reads each file on a thread of its own. Default: one file per 8 workers.
+    #[arg(long, value_parser = Whole::<usize>::new(), allow_negative_numbers = true)]
+    pub log_files: Option<usize>,
     /// With --log, for crash tests: after each durable acknowledgement, append the
     /// transaction's id to ack-W.txt (W: the worker) in this existing directory.
     #[arg(long, value_name = "DIR")]
@@ -519,7 +525,7 @@ pub struct RunArgs {
     pub resume_log: bool,
     /// With --log: every this many seconds (> 0, fractions allowed), a fuzzy checkpoint of
     /// every record is written beside the log while the run goes on (checkpoint-N.ckpt), each
-    /// worker's log is split into segment files, and the segments no checkpoint still needs
+    /// log is split into segment files, and the segments no checkpoint still needs
     /// are removed (the newest two checkpoints are kept); `txbench recover` then starts from
     /// the newest complete checkpoint.
     #[arg(long, value_name = "SECS", allow_negative_numbers = true)]

@@ -115,7 +115,7 @@ mod tests {
                 .unwrap()
                 .starts_with("fig_14-point-1-rep-1")
         );
-        std::fs::write(a.path().join("worker-0.log"), b"x").unwrap();
+        std::fs::write(a.path().join("log-000-000000.log"), b"x").unwrap();
         let (pa, pb) = (a.path().to_path_buf(), b.path().to_path_buf());
         drop(a);
         drop(b);

@@ -16,11 +16,32 @@ pub trait LogDevice: Send {
     fn append(&mut self, bytes: &[u8]) -> io::Result<()>;
     /// Makes everything appended so far durable (`fdatasync` for a file).
     fn sync(&mut self) -> io::Result<()>;
+    /// Appends `parts` one after another (all of them, or an error): a log's flush writes
+    /// several workers' buffers and a marker.
+    fn append_parts(&mut self, parts: &[&[u8]]) -> io::Result<()> {
+        parts.iter().try_for_each(|p| self.append(p))
+    }
 }
 
 impl LogDevice for File {
     fn append(&mut self, bytes: &[u8]) -> io::Result<()> {
         self.write_all(bytes)
+    }
+
+    /// One `writev` for all the parts where the kernel takes them whole (it takes up to
+    /// `IOV_MAX` slices and may write fewer bytes; the loop goes on from there).
+    fn append_parts(&mut self, parts: &[&[u8]]) -> io::Result<()> {
+        let mut slices: Vec<io::IoSlice> = parts.iter().map(|p| io::IoSlice::new(p)).collect();
+        let mut rest = slices.as_mut_slice();
+        while !rest.is_empty() {
+            match self.write_vectored(rest) {
+                Ok(0) => return Err(io::ErrorKind::WriteZero.into()),
+                Ok(n) => io::IoSlice::advance_slices(&mut rest, n),
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(e),
+            }
+        }
+        Ok(())
     }
 
     fn sync(&mut self) -> io::Result<()> {

@@ -1,12 +1,14 @@
 //! A log directory: its manifest (which run wrote it, and that run's command line, from which
-//! recovery rebuilds the loaded database), each worker's log as numbered segment files, and
-//! the checkpoints.
+//! recovery rebuilds the loaded database), each log as numbered segment files, and the
+//! checkpoints. A log holds the transactions of the workers it serves: worker `w`'s go to log
+//! `w % logs` (`--log-files`; SiloR's loggers, one file per group of workers, so a flush
+//! syncs one file per group rather than one per worker).
 //!
 //! ```text
-//!  DIR/manifest.json               {"format": 4, "run_id": ..., "workers": N, "args": [...],
-//!                                   "kind": "redo" | "undo"}
-//!  DIR/worker-000-000000.log       segment 0 of worker 0: header frame, transactions, markers
-//!  DIR/worker-000-000001.log       segment 1 (begun when a checkpoint started), ...
+//!  DIR/manifest.json               {"format": 5, "run_id": ..., "workers": N, "logs": L,
+//!                                   "args": [...], "kind": "redo" | "undo"}
+//!  DIR/log-000-000000.log          segment 0 of log 0: header frame, transactions, markers
+//!  DIR/log-000-000001.log          segment 1 (begun when a checkpoint started), ...
 //!  DIR/checkpoint-000001.ckpt      a complete checkpoint (`checkpoint/`)
 //!  DIR/checkpoint-000002.tmp       one being written (never read by recovery)
 //! ```
@@ -15,7 +17,7 @@
 //! synced first, then each file with its header, then the directory itself is synced (new
 //! directory entries are durable only once their directory is). A new segment is created,
 //! synced and its directory synced before the flusher writes to it ([`SegmentFiles::open`]),
-//! so a worker's segments on disk are always consecutive up to the one being written; the
+//! so a log's segments on disk are always consecutive up to the one being written; the
 //! manifest never changes, since each segment's header says what its predecessors held.
 
 use super::LogError;
@@ -36,8 +38,11 @@ pub struct Manifest {
     pub format: u32,
     /// A number naming the run; every file's header carries it.
     pub run_id: u64,
-    /// Worker files.
+    /// The run's workers (a server's sessions).
     pub workers: usize,
+    /// Logs (files written in parallel, each a sequence of segments): worker `w` writes to
+    /// log `w % logs`.
+    pub logs: usize,
     /// The run's `txbench run` arguments, without the log's own flags.
     pub args: Vec<String>,
     /// What the log holds (`--log-kind`); a manifest without the field is a redo log's (they
@@ -46,19 +51,19 @@ pub struct Manifest {
     pub kind: super::LogKind,
 }
 
-/// Segment `segment` of worker `w`'s log.
-pub fn segment_file(dir: &Path, w: usize, segment: u32) -> PathBuf {
-    dir.join(segment_name(w, segment))
+/// Segment `segment` of log `log`.
+pub fn segment_file(dir: &Path, log: usize, segment: u32) -> PathBuf {
+    dir.join(segment_name(log, segment))
 }
 
-/// The file name of segment `segment` of worker `w`'s log.
-pub fn segment_name(w: usize, segment: u32) -> String {
-    format!("worker-{w:03}-{segment:06}.log")
+/// The file name of segment `segment` of log `log`.
+pub fn segment_name(log: usize, segment: u32) -> String {
+    format!("log-{log:03}-{segment:06}.log")
 }
 
-/// Worker and segment of a segment file's name.
+/// Log and segment of a segment file's name.
 pub fn parse_segment_name(name: &str) -> Option<(usize, u32)> {
-    let rest = name.strip_prefix("worker-")?.strip_suffix(".log")?;
+    let rest = name.strip_prefix("log-")?.strip_suffix(".log")?;
     let (w, s) = rest.split_once('-')?;
     Some((w.parse().ok()?, s.parse().ok()?))
 }
@@ -94,6 +99,8 @@ pub fn parse_checkpoint_name(name: &str) -> Option<u64> {
 /// Whether `name` is a log file's, checkpoint's or manifest's name.
 fn is_log_name(name: &str) -> bool {
     name == MANIFEST
+        || (name.starts_with("log-") && name.ends_with(".log"))
+        // A log of format 4 or before, refused by name when read (`read_manifest`).
         || (name.starts_with("worker-") && name.ends_with(".log"))
         || name.starts_with("checkpoint-")
 }
@@ -147,12 +154,13 @@ fn check_writable(dir: &Path) -> Result<(), LogError> {
         })
 }
 
-/// Creates the manifest and one file per worker in `dir` (checked first, as
-/// [`check_log_dir`]), each file holding its header, all synced with the directory.
-/// Returns the devices and the run's id.
+/// Creates the manifest and the first segment of each of `logs` logs for `workers` workers in
+/// `dir` (checked first, as [`check_log_dir`]), each file holding its header, all synced with
+/// the directory. Returns the devices (one per log) and the run's id.
 pub fn create_log_files(
     dir: &Path,
     workers: usize,
+    logs: usize,
     run_args: &[String],
     kind: super::LogKind,
 ) -> Result<(Vec<Box<dyn LogDevice>>, u64), LogError> {
@@ -165,17 +173,18 @@ pub fn create_log_files(
         format: format::FORMAT_VERSION,
         run_id,
         workers,
+        logs,
         args: run_args.to_vec(),
         kind,
     };
     let path = dir.join(MANIFEST);
     let text = serde_json::to_string_pretty(&manifest).expect("a manifest serialises");
     write_synced(&path, text.as_bytes())?;
-    let mut devices: Vec<Box<dyn LogDevice>> = Vec::with_capacity(workers);
-    for w in 0..workers {
-        let path = segment_file(dir, w, 0);
+    let mut devices: Vec<Box<dyn LogDevice>> = Vec::with_capacity(logs);
+    for log in 0..logs {
+        let path = segment_file(dir, log, 0);
         let mut header = Vec::new();
-        format::write_file_header(&mut header, w as u32, run_id);
+        format::write_file_header(&mut header, log as u32, run_id);
         let file = write_synced(&path, &header)?;
         devices.push(Box::new(file));
     }
@@ -212,19 +221,30 @@ pub fn read_manifest(dir: &Path) -> Result<Manifest, LogError> {
         std::io::ErrorKind::NotFound => LogError::NoManifest(dir.to_path_buf()),
         _ => LogError::io(&path, e),
     })?;
-    let m: Manifest = serde_json::from_str(&text).map_err(|e| LogError::BadManifest {
+    let bad = |why: String| LogError::BadManifest {
         path: path.clone(),
-        why: e.to_string(),
-    })?;
-    if m.format != format::FORMAT_VERSION {
-        return Err(LogError::BadManifest {
-            path,
-            why: format!(
-                "format {} (this build reads {})",
-                m.format,
-                format::FORMAT_VERSION
-            ),
-        });
+        why,
+    };
+    // The format first: another format's manifest may lack this one's fields (format 4 had
+    // no `logs`), and its number is the useful error.
+    #[derive(Deserialize)]
+    struct FormatOnly {
+        format: u32,
+    }
+    let f: FormatOnly = serde_json::from_str(&text).map_err(|e| bad(e.to_string()))?;
+    if f.format != format::FORMAT_VERSION {
+        return Err(bad(format!(
+            "format {} (this build reads {})",
+            f.format,
+            format::FORMAT_VERSION
+        )));
+    }
+    let m: Manifest = serde_json::from_str(&text).map_err(|e| bad(e.to_string()))?;
+    if m.logs == 0 || m.logs > m.workers.max(1) {
+        return Err(bad(format!(
+            "{} logs for {} workers (1 to one per worker)",
+            m.logs, m.workers
+        )));
     }
     Ok(m)
 }
@@ -232,11 +252,11 @@ pub fn read_manifest(dir: &Path) -> Result<Manifest, LogError> {
 /// Creates and removes a log's segment files for the flusher and the checkpointer
 /// ([`crate::log::Logger::with_segments`]). Tests without files have none (no rotation).
 pub trait SegmentStore: Send {
-    /// Creates worker `header.worker`'s segment `header.segment` holding `header`, synced
-    /// with its directory, and returns it open for appending.
+    /// Creates log `header.log`'s segment `header.segment` holding `header`, synced with its
+    /// directory, and returns it open for appending.
     fn open(&mut self, header: &format::SegmentHeader) -> std::io::Result<Box<dyn LogDevice>>;
-    /// Removes worker `worker`'s segment `segment` (one no checkpoint still needs).
-    fn remove(&mut self, worker: usize, segment: u32) -> std::io::Result<()>;
+    /// Removes log `log`'s segment `segment` (one no checkpoint still needs).
+    fn remove(&mut self, log: usize, segment: u32) -> std::io::Result<()>;
     /// Makes the removals so far durable (the directory's sync).
     fn sync(&mut self) -> std::io::Result<()>;
 }
@@ -260,17 +280,15 @@ impl SegmentStore for SegmentFiles {
     fn open(&mut self, h: &format::SegmentHeader) -> std::io::Result<Box<dyn LogDevice>> {
         let mut bytes = Vec::new();
         format::write_segment_header(&mut bytes, h);
-        let mut device = self
-            .dir
-            .create(&segment_name(h.worker as usize, h.segment))?;
+        let mut device = self.dir.create(&segment_name(h.log as usize, h.segment))?;
         device.append(&bytes)?;
         device.sync()?;
         self.dir.sync()?;
         Ok(device)
     }
 
-    fn remove(&mut self, worker: usize, segment: u32) -> std::io::Result<()> {
-        self.dir.remove(&segment_name(worker, segment))
+    fn remove(&mut self, log: usize, segment: u32) -> std::io::Result<()> {
+        self.dir.remove(&segment_name(log, segment))
     }
 
     fn sync(&mut self) -> std::io::Result<()> {

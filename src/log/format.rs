@@ -8,7 +8,7 @@
 //! +-----------+-------------+------+---------------------------+
 //!              ^ CRC-32C of kind and body (the `len` bytes after the header)
 //!
-//!  kind 1, file header: magic "TXBLOG01" (u64), format (u32), worker (u32), run id (u64),
+//!  kind 1, file header: magic "TXBLOG01" (u64), format (u32), log (u32), run id (u64),
 //!          segment (u32), earlier segments' highest transaction epoch (u64), earlier
 //!          segments' last epoch marker (the marker's three fields, 20 bytes)
 //!  kind 2, transaction: epoch (u64), txn id (u64), entries (u32), then per entry:
@@ -19,7 +19,7 @@
 //!            `seq - 1`, which is never the loaded version (seq 0)
 //!  kind 3, epoch marker: epoch (u64), files (u32), below (u64): every transaction of this
 //!          file with an epoch at or below `epoch` is written before the marker; the flush
-//!          that wrote it wrote the same marker to `files` workers' logs (those with
+//!          that wrote it wrote the same marker to `files` logs (those with
 //!          something new), and `below` is the epoch of the flush before it
 //!  kind 4, undo attempt (`--log-kind undo` only): epoch (u64), txn id (u64), entries (u32),
 //!          outcome (u8: 1 committed, 0 aborted), then entries laid out as kind 2's, each the
@@ -34,7 +34,8 @@
 //! A flush writes a marker only to the logs that have something new ([`EpochMarker`] says
 //! how recovery still finds the frontier).
 //!
-//! A worker's log is a sequence of segment files (`files.rs`); the header's last two fields
+//! A log is a sequence of segment files (`files.rs`), holding the transactions of the
+//! workers it serves (worker `w`'s go to log `w % logs`); the header's last two fields
 //! carry what the earlier segments knew, so recovery needs none of the segments a checkpoint
 //! made obsolete (`checkpoint.rs`). Checkpoint files use the same frames with their own kinds
 //! (`checkpoint/file.rs`).
@@ -47,8 +48,8 @@
 //! captures). An update of a record whose previous version is itself a logged one is
 //! therefore logged as a delta when that is smaller: only the words that changed. Replay
 //! stays a merge without a global log order: a delta applies only to exactly the version it
-//! was taken against (seq one less), and one that comes before that version (written by
-//! another worker, replayed on another thread) waits for a last, ordered pass
+//! was taken against (seq one less), and one that comes before that version (in
+//! another log, replayed on another thread) waits for a last, ordered pass
 //! (`recover.rs`). A delta is never taken against the loaded version (seq 0), whose bytes a
 //! recovery's own load need not repeat (TPC-C's load dates). Checkpoints hold whole rows only.
 //!
@@ -64,7 +65,7 @@ use crate::sync::atomic::{AtomicU64, Ordering};
 /// The first eight bytes of every log file's header frame.
 pub const MAGIC: u64 = u64::from_le_bytes(*b"TXBLOG01");
 /// The format this build writes and reads.
-pub const FORMAT_VERSION: u32 = 4;
+pub const FORMAT_VERSION: u32 = 5;
 /// Bytes before a frame's kind: length and checksum.
 pub const FRAME_HEADER: usize = 8;
 /// Bytes of a transaction's header after the kind: epoch, txn id, entry count.
@@ -108,50 +109,50 @@ pub(crate) fn end_frame(buf: &mut [u8], start: usize) {
     buf[start + 4..start + 8].copy_from_slice(&crc.to_le_bytes());
 }
 
-/// Appends the header frame of worker `worker`'s first segment.
-pub fn write_file_header(buf: &mut Vec<u8>, worker: u32, run_id: u64) {
-    write_segment_header(buf, &SegmentHeader::first(worker, run_id));
+/// Appends the header frame of log `log`'s first segment.
+pub fn write_file_header(buf: &mut Vec<u8>, log: u32, run_id: u64) {
+    write_segment_header(buf, &SegmentHeader::first(log, run_id));
 }
 
 /// What a segment file's header says.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct SegmentHeader {
-    /// The worker whose log this is.
-    pub worker: u32,
+    /// The log this segment belongs to.
+    pub log: u32,
     /// The run that wrote it.
     pub run_id: u64,
-    /// The segment's number in the worker's log (0 first).
+    /// The segment's number in its log (0 first).
     pub segment: u32,
-    /// The highest epoch of any transaction in the worker's earlier segments (0: none): a
+    /// The highest epoch of any transaction in the log's earlier segments (0: none): a
     /// checkpoint whose start epoch is above it needs none of them.
     pub prev_max_epoch: u64,
     /// The last epoch marker the earlier segments hold ([`EpochMarker::NONE`]: none): the
-    /// worker's log is durable up to it even once they are removed.
+    /// log is durable up to it even once they are removed.
     pub prev_marker: EpochMarker,
 }
 
-/// What one group flush vouches for, written as the same marker to every worker's log it
+/// What one group flush vouches for, written as the same marker to every log it
 /// wrote (a log with nothing new gets none).
 ///
 /// # The durable frontier
 ///
 /// A flush of epoch `epoch` runs only after the flush before it (epoch `below`) completed:
 /// every log it wrote was synced. A log the flush skips had nothing new, so it holds all of
-/// its worker's transactions of epochs at or below `epoch` already. So, with `M` the highest
-/// marker epoch of any worker's log:
+/// its workers' transactions of epochs at or below `epoch` already. So, with `M` the highest
+/// marker epoch of any log:
 ///
 /// - if `M.files` logs end with marker `M`, the flush of `M` completed, and every log holds
-///   its worker's transactions of epochs at or below `M`: the frontier is `M.epoch`;
+///   its workers' transactions of epochs at or below `M`: the frontier is `M.epoch`;
 /// - otherwise a crash cut that flush short (some of its logs lack the marker), and the frontier
 ///   is `M.below`, which the completed flush before it made durable in every log.
 ///
-/// ([`frontier`]). With a marker in every log at every flush (`files` the number of workers,
+/// ([`frontier`]). With a marker in every log at every flush (`files` the number of logs,
 /// as a restart's new segments say) this is the least last marker over the logs.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct EpochMarker {
     /// The epoch the flush closed.
     pub epoch: u64,
-    /// How many workers' logs the flush wrote this marker to.
+    /// How many logs the flush wrote this marker to.
     pub files: u32,
     /// The epoch of the flush before (durable in every log once this flush began).
     pub below: u64,
@@ -166,7 +167,7 @@ impl EpochMarker {
     };
 }
 
-/// The durable frontier of logs whose last markers are `last` (one per worker; a worker's
+/// The durable frontier of logs whose last markers are `last` (one per log; a log's
 /// last marker is the one of highest epoch in its log or, failing any, its first segment
 /// header's): [`EpochMarker`] gives the rule.
 ///
@@ -192,10 +193,10 @@ pub fn frontier(last: &[EpochMarker]) -> u64 {
 }
 
 impl SegmentHeader {
-    /// The header of worker `worker`'s first segment.
-    pub fn first(worker: u32, run_id: u64) -> Self {
+    /// The header of log `log`'s first segment.
+    pub fn first(log: u32, run_id: u64) -> Self {
         SegmentHeader {
-            worker,
+            log,
             run_id,
             segment: 0,
             prev_max_epoch: 0,
@@ -214,7 +215,7 @@ pub fn write_segment_header(buf: &mut Vec<u8>, h: &SegmentHeader) {
     let start = begin_frame(buf, KIND_FILE_HEADER);
     buf.extend_from_slice(&MAGIC.to_le_bytes());
     buf.extend_from_slice(&FORMAT_VERSION.to_le_bytes());
-    buf.extend_from_slice(&h.worker.to_le_bytes());
+    buf.extend_from_slice(&h.log.to_le_bytes());
     buf.extend_from_slice(&h.run_id.to_le_bytes());
     buf.extend_from_slice(&h.segment.to_le_bytes());
     buf.extend_from_slice(&h.prev_max_epoch.to_le_bytes());
@@ -666,7 +667,7 @@ impl<'a> FrameReader<'a> {
                 }
                 let field = |at| u64_at(rest, at).ok_or(Torn::Malformed);
                 Frame::FileHeader(SegmentHeader {
-                    worker: u32_at(rest, 12).ok_or(Torn::Malformed)?,
+                    log: u32_at(rest, 12).ok_or(Torn::Malformed)?,
                     run_id: field(16)?,
                     segment: u32_at(rest, 24).ok_or(Torn::Malformed)?,
                     prev_max_epoch: field(28)?,
@@ -1057,7 +1058,7 @@ mod tests {
     #[test]
     fn a_segment_header_carries_the_last_marker() {
         let h = SegmentHeader {
-            worker: 2,
+            log: 2,
             run_id: 9,
             segment: 4,
             prev_max_epoch: 17,
@@ -1075,10 +1076,10 @@ mod tests {
     fn the_frontier_counts_the_logs_the_last_flush_wrote() {
         assert_eq!(frontier(&[]), 0);
         assert_eq!(frontier(&[EpochMarker::NONE; 3]), 0);
-        // Flush 7 wrote workers 0 and 2 (worker 1 had nothing since flush 3).
+        // Flush 7 wrote logs 0 and 2 (log 1 had nothing since flush 3).
         let done = [marker(7, 2, 5), marker(3, 1, 2), marker(7, 2, 5)];
         assert_eq!(frontier(&done), 7);
-        // Cut short: worker 2's write of flush 7 was lost, its log ends at flush 5.
+        // Cut short: log 2's write of flush 7 was lost, it ends at flush 5.
         let cut = [marker(7, 2, 5), marker(3, 1, 2), marker(5, 3, 3)];
         assert_eq!(frontier(&cut), 5);
         // A flush that wrote one log (the others idle) completes with that one.

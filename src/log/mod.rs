@@ -22,15 +22,17 @@
 //! # Replay needs no global order
 //!
 //! Each entry carries its record's seq, a total order of that record's versions given by the
-//! install path while the record was held exclusively. Recovery (`recover.rs`) replays each
-//! worker's file on its own thread and keeps, per record, the entry with the highest seq (a
+//! install path while the record was held exclusively. Workers append to buffers of their own
+//! (no lock shared on the hot path); the flusher writes them to the logs, worker `w`'s to log
+//! `w % logs` (`--log-files`, after SiloR's loggers). Recovery (`recover.rs`) replays each
+//! log on its own thread and keeps, per record, the entry with the highest seq (a
 //! last-writer-wins merge), for the transactions at or below the durable frontier, which the
-//! workers' last epoch markers give (`format::EpochMarker`; `writer.rs`).
+//! logs' last epoch markers give (`format::EpochMarker`; `writer.rs`).
 //!
 //! # Checkpoints
 //!
 //! With `--checkpoint-s`, a checkpointer thread beside the flusher takes a fuzzy checkpoint
-//! of every record's (row, seq) while the workload runs, and each worker's log is split into
+//! of every record's (row, seq) while the workload runs, and each log is split into
 //! segment files, so segments a durable checkpoint made obsolete are removed; recovery starts
 //! from the newest complete checkpoint and replays from its start epoch (`checkpoint/mod.rs`
 //! gives the argument).
@@ -100,6 +102,9 @@ pub(crate) mod mutant {
         /// Replay applies a delta onto whatever older version the record holds, not only the
         /// version it was taken against (`recover.rs`; caught by its delta-order test).
         DeltaOntoAnyVersion,
+        /// A flush writes a log's epoch marker ahead of its workers' bytes instead of after
+        /// them (`Logger::flush`; caught by `writer.rs`'s torn shared-log test).
+        MarkerFirst,
     }
 
     thread_local! {
@@ -213,23 +218,48 @@ pub struct LogSettings {
     pub group: Duration,
     /// Crash tests (`--log-acks`): where acknowledged transaction ids are listed.
     pub acks: Option<PathBuf>,
-    /// `--checkpoint-s`: the interval between checkpoints (`None`: no checkpoints, one log
-    /// file per worker that grows with the run).
+    /// `--log-files`: how many logs the workers write to (`None`: [`default_logs`]).
+    pub files: Option<usize>,
+    /// `--checkpoint-s`: the interval between checkpoints (`None`: no checkpoints, one
+    /// segment per log that grows with the run).
     pub checkpoint: Option<Duration>,
     /// The run's `txbench run` arguments without the log's own flags, for the manifest
     /// (recovery rebuilds the loaded database from them); the binary fills them in.
     pub run_args: Vec<String>,
 }
 
+impl LogSettings {
+    /// How many logs `workers` workers write to: `--log-files`, or [`default_logs`].
+    pub fn logs_for(&self, workers: usize) -> usize {
+        self.files
+            .unwrap_or_else(|| default_logs(workers))
+            .clamp(1, workers.max(1))
+    }
+}
+
+/// Workers per log by default (`--log-files`). Each flush writes and syncs every log with
+/// something new, one `fdatasync` per log; on one disk the syncs of one flush serve one
+/// acknowledgement, so fewer logs mean fewer syncs (at 2 workers on this project's 2-core VM,
+/// one log for both took the flush from two syncs to one; docs/RESULTS.md, "One log file per
+/// eight workers"). SiloR gives each logger a group of workers (its 32-core runs had a few
+/// loggers); replay reads each log on a thread of its own, so many workers still get several.
+pub const WORKERS_PER_LOG: usize = 8;
+
+/// The default number of logs for `workers` workers: one per [`WORKERS_PER_LOG`].
+pub fn default_logs(workers: usize) -> usize {
+    workers.div_ceil(WORKERS_PER_LOG).max(1)
+}
+
 /// The arguments of a `txbench run` command line (`argv` without the program and `run`)
 /// less the log's own flags and their values, for a log's manifest.
 pub fn run_args_without_log_flags(argv: &[String]) -> Vec<String> {
-    const LOG_FLAGS: [&str; 6] = [
+    const LOG_FLAGS: [&str; 7] = [
         "--log",
         "--log-kind",
         "--log-sync",
         "--log-group-us",
         "--log-acks",
+        "--log-files",
         "--checkpoint-s",
     ];
     let mut out = Vec::with_capacity(argv.len());
@@ -262,7 +292,7 @@ pub enum LogError {
     NotADirectory(PathBuf),
     /// The directory holds a log already.
     #[error(
-        "log directory {0} holds another run's log (manifest.json, worker-*.log or \
+        "log directory {0} holds another run's log (manifest.json, log-*.log or \
          checkpoint-*); recover it with `txbench recover`, or choose an empty directory"
     )]
     HoldsLog(PathBuf),

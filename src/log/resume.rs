@@ -9,7 +9,7 @@
 //! acknowledged) and torn tails. Recovery drops both only because nothing in the directory
 //! vouches for them: epoch markers written later, above their epochs, would make a later
 //! recovery replay them (markers above them would raise the frontier past them), and a torn
-//! segment ends its worker's log, which would hide every segment written after it. So a
+//! segment ends its log, which would hide every segment written after it. So a
 //! restart turns the recovered state into a checkpoint and leaves the old files behind:
 //!
 //! 1. `E` = the highest epoch any old file names (a transaction, a marker, a segment header,
@@ -18,11 +18,11 @@
 //! 2. Write the recovered database as checkpoint `N + 1` (`N` the highest number in the
 //!    directory) with start epoch `E + 1` and end epoch `F`, the frontier recovery found (its
 //!    versions are of epochs at most `F`); sync it, rename it into place, sync the directory.
-//! 3. Create every worker's next segment (numbered after its last), whose header says the
-//!    worker's earlier segments reached marker `E` and hold epochs up to `E` (the marker as
+//! 3. Create every log's next segment (numbered after its last), whose header says the
+//!    log's earlier segments reached marker `E` and hold epochs up to `E` (the marker as
 //!    if one flush of `E` had written every log, the flush before it `F`:
 //!    [`EpochMarker`]); each synced with the directory.
-//! 4. Remove the old segments, each worker's oldest first, then the other checkpoints and any
+//! 4. Remove the old segments, each log's oldest first, then the other checkpoints and any
 //!    `.tmp`; sync the directory.
 //! 5. Commits take epochs from `E + 1` on ([`EpochClock::starting_at`]), and each record's
 //!    next version continues from the seq recovery left it with.
@@ -31,14 +31,14 @@
 //!
 //! - Before step 2 completes the old files are untouched (a `.tmp` is never read).
 //! - From then on checkpoint `N + 1` is the newest and always chosen: its end epoch `F` is at
-//!   or below the frontier (the old files give `F`, removing a worker's oldest segments keeps
+//!   or below the frontier (the old files give `F`, removing a log's oldest segments keeps
 //!   its last marker, which the next segment's header carries, and a new segment's header says
-//!   `E`), each worker's segments stay consecutive (oldest removed first), and replay from
+//!   `E`), each log's segments stay consecutive (oldest removed first), and replay from
 //!   `E + 1` needs none of the old ones. It holds the recovered state, and replay finds
 //!   nothing: no old file holds an epoch above `E`, and the new segments hold no transaction
 //!   yet. (An end epoch of `E` instead of `F` would leave the checkpoint unusable while a torn
-//!   old segment, which ends its worker's log, hides the new segment's marker; and removing
-//!   segments in any order left a gap the test caught: "worker 0's log segments 1 and 3 are
+//!   old segment, which ends its log, hides the new segment's marker; and removing
+//!   segments in any order left a gap the test caught: "log 0's segments 1 and 3 are
 //!   not consecutive".)
 //! - After step 4 the directory is checkpoint `N + 1` and the new segments: what a running
 //!   log with checkpoints looks like, so the next recovery starts from `N + 1` (or from a
@@ -101,8 +101,8 @@ pub enum ResumeError {
 /// The highest epoch any file of `log` in `dir` names (step 1 of the module docs).
 pub fn highest_epoch(log: &LogDir, dir: &Path) -> u64 {
     let mut highest = 0;
-    for w in &log.workers {
-        for (_, file) in &w.segments {
+    for l in &log.logs {
+        for (_, file) in &l.segments {
             for frame in FrameReader::new(&file.bytes) {
                 let e = match frame {
                     Frame::FileHeader(h) => h.prev_marker.epoch.max(h.prev_max_epoch),
@@ -127,8 +127,8 @@ pub fn highest_epoch(log: &LogDir, dir: &Path) -> u64 {
 }
 
 /// Recovers `log` (read from `dir`) into `db`, a database loaded as the manifest's run was and
-/// built with stamps, and starts the log's next generation in `dir` for `workers` workers
-/// with `settings` (module docs). `db` must not be in use yet: the restart checkpoint is a
+/// built with stamps, and starts the log's next generation in `dir` for the manifest's
+/// workers and logs with `settings` (module docs). `db` must not be in use yet: the restart checkpoint is a
 /// plain copy of it.
 pub fn resume<M: Sync>(
     db: &Database<M>,
@@ -167,6 +167,7 @@ pub(crate) fn resume_until<M: Sync>(
     stop: Stop,
 ) -> Result<Option<Resumed>, ResumeError> {
     let workers = log.manifest.workers;
+    let logs = log.manifest.logs;
     let run_id = log.manifest.run_id;
     let start = plan(log, dir)?;
     let recovery = execute(db, log, start, read_s, &|_| {})?;
@@ -190,18 +191,18 @@ pub(crate) fn resume_until<M: Sync>(
     }
     // 3.
     let mut store = SegmentFiles::on_disk(dir);
-    let mut devices: Vec<Box<dyn LogDevice>> = Vec::with_capacity(workers);
-    let mut numbers = Vec::with_capacity(workers);
+    let mut devices: Vec<Box<dyn LogDevice>> = Vec::with_capacity(logs);
+    let mut numbers = Vec::with_capacity(logs);
     // As if one flush of epoch `E` had written every log, the flush before it `F`.
     let marker = EpochMarker {
         epoch: highest,
-        files: u32::try_from(workers).expect("workers fit in u32"),
+        files: u32::try_from(logs).expect("logs fit in u32"),
         below: recovery.frontier,
     };
-    for w in &log.workers {
-        let segment = w.segments.last().map_or(0, |(n, _)| n + 1);
+    for l in &log.logs {
+        let segment = l.segments.last().map_or(0, |(n, _)| n + 1);
         let header = SegmentHeader {
-            worker: w.worker as u32,
+            log: l.log as u32,
             run_id,
             segment,
             prev_max_epoch: highest,
@@ -209,7 +210,7 @@ pub(crate) fn resume_until<M: Sync>(
         };
         let device = store
             .open(&header)
-            .map_err(|e| LogError::io(&segment_file(dir, w.worker, segment), e))?;
+            .map_err(|e| LogError::io(&segment_file(dir, l.log, segment), e))?;
         devices.push(device);
         numbers.push(segment);
     }
@@ -226,7 +227,7 @@ pub(crate) fn resume_until<M: Sync>(
         return Ok(None);
     }
     // 5.
-    let mut logger = Logger::new(devices, settings.sync, settings.group).resumed_from(
+    let mut logger = Logger::new(devices, workers, settings.sync, settings.group).resumed_from(
         first_epoch,
         marker,
         &numbers,
@@ -298,8 +299,8 @@ fn write_restart_checkpoint<M>(
     Ok(records)
 }
 
-/// Step 4: removes every segment of worker `w` numbered below `kept[w]`, oldest first (a
-/// crash part-way leaves each worker's segments consecutive), then every checkpoint but
+/// Step 4: removes every segment of log `l` numbered below `kept[l]`, oldest first (a crash
+/// part-way leaves each log's segments consecutive), then every checkpoint but
 /// `checkpoint` and every `.tmp` (at most `most` files in all: tests stop part-way); then
 /// syncs the directory. Returns how many were removed.
 fn remove_old_files(
@@ -316,8 +317,8 @@ fn remove_old_files(
             continue;
         };
         match parse_segment_name(&name) {
-            Some((w, n)) if kept.get(w).is_none_or(|&k| n < k) => {
-                segments.push((w, n, entry.path()));
+            Some((l, n)) if kept.get(l).is_none_or(|&k| n < k) => {
+                segments.push((l, n, entry.path()));
             }
             Some(_) => {}
             None => {

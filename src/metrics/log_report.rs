@@ -17,6 +17,9 @@ pub struct LogReport {
     pub sync: &'static str,
     /// `--log-group-us`.
     pub group_us: u64,
+    /// Log files written in parallel (`--log-files`): each flush syncs each one with something
+    /// new once.
+    pub files: usize,
     /// Transactions logged (those that wrote; for an undo log, committed attempts that wrote).
     pub txns_logged: u64,
     /// An undo log: aborted attempts whose before-images were logged (0 for redo, which logs
@@ -29,7 +32,7 @@ pub struct LogReport {
     pub bytes_per_txn: f64,
     /// Epochs closed (flushes).
     pub flushes: u64,
-    /// `fdatasync` calls (one per file per flush with sync).
+    /// `fdatasync` calls (one per log file with something new per flush, with sync).
     pub fsyncs: u64,
     /// `fsyncs` per second of the run (warm-up and measured period).
     pub fsyncs_per_s: f64,
@@ -84,6 +87,7 @@ pub fn render_log_table<'a>(
     t.set_header(vec![
         "protocol",
         "log",
+        "files",
         "sync",
         "commit p99 us",
         "durable p50 us",
@@ -101,6 +105,7 @@ pub fn render_log_table<'a>(
         t.add_row(vec![
             Cell::new(protocol),
             Cell::new(l.kind),
+            right(l.files.to_string()),
             Cell::new(l.sync),
             right(format!("{:.1}", commit.p99)),
             right(format!("{:.1}", l.durable_latency_us.p50)),

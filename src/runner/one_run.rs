@@ -250,6 +250,7 @@ fn log_report(
         kind: settings.kind.name(),
         sync: settings.sync.name(),
         group_us: settings.group.as_micros() as u64,
+        files: log.logs(),
         txns_logged: stats.txns,
         aborted_logged: stats.aborted,
         bytes: stats.bytes,

@@ -85,6 +85,7 @@ fn an_undo_log_holds_each_attempts_before_images_and_its_outcome() {
     boxed.append(&header).expect("header");
     let log = Logger::new(
         vec![Box::new(boxed)],
+        1,
         LogSync::Group,
         Duration::from_millis(1),
     )

@@ -24,6 +24,7 @@ impl RunArgs {
         &self,
         protocols: &[ProtocolKind],
         executor: Executor,
+        workers: usize,
     ) -> Result<Option<crate::log::LogSettings>, ConfigError> {
         use crate::log::{DEFAULT_GROUP_US, LogKind, LogSettings, LogSync};
         let Some(dir) = &self.log else {
@@ -32,6 +33,7 @@ impl RunArgs {
                 (self.log_kind.is_some(), "log-kind"),
                 (self.log_group_us.is_some(), "log-group-us"),
                 (self.log_acks.is_some(), "log-acks"),
+                (self.log_files.is_some(), "log-files"),
                 (self.checkpoint_s.is_some(), "checkpoint-s"),
             ] {
                 if given {
@@ -49,6 +51,15 @@ impl RunArgs {
                 "log-group-us",
                 group_us,
                 "100 <= microseconds <= 1000000",
+            ));
+        }
+        if let Some(files) = self.log_files
+            && !(1..=workers.max(1)).contains(&files)
+        {
+            return Err(out_of_range(
+                "log-files",
+                files,
+                format!("1 <= files <= {} (one per worker at most)", workers.max(1)),
             ));
         }
         let checkpoint = match self.checkpoint_s {
@@ -114,6 +125,7 @@ impl RunArgs {
             },
             group: Duration::from_micros(group_us),
             acks: self.log_acks.clone(),
+            files: self.log_files,
             checkpoint,
             run_args: Vec::new(),
         }))

@@ -303,7 +303,7 @@ impl RunArgs {
                  --interactive",
             ));
         }
-        let log = self.log_settings(&protocols, executor)?;
+        let log = self.log_settings(&protocols, executor, workers)?;
         if log.is_some() && interactive.is_some() {
             return Err(ConfigError::Log(
                 "logging runs in process only (not with --interactive or --connect)".to_string(),

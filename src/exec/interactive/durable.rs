@@ -94,9 +94,16 @@ pub fn open_server_log<M: Sync, W: Workload>(
     }
     if log.manifest.workers != workers {
         return Err(refused(format!(
-            "it holds the log of a server with --max-connections {} (one log file per session \
-             worker); give --max-connections {} to continue it",
+            "it holds the log of a server with --max-connections {} (one logged worker per \
+             session); give --max-connections {} to continue it",
             log.manifest.workers, log.manifest.workers
+        )));
+    }
+    if log.manifest.logs != settings.logs_for(workers) {
+        return Err(refused(format!(
+            "it holds a log written to {} files (--log-files); give --log-files {} to \
+             continue it",
+            log.manifest.logs, log.manifest.logs
         )));
     }
     match resume(db, dir, &log, settings, read_s) {

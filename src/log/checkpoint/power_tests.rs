@@ -133,6 +133,7 @@ fn check(run: &str, workload: &Tpcc, workers: usize, cut: &Cut) -> Result<bool, 
         format: format::FORMAT_VERSION,
         run_id: RUN_ID,
         workers,
+        logs: workers,
         args: Vec::new(),
         kind: crate::log::LogKind::Redo,
     };
@@ -222,8 +223,14 @@ fn run_and_cut(name: &str, mutant: CheckpointMutant) -> Vec<(String, Result<bool
         .collect::<Vec<Box<dyn LogDevice>>>();
     medium.sync().expect("sync the directory");
     let files: Arc<dyn Directory> = Arc::new(medium.clone());
-    let mut log = Logger::new(devices, LogSync::Group, Duration::from_micros(1000))
-        .with_segments(Box::new(SegmentFiles { dir: files.clone() }), RUN_ID);
+    // A log per worker: a flush writes two files, so power loss can cut it between them.
+    let mut log = Logger::new(
+        devices,
+        workers,
+        LogSync::Group,
+        Duration::from_micros(1000),
+    )
+    .with_segments(Box::new(SegmentFiles { dir: files.clone() }), RUN_ID);
     log.record_acks_in(&acks).expect("ack files");
     let cuts = Mutex::new(Vec::new());
     let completed = AtomicUsize::new(0);

@@ -248,7 +248,7 @@ fn fuzzy_checkpoint_round(secs: &str) -> bool {
         "the newest two checkpoints are kept"
     );
     assert!(
-        !dir.join("worker-000-000000.log").exists(),
+        !dir.join("log-000-000000.log").exists(),
         "segments below the second checkpoint's start are removed"
     );
     let (db, rec) = recover(&workload, &dir).expect("recovers");

@@ -139,7 +139,7 @@ fn recovered(workload: &Ycsb, dir: &Path) -> Vec<(u64, Vec<u8>)> {
 /// file and another's did not.
 fn add_unacknowledged_txn(dir: &Path, row_bytes: usize) {
     let log = read_log_dir(dir).expect("a log directory");
-    let (segment, file) = log.workers[0].segments.last().expect("worker 0's log");
+    let (segment, file) = log.logs[0].segments.last().expect("log 0");
     let highest = super::highest_epoch(&log, dir);
     let mut entries = Vec::new();
     format::push_entry(
